@@ -1,0 +1,106 @@
+"""The HiGHS adapter: the only module that talks to the solver.
+
+Uses Pyomo's `pyomo.contrib.solver` HiGHS interface (persistent: re-solving after adding a
+no-good cut only sends the change). It never raises on a non-optimal outcome: the status is mapped
+to the tool's own vocabulary, with the proven gap and wall-clock times measured here (HiGHS's own
+run time accumulates over the life of one solver object, stack-notes §7.3).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+_THREADS_IN_PROCESS: Optional[int] = None  # HiGHS fixes its thread pool at the first solve
+
+
+@dataclass(frozen=True)
+class SolveOutcome:
+    status: str  # optimal | feasible | infeasible | time_limit | error
+    objective: Optional[float]
+    bound: Optional[float]
+    gap: Optional[float]  # relative, proven (0 when optimal)
+    solve_time_s: float
+    termination: str
+
+    @property
+    def has_solution(self) -> bool:
+        return self.objective is not None and self.status in ("optimal", "feasible")
+
+
+class HighsAdapter:
+    """Persistent HiGHS solver for one Pyomo model."""
+
+    def __init__(self, time_limit_s: Optional[float] = None, mip_rel_gap: float = 0.0, threads: Optional[int] = None):
+        from pyomo.contrib.solver.common.factory import SolverFactory
+
+        global _THREADS_IN_PROCESS
+        if threads is None:
+            threads = _THREADS_IN_PROCESS or 1
+        if _THREADS_IN_PROCESS is not None and threads != _THREADS_IN_PROCESS:
+            threads = _THREADS_IN_PROCESS  # changing it later fails inside HiGHS; keep the first value
+        _THREADS_IN_PROCESS = threads
+        self.threads = threads
+        self.time_limit_s = time_limit_s
+        self.mip_rel_gap = mip_rel_gap
+        self._opt = SolverFactory("highs")
+        self.total_time_s = 0.0
+
+    @staticmethod
+    def version() -> str:
+        import highspy
+
+        return str(highspy.Highs().version())
+
+    def solve(self, model, time_limit_s: Optional[float] = None) -> SolveOutcome:
+        """Solve `model`; load the solution into it when there is one."""
+        from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+        limit = time_limit_s if time_limit_s is not None else self.time_limit_s
+        options = dict(
+            rel_gap=self.mip_rel_gap,
+            abs_gap=1e-6,
+            threads=self.threads,
+            raise_exception_on_nonoptimal_result=False,
+            load_solutions=False,
+            solver_options={"mip_feasibility_tolerance": 1e-7, "primal_feasibility_tolerance": 1e-8, "random_seed": 0},
+        )
+        if limit is not None:
+            options["time_limit"] = max(0.01, float(limit))
+        start = time.perf_counter()
+        try:
+            result = self._opt.solve(model, **options)
+        except Exception as exc:  # a solver crash is reported, never raised past the adapter
+            elapsed = time.perf_counter() - start
+            self.total_time_s += elapsed
+            return SolveOutcome("error", None, None, None, elapsed, f"{type(exc).__name__}: {exc}")
+        elapsed = time.perf_counter() - start
+        self.total_time_s += elapsed
+        tc, ss = result.termination_condition, result.solution_status
+        objective = result.incumbent_objective
+        bound = result.objective_bound
+        has = ss in (SolutionStatus.optimal, SolutionStatus.feasible) and objective is not None
+        if has:
+            result.solution_loader.load_vars()
+        if tc == TerminationCondition.convergenceCriteriaSatisfied and has:
+            status = "optimal"
+        elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible, TerminationCondition.infeasibleOrUnbounded):
+            status = "infeasible"
+        elif has:
+            status = "feasible"
+        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit, TerminationCondition.interrupted):
+            status = "time_limit"
+        else:
+            status = "error"
+        gap = None
+        if has:
+            if status == "optimal":
+                gap = 0.0 if bound is None else _rel_gap(objective, bound)
+            elif bound is not None and not math.isinf(bound):
+                gap = _rel_gap(objective, bound)
+        return SolveOutcome(status, objective if has else None, bound, gap, elapsed, tc.name)
+
+
+def _rel_gap(objective: float, bound: float) -> float:
+    return abs(objective - bound) / max(abs(objective), 1e-9)

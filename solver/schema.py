@@ -1,0 +1,393 @@
+"""Typed inputs: the catalog and the scenario (SPEC §3).
+
+Every model forbids unknown keys and carries its unit in each field name. Validation that needs
+several entities at once (a platform's GPU exists, a pin is allowed) lives in `loading.py`, where
+the YAML line of the offending value is known.
+"""
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Fraction = Annotated[float, Field(gt=0, le=1)]
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+PosInt = Annotated[int, Field(ge=1)]
+Identifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
+Date = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}){0,2}$")]
+
+PRECISIONS = ("bf16", "fp8")
+TIERS = ("node_leaf", "leaf_spine", "spine_core")
+
+
+class Strict(BaseModel):
+    """Base: unknown keys are errors; NaN and infinity are rejected everywhere."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True)
+
+
+class Priced(Strict):
+    """Anything with a price carries where the price comes from."""
+
+    unit_price_usd: Annotated[float, Field(ge=0, le=1e12)]
+    price_source: str = Field(min_length=1)
+    price_date: Date
+    price_is_estimate: bool = False
+
+
+# ----------------------------------------------------------------------------------- catalog
+
+
+class ComputeEfficiency(Strict):
+    bf16: Fraction
+    fp8: Fraction
+
+
+class Gpu(Strict):
+    id: Identifier
+    name: str
+    vendor: str
+    bf16_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
+    fp8_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
+    hbm_gb: Annotated[float, Field(gt=0, le=1e5)]
+    hbm_tbyte_s: Annotated[float, Field(gt=0, le=1e4)]
+    tdp_w: Annotated[float, Field(gt=0, le=1e5)]
+    compute_efficiency: ComputeEfficiency
+    compute_efficiency_source: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+    def peak_tflops(self, precision: str) -> float:
+        return self.fp8_dense_tflops if precision == "fp8" else self.bf16_dense_tflops
+
+
+class Platform(Priced):
+    id: Identifier
+    name: str
+    gpu: Identifier
+    gpus_per_domain: Annotated[int, Field(ge=1, le=4096)]
+    gpus_per_node: Annotated[int, Field(ge=1, le=64)]
+    nodes_per_domain: Annotated[int, Field(ge=1, le=1024)]
+    nvlink_gbyte_s: Annotated[float, Field(gt=0, le=1e5)]
+    nvlink_efficiency: Fraction
+    scaleout_nics_per_node: list[Annotated[int, Field(ge=1, le=64)]] = Field(min_length=1)
+    compatible_nics: list[Identifier] = Field(min_length=1)
+    unit: Literal["node", "domain"]
+    unit_power_kw: Annotated[float, Field(gt=0, le=1e4)]
+    unit_ru: Annotated[float, Field(gt=0, le=100)]
+    unit_is_rack: bool = False
+    includes_scaleout_nics: bool
+    hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 6.0
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _domain_shape(self) -> "Platform":
+        if self.gpus_per_node * self.nodes_per_domain != self.gpus_per_domain:
+            raise ValueError(
+                f"gpus_per_node × nodes_per_domain = {self.gpus_per_node} × {self.nodes_per_domain}"
+                f" must equal gpus_per_domain = {self.gpus_per_domain}"
+            )
+        return self
+
+
+class Nic(Priced):
+    id: Identifier
+    name: str
+    speed_gbps: Annotated[float, Field(gt=0, le=1e5)]
+    fabric: Literal["infiniband", "ethernet"]
+    generation: Identifier
+    power_w: Annotated[float, Field(ge=0, le=1e4)]
+    efficiency: Fraction
+    efficiency_source: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+
+
+class Switch(Priced):
+    id: Identifier
+    name: str
+    fabric: Literal["infiniband", "ethernet"]
+    generation: Identifier
+    radix: Annotated[int, Field(ge=2, le=4096)]
+    port_speed_gbps: Annotated[float, Field(gt=0, le=1e5)]
+    power_w: Annotated[float, Field(ge=0, le=1e6)]
+    ru: Annotated[float, Field(gt=0, le=100)]
+    source: str = Field(min_length=1)
+
+
+class Link(Strict):
+    """One way to build a link of a tier: a cable and the modules at its two ends.
+
+    A twin-port module serves two links (`*_links_per_module: 2`); a passive copper cable has no
+    modules (module prices 0). `max_reach_m` decides whether the option can span the tier's
+    distance (facility `link_distance_m`).
+    """
+
+    id: Identifier
+    description: str
+    generation: Identifier
+    tier: Literal["node_leaf", "leaf_spine", "spine_core"]
+    medium: Literal["copper", "optical"]
+    max_reach_m: Annotated[float, Field(gt=0, le=1e5)]
+    cable_usd: Annotated[float, Field(ge=0, le=1e9)]
+    switch_end_module_usd: Annotated[float, Field(ge=0, le=1e9)] = 0.0
+    switch_end_module_w: Annotated[float, Field(ge=0, le=1e4)] = 0.0
+    switch_end_links_per_module: Annotated[int, Field(ge=1, le=8)] = 1
+    far_end_module_usd: Annotated[float, Field(ge=0, le=1e9)] = 0.0
+    far_end_module_w: Annotated[float, Field(ge=0, le=1e4)] = 0.0
+    far_end_links_per_module: Annotated[int, Field(ge=1, le=8)] = 1
+    price_source: str = Field(min_length=1)
+    price_date: Date
+    price_is_estimate: bool = False
+    source: str = Field(min_length=1)
+
+    @property
+    def usd_per_link(self) -> float:
+        return (
+            self.cable_usd
+            + self.switch_end_module_usd / self.switch_end_links_per_module
+            + self.far_end_module_usd / self.far_end_links_per_module
+        )
+
+    @property
+    def w_per_link(self) -> float:
+        return (
+            self.switch_end_module_w / self.switch_end_links_per_module
+            + self.far_end_module_w / self.far_end_links_per_module
+        )
+
+
+class Rack(Priced):
+    id: Identifier
+    name: str
+    usable_kw: Annotated[float, Field(gt=0, le=1e4)]
+    usable_ru: Annotated[int, Field(ge=1, le=100)]
+    source: str = Field(min_length=1)
+
+
+class LinkDistance(Strict):
+    node_leaf: Annotated[float, Field(gt=0, le=1e5)] = 10.0
+    leaf_spine: Annotated[float, Field(gt=0, le=1e5)] = 30.0
+    spine_core: Annotated[float, Field(gt=0, le=1e5)] = 60.0
+
+
+class Facility(Strict):
+    pue: Annotated[float, Field(ge=1, le=5)] = 1.25
+    usd_per_kwh: Annotated[float, Field(ge=0, le=10)] = 0.08
+    compute_rack: Identifier = "rack-42u"
+    network_rack: Identifier = "rack-42u"
+    link_distance_m: LinkDistance = LinkDistance()
+    source: str = Field(min_length=1)
+
+
+class Catalog(Strict):
+    name: str = "catalog"
+    description: str = ""
+    gpus: list[Gpu] = []
+    platforms: list[Platform] = []
+    nics: list[Nic] = []
+    switches: list[Switch] = []
+    links: list[Link] = []
+    racks: list[Rack] = []
+    facility: Optional[Facility] = None
+
+    def by_id(self, kind: str) -> dict:
+        return {item.id: item for item in getattr(self, kind)}
+
+
+# ----------------------------------------------------------------------------------- scenario
+
+
+class TransformerShape(Strict):
+    """A dense decoder-only transformer (SPEC §4 notation in comments)."""
+
+    layers: Annotated[int, Field(ge=1, le=10_000)]  # L
+    hidden_size: Annotated[int, Field(ge=1, le=1_000_000)]  # h
+    ffn_hidden_size: Annotated[int, Field(ge=1, le=10_000_000)]  # f
+    ffn_type: Literal["swiglu", "gelu"] = "swiglu"
+    attention_heads: Annotated[int, Field(ge=1, le=100_000)]  # a
+    kv_heads: Optional[Annotated[int, Field(ge=1, le=100_000)]] = None  # a_kv (None = a)
+    vocab_size: Annotated[int, Field(ge=1, le=100_000_000)]  # V
+    seq_len: Annotated[int, Field(ge=1, le=100_000_000)]  # s
+    tied_embeddings: bool = False
+
+    @model_validator(mode="after")
+    def _heads(self) -> "TransformerShape":
+        kv = self.kv_heads or self.attention_heads
+        if self.hidden_size % self.attention_heads:
+            raise ValueError(
+                f"hidden_size {self.hidden_size} must be a multiple of attention_heads {self.attention_heads}"
+            )
+        if self.attention_heads % kv:
+            raise ValueError(f"attention_heads {self.attention_heads} must be a multiple of kv_heads {kv}")
+        return self
+
+
+class Workload(Strict):
+    model: TransformerShape
+    global_batch_size: Annotated[int, Field(ge=1, le=100_000_000)]  # B, sequences per step
+    precision: Literal["bf16", "fp8"] = "bf16"
+    activation_recompute: Literal["none", "selective", "full"] = "selective"
+    optimizer: Literal["replicated", "distributed", "fsdp"] = "distributed"
+    flash_attention: bool = True
+
+
+class Target(Strict):
+    step_time_s: Optional[Annotated[float, Field(gt=0, le=1e7)]] = None
+    train_tokens: Optional[Annotated[float, Field(gt=0, le=1e18)]] = None
+    train_days: Optional[Annotated[float, Field(gt=0, le=1e5)]] = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "Target":
+        by_time = self.step_time_s is not None
+        by_tokens = self.train_tokens is not None or self.train_days is not None
+        if by_time and by_tokens:
+            raise ValueError("give either step_time_s, or train_tokens with train_days, not both")
+        if not by_time and not (self.train_tokens is not None and self.train_days is not None):
+            raise ValueError("give step_time_s, or both train_tokens and train_days")
+        return self
+
+
+IntChoice = Union[PosInt, list[PosInt], None]
+FloatChoice = Union[Annotated[float, Field(ge=1, le=64)], list[Annotated[float, Field(ge=1, le=64)]], None]
+IdChoice = Union[Identifier, list[Identifier], None]
+
+
+class Constraints(Strict):
+    max_gpus: Optional[Annotated[int, Field(ge=1, le=100_000_000)]] = None
+    budget_usd: Optional[Annotated[float, Field(gt=0, le=1e14)]] = None
+    facility_power_kw: Optional[Annotated[float, Field(gt=0, le=1e9)]] = None
+    max_racks: Optional[Annotated[int, Field(ge=1, le=10_000_000)]] = None
+    platforms: IdChoice = None
+    gpus: IdChoice = None
+    nics: IdChoice = None
+    switches: IdChoice = None
+    rails_per_node: IntChoice = None
+    oversubscription: FloatChoice = None
+    spare_nodes_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
+    contingency_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
+
+
+class Parallelism(Strict):
+    """Allowed values of each layout dimension: a scalar pins it, a list allows, null = defaults."""
+
+    tp: IntChoice = None
+    cp: IntChoice = None
+    pp: IntChoice = None
+    vp: IntChoice = None
+    microbatch_size: IntChoice = None
+
+
+class EfficiencyOverrides(Strict):
+    compute_efficiency: Optional[Fraction] = None
+    nvlink_efficiency: Optional[Fraction] = None
+    nic_efficiency: Optional[Fraction] = None
+
+
+class Overlap(Strict):
+    """Share of T_comp behind which each class's communication can hide (SPEC §4.5)."""
+
+    tp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
+    cp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
+    pp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
+    dp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
+
+
+class Tco(Strict):
+    years: Annotated[float, Field(gt=0, le=50)] = 5.0
+    usd_per_kwh: Optional[Annotated[float, Field(ge=0, le=10)]] = None
+    pue: Optional[Annotated[float, Field(ge=1, le=5)]] = None
+
+
+class Pin(Strict):
+    platform: Optional[Identifier] = None
+    nic: Optional[Identifier] = None
+    rails_per_node: Optional[PosInt] = None
+    switch: Optional[Identifier] = None
+    tiers: Optional[Annotated[int, Field(ge=1, le=3)]] = None
+    oversubscription: Optional[Annotated[float, Field(ge=1, le=64)]] = None
+    tp: Optional[PosInt] = None
+    cp: Optional[PosInt] = None
+    pp: Optional[PosInt] = None
+    vp: Optional[PosInt] = None
+    dp: Optional[PosInt] = None
+    microbatch_size: Optional[PosInt] = None
+    gpus_per_domain_used: Optional[PosInt] = None
+    nodes: Optional[PosInt] = None
+
+
+class SweepRange(Strict):
+    start: float
+    stop: float
+    step: Annotated[float, Field(gt=0)]
+
+
+class SweepGrowth(Strict):
+    factor: Annotated[float, Field(gt=0, le=1000)]
+    steps: Annotated[int, Field(ge=1, le=1000)]
+
+
+class SweepParameter(Strict):
+    path: str = Field(min_length=1)
+    values: Optional[list[float]] = Field(default=None, min_length=1, max_length=10_000)
+    range: Optional[SweepRange] = None
+    growth: Optional[SweepGrowth] = None
+    round_to_int: Optional[bool] = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "SweepParameter":
+        given = [k for k in ("values", "range", "growth") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of values, range or growth (got {given or 'none'})")
+        return self
+
+
+class NamedModel(Strict):
+    name: str = Field(min_length=1)
+    model: TransformerShape
+    global_batch_size: Optional[PosInt] = None
+    step_time_s: Optional[Positive] = None
+
+
+class Sweep(Strict):
+    combine: Literal["product", "zip"] = "product"
+    parameters: list[SweepParameter] = []
+    models: list[NamedModel] = []
+
+
+class Scenario(Strict):
+    name: Identifier
+    description: str = ""
+    catalog: list[str] = []
+    workload: Workload
+    target: Target
+    constraints: Constraints = Constraints()
+    parallelism: Parallelism = Parallelism()
+    efficiency: EfficiencyOverrides = EfficiencyOverrides()
+    overlap: Overlap = Overlap()
+    objective: Literal["capex", "tco"] = "capex"
+    tco: Tco = Tco()
+    top_k: Annotated[int, Field(ge=1, le=100)] = 5
+    pin: Pin = Pin()
+    sweep: Sweep = Sweep()
+
+    @field_validator("catalog", mode="before")
+    @classmethod
+    def _catalog_list(cls, value):
+        return [value] if isinstance(value, str) else value
+
+    def target_step_time_s(self) -> float:
+        """The step-time target; from train_tokens and train_days when given that way."""
+        t = self.target
+        if t.step_time_s is not None:
+            return t.step_time_s
+        tokens_per_step = self.workload.global_batch_size * self.workload.model.seq_len
+        steps = t.train_tokens / tokens_per_step
+        return t.train_days * 86_400.0 / math.ceil(steps)
+
+
+def as_list(choice) -> Optional[list]:
+    """A scalar-or-list allow-list as a list (None stays None = everything allowed)."""
+    if choice is None:
+        return None
+    return list(choice) if isinstance(choice, list) else [choice]
