@@ -1,0 +1,311 @@
+"""The design space: every allowed platform × NIC × rails × switch × oversubscription × layout shape.
+
+A *shape* is one performance class (platform, NIC, rails, oversubscription) with one layout
+(t, c, p, v, b, G_u) and the set of data-parallel degrees d it may take. For the optimisation
+model each shape carries the coefficients of its step-time and memory constraints multiplied by d
+(SPEC §7): d·T(d) and d·mem(d) are affine in d inside one placement regime, so the coefficients
+are read off `workload.performance` at two values of d — the formulas live only in workload.py.
+
+Pruning is exact: a shape is dropped only if no allowed d fits in memory, or no allowed d meets
+the target step time, or its placement is impossible. Nothing that could be optimal is removed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import fabric, workload
+from .schema import Scenario, as_list
+
+CLASSES = ("tp", "cp", "pp", "dp")
+DEFAULT_TP = [1, 2, 4, 8]
+DEFAULT_PP = [1, 2, 4, 8, 16, 32]
+DEFAULT_VP = [1, 2, 4]
+DEFAULT_MICROBATCH = [1, 2, 4]
+
+
+@dataclass(frozen=True, order=True)
+class PerfClass:
+    """What the step time depends on besides the layout."""
+
+    platform: str
+    nic: str
+    rails_per_node: int
+    oversubscription: float
+
+
+@dataclass(frozen=True, order=True)
+class Architecture:
+    """The identity of a design, without its tier count (the model decides that)."""
+
+    platform: str
+    nic: str
+    rails_per_node: int
+    switch: str
+    oversubscription: float
+
+    @property
+    def perf(self) -> PerfClass:
+        return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription)
+
+    def label(self, tiers: Optional[int] = None) -> str:
+        over = "" if self.oversubscription == 1 else f", {self.oversubscription:g}:1"
+        tier = f", {tiers}-tier" if tiers else ""
+        return f"{self.platform} · {self.rails_per_node}×{self.nic} · {self.switch}{tier}{over}"
+
+
+@dataclass
+class Exposure:
+    """d·(T_k − φ_k·T_comp) = c0 + c1·d; the exposed time is its positive part."""
+
+    name: str
+    c0: float
+    c1: float
+
+
+@dataclass
+class Shape:
+    key: str
+    perf: PerfClass
+    tp: int
+    cp: int
+    pp: int
+    vp: int
+    microbatch_size: int
+    gpus_per_domain_used: int
+    d_values: list[int]
+    domains: list[int]  # NVLink domains the job occupies at each d
+    comp0: float  # d·(T_comp + bubble) = comp0 + comp1·d
+    comp1: float
+    exposures: list[Exposure]
+    mem0: float  # d·mem(d) = mem0 + mem1·d  (GB)
+    mem1: float
+    hbm_usable_gb: float
+    step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
+
+    def describe(self, d: Optional[int] = None) -> str:
+        p = self.perf
+        dp = f" dp={d}" if d is not None else ""
+        return (f"{p.platform}, {p.rails_per_node}×{p.nic}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
+                f"{dp} mbs={self.microbatch_size}")
+
+    def layout(self, d: int) -> workload.Layout:
+        return workload.Layout(self.tp, self.cp, self.pp, self.vp, d, self.microbatch_size, self.gpus_per_domain_used)
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tp * self.cp * self.pp
+
+
+@dataclass
+class DesignSpace:
+    scenario: Scenario
+    catalog: object  # LoadedCatalog or Catalog
+    target_step_time_s: float
+    architectures: list[Architecture]
+    shapes: list[Shape]
+    combinations: int  # shapes × d values × switches before pruning
+    pruned: dict[str, int]
+    fastest: tuple = (float("inf"), "")  # best step time of any placeable, memory-fitting point (s, shape)
+    leanest: tuple = (float("inf"), 0.0, "")  # smallest memory per GPU of any point (GB, usable GB, shape)
+
+    @property
+    def points(self) -> int:
+        """(shape, d, switch) points kept: the size of what enumeration would evaluate."""
+        per_perf = {}
+        for a in self.architectures:
+            per_perf[a.perf] = per_perf.get(a.perf, 0) + 1
+        return sum(len(s.d_values) * per_perf.get(s.perf, 0) for s in self.shapes)
+
+
+# --------------------------------------------------------------------------- allow-lists
+
+
+def _allowed(values: Optional[list], pinned, default: list) -> list:
+    if pinned is not None:
+        return [pinned]
+    return list(values) if values is not None else list(default)
+
+
+def allowed_parallelism(scenario: Scenario) -> dict[str, list[int]]:
+    par, pin, model = scenario.parallelism, scenario.pin, scenario.workload.model
+    cp_default = [1, 2, 4, 8] if model.seq_len >= 32768 else [1, 2]
+    return {
+        "tp": _allowed(as_list(par.tp), pin.tp, DEFAULT_TP),
+        "cp": _allowed(as_list(par.cp), pin.cp, cp_default),
+        "pp": [p for p in _allowed(as_list(par.pp), pin.pp, DEFAULT_PP) if p <= model.layers],
+        "vp": _allowed(as_list(par.vp), pin.vp, DEFAULT_VP),
+        "microbatch_size": _allowed(as_list(par.microbatch_size), pin.microbatch_size, DEFAULT_MICROBATCH),
+    }
+
+
+def architectures(scenario: Scenario, catalog) -> list[Architecture]:
+    """Every allowed platform × NIC × rails × switch × oversubscription (sorted, deterministic)."""
+    con, pin = scenario.constraints, scenario.pin
+    cat = getattr(catalog, "catalog", catalog)
+    allow_plat = as_list(con.platforms)
+    allow_gpu = as_list(con.gpus)
+    allow_nic = as_list(con.nics)
+    allow_sw = as_list(con.switches)
+    allow_rails = as_list(con.rails_per_node)
+    overs = _allowed(as_list(con.oversubscription), pin.oversubscription, [1.0])
+    nics, out = cat.by_id("nics"), []
+    for plat in cat.platforms:
+        if (pin.platform and plat.id != pin.platform) or (allow_plat and plat.id not in allow_plat):
+            continue
+        if allow_gpu and plat.gpu not in allow_gpu:
+            continue
+        for nic_id in plat.compatible_nics:
+            if (pin.nic and nic_id != pin.nic) or (allow_nic and nic_id not in allow_nic) or nic_id not in nics:
+                continue
+            nic = nics[nic_id]
+            for rails in plat.scaleout_nics_per_node:
+                if (pin.rails_per_node and rails != pin.rails_per_node) or (allow_rails and rails not in allow_rails):
+                    continue
+                for sw in cat.switches:
+                    if (pin.switch and sw.id != pin.switch) or (allow_sw and sw.id not in allow_sw):
+                        continue
+                    if not switch_serves_nic(sw, nic):
+                        continue
+                    for over in overs:
+                        out.append(Architecture(plat.id, nic_id, rails, sw.id, float(over)))
+    return sorted(set(out))
+
+
+def switch_serves_nic(switch, nic) -> bool:
+    """A switch serves a NIC of the same fabric whose ports run at the switch's port speed."""
+    return switch.fabric == nic.fabric and math.isclose(switch.port_speed_gbps, nic.speed_gbps)
+
+
+def one_tier_allowed(arch: Architecture, all_archs) -> bool:
+    """A 1-tier fabric has no uplinks, so it is the non-blocking architecture: an oversubscribed
+    architecture may use 1 tier only when the non-blocking twin is not in the design space."""
+    if arch.oversubscription == 1:
+        return True
+    twin = Architecture(arch.platform, arch.nic, arch.rails_per_node, arch.switch, 1.0)
+    return twin not in set(all_archs)
+
+
+def domain_sizes(gpus_per_domain: int, pinned: Optional[int]) -> list[int]:
+    """G_u candidates: the whole domain, and the largest power of two below it (e.g. 64 of 72)."""
+    if pinned is not None:
+        return [pinned]
+    pow2 = 1 << (gpus_per_domain.bit_length() - 1)
+    return sorted({gpus_per_domain, pow2}, reverse=True)
+
+
+def _divisors(n: int) -> list[int]:
+    small = [i for i in range(1, int(math.isqrt(n)) + 1) if n % i == 0]
+    return sorted(set(small + [n // i for i in small]))
+
+
+# ------------------------------------------------------------------------------- shapes
+
+
+def build_design_space(scenario: Scenario, catalog, max_gpus_hint: Optional[int] = None) -> DesignSpace:
+    """Enumerate, evaluate coefficients and prune exactly. Deterministic order."""
+    cat = getattr(catalog, "catalog", catalog)
+    archs = architectures(scenario, catalog)
+    target = scenario.target_step_time_s()
+    wl = scenario.workload
+    par = allowed_parallelism(scenario)
+    overlap = workload.overlap_for(scenario)
+    platforms = cat.by_id("platforms")
+    max_gpus = scenario.constraints.max_gpus or max_gpus_hint
+    pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
+    combos = 0
+    best = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
+    perfs = sorted({a.perf for a in archs})
+    switches_per_perf = {p: sum(1 for a in archs if a.perf == p) for p in perfs}
+    shapes: list[Shape] = []
+    for perf in perfs:
+        plat = platforms[perf.platform]
+        hw = workload.hardware_for(scenario, catalog, perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+        for g_used in domain_sizes(plat.gpus_per_domain, scenario.pin.gpus_per_domain_used):
+            for t in par["tp"]:
+                for c in par["cp"]:
+                    for p in par["pp"]:
+                        for v in par["vp"]:
+                            if v > 1 and p == 1:
+                                continue
+                            for b in par["microbatch_size"]:
+                                if wl.global_batch_size % b:
+                                    continue
+                                new, counts = _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best)
+                                combos += counts["combinations"] * switches_per_perf[perf]
+                                for reason in pruned:
+                                    pruned[reason] += counts.get(reason, 0)
+                                shapes.extend(new)
+    kept_perf = {s.perf for s in shapes}
+    archs = [a for a in archs if a.perf in kept_perf]
+    return DesignSpace(scenario, catalog, target, archs, shapes, combos, pruned, best["fastest"], best["leanest"])
+
+
+def _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best) -> tuple[list[Shape], dict]:
+    """The shapes of one layout (t, c, p, v, b, G_u): one for the multi-domain regime, one per d below."""
+    wl = scenario.workload
+    pin_dp = scenario.pin.dp
+    counts = {"combinations": 0}
+    candidates = [pin_dp] if pin_dp is not None else _divisors(wl.global_batch_size // b)
+    multi, single = [], []
+    for d in candidates:
+        if wl.global_batch_size % (d * b):
+            continue
+        counts["combinations"] += 1
+        layout = workload.Layout(t, c, p, v, d, b, g_used)
+        if workload.placement_problem(layout, wl, g_used) is not None:
+            counts["placement"] = counts.get("placement", 0) + 1
+            continue
+        if max_gpus is not None and layout.gpus > max_gpus:
+            counts["caps"] = counts.get("caps", 0) + 1
+            continue
+        (multi if t * c * d >= g_used else single).append(d)
+    groups = [multi] if multi else []
+    groups += [[d] for d in single]
+    shapes = []
+    for ds in groups:
+        shape, reason = _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best)
+        if shape is None:
+            counts[reason] = counts.get(reason, 0) + len(ds)
+        else:
+            shapes.append(shape)
+    return shapes, counts
+
+
+def _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best) -> tuple[Optional[Shape], str]:
+    wl = scenario.workload
+    perfs = [workload.performance(wl, workload.Layout(t, c, p, v, d, b, g_used), hw, overlap) for d in ds[:2]]
+    comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
+    mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
+    phi = {"tp": overlap.tp, "cp": overlap.cp, "pp": overlap.pp, "dp": overlap.dp}
+    exposures = []
+    for k in CLASSES:
+        e = _affine(ds, [d * (getattr(q, f"{k}_s") - phi[k] * q.compute_s) for d, q in zip(ds, perfs)])
+        if max(e[0] + e[1] * d for d in (ds[0], ds[-1])) > 1e-12:
+            exposures.append(Exposure(k, e[0], e[1]))
+    hbm = perfs[0].hbm_usable_gb
+    mems = [(mem[0] + mem[1] * d) / d for d in ds]
+    steps = [(comp[0] + comp[1] * d + sum(max(0.0, x.c0 + x.c1 * d) for x in exposures)) / d for d in ds]
+    key = f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
+    desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, tp={t} cp={c} pp={p} vp={v} mbs={b}"
+    if min(mems) < best["leanest"][0]:
+        best["leanest"] = (min(mems), hbm, desc)
+    fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
+    if fitting and min(fitting)[0] < best["fastest"][0]:
+        best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
+    if min(mems) > hbm * (1 + 1e-9):
+        return None, "memory"
+    if not any(st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)):
+        return None, "target"
+    n_rep = t * c * p
+    domains = [max(1, (n_rep * d) // g_used) for d in ds]
+    return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm, steps), ""
+
+
+def _affine(ds: list[int], values: list[float]) -> tuple[float, float]:
+    """(intercept, slope) through the first two points; a single point gives slope 0."""
+    if len(ds) == 1 or len(values) == 1:
+        return (values[0], 0.0) if len(ds) == 1 else (values[0], 0.0)
+    slope = (values[1] - values[0]) / (ds[1] - ds[0])
+    return values[0] - slope * ds[0], slope

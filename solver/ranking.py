@@ -1,0 +1,206 @@
+"""Ranking: the K best distinct designs by no-good cuts, infeasibility explained, and the
+exhaustive enumeration the optimiser is checked against.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional
+
+from . import milp, workload
+from .design_space import DesignSpace, allowed_parallelism, architectures, domain_sizes, one_tier_allowed, _divisors
+from .highs import HighsAdapter, SolveOutcome
+from .results import Design, make_design
+
+
+class ConsistencyError(RuntimeError):
+    """The evaluator disagrees with the optimisation model: a bug, never a user error."""
+
+
+def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_limit_s: Optional[float] = None,
+           progress: Optional[Callable[[int, int], None]] = None) -> tuple[list[Design], list[SolveOutcome], dict]:
+    """Solve, cut the found identity off, solve again — K times or until infeasible."""
+    timings = {}
+    start = time.perf_counter()
+    data = milp.model_data(space)
+    model = milp.build_model(data)
+    timings["build_s"] = time.perf_counter() - start
+    adapter = HighsAdapter(time_limit_s=time_limit_s)
+    deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
+    designs, outcomes = [], []
+    for index in range(k):
+        remaining = None if deadline is None else max(0.05, deadline - time.perf_counter())
+        outcome = adapter.solve(model, time_limit_s=remaining)
+        outcomes.append(outcome)
+        if not outcome.has_solution:
+            break
+        choice = milp.decode(model)
+        designs.append(_design_of(space, data, choice))
+        milp.add_no_good(model, choice, distinct_by, index)
+        if progress:
+            progress(index + 1, k)
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    timings["solve_s"] = adapter.total_time_s
+    timings["model_variables"] = model.nvariables()
+    timings["model_constraints"] = model.nconstraints()
+    designs.sort(key=Design.sort_key)
+    for rank, d in enumerate(designs, 1):
+        d.rank = rank
+    return designs, outcomes, timings
+
+
+def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice) -> Design:
+    """Evaluate the chosen design with the evaluator and check it agrees with the model."""
+    ad = data.archs[choice.arch_index]
+    shape = space.shapes[choice.shape_index]
+    design = make_design(space.scenario, space.catalog, ad.arch, shape.layout(choice.d), space.target_step_time_s)
+    problems = []
+    if design is None:
+        raise ConsistencyError(f"the model chose {ad.arch.label()} with {choice.domains} domains, which the evaluator cannot build")
+    if design.tiers != choice.tiers:
+        problems.append(f"tiers: model {choice.tiers}, evaluator {design.tiers}")
+    if abs(design.objective_usd - choice.objective_usd) > 1e-6 * max(1.0, design.objective_usd) + 0.01:
+        problems.append(f"objective: model ${choice.objective_usd:,.2f}, evaluator ${design.objective_usd:,.2f}")
+    if not design.meets_target:
+        problems.append(f"step time {design.perf.step_time_s:.4f} s over the {space.target_step_time_s:.4f} s target")
+    if not design.perf.fits_memory:
+        problems.append(f"memory {design.perf.memory_per_gpu_gb:.1f} GB over {design.perf.hbm_usable_gb:.1f} GB")
+    if problems:
+        raise ConsistencyError(f"{ad.arch.label()} {shape.key} d={choice.d}: " + "; ".join(problems))
+    return design
+
+
+# ------------------------------------------------------------------------------ enumeration
+
+
+def enumerate_designs(scenario, catalog, target_step_time_s: Optional[float] = None) -> list[Design]:
+    """Every feasible design of the unpruned design space, evaluated one by one (the reference the
+    optimiser is checked against; same evaluator, no model, no pruning)."""
+    target = target_step_time_s or scenario.target_step_time_s()
+    cat = getattr(catalog, "catalog", catalog)
+    wl, par, con, pin = scenario.workload, allowed_parallelism(scenario), scenario.constraints, scenario.pin
+    plats = cat.by_id("platforms")
+    out = []
+    archs = architectures(scenario, catalog)
+    for arch in archs:
+        plat = plats[arch.platform]
+        hw = workload.hardware_for(scenario, cat, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+        for g_used in domain_sizes(plat.gpus_per_domain, pin.gpus_per_domain_used):
+            for t in par["tp"]:
+                for c in par["cp"]:
+                    for p in par["pp"]:
+                        for v in par["vp"]:
+                            if v > 1 and p == 1:
+                                continue
+                            for b in par["microbatch_size"]:
+                                if wl.global_batch_size % b:
+                                    continue
+                                ds = [pin.dp] if pin.dp else _divisors(wl.global_batch_size // b)
+                                for d in ds:
+                                    if wl.global_batch_size % (d * b):
+                                        continue
+                                    lay = workload.Layout(t, c, p, v, d, b, g_used)
+                                    if workload.placement_problem(lay, wl, g_used) is not None:
+                                        continue
+                                    perf = workload.performance(wl, lay, hw, workload.overlap_for(scenario))
+                                    if not perf.fits_memory or perf.step_time_s > target * (1 + 1e-9):
+                                        continue
+                                    design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
+                                    if design is None or (design.tiers == 1 and not one_tier_allowed(arch, archs)):
+                                        continue
+                                    if _within_caps(design, con, pin):
+                                        out.append(design)
+    out.sort(key=Design.sort_key)
+    return out
+
+
+def _within_caps(design: Design, con, pin) -> bool:
+    c = design.cost
+    if pin.nodes is not None and c.units * (c.nodes // max(1, c.units + c.spare_units)) != pin.nodes:
+        return False
+    checks = ((con.max_gpus, c.gpus), (con.budget_usd, c.capex_usd), (con.facility_power_kw, c.facility_power_kw),
+              (con.max_racks, c.racks))
+    return all(cap is None or value <= cap * (1 + 1e-9) for cap, value in checks)
+
+
+def best_distinct(designs: list[Design], k: int, distinct_by: str = "architecture") -> list[Design]:
+    """The K best designs with distinct identities from an enumeration (sorted input)."""
+    seen, out = set(), []
+    for d in designs:
+        key = d.identity if distinct_by == "architecture" else d.layout_identity
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+        if len(out) == k:
+            break
+    return out
+
+
+# ------------------------------------------------------------------------- infeasibility
+
+
+def explain_infeasible(space: DesignSpace, time_limit_s: Optional[float] = None) -> str:
+    """Say which requirement cannot be met and by how much."""
+    sc = space.scenario
+    target = space.target_step_time_s
+    if not space.architectures and not space.shapes:
+        if space.combinations == 0:
+            return ("no allowed architecture: the allow-lists and pins in constraints/pin leave no platform × NIC × "
+                    "rails × switch combination (check that the switch generation matches the NIC)")
+    if not space.shapes:
+        lean_gb, usable_gb, lean_key = space.leanest
+        fast_s, fast_key = space.fastest
+        if fast_s == float("inf"):
+            return (f"no allowed layout fits in GPU memory: the leanest needs {lean_gb:,.1f} GB per GPU "
+                    f"({lean_key}) but {usable_gb:,.1f} GB is usable; allow larger tp/pp/cp, "
+                    f"a smaller microbatch_size, more activation recompute, or a GPU with more memory")
+        cap = f" within max_gpus = {sc.constraints.max_gpus:,}" if sc.constraints.max_gpus else ""
+        return (f"the target step time of {target:.3g} s cannot be met: the fastest allowed design{cap} reaches "
+                f"{fast_s:.3g} s ({fast_key}); relax the target, allow more GPUs, or allow faster "
+                f"platforms, more rails or other layouts")
+    # The layouts can meet the target; some cap cannot. Re-solve with penalised cap slacks.
+    data = milp.model_data(space)
+    model = milp.build_model(data, soft_caps=True)
+    outcome = HighsAdapter(time_limit_s=time_limit_s).solve(model)
+    if not outcome.has_solution:
+        return f"no design could be built even with the caps relaxed (solver status {outcome.status})"
+    import pyomo.environ as pyo
+
+    choice = milp.decode(model)
+    design = _design_of_soft(space, data, choice)
+    parts = []
+    c = design.cost
+    needs = {"max_gpus": (c.gpus, "{:,.0f} GPUs"), "budget_usd": (c.capex_usd, "${:,.0f}"),
+             "facility_power_kw": (c.facility_power_kw, "{:,.0f} kW"), "max_racks": (c.racks, "{:,.0f} racks")}
+    for name, cap in data.caps.items():
+        if cap is None or pyo.value(model.cap_slack[name]) <= 1e-6:
+            continue
+        value, fmt = needs[name]
+        parts.append(f"{name}: the cheapest design meeting the {target:.3g} s target ({design.label}, "
+                     f"{c.gpus:,} GPUs) needs {fmt.format(value)}; {name} is {fmt.format(cap)}")
+    fastest = _fastest_within_gpu_cap(space)
+    if fastest:
+        parts.append(fastest)
+    return "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+
+
+def _design_of_soft(space, data, choice) -> Design:
+    ad = data.archs[choice.arch_index]
+    shape = space.shapes[choice.shape_index]
+    return make_design(space.scenario, space.catalog, ad.arch, shape.layout(choice.d), space.target_step_time_s)
+
+
+def _fastest_within_gpu_cap(space: DesignSpace) -> Optional[str]:
+    cap = space.scenario.constraints.max_gpus
+    if cap is None:
+        return None
+    best = None
+    for s in space.shapes:
+        for d, st in zip(s.d_values, s.step_time_s):
+            mem = (s.mem0 + s.mem1 * d) / d
+            if s.gpus_per_replica * d <= cap and mem <= s.hbm_usable_gb and (best is None or st < best[0]):
+                best = (st, s, d)
+    if best is None:
+        return None
+    st, s, d = best
+    return f"the fastest allowed design within max_gpus = {cap:,} reaches {st:.3g} s ({s.describe(d)})"

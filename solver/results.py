@@ -1,0 +1,193 @@
+"""Typed results: one evaluated design, and the ranked answer of a solve (SPEC §8.3).
+
+`make_design` is the single evaluator of a chosen design: the performance model (workload.py)
+plus the fabric, BOM and cost model (fabric.py). `evaluate`, the exhaustive enumeration and the
+decoding of every MILP solution all go through it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pandas as pd
+
+from . import fabric, workload
+from .design_space import Architecture
+
+SCHEMA = "fabricplan.result/1"
+TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
+
+
+@dataclass
+class Design:
+    architecture: Architecture
+    layout: workload.Layout
+    gpu: str
+    gpus_per_domain: int
+    perf: workload.Performance
+    cost: fabric.CostedDesign
+    target_step_time_s: float
+    objective: str  # capex | tco
+    rank: int = 0
+    binding: list = field(default_factory=list)
+
+    @property
+    def tiers(self) -> int:
+        return self.cost.fabric.tiers
+
+    @property
+    def identity(self) -> tuple:
+        a = self.architecture
+        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription)
+
+    @property
+    def layout_identity(self) -> tuple:
+        lay = self.layout
+        return self.identity + (lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size, lay.gpus_per_domain_used)
+
+    @property
+    def objective_usd(self) -> float:
+        return self.cost.tco_usd if self.objective == "tco" else self.cost.capex_usd
+
+    @property
+    def label(self) -> str:
+        return self.architecture.label(self.tiers)
+
+    @property
+    def meets_target(self) -> bool:
+        return self.perf.step_time_s <= self.target_step_time_s * (1 + 1e-9)
+
+    def sort_key(self) -> tuple:
+        return (round(self.objective_usd, 2), self.layout_identity, self.layout.dp)
+
+    def to_dict(self) -> dict:
+        lay, perf = self.layout, self.perf
+        out = {
+            "rank": self.rank,
+            "architecture": self.label,
+            "objective_usd": self.objective_usd,
+            "capex_usd": self.cost.capex_usd,
+            "tco_usd": self.cost.tco_usd,
+            "platform": self.architecture.platform,
+            "gpu": self.gpu,
+            "gpus_per_domain": self.gpus_per_domain,
+            "gpus": self.cost.gpus,
+            "gpus_used": perf.gpus,
+            "nodes": self.cost.nodes,
+            "domains": -(-self.cost.gpus // self.gpus_per_domain),  # bought, spares included
+            "racks": self.cost.racks,
+            "power_kw": {"it": self.cost.it_power_kw, "facility": self.cost.facility_power_kw},
+            "parallelism": {
+                "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp, "dp": lay.dp,
+                "microbatch_size": lay.microbatch_size, "microbatches": perf.microbatches,
+                "gpus_per_domain_used": lay.gpus_per_domain_used,
+            },
+            "step_time_s": perf.step_time_s,
+            "target_step_time_s": self.target_step_time_s,
+            "meets_target": self.meets_target,
+            "binding_constraints": self.binding,
+        }
+        cost = self.cost.to_dict()
+        out["fabric"] = cost["fabric"]
+        out["bom"] = cost["bom"]
+        out["cost_per_gpu_usd"] = self.cost.capex_usd / max(1, self.cost.gpus)
+        p = perf.to_dict()
+        for key in ("breakdown_s", "comm_s", "bytes_per_gpu", "flops_per_step", "mfu", "hardware_tflops_per_gpu",
+                    "memory_per_gpu_gb", "memory_gb", "params", "dominant_terms"):
+            out[key] = p[key]
+        return out
+
+
+def make_design(scenario, catalog, arch: Architecture, layout: workload.Layout, target_step_time_s: float,
+                tiers: Optional[int] = None) -> Optional[Design]:
+    """Evaluate one design completely; None when its fabric cannot be built in ≤ 3 tiers."""
+    cat = getattr(catalog, "catalog", catalog)
+    plat = cat.by_id("platforms")[arch.platform]
+    hw = workload.hardware_for(scenario, cat, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+    perf = workload.performance(scenario.workload, layout, hw, workload.overlap_for(scenario))
+    n = layout.gpus
+    domains = max(1, -(-n // layout.gpus_per_domain_used))
+    cost = fabric.design_cost(scenario, cat, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
+                              arch.oversubscription, domains, tiers)
+    if cost is None:
+        return None
+    design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective)
+    design.binding = binding_constraints(design, scenario)
+    return design
+
+
+def binding_constraints(design: Design, scenario) -> list[dict]:
+    """Every requirement with its value, limit and slack; `binding` when the slack is under 5 %."""
+    con = scenario.constraints
+    rows = [
+        _row("step_time", "step time", design.perf.step_time_s, design.target_step_time_s, "s"),
+        _row("memory_fit", "memory per GPU", design.perf.memory_per_gpu_gb, design.perf.hbm_usable_gb, "GB"),
+    ]
+    caps = (
+        ("max_gpus", "GPUs", design.cost.gpus, con.max_gpus, ""),
+        ("budget_usd", "budget", design.cost.capex_usd, con.budget_usd, "$"),
+        ("facility_power_kw", "facility power", design.cost.facility_power_kw, con.facility_power_kw, "kW"),
+        ("max_racks", "racks", design.cost.racks, con.max_racks, ""),
+    )
+    rows += [_row(*c) for c in caps if c[3] is not None]
+    return rows
+
+
+def _row(name: str, what: str, value: float, limit: float, unit: str) -> dict:
+    slack = (limit - value) / limit if limit else 0.0
+    if unit == "$":
+        text = f"{what} ${value:,.0f} of ${limit:,.0f} ({value / limit:.0%})"
+    elif unit == "s":
+        text = f"{what} {value:.2f} s of {limit:.2f} s"
+    else:
+        text = f"{what} {value:,.1f}{(' ' + unit) if unit else ''} of {limit:,.1f}{(' ' + unit) if unit else ''} ({value / limit:.0%})"
+    return {"name": name, "value": value, "limit": limit, "unit": unit, "slack_fraction": slack,
+            "binding": slack <= TIGHT, "text": text}
+
+
+@dataclass
+class SolveResult:
+    scenario: str
+    status: str  # optimal | feasible | infeasible
+    designs: list[Design]
+    solve_time_s: float
+    gap: Optional[float] = None
+    explanation: Optional[str] = None
+    timings_s: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        out = {
+            "schema": SCHEMA,
+            "scenario": self.scenario,
+            "status": self.status,
+            "solve_time_s": self.solve_time_s,
+            "gap": self.gap,
+            "designs": [d.to_dict() for d in self.designs],
+            "timings_s": self.timings_s,
+            "design_space": self.stats,
+            "solver": self.solver,
+        }
+        if self.explanation:
+            out["explanation"] = self.explanation
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+    def table(self) -> pd.DataFrame:
+        """One tidy row per ranked design."""
+        rows = []
+        for d in self.designs:
+            lay = d.layout
+            rows.append({
+                "rank": d.rank, "architecture": d.label, "platform": d.architecture.platform,
+                "nic": d.architecture.nic, "rails_per_node": d.architecture.rails_per_node,
+                "switch": d.architecture.switch, "tiers": d.tiers, "oversubscription": d.architecture.oversubscription,
+                "gpus": d.cost.gpus, "nodes": d.cost.nodes, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
+                "dp": lay.dp, "microbatch_size": lay.microbatch_size, "step_time_s": d.perf.step_time_s,
+                "mfu": d.perf.mfu, "capex_usd": d.cost.capex_usd, "tco_usd": d.cost.tco_usd,
+                "facility_power_kw": d.cost.facility_power_kw, "racks": d.cost.racks,
+            })
+        return pd.DataFrame(rows)
