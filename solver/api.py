@@ -34,7 +34,7 @@ def _scenario(scenario) -> LoadedScenario:
 
 def solve(scenario, catalog: Optional[LoadedCatalog] = None, top_k: Optional[int] = None,
           distinct_by: str = "architecture", time_limit_s: Optional[float] = None,
-          progress: Optional[Callable[[int, int], None]] = None) -> SolveResult:
+          progress: Optional[Callable[[int, int], None]] = None, prune: str = "dominated") -> SolveResult:
     """Find the K cheapest distinct designs that meet the target (SPEC §7)."""
     t0 = time.perf_counter()
     ls = _scenario(scenario)
@@ -43,7 +43,7 @@ def solve(scenario, catalog: Optional[LoadedCatalog] = None, top_k: Optional[int
     sc = ls.scenario
     k = top_k or sc.top_k
     t1 = time.perf_counter()
-    space = build_design_space(sc, cat)
+    space = build_design_space(sc, cat, prune)
     t2 = time.perf_counter()
     stats = {"combinations": space.combinations, "architectures": len(space.architectures),
              "shapes_kept": len(space.shapes), "points_kept": space.points, "pruned": space.pruned}

@@ -19,6 +19,7 @@ from . import fabric, workload
 from .schema import Scenario, as_list
 
 CLASSES = ("tp", "cp", "pp", "dp")
+PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 DEFAULT_TP = [1, 2, 4, 8]
 DEFAULT_PP = [1, 2, 4, 8, 16, 32]
 DEFAULT_VP = [1, 2, 4]
@@ -203,8 +204,15 @@ def _divisors(n: int) -> list[int]:
 # ------------------------------------------------------------------------------- shapes
 
 
-def build_design_space(scenario: Scenario, catalog, max_gpus_hint: Optional[int] = None) -> DesignSpace:
-    """Enumerate, evaluate coefficients and prune exactly. Deterministic order."""
+def build_design_space(scenario: Scenario, catalog, prune: str = "dominated") -> DesignSpace:
+    """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
+
+    prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
+    layouts with no d that fits in memory and meets the target; "points" also drops each d whose
+    own rows fail; "dominated" (default) keeps only each layout's smallest feasible d.
+    """
+    if prune not in PRUNE_LEVELS:
+        raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
     cat = getattr(catalog, "catalog", catalog)
     archs = architectures(scenario, catalog)
     target = scenario.target_step_time_s()
@@ -212,7 +220,7 @@ def build_design_space(scenario: Scenario, catalog, max_gpus_hint: Optional[int]
     par = allowed_parallelism(scenario)
     overlap = workload.overlap_for(scenario)
     platforms = cat.by_id("platforms")
-    max_gpus = scenario.constraints.max_gpus or max_gpus_hint
+    max_gpus = scenario.constraints.max_gpus
     pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
     combos = 0
     best = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
@@ -232,7 +240,7 @@ def build_design_space(scenario: Scenario, catalog, max_gpus_hint: Optional[int]
                             for b in par["microbatch_size"]:
                                 if wl.global_batch_size % b:
                                     continue
-                                new, counts = _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best)
+                                new, counts = _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best, prune)
                                 combos += counts["combinations"] * switches_per_perf[perf]
                                 for reason in pruned:
                                     pruned[reason] += counts.get(reason, 0)
@@ -242,7 +250,7 @@ def build_design_space(scenario: Scenario, catalog, max_gpus_hint: Optional[int]
     return DesignSpace(scenario, catalog, target, archs, shapes, combos, pruned, best["fastest"], best["leanest"])
 
 
-def _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best) -> tuple[list[Shape], dict]:
+def _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best, prune) -> tuple[list[Shape], dict]:
     """The shapes of one layout (t, c, p, v, b, G_u): one for the multi-domain regime, one per d below."""
     wl = scenario.workload
     pin_dp = scenario.pin.dp
@@ -265,7 +273,7 @@ def _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_g
     groups += [[d] for d in single]
     shapes = []
     for ds in groups:
-        shape, reason = _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best)
+        shape, reason = _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best, prune)
         if shape is None:
             counts[reason] = counts.get(reason, 0) + len(ds)
         else:
@@ -273,7 +281,7 @@ def _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_g
     return shapes, counts
 
 
-def _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best) -> tuple[Optional[Shape], str]:
+def _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best, prune) -> tuple[Optional[Shape], str]:
     wl = scenario.workload
     perfs = [workload.performance(wl, workload.Layout(t, c, p, v, d, b, g_used), hw, overlap) for d in ds[:2]]
     comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
@@ -294,10 +302,18 @@ def _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best)
     fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
     if fitting and min(fitting)[0] < best["fastest"][0]:
         best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
-    if min(mems) > hbm * (1 + 1e-9):
+    ok = [st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)]
+    if prune != "none" and min(mems) > hbm * (1 + 1e-9):
         return None, "memory"
-    if not any(st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)):
+    if prune != "none" and not any(ok):
         return None, "target"
+    if prune in ("points", "dominated"):
+        # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen;
+        # with "dominated", also drop every d above the shape's first feasible one (same
+        # architecture, more domains: never cheaper, never easier on a cap).
+        keep = [ok.index(True)] if prune == "dominated" else [j for j in range(len(ds)) if ok[j]]
+        ds = [ds[j] for j in keep]
+        steps = [steps[j] for j in keep]
     n_rep = t * c * p
     domains = [max(1, (n_rep * d) // g_used) for d in ds]
     return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm, steps), ""
