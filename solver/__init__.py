@@ -8,6 +8,14 @@
 """
 __version__ = "0.1.0"
 
-from .api import InputError, SolverFailure, evaluate, load_catalog, load_scenario, solve  # noqa: E402
+_API = ("load_catalog", "load_scenario", "solve", "evaluate", "InputError", "SolverFailure")
+__all__ = [*_API, "__version__"]
 
-__all__ = ["load_catalog", "load_scenario", "solve", "evaluate", "InputError", "SolverFailure", "__version__"]
+
+def __getattr__(name):
+    # Lazy: `fabricplan --help` must not pay for importing Pyomo and pandas.
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'solver' has no attribute {name!r}")

@@ -1,0 +1,70 @@
+"""JSON reports (SPEC §8.3) and the atomic-write helpers every output file uses."""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+
+class OutputError(Exception):
+    """An output path that cannot be written (checked before any solving starts)."""
+
+
+def check_writable(path: str | Path) -> Path:
+    """Fail early, with a clear message, when `path` cannot be written."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory; give a file name")
+    if not parent.exists():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot create the folder {parent}: {exc.strerror or exc}") from None
+    if not os.access(parent, os.W_OK):
+        raise OutputError(f"{path}: the folder {parent} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OutputError(f"{path}: the file exists and is not writable")
+    return path
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path next to `path`; rename it over `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def _clean(value):
+    """JSON has no NaN or infinity: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def dumps(data: dict) -> str:
+    return json.dumps(_clean(data), indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def write_json(data: dict, path: str | Path) -> Path:
+    """Write `data` as JSON atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(dumps(data), encoding="utf-8")
+    return Path(path)

@@ -1,0 +1,131 @@
+"""Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from .results import Design, SolveResult
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _gb(value: float) -> str:
+    return f"{value / 1e9:,.1f} GB"
+
+
+def solve_table(result: SolveResult) -> Table:
+    t = Table(title=f"{result.scenario}: {len(result.designs)} design(s), status {result.status}", title_justify="left")
+    for col, kw in (("#", {"justify": "right"}), ("architecture", {}), ("GPUs", {"justify": "right"}),
+                    ("nodes", {"justify": "right"}), ("layout tp·cp·pp·vp·dp·mbs", {}), ("step s", {"justify": "right"}),
+                    ("MFU", {"justify": "right"}), ("facility kW", {"justify": "right"}), ("racks", {"justify": "right"}),
+                    ("capex", {"justify": "right"}), ("TCO", {"justify": "right"})):
+        t.add_column(col, **kw)
+    for d in result.designs:
+        lay = d.layout
+        t.add_row(str(d.rank), d.label, f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
+                  f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}",
+                  f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}", f"{d.perf.mfu:.1%}",
+                  f"{d.cost.facility_power_kw:,.0f}", f"{d.cost.racks:,}", _usd(d.cost.capex_usd), _usd(d.cost.tco_usd))
+    return t
+
+
+def print_solve(result: SolveResult, console: Console) -> None:
+    if result.status == "infeasible":
+        console.print(f"[bold red]infeasible[/]: {result.explanation}")
+        return
+    console.print(solve_table(result))
+    for d in result.designs:
+        tight = [b["text"] for b in d.binding if b["binding"]]
+        if tight:
+            console.print(f"  #{d.rank} binding: " + "; ".join(tight))
+    gap = f", gap {result.gap:.2%}" if result.gap else ""
+    t = result.timings_s
+    console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
+                  f"model build {t.get('build_s', 0):.2f} s, HiGHS {t.get('solve_s', 0):.2f} s{gap}); "
+                  f"{result.stats.get('shapes_kept', 0):,} layouts kept of {result.stats.get('combinations', 0):,} combinations")
+    for w in result.warnings:
+        console.print(f"[yellow]warning[/]: {w}")
+
+
+def print_design(design: Design, console: Console) -> None:
+    p, c, lay = design.perf, design.cost, design.layout
+    verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
+    console.print(f"[bold]{design.label}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
+                  f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}, "
+                  f"{p.microbatches} microbatches")
+    console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
+                  f"MFU {p.mfu:.1%}, {p.hardware_tflops_per_gpu:,.0f} hardware TFLOP/s per GPU")
+    t = Table(title="step time breakdown (s)", title_justify="left")
+    for col in ("term", "time s", "exposed s", "NVLink bytes/GPU", "scale-out bytes/GPU"):
+        t.add_column(col, justify="right" if col != "term" else "left")
+    t.add_row("compute", f"{p.compute_s:.3f}", f"{p.compute_s:.3f}", "", "")
+    t.add_row("bubble", f"{p.bubble_s:.3f}", f"{p.bubble_s:.3f}", "", "")
+    for k in ("tp", "cp", "pp", "dp"):
+        t.add_row(k, f"{getattr(p, k + '_s'):.3f}", f"{getattr(p, k + '_exposed_s'):.3f}",
+                  _gb(getattr(p, k + "_nvlink_bytes")), _gb(getattr(p, k + "_scaleout_bytes")))
+    t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
+    console.print(t)
+    fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
+    console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
+                  f"{p.memory_activations_gb:,.1f}) of {p.hbm_usable_gb:,.1f} GB usable: {fit}; dominant: "
+                  f"{', '.join(p.dominant_terms)}")
+    f = c.fabric
+    console.print(f"fabric: {f.tiers} tier(s), {f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core "
+                  f"{c.switch}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
+                  f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
+    console.print(bom_table(design))
+    console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
+    for b in design.binding:
+        console.print(f"  {'[bold]binding[/] ' if b['binding'] else ''}{b['text']}")
+
+
+def bom_table(design: Design) -> Table:
+    t = Table(title="bill of materials", title_justify="left")
+    for col in ("category", "part", "description", "qty", "unit $", "extended $", "source", "date"):
+        t.add_column(col, justify="right" if col in ("qty", "unit $", "extended $") else "left", overflow="fold")
+    for line in design.cost.bom:
+        est = " (est.)" if line.price_is_estimate else ""
+        t.add_row(line.category, line.part, line.description, f"{line.quantity:,}", f"{line.unit_price_usd:,.2f}",
+                  f"{line.extended_usd:,.2f}", line.price_source[:40] + est, line.price_date)
+    t.add_row("", "", "[bold]total[/]", "", "", f"[bold]{design.cost.capex_usd:,.2f}[/]", "", "")
+    return t
+
+
+def catalog_tables(catalog) -> list[Table]:
+    cat = getattr(catalog, "catalog", catalog)
+    out = []
+    t = Table(title="GPUs", title_justify="left")
+    for col in ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"):
+        t.add_column(col)
+    for g in cat.gpus:
+        t.add_row(g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}",
+                  f"{g.tdp_w:,.0f}", f"{g.compute_efficiency.bf16:.2f}/{g.compute_efficiency.fp8:.2f}")
+    out.append(t)
+    t = Table(title="platforms", title_justify="left")
+    for col in ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit", "price", "kW", "date"):
+        t.add_column(col)
+    for p in cat.platforms:
+        t.add_row(p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
+                  ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit,
+                  _usd(p.unit_price_usd) + (" est." if p.price_is_estimate else ""), f"{p.unit_power_kw:g}", p.price_date)
+    out.append(t)
+    t = Table(title="NICs and switches", title_justify="left")
+    for col in ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"):
+        t.add_column(col)
+    for n in cat.nics:
+        t.add_row(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _usd(n.unit_price_usd) + (" est." if n.price_is_estimate else ""),
+                  f"{n.power_w:g}", n.price_date)
+    for s in cat.switches:
+        t.add_row(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G",
+                  _usd(s.unit_price_usd) + (" est." if s.price_is_estimate else ""), f"{s.power_w:g}", s.price_date)
+    out.append(t)
+    t = Table(title="links (per link: cable + modules at both ends)", title_justify="left")
+    for col in ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"):
+        t.add_column(col)
+    for x in cat.links:
+        t.add_row(x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", f"{x.usd_per_link:,.0f}" + (" est." if x.price_is_estimate else ""),
+                  f"{x.w_per_link:g}", x.price_date)
+    out.append(t)
+    return out
