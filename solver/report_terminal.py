@@ -78,7 +78,8 @@ def print_design(design: Design, console: Console) -> None:
     console.print(bom_table(design))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     for b in design.binding:
-        console.print(f"  {'[bold]binding[/] ' if b['binding'] else ''}{b['text']}")
+        flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
+        console.print(f"  {flag}{b['text']}")
 
 
 def bom_table(design: Design) -> Table:

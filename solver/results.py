@@ -142,7 +142,7 @@ def _row(name: str, what: str, value: float, limit: float, unit: str) -> dict:
     else:
         text = f"{what} {value:,.1f}{(' ' + unit) if unit else ''} of {limit:,.1f}{(' ' + unit) if unit else ''} ({value / limit:.0%})"
     return {"name": name, "value": value, "limit": limit, "unit": unit, "slack_fraction": slack,
-            "binding": slack <= TIGHT, "text": text}
+            "binding": 0 <= slack <= TIGHT, "violated": slack < -1e-9, "text": text}
 
 
 @dataclass

@@ -1,0 +1,622 @@
+"""The budget-planning workbook (SPEC §8.4): Summary, one BOM sheet per design, Performance, Assumptions.
+
+Every money total is a live formula, so a budget planner can edit a quantity, a unit price, the
+contingency or the discount and see every total, the TCO and the chart follow:
+
+    extended_usd   = quantity · unit_price_usd                       (per BOM line)
+    subtotal_usd   = Σ extended_usd                                   (catalog lines only)
+    total_usd      = subtotal_usd · (1 − discount) · (1 + contingency)
+    IT kW          = Σ quantity · power_w / 1000
+    facility kW    = IT kW · PUE
+    TCO            = capex + years · 8,760 h · facility kW · $/kWh
+
+The solver's own contingency BOM line is not written as a line: its fraction goes into the
+editable contingency cell, so with discount 0 the sheet total equals the JSON capex_usd.
+
+Every string that comes from a catalog or scenario is written as text (never a formula), even
+when it starts with "=", "+", "-" or "@". The file is written atomically (temp file + os.replace).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from openpyxl import Workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart import BarChart, Reference
+from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.workbook.defined_name import DefinedName
+
+from . import __version__, workload
+from .fabric import HOURS_PER_YEAR
+
+USD = '"$"#,##0'
+USD_CENTS = '"$"#,##0.00'
+PERCENT = "0.0%"
+SECONDS = "0.000"
+NUMBER = "#,##0"
+NUMBER_2 = "#,##0.00"
+GB = "#,##0.00"
+
+BOM_HEADERS = ("Category", "Part", "Description", "Quantity", "Unit price (USD)", "Extended (USD)",
+               "Power per unit (W)", "Extended power (W)", "Price source", "Price date", "Estimate")
+BOM_HEADER_ROW = 4
+BOM_FIRST_ROW = BOM_HEADER_ROW + 1
+# Order of the category subtotals and chart series; a category not listed here is appended.
+CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
+ADJUSTMENT = "contingency − discount"
+TERMS = ("compute", "bubble", "tp", "cp", "pp", "dp")
+
+HEADER_FONT = Font(bold=True, color="FFFFFF")
+HEADER_FILL = PatternFill("solid", fgColor="1F4E78")
+INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")  # editable cells are yellow
+TITLE_FONT = Font(bold=True, size=14)
+BOLD = Font(bold=True)
+
+
+# ----------------------------------------------------------------------------------- cells
+
+
+def _text(value: Any) -> str:
+    # openpyxl refuses control characters; drop them rather than fail on a catalog string.
+    return ILLEGAL_CHARACTERS_RE.sub("", str(value))
+
+
+def put(ws, row: int, col: int, value: Any, number_format: Optional[str] = None):
+    """Write a value; a str is ALWAYS stored as text, so "=HYPERLINK(…)" can never become a formula."""
+    cell = ws.cell(row=row, column=col)
+    if isinstance(value, str):
+        cell.value = _text(value)
+        cell.data_type = "s"
+    else:
+        cell.value = value
+    if number_format:
+        cell.number_format = number_format
+    return cell
+
+
+def formula(ws, row: int, col: int, expression: str, number_format: Optional[str] = None):
+    """Write a formula we built ourselves (never from input text); `expression` starts with "="."""
+    assert expression.startswith("="), expression
+    cell = ws.cell(row=row, column=col)
+    cell.value = expression
+    if number_format:
+        cell.number_format = number_format
+    return cell
+
+
+def _header(ws, row: int, labels, first_col: int = 1) -> None:
+    for i, label in enumerate(labels):
+        cell = put(ws, row, first_col + i, label)
+        cell.font, cell.fill = HEADER_FONT, HEADER_FILL
+        cell.alignment = Alignment(wrap_text=True, vertical="center")
+
+
+def _title(ws, text: str) -> None:
+    put(ws, 1, 1, text).font = TITLE_FONT
+
+
+def _widths(ws, widths: dict) -> None:
+    for col, width in widths.items():
+        ws.column_dimensions[col].width = width
+
+
+def _define(wb, name: str, sheet_title: str, cell: str) -> None:
+    """A workbook-level name pointing at ONE cell (LibreOffice evaluates constant names wrongly)."""
+    col, row = cell.rstrip("0123456789"), cell[len(cell.rstrip("0123456789")):]
+    wb.defined_names[name] = DefinedName(name, attr_text=f"{quote_sheetname(sheet_title)}!${col}${row}")
+
+
+def _ref(sheet_title: str, cell: str) -> str:
+    return f"{quote_sheetname(sheet_title)}!{cell}"
+
+
+# ----------------------------------------------------------------------------------- BOM
+
+
+def bom_sheet_title(rank_index: int) -> str:
+    return f"BOM {rank_index}"
+
+
+def contingency_name(rank_index: int) -> str:
+    return f"Contingency_{rank_index}"
+
+
+def discount_name(rank_index: int) -> str:
+    return f"Discount_{rank_index}"
+
+
+def split_contingency(bom: list, contingency_fraction: float) -> tuple[list, float]:
+    """The catalog lines, and the contingency fraction in force.
+
+    fraction = contingency line / Σ other lines when the BOM has one (it is exactly the scenario's
+    contingency_fraction, fabric.contingency_line), else the scenario's (0 by default).
+    """
+    lines = [line for line in bom if line.category != "contingency"]
+    extra = [line for line in bom if line.category == "contingency"]
+    base = sum(line.extended_usd for line in lines)
+    if extra and base > 0 and contingency_fraction == 0:
+        contingency_fraction = sum(line.extended_usd for line in extra) / base
+    return lines, contingency_fraction
+
+
+class BomCells:
+    """Where one BOM sheet keeps its totals (A1 addresses on that sheet)."""
+
+    def __init__(self, title: str, first: int, last: int, total: str, it_power_kw: str, categories: list):
+        self.title, self.first, self.last = title, first, last
+        self.total, self.it_power_kw, self.categories = total, it_power_kw, categories
+
+    def column(self, col: str) -> str:
+        return _ref(self.title, f"${col}${self.first}:${col}${max(self.first, self.last)}")
+
+
+def _categories_of(lines: list) -> list[str]:
+    seen = [c for c in CATEGORIES if any(line.category == c for line in lines)]
+    return seen + sorted({line.category for line in lines} - set(seen))
+
+
+def write_bom_sheet(wb, index: int, design, contingency_fraction: float) -> BomCells:
+    """One design's bill of materials with live formulas; returns where its totals are."""
+    title = bom_sheet_title(index)
+    ws = wb.create_sheet(title)
+    lines, fraction = split_contingency(design.cost.bom, contingency_fraction)
+    _title(ws, f"Bill of materials, design #{design.rank}: {design.label}")
+
+    put(ws, 2, 1, "Contingency (editable)").font = BOLD
+    put(ws, 2, 2, fraction, PERCENT).fill = INPUT_FILL
+    put(ws, 2, 3, f"fraction of the lines, added after the discount (defined name {contingency_name(index)})")
+    put(ws, 3, 1, "Discount (editable)").font = BOLD
+    put(ws, 3, 2, 0.0, PERCENT).fill = INPUT_FILL
+    put(ws, 3, 3, f"negotiated discount on the lines (defined name {discount_name(index)})")
+    _define(wb, contingency_name(index), title, "B2")
+    _define(wb, discount_name(index), title, "B3")
+
+    _header(ws, BOM_HEADER_ROW, BOM_HEADERS)
+    row = BOM_FIRST_ROW
+    for line in lines:
+        put(ws, row, 1, line.category)
+        put(ws, row, 2, line.part)
+        put(ws, row, 3, line.description)
+        put(ws, row, 4, line.quantity, NUMBER).fill = INPUT_FILL
+        put(ws, row, 5, line.unit_price_usd, USD_CENTS).fill = INPUT_FILL
+        formula(ws, row, 6, f"=D{row}*E{row}", USD_CENTS)
+        put(ws, row, 7, line.power_w, NUMBER_2)
+        formula(ws, row, 8, f"=D{row}*G{row}", NUMBER)
+        put(ws, row, 9, line.price_source)
+        put(ws, row, 10, line.price_date)
+        put(ws, row, 11, "estimate" if line.price_is_estimate else "quoted")
+        row += 1
+    last = row - 1
+    ws.auto_filter.ref = f"A{BOM_HEADER_ROW}:K{max(BOM_HEADER_ROW + 1, last)}"
+
+    cells = _bom_totals(ws, index, title, last, _categories_of(lines))
+    ws.freeze_panes = f"A{BOM_FIRST_ROW}"
+    ws.print_title_rows = f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}"
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    _widths(ws, {"A": 22, "B": 18, "C": 58, "D": 10, "E": 16, "F": 18, "G": 12, "H": 14, "I": 60, "J": 12, "K": 10})
+    return cells
+
+
+def _bom_totals(ws, index: int, title: str, last: int, cats: list[str]) -> BomCells:
+    """Category subtotals (SUMIF), subtotal, discount, contingency, grand total, IT power.
+
+    total = subtotal · (1 − Discount_i) · (1 + Contingency_i).
+    """
+    first = BOM_FIRST_ROW
+    span = max(first, last)
+    row = last + 2
+    put(ws, row, 5, "Subtotals by category").font = BOLD
+    row += 1
+    for cat in cats:
+        put(ws, row, 5, cat)
+        formula(ws, row, 6, f'=SUMIF($A${first}:$A${span},"{cat}",$F${first}:$F${span})', USD)
+        row += 1
+    sub_row = row
+    put(ws, sub_row, 5, "Subtotal (lines)").font = BOLD
+    formula(ws, sub_row, 6, f"=SUM(F{first}:F{span})", USD_CENTS)
+    d, c = discount_name(index), contingency_name(index)
+    put(ws, sub_row + 1, 5, "Discount")
+    formula(ws, sub_row + 1, 6, f"=-F{sub_row}*{d}", USD_CENTS)
+    put(ws, sub_row + 2, 5, "Contingency")
+    formula(ws, sub_row + 2, 6, f"=F{sub_row}*(1-{d})*{c}", USD_CENTS)
+    total_row = sub_row + 3
+    put(ws, total_row, 5, "Grand total (USD)").font = BOLD
+    formula(ws, total_row, 6, f"=F{sub_row}*(1-{d})*(1+{c})", USD_CENTS).font = BOLD
+    power_row = total_row + 1
+    put(ws, power_row, 5, "IT power (kW)").font = BOLD
+    formula(ws, power_row, 6, f"=SUM(H{first}:H{span})/1000", NUMBER_2)
+    return BomCells(title, first, last, f"$F${total_row}", f"$F${power_row}", cats)
+
+
+
+# ----------------------------------------------------------------------------------- summary
+
+
+TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
+
+
+def _layout_text(lay) -> str:
+    return f"TP{lay.tp} · CP{lay.cp} · PP{lay.pp} · VP{lay.vp} · DP{lay.dp} · mbs {lay.microbatch_size}"
+
+
+def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
+    """(key, label, value-or-formula, number format) for one design column of the Summary."""
+    a, c, p = design.architecture, design.cost, design.perf
+    r = row_of
+    return [
+        ("rank", "Rank", design.rank, None),
+        ("architecture", "Architecture", design.label, None),
+        ("platform", "Platform", a.platform, None),
+        ("gpu", "GPU", design.gpu, None),
+        ("gpus", "GPUs bought (spares included)", c.gpus, NUMBER),
+        ("gpus_used", "GPUs used by the job", p.gpus, NUMBER),
+        ("nodes", "Nodes", c.nodes, NUMBER),
+        ("domains", "NVLink domains", -(-c.gpus // design.gpus_per_domain), NUMBER),
+        ("nic", "NIC × rails per node", f"{a.nic} × {a.rails_per_node}", None),
+        ("switch", "Switch", a.switch, None),
+        ("tiers", "Fabric tiers", design.tiers, None),
+        ("oversubscription", "Oversubscription (down:up)", a.oversubscription, "0.0#"),
+        ("layout", "Parallel layout", _layout_text(design.layout), None),
+        ("step", "Step time (s)", p.step_time_s, SECONDS),
+        ("target", "Target step time (s)", design.target_step_time_s, SECONDS),
+        ("headroom", "Headroom (1 − step / target)", f"=1-{col}{r['step']}/{col}{r['target']}", PERCENT),
+        ("mfu", "MFU", p.mfu, PERCENT),
+        ("it_kw", "IT power (kW)", f"={_ref(cells.title, cells.it_power_kw)}", NUMBER_2),
+        ("facility_kw", "Facility power (kW) = IT × PUE", f"={col}{r['it_kw']}*TCO_PUE", NUMBER_2),
+        ("racks", "Racks", c.racks, NUMBER),
+        ("capex", "Capex (USD)", f"={_ref(cells.title, cells.total)}", USD),
+        ("energy", "Energy over the TCO years (USD)",
+         f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", USD),
+        ("tco", "TCO (USD) = capex + energy", f"={col}{r['capex']}+{col}{r['energy']}", USD),
+        ("per_gpu", "Capex per GPU (USD)", f"={col}{r['capex']}/{col}{r['gpus']}", USD),
+    ]
+
+
+SUMMARY_HEADER_ROW = 3
+
+
+def _summary_row_numbers() -> dict:
+    """Row of every Summary key (the same for every design column)."""
+    dummy_keys = [
+        "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
+        "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
+        "racks", "capex", "energy", "tco", "per_gpu",
+    ]
+    return {key: SUMMARY_HEADER_ROW + 1 + i for i, key in enumerate(dummy_keys)}
+
+
+def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
+    """Ranked designs side by side, then capex by category (SUMIF on each BOM sheet) and its chart."""
+    ws = wb["Summary"]
+    _title(ws, f"fabricplan budget workbook: {result.scenario}")
+    put(ws, 2, 1, f"status {result.status}; {len(result.designs)} design(s); yellow cells on the BOM sheets "
+                  "and the Assumptions sheet are editable, every total follows")
+    if not result.designs:
+        put(ws, SUMMARY_HEADER_ROW, 1, "No design meets the scenario.").font = BOLD
+        put(ws, SUMMARY_HEADER_ROW + 1, 1, result.explanation or "")
+        return
+    row_of = _summary_row_numbers()
+    _header(ws, SUMMARY_HEADER_ROW, ["Design"] + [f"#{d.rank}" for d in result.designs])
+    for i, (design, cells) in enumerate(zip(result.designs, bom_cells)):
+        col_idx = 2 + i
+        col = get_column_letter(col_idx)
+        for key, label, value, fmt in _summary_rows(design, cells, col, row_of):
+            row = row_of[key]
+            if i == 0:
+                put(ws, row, 1, label).font = BOLD
+            if isinstance(value, str) and value.startswith("=") and key in FORMULA_KEYS:
+                formula(ws, row, col_idx, value, fmt)
+            else:
+                put(ws, row, col_idx, value, fmt)
+        ws.column_dimensions[col].width = 30
+    ws.column_dimensions["A"].width = 34
+    ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
+    ws.print_title_cols = "A:A"
+    ws.print_title_rows = f"{SUMMARY_HEADER_ROW}:{SUMMARY_HEADER_ROW}"
+    ws.page_setup.orientation = "landscape"
+    _capex_by_category(ws, result, bom_cells, row_of)
+
+
+# Only these Summary keys hold formulas we built; any other "=…" string is input text.
+FORMULA_KEYS = frozenset({"headroom", "it_kw", "facility_kw", "capex", "energy", "tco", "per_gpu"})
+
+
+def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> None:
+    """Rows = designs, columns = categories (SUMIF on the BOM sheet) + the contingency/discount
+    adjustment (= capex − Σ categories), so each stacked bar adds up to the design's capex."""
+    cats = []
+    for cells in bom_cells:
+        cats += [c for c in cells.categories if c not in cats]
+    head = max(row_of.values()) + 3
+    put(ws, head - 1, 1, "Capex by category (USD)").font = TITLE_FONT
+    _header(ws, head, ["Design"] + cats + [ADJUSTMENT, "Capex (USD)"])
+    for i, (design, cells) in enumerate(zip(result.designs, bom_cells)):
+        row = head + 1 + i
+        put(ws, row, 1, f"#{design.rank} {design.architecture.platform}")
+        for j, cat in enumerate(cats):
+            formula(ws, row, 2 + j, f'=SUMIF({cells.column("A")},"{cat}",{cells.column("F")})', USD)
+        first, last_cat = get_column_letter(2), get_column_letter(1 + len(cats))
+        capex_col = get_column_letter(3 + len(cats))
+        formula(ws, row, 2 + len(cats), f"={capex_col}{row}-SUM({first}{row}:{last_cat}{row})", USD)
+        formula(ws, row, 3 + len(cats), f"={get_column_letter(2 + i)}{row_of['capex']}", USD)
+    last = head + len(result.designs)
+    chart = BarChart()
+    chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
+    chart.title = "Capex by category"
+    chart.y_axis.title = "USD"
+    chart.y_axis.numFmt = '"$"#,##0,,"M"'
+    chart.x_axis.title = "Design"
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    data = Reference(ws, min_col=2, max_col=2 + len(cats), min_row=head, max_row=last)
+    chart.add_data(data, titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=last))
+    chart.height, chart.width = 9, 18
+    ws.add_chart(chart, f"A{last + 3}")
+
+
+# ----------------------------------------------------------------------------------- performance
+
+
+def write_performance_sheet(wb, result) -> None:
+    """Step-time breakdown per design (stacked chart), bytes per GPU, memory per GPU, MFU."""
+    ws = wb.create_sheet("Performance")
+    _title(ws, "Performance per design (one training step)")
+    designs = result.designs
+    head = 3
+    _header(ws, head, ["Design", "Compute (s)", "Bubble (s)", "TP exposed (s)", "CP exposed (s)",
+                       "PP exposed (s)", "DP exposed (s)", "Step time (s)", "Target (s)", "MFU"])
+    for i, d in enumerate(designs):
+        row = head + 1 + i
+        p = d.perf
+        put(ws, row, 1, f"#{d.rank} {d.architecture.platform}")
+        for j, value in enumerate(p.breakdown_s()[t] for t in TERMS):
+            put(ws, row, 2 + j, value, SECONDS)
+        put(ws, row, 8, p.step_time_s, SECONDS)
+        put(ws, row, 9, d.target_step_time_s, SECONDS)
+        put(ws, row, 10, p.mfu, PERCENT)
+    last = head + len(designs)
+    ws.freeze_panes = f"B{head + 1}"
+    ws.print_title_rows = f"{head}:{head}"
+    ws.page_setup.orientation = "landscape"
+    if designs:
+        chart = BarChart()
+        chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
+        chart.title = "Step time breakdown (s)"
+        chart.y_axis.title = "seconds per step"
+        chart.x_axis.title = "Design"
+        chart.x_axis.delete = False
+        chart.y_axis.delete = False
+        chart.add_data(Reference(ws, min_col=2, max_col=7, min_row=head, max_row=last), titles_from_data=True)
+        chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=last))
+        chart.height, chart.width = 9, 18
+        ws.add_chart(chart, f"L{head}")
+
+    row = last + 3
+    put(ws, row - 1, 1, "Bytes per GPU per step (GB)").font = BOLD
+    classes = workload.CLASSES
+    _header(ws, row, ["Design"] + [f"{k.upper()} {net} (GB)" for k in classes for net in ("NVLink", "scale-out")]
+            + ["NVLink total (GB)", "Scale-out total (GB)"])
+    for i, d in enumerate(designs):
+        p = d.perf
+        r = row + 1 + i
+        put(ws, r, 1, f"#{d.rank} {d.architecture.platform}")
+        values = [getattr(p, f"{k}_{net}_bytes") for k in classes for net in ("nvlink", "scaleout")]
+        values += [p.nvlink_bytes, p.scaleout_bytes]
+        for j, v in enumerate(values):
+            put(ws, r, 2 + j, v / 1e9, GB)
+
+    row = row + len(designs) + 3
+    put(ws, row - 1, 1, "Memory per GPU (GB)").font = BOLD
+    _header(ws, row, ["Design", "Weights, grads, optimizer (GB)", "Activations (GB)", "Total per GPU (GB)",
+                      "Usable HBM (GB)", "Fits", "HBM used", "Hardware TFLOP/s per GPU", "MFU"])
+    for i, d in enumerate(designs):
+        p = d.perf
+        r = row + 1 + i
+        put(ws, r, 1, f"#{d.rank} {d.architecture.platform}")
+        put(ws, r, 2, p.memory_states_gb, GB)
+        put(ws, r, 3, p.memory_activations_gb, GB)
+        put(ws, r, 4, p.memory_per_gpu_gb, GB)
+        put(ws, r, 5, p.hbm_usable_gb, GB)
+        put(ws, r, 6, "yes" if p.fits_memory else "NO")
+        formula(ws, r, 7, f"=D{r}/E{r}", PERCENT)
+        put(ws, r, 8, p.hardware_tflops_per_gpu, NUMBER_2)
+        put(ws, r, 9, p.mfu, PERCENT)
+    ws.column_dimensions["A"].width = 22
+    for col in range(2, 12):
+        ws.column_dimensions[get_column_letter(col)].width = 15
+
+
+# ----------------------------------------------------------------------------------- assumptions
+
+
+def flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested dicts/lists → (dotted.key, scalar) rows; a list of scalars stays one row, comma-joined."""
+    if isinstance(data, dict):
+        rows = []
+        for key, value in data.items():
+            rows += flatten(value, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(data, list):
+        if all(not isinstance(v, (dict, list)) for v in data):
+            return [(prefix, ", ".join(str(v) for v in data))]
+        rows = []
+        for i, value in enumerate(data):
+            rows += flatten(value, f"{prefix}[{i}]")
+        return rows
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return [(prefix, data)]
+    return [(prefix, str(data))]  # dates and anything else YAML may give
+
+
+def efficiency_rows(scenario, catalog, design) -> list[tuple[str, float, str]]:
+    """(what, value, source) of the efficiencies in force for one design."""
+    cat = getattr(catalog, "catalog", catalog)
+    sc = getattr(scenario, "scenario", scenario)
+    a = design.architecture
+    hw = workload.hardware_for(sc, cat, a.platform, a.nic, a.rails_per_node, a.oversubscription)
+    platform = cat.by_id("platforms")[a.platform]
+    gpu = cat.by_id("gpus")[platform.gpu]
+    nic = cat.by_id("nics")[a.nic]
+    eff = sc.efficiency
+    return [
+        (f"compute efficiency ({gpu.id}, {sc.workload.precision})", hw.compute_efficiency,
+         "scenario efficiency.compute_efficiency" if eff.compute_efficiency else gpu.compute_efficiency_source),
+        (f"NVLink efficiency ({platform.id})", hw.nvlink_efficiency,
+         "scenario efficiency.nvlink_efficiency" if eff.nvlink_efficiency else f"catalog platform {platform.id}: {platform.source}"),
+        (f"NIC efficiency ({nic.id})", hw.nic_efficiency,
+         "scenario efficiency.nic_efficiency" if eff.nic_efficiency else nic.efficiency_source),
+    ]
+
+
+def overlap_rows(scenario) -> list[tuple[str, float, str]]:
+    sc = getattr(scenario, "scenario", scenario)
+    in_force = workload.overlap_for(sc)
+    rows = []
+    for name in workload.CLASSES:
+        given = getattr(sc.overlap, name)
+        source = (f"scenario overlap.{name}" if given is not None else
+                  "fabricplan default (workload.DEFAULT_OVERLAP; calibration in docs/model.md)")
+        rows.append((f"overlap {name}", getattr(in_force, name), source))
+    return rows
+
+
+def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
+    ws = wb.create_sheet("Assumptions")
+    _title(ws, "Assumptions and provenance")
+    row = 3
+
+    def section(title: str, headers: list) -> None:
+        nonlocal row
+        put(ws, row, 1, title).font = BOLD
+        _header(ws, row + 1, headers)
+        row += 2
+
+    section("TCO inputs (editable: the Summary's energy and TCO follow)", ["Input", "Value", "Defined name"])
+    first = result.designs[0].cost if result.designs else None
+    sc = getattr(scenario, "scenario", scenario)
+    tco_values = (("years", first.tco_years if first else sc.tco.years, "0.0#"),
+                  ("PUE", first.pue if first else (sc.tco.pue or 1.0), "0.00"),
+                  ("electricity (USD per kWh)", first.usd_per_kwh if first else (sc.tco.usd_per_kwh or 0.0), "0.0000"))
+    for name, (label, value, fmt) in zip(TCO_NAMES, tco_values):
+        put(ws, row, 1, label)
+        put(ws, row, 2, value, fmt).fill = INPUT_FILL
+        put(ws, row, 3, name)
+        _define(wb, name, "Assumptions", f"B{row}")
+        row += 1
+    row += 1
+
+    section("Scenario as given", ["Key", "Value"])
+    for key, value in flatten(getattr(scenario.doc, "data", {}) or {}):
+        put(ws, row, 1, key)
+        put(ws, row, 2, value)
+        row += 1
+    row += 1
+
+    section("Efficiencies and overlaps in force", ["Design", "Parameter", "Value", "Source"])
+    for d in result.designs:
+        for what, value, source in efficiency_rows(scenario, catalog, d):
+            put(ws, row, 1, f"#{d.rank}")
+            put(ws, row, 2, what)
+            put(ws, row, 3, value, PERCENT)
+            put(ws, row, 4, source)
+            row += 1
+    for what, value, source in overlap_rows(scenario):
+        put(ws, row, 1, "all")
+        put(ws, row, 2, what)
+        put(ws, row, 3, value, PERCENT)
+        put(ws, row, 4, source)
+        row += 1
+    row += 1
+
+    section("Catalog files", ["Path", "sha256"])
+    for path, digest in getattr(catalog, "files", []):
+        put(ws, row, 1, str(path))
+        put(ws, row, 2, digest)
+        row += 1
+    row += 1
+
+    section("Solver run", ["Item", "Value"])
+    info = dict(result.solver or {})
+    run_rows = [
+        ("status", result.status),
+        ("relative gap", result.gap),
+        ("solve time (s)", result.solve_time_s),
+        ("fabricplan version", __version__),
+        ("solver", info.get("name", "HiGHS")),
+        ("HiGHS version", info.get("version", _highs_version())),
+        ("interface", info.get("interface", "")),
+        ("MIP relative gap requested", info.get("mip_rel_gap")),
+        ("time limit (s)", info.get("time_limit_s")),
+        ("written on", _dt.date.today().isoformat()),
+    ]
+    run_rows += [("warning", w) for w in result.warnings]
+    for label, value in run_rows:
+        put(ws, row, 1, label)
+        put(ws, row, 2, "none" if value is None else value)
+        row += 1
+
+    ws.freeze_panes = "A3"
+    _widths(ws, {"A": 44, "B": 40, "C": 16, "D": 90})
+
+
+def _highs_version() -> str:
+    try:
+        from .highs import HighsAdapter
+        return HighsAdapter.version()
+    except Exception:  # noqa: BLE001 - provenance only; the workbook must not fail on it
+        return "unknown"
+
+
+# ----------------------------------------------------------------------------------- workbook
+
+
+def build_workbook(result, scenario, catalog) -> Workbook:
+    """The whole workbook in memory (no I/O)."""
+    wb = Workbook()
+    wb.active.title = "Summary"
+    sc = getattr(scenario, "scenario", scenario)
+    contingency = sc.constraints.contingency_fraction
+    bom_cells = [write_bom_sheet(wb, i + 1, d, contingency) for i, d in enumerate(result.designs)]
+    write_summary_sheet(wb, result, bom_cells)
+    write_performance_sheet(wb, result)
+    write_assumptions_sheet(wb, result, scenario, catalog)
+    # Sheet order: Summary, Performance, Assumptions, then the BOM sheets.
+    order = ["Summary", "Performance", "Assumptions"] + [c.title for c in bom_cells]
+    wb._sheets = [wb[name] for name in order]
+    wb.active = 0
+    wb.calculation.fullCalcOnLoad = True  # no cached values: ask the application to compute on open
+    return wb
+
+
+def write_workbook(result, scenario, catalog, path) -> Path:
+    """Write the workbook to `path` atomically: a temp file in the same directory, then os.replace.
+
+    An existing file is replaced only when the whole write succeeded; the temp file never survives.
+    """
+    path = Path(path)
+    wb = build_workbook(result, scenario, catalog)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp makes the file 0600; give the result the old file's mode, or the usual 0644.
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        wb.save(tmp)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
