@@ -155,9 +155,12 @@ def explain_infeasible(space: DesignSpace, time_limit_s: Optional[float] = None)
                     f"({lean_key}) but {usable_gb:,.1f} GB is usable; allow larger tp/pp/cp, "
                     f"a smaller microbatch_size, more activation recompute, or a GPU with more memory")
         cap = f" within max_gpus = {sc.constraints.max_gpus:,}" if sc.constraints.max_gpus else ""
-        return (f"the target step time of {target:.3g} s cannot be met: the fastest allowed design{cap} reaches "
-                f"{fast_s:.3g} s ({fast_key}); relax the target, allow more GPUs, or allow faster "
-                f"platforms, more rails or other layouts")
+        message = (f"the target step time of {target:.3g} s cannot be met: the fastest allowed design{cap} reaches "
+                   f"{fast_s:.3g} s ({fast_key})")
+        needed = _gpus_needed_without_cap(space, time_limit_s) if sc.constraints.max_gpus else None
+        if needed:
+            return message + f"; {target:.3g} s needs {needed}; max_gpus is {sc.constraints.max_gpus:,}"
+        return message + "; relax the target, allow more GPUs, or allow faster platforms, more rails or other layouts"
     # The layouts can meet the target; some cap cannot. Re-solve with penalised cap slacks.
     data = milp.model_data(space)
     model = milp.build_model(data, soft_caps=True)
@@ -182,6 +185,23 @@ def explain_infeasible(space: DesignSpace, time_limit_s: Optional[float] = None)
     if fastest:
         parts.append(fastest)
     return "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+
+
+def _gpus_needed_without_cap(space: DesignSpace, time_limit_s: Optional[float]) -> Optional[str]:
+    """The GPU count of the cheapest design meeting the target when max_gpus is lifted."""
+    from .design_space import build_design_space
+
+    sc = space.scenario.model_copy(update={"constraints": space.scenario.constraints.model_copy(update={"max_gpus": None})})
+    uncapped = build_design_space(sc, space.catalog)  # prune="dominated": d_values[0] is each layout's smallest feasible d
+    if not uncapped.shapes:
+        return None
+    fewest = min(uncapped.shapes, key=lambda s: (s.gpus_per_replica * s.d_values[0], s.key))
+    n = fewest.gpus_per_replica * fewest.d_values[0]
+    text = f"at least {n:,} GPUs ({fewest.describe(fewest.d_values[0])})"
+    designs, _, _ = k_best(uncapped, 1, time_limit_s=time_limit_s)
+    if designs:
+        text += f"; the cheapest design meeting it buys {designs[0].cost.gpus:,} ({designs[0].label})"
+    return text
 
 
 def _design_of_soft(space, data, choice) -> Design:

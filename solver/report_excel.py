@@ -94,10 +94,19 @@ def _header(ws, row: int, labels, first_col: int = 1) -> None:
         cell = put(ws, row, first_col + i, label)
         cell.font, cell.fill = HEADER_FONT, HEADER_FILL
         cell.alignment = Alignment(wrap_text=True, vertical="center")
+    ws.row_dimensions[row].height = 32  # room for two wrapped lines
 
 
 def _title(ws, text: str) -> None:
     put(ws, 1, 1, text).font = TITLE_FONT
+
+
+def _fit_landscape(ws) -> None:
+    """Print landscape, one page wide."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
 
 
 def _widths(ws, widths: dict) -> None:
@@ -197,10 +206,7 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float) -> BomC
     cells = _bom_totals(ws, index, title, last, _categories_of(lines))
     ws.freeze_panes = f"A{BOM_FIRST_ROW}"
     ws.print_title_rows = f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}"
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    _fit_landscape(ws)
     _widths(ws, {"A": 22, "B": 18, "C": 58, "D": 10, "E": 16, "F": 18, "G": 12, "H": 14, "I": 60, "J": 12, "K": 10})
     return cells
 
@@ -241,6 +247,12 @@ def _bom_totals(ws, index: int, title: str, last: int, cats: list[str]) -> BomCe
 
 
 TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
+
+
+def design_name(design) -> str:
+    """Short name for chart axes and row headers: '#1 hgx-h100 2×cx7-ndr'."""
+    a = design.architecture
+    return f"#{design.rank} {a.platform} {a.rails_per_node}×{a.nic}"
 
 
 def _layout_text(lay) -> str:
@@ -316,12 +328,12 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
                 formula(ws, row, col_idx, value, fmt)
             else:
                 put(ws, row, col_idx, value, fmt)
-        ws.column_dimensions[col].width = 30
+        ws.column_dimensions[col].width = 40
     ws.column_dimensions["A"].width = 34
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     ws.print_title_cols = "A:A"
     ws.print_title_rows = f"{SUMMARY_HEADER_ROW}:{SUMMARY_HEADER_ROW}"
-    ws.page_setup.orientation = "landscape"
+    _fit_landscape(ws)
     _capex_by_category(ws, result, bom_cells, row_of)
 
 
@@ -340,7 +352,7 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
     _header(ws, head, ["Design"] + cats + [ADJUSTMENT, "Capex (USD)"])
     for i, (design, cells) in enumerate(zip(result.designs, bom_cells)):
         row = head + 1 + i
-        put(ws, row, 1, f"#{design.rank} {design.architecture.platform}")
+        put(ws, row, 1, design_name(design))
         for j, cat in enumerate(cats):
             formula(ws, row, 2 + j, f'=SUMIF({cells.column("A")},"{cat}",{cells.column("F")})', USD)
         first, last_cat = get_column_letter(2), get_column_letter(1 + len(cats))
@@ -348,6 +360,9 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
         formula(ws, row, 2 + len(cats), f"={capex_col}{row}-SUM({first}{row}:{last_cat}{row})", USD)
         formula(ws, row, 3 + len(cats), f"={get_column_letter(2 + i)}{row_of['capex']}", USD)
     last = head + len(result.designs)
+    for col in range(2, 4 + len(cats)):
+        letter = get_column_letter(col)
+        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 16)
     chart = BarChart()
     chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
     chart.title = "Capex by category"
@@ -377,7 +392,7 @@ def write_performance_sheet(wb, result) -> None:
     for i, d in enumerate(designs):
         row = head + 1 + i
         p = d.perf
-        put(ws, row, 1, f"#{d.rank} {d.architecture.platform}")
+        put(ws, row, 1, design_name(d))
         for j, value in enumerate(p.breakdown_s()[t] for t in TERMS):
             put(ws, row, 2 + j, value, SECONDS)
         put(ws, row, 8, p.step_time_s, SECONDS)
@@ -386,7 +401,7 @@ def write_performance_sheet(wb, result) -> None:
     last = head + len(designs)
     ws.freeze_panes = f"B{head + 1}"
     ws.print_title_rows = f"{head}:{head}"
-    ws.page_setup.orientation = "landscape"
+    _fit_landscape(ws)
     if designs:
         chart = BarChart()
         chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
@@ -397,8 +412,8 @@ def write_performance_sheet(wb, result) -> None:
         chart.y_axis.delete = False
         chart.add_data(Reference(ws, min_col=2, max_col=7, min_row=head, max_row=last), titles_from_data=True)
         chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=last))
-        chart.height, chart.width = 9, 18
-        ws.add_chart(chart, f"L{head}")
+        chart.height, chart.width = 10, 20
+        ws.add_chart(chart, f"A{last + 2 * len(designs) + 12}")  # below the three tables
 
     row = last + 3
     put(ws, row - 1, 1, "Bytes per GPU per step (GB)").font = BOLD
@@ -408,7 +423,7 @@ def write_performance_sheet(wb, result) -> None:
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
-        put(ws, r, 1, f"#{d.rank} {d.architecture.platform}")
+        put(ws, r, 1, design_name(d))
         values = [getattr(p, f"{k}_{net}_bytes") for k in classes for net in ("nvlink", "scaleout")]
         values += [p.nvlink_bytes, p.scaleout_bytes]
         for j, v in enumerate(values):
@@ -421,7 +436,7 @@ def write_performance_sheet(wb, result) -> None:
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
-        put(ws, r, 1, f"#{d.rank} {d.architecture.platform}")
+        put(ws, r, 1, design_name(d))
         put(ws, r, 2, p.memory_states_gb, GB)
         put(ws, r, 3, p.memory_activations_gb, GB)
         put(ws, r, 4, p.memory_per_gpu_gb, GB)
@@ -565,6 +580,7 @@ def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
         row += 1
 
     ws.freeze_panes = "A3"
+    _fit_landscape(ws)
     _widths(ws, {"A": 44, "B": 40, "C": 16, "D": 90})
 
 
