@@ -1,0 +1,80 @@
+"""PNG plot of a sweep (matplotlib, Agg backend): cost against the swept value, each point's
+architecture written next to it, switch points marked with dashed vertical lines."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .report_json import atomic_path
+
+
+def _x_values(report: dict) -> tuple[list, list[str], str]:
+    """Numeric x for a one-axis numeric sweep (true spacing), else the point's position."""
+    points = report["points"]
+    axes = report["axes"]
+    if len(axes) == 1 and axes[0]["kind"] != "model":
+        name = axes[0]["name"]
+        return [p["values"][name] for p in points], [p["labels"][name] for p in points], name
+    labels = [", ".join(str(v) for v in p["labels"].values()) for p in points]
+    return list(range(len(points))), labels, " × ".join(a["name"] for a in axes)
+
+
+def _log_x(xs: list, report: dict) -> bool:
+    """Geometric sweeps read best on a log axis: one numeric axis, positive, spanning 4× or more."""
+    numeric = len(report["axes"]) == 1 and report["axes"][0]["kind"] != "model"
+    return numeric and min(xs) > 0 and max(xs) / min(xs) >= 4
+
+
+def short_architecture(label: str) -> str:
+    """'dgx-b200 · 1×cx7-ndr · qm9700, 2-tier' → 'dgx-b200 · 1×cx7-ndr · 2-tier' (keeps the plot readable)."""
+    parts = [p.strip() for p in label.split("·")]
+    tail = parts[-1].split(",")
+    tiers = tail[1].strip() if len(tail) > 1 else ""
+    return " · ".join(parts[:-1] + ([tiers] if tiers else []))
+
+
+def write_plot(report: dict, path: str | Path) -> Path:
+    """Capex and TCO (millions of USD) against the swept value, written atomically as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs, xlabels, xname = _x_values(report)
+    points = report["points"]
+    solved = [(x, p) for x, p in zip(xs, points) if p.get("architecture")]
+    fig, ax = plt.subplots(figsize=(10, 5.5), dpi=110)
+    if solved:
+        sx = [x for x, _ in solved]
+        ax.plot(sx, [p["capex_usd"] / 1e6 for _, p in solved], "o-", label="capex")
+        ax.plot(sx, [p["tco_usd"] / 1e6 for _, p in solved], "s--", alpha=0.7, label="TCO")
+        # each point's marker is coloured by its architecture (named in the legend); GPUs written next to it
+        colours = {}
+        for x, p in solved:
+            arch = short_architecture(p["architecture"])
+            first = arch not in colours
+            colours.setdefault(arch, f"C{(len(colours) + 2) % 10}")
+            ax.plot([x], [p["capex_usd"] / 1e6], "D", ms=9, color=colours[arch], zorder=3, label=arch if first else None)
+            ax.annotate(f"{p['gpus']:,} GPUs", (x, p["capex_usd"] / 1e6), textcoords="offset points",
+                        xytext=(7, -12), fontsize=7)
+    at = {p["index"]: x for x, p in zip(xs, points)}
+    for i, s in enumerate(report.get("switch_points", [])):
+        ax.axvline(at[s["index"]], color="tab:red", linestyle=":", label="architecture changes" if i == 0 else None)
+    for x, p in zip(xs, points):
+        if not p.get("architecture"):
+            ax.axvline(x, color="grey", alpha=0.3)
+            ax.annotate(p["status"], (x, 0), textcoords="offset points", xytext=(3, 3), fontsize=7, color="grey")
+    if _log_x(xs, report):
+        ax.set_xscale("log")
+        ax.minorticks_off()
+    ax.set_xticks(xs, xlabels, rotation=30 if len(xs) > 6 else 0, fontsize=8)
+    ax.set_xlabel(xname)
+    ax.set_ylabel("million USD")
+    ax.set_title(f"{report['scenario']}: cost against the swept value")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.margins(x=0.08, y=0.15)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+    return Path(path)
