@@ -1,0 +1,112 @@
+"""One measurement in a fresh process (the runner starts one per run, so imports are counted).
+
+    python bench/worker.py solve SCENARIO [--catalog PATH]... [--top K]
+    python bench/worker.py enumerate SCENARIO [--catalog PATH]... [--top K]
+
+Prints one JSON object on stdout: phase seconds, model size, the K best (objective, identity) and
+the process's peak resident memory.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+T_START = time.perf_counter()
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a clean clone without installing
+
+
+def _peak_rss_mb() -> float:
+    """Peak resident set of this process (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _best(designs) -> list:
+    """(objective to the cent, identity) of each design: what 'agree' compares."""
+    return [[round(d.objective_usd, 2), list(d.identity)] for d in designs]
+
+
+def _import() -> float:
+    """Seconds to import the API and what it pulls in (pandas, Pyomo, highspy where imported eagerly)."""
+    t0 = time.perf_counter()
+    from solver import api, ranking, report_json  # noqa: F401
+
+    return time.perf_counter() - t0
+
+
+def _load(args):
+    """Scenario and catalog, timed as the load phase (YAML parse + validation + catalog merge)."""
+    from solver import api
+
+    t0 = time.perf_counter()
+    ls = api.load_scenario(args.scenario)
+    cat = api.catalog_for(ls, base_paths=args.catalog or None)
+    return ls, cat, time.perf_counter() - t0
+
+
+def run_solve(args) -> dict:
+    """Load, solve (design space, Pyomo build, HiGHS) and write the JSON report, each phase timed."""
+    import_s = _import()
+    from solver import api, report_json
+
+    ls, cat, load_s = _load(args)
+    result = api.solve(ls, cat, top_k=args.top)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        report_json.write_json(result.to_dict(), Path(tmp) / "result.json")
+    report_s = time.perf_counter() - t0
+    t = result.timings_s
+    best = result.designs[0] if result.designs else None
+    return {
+        "status": result.status,
+        "gpus": best.cost.gpus if best else None,
+        "architecture": best.label if best else None,
+        "objective_usd": best.objective_usd if best else None,
+        "stats": {k: v for k, v in result.stats.items() if k != "pruned"},
+        "pruned": result.stats.get("pruned"),
+        "import_s": import_s,
+        "load_s": load_s,
+        "design_space_s": t.get("design_space_s"),
+        "build_s": t.get("build_s"),
+        "solve_s": t.get("solve_s"),
+        "report_s": report_s,
+        "total_s": load_s + t.get("total_s", 0.0) + report_s,
+        "process_s": time.perf_counter() - T_START,
+        "best": _best(result.designs),
+        "peak_rss_mb": _peak_rss_mb(),
+    }
+
+
+def run_enumerate(args) -> dict:
+    """Every feasible design of the unpruned space through the same evaluator, then the K best."""
+    import_s = _import()
+    from solver import ranking
+
+    ls, cat, load_s = _load(args)
+    t0 = time.perf_counter()
+    designs = ranking.enumerate_designs(ls.scenario, cat)
+    best = ranking.best_distinct(designs, args.top)
+    enum_s = time.perf_counter() - t0
+    return {"import_s": import_s, "load_s": load_s, "enumerate_s": enum_s, "feasible_designs": len(designs), "best": _best(best),
+            "process_s": time.perf_counter() - T_START, "peak_rss_mb": _peak_rss_mb()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", choices=["solve", "enumerate"])
+    ap.add_argument("scenario")
+    ap.add_argument("--catalog", action="append", help="catalog file (repeatable; default: shipped + the scenario's)")
+    ap.add_argument("--top", type=int, default=1)
+    args = ap.parse_args(argv)
+    out = run_solve(args) if args.mode == "solve" else run_enumerate(args)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
