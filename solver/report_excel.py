@@ -295,14 +295,17 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
 SUMMARY_HEADER_ROW = 3
 
 
+# Row order of the Summary; `_summary_rows` must list the same keys in the same order.
+SUMMARY_KEYS = (
+    "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
+    "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
+    "racks", "capex", "energy", "tco", "per_gpu",
+)
+
+
 def _summary_row_numbers() -> dict:
     """Row of every Summary key (the same for every design column)."""
-    dummy_keys = [
-        "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
-        "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-        "racks", "capex", "energy", "tco", "per_gpu",
-    ]
-    return {key: SUMMARY_HEADER_ROW + 1 + i for i, key in enumerate(dummy_keys)}
+    return {key: SUMMARY_HEADER_ROW + 1 + i for i, key in enumerate(SUMMARY_KEYS)}
 
 
 def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
@@ -320,7 +323,9 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     for i, (design, cells) in enumerate(zip(result.designs, bom_cells)):
         col_idx = 2 + i
         col = get_column_letter(col_idx)
-        for key, label, value, fmt in _summary_rows(design, cells, col, row_of):
+        rows = _summary_rows(design, cells, col, row_of)
+        assert tuple(r[0] for r in rows) == SUMMARY_KEYS
+        for key, label, value, fmt in rows:
             row = row_of[key]
             if i == 0:
                 put(ws, row, 1, label).font = BOLD
