@@ -43,7 +43,7 @@ def solve(scenario, catalog: Optional[LoadedCatalog] = None, top_k: Optional[int
     sc = ls.scenario
     k = top_k or sc.top_k
     t1 = time.perf_counter()
-    space = build_design_space(sc, cat, prune)
+    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by == "architecture"))
     t2 = time.perf_counter()
     stats = {"combinations": space.combinations, "architectures": len(space.architectures),
              "shapes_kept": len(space.shapes), "points_kept": space.points, "pruned": space.pruned}

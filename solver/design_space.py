@@ -204,7 +204,7 @@ def _divisors(n: int) -> list[int]:
 # ------------------------------------------------------------------------------- shapes
 
 
-def build_design_space(scenario: Scenario, catalog, prune: str = "dominated") -> DesignSpace:
+def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", one_layout_per_cost: bool = False) -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -245,9 +245,24 @@ def build_design_space(scenario: Scenario, catalog, prune: str = "dominated") ->
                                 for reason in pruned:
                                     pruned[reason] += counts.get(reason, 0)
                                 shapes.extend(new)
+    if one_layout_per_cost and prune == "dominated":
+        before = len(shapes)
+        shapes = _one_per_cost(shapes)
+        pruned["equal_cost"] = before - len(shapes)
     kept_perf = {s.perf for s in shapes}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, target, archs, shapes, combos, pruned, best["fastest"], best["leanest"])
+
+
+def _one_per_cost(shapes: list[Shape]) -> list[Shape]:
+    """The fastest shape per (performance class, domains): equal cost, so the rest are twins."""
+    best: dict = {}
+    for s in shapes:
+        key = (s.perf, s.domains[0])
+        if key not in best or (s.step_time_s[0], s.key) < (best[key].step_time_s[0], best[key].key):
+            best[key] = s
+    keep = {id(s) for s in best.values()}
+    return [s for s in shapes if id(s) in keep]
 
 
 def _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best, prune) -> tuple[list[Shape], dict]:

@@ -20,7 +20,7 @@ from . import fabric
 from .design_space import Architecture, DesignSpace, one_tier_allowed
 from .schema import TIERS
 
-KUSD = 1e-3  # model cost unit: thousands of dollars
+KUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
 
 
 @dataclass
