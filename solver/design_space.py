@@ -336,7 +336,7 @@ def _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best,
 
 def _affine(ds: list[int], values: list[float]) -> tuple[float, float]:
     """(intercept, slope) through the first two points; a single point gives slope 0."""
-    if len(ds) == 1 or len(values) == 1:
-        return (values[0], 0.0) if len(ds) == 1 else (values[0], 0.0)
+    if len(ds) == 1:
+        return values[0], 0.0
     slope = (values[1] - values[0]) / (ds[1] - ds[0])
     return values[0] - slope * ds[0], slope
