@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import fabric, workload
+from . import workload
 from .schema import Scenario, as_list
 
 CLASSES = ("tp", "cp", "pp", "dp")

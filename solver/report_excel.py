@@ -19,8 +19,6 @@ when it starts with "=", "+", "-" or "@". The file is written atomically (temp f
 from __future__ import annotations
 
 import datetime as _dt
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -623,21 +621,9 @@ def write_workbook(result, scenario, catalog, path) -> Path:
 
     An existing file is replaced only when the whole write succeeded; the temp file never survives.
     """
-    path = Path(path)
+    from .report_json import atomic_path
+
     wb = build_workbook(result, scenario, catalog)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # mkstemp makes the file 0600; give the result the old file's mode, or the usual 0644.
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         wb.save(tmp)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    return Path(path)

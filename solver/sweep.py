@@ -23,11 +23,11 @@ import typing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from pydantic import BaseModel, ValidationError
 
-from .loading import Document, InputError, LoadedCatalog, LoadedScenario, Problem
+from .loading import Document, InputError, LoadedCatalog, LoadedScenario
 from .schema import NamedModel, Scenario, Sweep, SweepGrowth, SweepParameter, SweepRange
 
 SCHEMA = "fabricplan.sweep/1"
