@@ -18,6 +18,9 @@ class UsageError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
+    flags = argparse.ArgumentParser(add_help=False)  # --debug/--verbose also after the command
+    flags.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    flags.add_argument("--verbose", "-v", action="store_true", default=argparse.SUPPRESS, help="say more")
     p = argparse.ArgumentParser(prog="fabricplan", description=(
         "Plan a GPU cluster purchase: the cheapest platform, NVLink domain size, nodes, NICs, rails, "
         "switch tiers and parallel layout that meet a training step-time target."))
@@ -25,15 +28,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="say more (e.g. which catalog entries were overridden)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    v = sub.add_parser("validate", help="check catalog and scenario files")
+    v = sub.add_parser("validate", parents=[flags], help="check catalog and scenario files")
     v.add_argument("paths", nargs="+", metavar="PATH")
     v.add_argument("--catalog", action="append", metavar="PATH", help="catalog(s) to check scenarios against")
 
-    c = sub.add_parser("catalog", help="list the parts of the catalog")
+    c = sub.add_parser("catalog", parents=[flags], help="list the parts of the catalog")
     c.add_argument("--catalog", action="append", metavar="PATH", help="catalog file (repeatable; later files override)")
     c.add_argument("--json", action="store_true", help="print the merged catalog as JSON")
 
-    s = sub.add_parser("solve", help="find the K cheapest distinct designs meeting the target")
+    s = sub.add_parser("solve", parents=[flags], help="find the K cheapest distinct designs meeting the target")
     _common(s)
     s.add_argument("--top", type=int, metavar="K", help="number of distinct designs (default: scenario top_k, else 5)")
     s.add_argument("--distinct-by", choices=["architecture", "layout"], default="architecture")
@@ -41,10 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
     s.add_argument("--time-limit", type=float, metavar="S", help="solver time limit in seconds")
 
-    e = sub.add_parser("evaluate", help="evaluate the one design the scenario's pin block fixes")
+    e = sub.add_parser("evaluate", parents=[flags], help="evaluate the one design the scenario's pin block fixes")
     _common(e)
 
-    w = sub.add_parser("sweep", help="solve a list of scenario variants (growth sweeps)")
+    w = sub.add_parser("sweep", parents=[flags], help="solve a list of scenario variants (growth sweeps)")
     _common(w)
     w.add_argument("--xlsx", metavar="FILE", help="workbook path (default outputs/<scenario>-sweep.xlsx)")
     w.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario>-sweep.png)")

@@ -12,6 +12,7 @@ import difflib
 import hashlib
 import math
 import re
+import reprlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -25,6 +26,7 @@ from .schema import Catalog, Scenario, as_list
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_ALIASES = 100
 MAX_DEPTH = 50
+MAX_EXPANDED_VALUES = 200_000  # values after expanding aliases (a shipped catalog has ~2,000)
 CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
 
 
@@ -56,8 +58,13 @@ class InputError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict, _REPR.maxlevel = 60, 60, 6, 6, 3
+
+
 def _show(value: Any) -> str:
-    text = repr(value)
+    # reprlib never walks a whole structure: an input value may be a huge aliased tree
+    text = _REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -194,6 +201,18 @@ def _node_checks(doc: Document, node: yaml.Node, depth: int = 0, seen: Optional[
         ))
 
 
+def _expanded_size(node: yaml.Node, memo: dict) -> int:
+    """How many values the document has once every alias is expanded (memoised per node)."""
+    key = id(node)
+    if key not in memo:
+        memo[key] = 1  # a recursive alias counts once instead of looping
+        if isinstance(node, yaml.MappingNode):
+            memo[key] = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            memo[key] = 1 + sum(_expanded_size(v, memo) for v in node.value)
+    return memo[key]
+
+
 def read_yaml(path: str | Path, display: Optional[str] = None) -> Document:
     """Parse one YAML file safely; raise InputError for anything that is not a usable mapping."""
     path = Path(path)
@@ -218,7 +237,8 @@ def read_yaml(path: str | Path, display: Optional[str] = None) -> Document:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise fail(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}): save the file as UTF-8", line) from None
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise fail(f"not UTF-8 text (byte 0x{raw[exc.start]:02x}): save the file as UTF-8", line, column) from None
     if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
         raise fail("empty file: expected a YAML mapping")
     loader = _Loader(text)
@@ -234,6 +254,9 @@ def read_yaml(path: str | Path, display: Optional[str] = None) -> Document:
         raise fail(f"YAML error: {exc}") from None
     finally:
         loader.dispose()
+    if node is not None and _expanded_size(node, {}) > MAX_EXPANDED_VALUES:
+        raise fail(f"the YAML expands to more than {MAX_EXPANDED_VALUES:,} values through anchors and aliases: "
+                   "write the values out instead")
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise fail(f"expected a YAML mapping at the top level (got {kind})")

@@ -20,13 +20,14 @@ def check_writable(path: str | Path) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise OutputError(f"{path}: is a directory; give a file name")
-    if not parent.exists():
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot create the folder {parent}: {exc.strerror or exc}") from None
-    if not os.access(parent, os.W_OK):
-        raise OutputError(f"{path}: the folder {parent} is not writable")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        # really write: os.access says yes to root even on read-only or virtual file systems
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write in {parent}: {exc.strerror or exc}") from None
     if path.exists() and not os.access(path, os.W_OK):
         raise OutputError(f"{path}: the file exists and is not writable")
     return path

@@ -220,14 +220,10 @@ def test_json_path_that_is_a_directory_is_rejected_before_solving(tmp_path):
     _assert_unwritable_rejected_before_solving(tmp_path, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: check_writable trusts os.access, which is always true for root; "
-                   "/proc/x.json passes, the solve runs, then writing fails as 'internal error' with exit 3")
 def test_json_path_in_proc_is_rejected_before_solving(tmp_path):
     _assert_unwritable_rejected_before_solving("/proc/x.json", tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: check_writable does not notice the parent is a file; "
-                   "the solve runs, then writing fails as 'internal error: FileExistsError' with exit 3")
 def test_json_path_under_a_file_is_rejected_before_solving(tmp_path):
     (tmp_path / "plain-file").write_text("x", encoding="utf-8")
     _assert_unwritable_rejected_before_solving(tmp_path / "plain-file" / "x.json", tmp_path)
