@@ -209,95 +209,120 @@ def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", on
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
     layouts with no d that fits in memory and meets the target; "points" also drops each d whose
-    own rows fail; "dominated" (default) keeps only each layout's smallest feasible d.
+    own rows fail; "dominated" (default) keeps, per layout, the smallest feasible d and, for each
+    tier boundary of the class's switches, the smallest feasible d above it (a bigger fabric is a
+    distinct architecture, so ranking needs its cheapest point too).
+    one_layout_per_cost (with "dominated"): of the points of one performance class that occupy the
+    same number of domains — and so cost exactly the same on every architecture — keep only the
+    fastest. Exact when ranking distinct architectures, not distinct layouts.
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
     cat = getattr(catalog, "catalog", catalog)
     archs = architectures(scenario, catalog)
-    target = scenario.target_step_time_s()
-    wl = scenario.workload
+    ctx = _Context(scenario, catalog, prune)
     par = allowed_parallelism(scenario)
-    overlap = workload.overlap_for(scenario)
     platforms = cat.by_id("platforms")
-    max_gpus = scenario.constraints.max_gpus
-    pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
-    combos = 0
-    best = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
     perfs = sorted({a.perf for a in archs})
     switches_per_perf = {p: sum(1 for a in archs if a.perf == p) for p in perfs}
     shapes: list[Shape] = []
-    for perf in perfs:
-        plat = platforms[perf.platform]
-        hw = workload.hardware_for(scenario, catalog, perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+    for plat_id in sorted({p.platform for p in perfs}):
+        plat = platforms[plat_id]
+        plat_perfs = [p for p in perfs if p.platform == plat_id]
+        n_switch = sum(switches_per_perf[p] for p in plat_perfs)
+        hws = {p: workload.hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription) for p in plat_perfs}
+        thresholds = _tier_thresholds(cat, [a for a in archs if a.platform == plat_id])
         for g_used in domain_sizes(plat.gpus_per_domain, scenario.pin.gpus_per_domain_used):
-            for t in par["tp"]:
-                for c in par["cp"]:
-                    for p in par["pp"]:
-                        for v in par["vp"]:
-                            if v > 1 and p == 1:
-                                continue
-                            for b in par["microbatch_size"]:
-                                if wl.global_batch_size % b:
-                                    continue
-                                new, counts = _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best, prune)
-                                combos += counts["combinations"] * switches_per_perf[perf]
-                                for reason in pruned:
-                                    pruned[reason] += counts.get(reason, 0)
-                                shapes.extend(new)
+            for lay in _layouts(par, scenario.workload):
+                groups = _placeable_groups(ctx, lay, g_used, n_switch)
+                for ds in groups:
+                    if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
+                        continue
+                    for perf in plat_perfs:
+                        shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds)
+                        if shape is not None:
+                            shapes.append(shape)
+    pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
-        before = len(shapes)
-        shapes = _one_per_cost(shapes)
-        pruned["equal_cost"] = before - len(shapes)
+        before = sum(len(s.d_values) for s in shapes)
+        shapes = _one_point_per_cost(shapes)
+        pruned["equal_cost"] = before - sum(len(s.d_values) for s in shapes)
     kept_perf = {s.perf for s in shapes}
     archs = [a for a in archs if a.perf in kept_perf]
-    return DesignSpace(scenario, catalog, target, archs, shapes, combos, pruned, best["fastest"], best["leanest"])
+    return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
+                       ctx.best["fastest"], ctx.best["leanest"])
 
 
-def _one_per_cost(shapes: list[Shape]) -> list[Shape]:
-    """The fastest shape per (performance class, domains): equal cost, so the rest are twins."""
-    best: dict = {}
-    for s in shapes:
-        key = (s.perf, s.domains[0])
-        if key not in best or (s.step_time_s[0], s.key) < (best[key].step_time_s[0], best[key].key):
-            best[key] = s
-    keep = {id(s) for s in best.values()}
-    return [s for s in shapes if id(s) in keep]
+class _Context:
+    """What every shape of one build shares, and the counters it keeps."""
+
+    def __init__(self, scenario, catalog, prune):
+        self.scenario, self.catalog, self.prune = scenario, catalog, prune
+        self.wl = scenario.workload
+        self.target = scenario.target_step_time_s()
+        self.overlap = workload.overlap_for(scenario)
+        self.max_gpus = scenario.constraints.max_gpus
+        self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
+        self.combinations = 0
+        self.best = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
 
 
-def _shapes_of(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, max_gpus, best, prune) -> tuple[list[Shape], dict]:
-    """The shapes of one layout (t, c, p, v, b, G_u): one for the multi-domain regime, one per d below."""
-    wl = scenario.workload
-    pin_dp = scenario.pin.dp
-    counts = {"combinations": 0}
+def _layouts(par: dict, wl) -> list[tuple]:
+    """Every allowed (t, c, p, v, b); interleaving only with pipelining; b divides the batch."""
+    return [(t, c, p, v, b) for t in par["tp"] for c in par["cp"] for p in par["pp"] for v in par["vp"]
+            for b in par["microbatch_size"] if not (v > 1 and p == 1) and wl.global_batch_size % b == 0]
+
+
+def _tier_thresholds(cat, archs: list[Architecture]) -> list[int]:
+    """Node counts at which some architecture of the platform needs one more fabric tier."""
+    from .fabric import max_nodes
+
+    switches = cat.by_id("switches")
+    caps = set()
+    for a in archs:
+        radix = switches[a.switch].radix
+        caps.update(max_nodes(radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2))
+    return sorted(c for c in caps if c > 0)
+
+
+def _placeable_groups(ctx: _Context, lay: tuple, g_used: int, n_switch: int) -> list[list[int]]:
+    """The d values of one layout that can be placed, split into regimes: all d whose pipeline stage
+    fills whole domains (one shape), then each smaller d on its own."""
+    t, c, p, v, b = lay
+    wl, pin_dp = ctx.wl, ctx.scenario.pin.dp
     candidates = [pin_dp] if pin_dp is not None else _divisors(wl.global_batch_size // b)
     multi, single = [], []
     for d in candidates:
         if wl.global_batch_size % (d * b):
             continue
-        counts["combinations"] += 1
+        ctx.combinations += n_switch
         layout = workload.Layout(t, c, p, v, d, b, g_used)
         if workload.placement_problem(layout, wl, g_used) is not None:
-            counts["placement"] = counts.get("placement", 0) + 1
+            ctx.pruned["placement"] += n_switch
             continue
-        if max_gpus is not None and layout.gpus > max_gpus:
-            counts["caps"] = counts.get("caps", 0) + 1
+        if ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
+            ctx.pruned["caps"] += n_switch
             continue
         (multi if t * c * d >= g_used else single).append(d)
-    groups = [multi] if multi else []
-    groups += [[d] for d in single]
-    shapes = []
-    for ds in groups:
-        shape, reason = _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best, prune)
-        if shape is None:
-            counts[reason] = counts.get(reason, 0) + len(ds)
-        else:
-            shapes.append(shape)
-    return shapes, counts
+    return ([multi] if multi else []) + [[d] for d in single]
 
 
-def _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best, prune) -> tuple[Optional[Shape], str]:
-    wl = scenario.workload
+def _fits_memory_somewhere(ctx: _Context, lay: tuple, g_used: int, ds: list[int], hw, n_perf: int) -> bool:
+    """Memory does not depend on the NIC or rails: check it once per platform (exact pruning)."""
+    t, c, p, v, b = lay
+    q = workload.performance(ctx.wl, workload.Layout(t, c, p, v, ds[-1], b, g_used), hw, ctx.overlap)
+    lean = q.memory_per_gpu_gb  # the largest d has the smallest optimizer shard
+    if lean < ctx.best["leanest"][0]:
+        ctx.best["leanest"] = (lean, q.hbm_usable_gb, f"{hw.gpu_id}, tp={t} cp={c} pp={p} vp={v} mbs={b} dp={ds[-1]}")
+    if ctx.prune != "none" and lean > q.hbm_usable_gb * (1 + 1e-9):
+        ctx.pruned["memory"] += len(ds) * n_perf
+        return False
+    return True
+
+
+def _shape(ctx: _Context, perf, hw, g_used, lay, ds, plat, thresholds) -> Optional[Shape]:
+    t, c, p, v, b = lay
+    wl, overlap, target, prune = ctx.wl, ctx.overlap, ctx.target, ctx.prune
     perfs = [workload.performance(wl, workload.Layout(t, c, p, v, d, b, g_used), hw, overlap) for d in ds[:2]]
     comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
     mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
@@ -311,27 +336,68 @@ def _shape(scenario, perf, hw, overlap, target, g_used, t, c, p, v, b, ds, best,
     mems = [(mem[0] + mem[1] * d) / d for d in ds]
     steps = [(comp[0] + comp[1] * d + sum(max(0.0, x.c0 + x.c1 * d) for x in exposures)) / d for d in ds]
     key = f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
-    desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, tp={t} cp={c} pp={p} vp={v} mbs={b}"
-    if min(mems) < best["leanest"][0]:
-        best["leanest"] = (min(mems), hbm, desc)
     fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
-    if fitting and min(fitting)[0] < best["fastest"][0]:
-        best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
+    if fitting and min(fitting)[0] < ctx.best["fastest"][0]:
+        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, tp={t} cp={c} pp={p} vp={v} mbs={b}"
+        ctx.best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
     ok = [st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)]
-    if prune != "none" and min(mems) > hbm * (1 + 1e-9):
-        return None, "memory"
     if prune != "none" and not any(ok):
-        return None, "target"
-    if prune in ("points", "dominated"):
-        # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen;
-        # with "dominated", also drop every d above the shape's first feasible one (same
-        # architecture, more domains: never cheaper, never easier on a cap).
-        keep = [ok.index(True)] if prune == "dominated" else [j for j in range(len(ds)) if ok[j]]
-        ds = [ds[j] for j in keep]
-        steps = [steps[j] for j in keep]
+        ctx.pruned["target"] += len(ds)
+        return None
     n_rep = t * c * p
     domains = [max(1, (n_rep * d) // g_used) for d in ds]
-    return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm, steps), ""
+    if prune in ("points", "dominated"):
+        # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen.
+        keep = [j for j in range(len(ds)) if ok[j]]
+        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + len(ds) - len(keep)
+        if prune == "dominated":
+            kept = _cheapest_per_tier(keep, domains, plat, ctx.scenario, thresholds)
+            ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + len(keep) - len(kept)
+            keep = kept
+        ds, steps, domains = [ds[j] for j in keep], [steps[j] for j in keep], [domains[j] for j in keep]
+    return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm, steps)
+
+
+def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, thresholds: list[int]) -> list[int]:
+    """Of the feasible d (ascending), the smallest, and the smallest whose node count crosses each
+    tier boundary: every architecture-and-tier identity keeps its cheapest point on this layout, and
+    the rest (same identity, more domains) can never be cheaper or easier on a cap."""
+    from .fabric import compute_units, nodes_per_unit, spare_units_for
+
+    def nodes(j):
+        units = compute_units(plat, domains[j])
+        return (units + spare_units_for(units, scenario.constraints.spare_nodes_fraction)) * nodes_per_unit(plat)
+
+    keep = {feasible[0]}
+    for bound in thresholds:
+        above = next((j for j in feasible if nodes(j) > bound), None)
+        if above is not None:
+            keep.add(above)
+    return sorted(keep)
+
+
+def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
+    """The fastest point per (performance class, domains): equal cost on every architecture of the
+    class, so the other points are twins."""
+    best: dict = {}
+    for i, s in enumerate(shapes):
+        for j, dom in enumerate(s.domains):
+            key = (s.perf, dom)
+            rank = (s.step_time_s[j], s.key, s.d_values[j])
+            if key not in best or rank < best[key][0]:
+                best[key] = (rank, i, j)
+    keep: dict[int, list[int]] = {}
+    for _, i, j in best.values():
+        keep.setdefault(i, []).append(j)
+    out = []
+    for i, s in enumerate(shapes):
+        if i in keep:
+            js = sorted(keep[i])
+            s.d_values = [s.d_values[j] for j in js]
+            s.domains = [s.domains[j] for j in js]
+            s.step_time_s = [s.step_time_s[j] for j in js]
+            out.append(s)
+    return out
 
 
 def _affine(ds: list[int], values: list[float]) -> tuple[float, float]:
