@@ -304,8 +304,6 @@ def test_output_path_that_is_a_directory_is_rejected(tmp_path):
         check_writable(tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: check_writable accepts a path whose parent is a regular file; "
-                   "the solve runs, then atomic_path's mkdir raises FileExistsError (exit 3 'internal error')")
 def test_output_under_a_regular_file_fails_before_solving(tmp_path):
     blocker = tmp_path / "afile"
     blocker.write_text("x")
