@@ -5,9 +5,8 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from . import loading, ranking, workload
+from . import loading, workload
 from .design_space import Architecture, build_design_space
-from .highs import HighsAdapter
 from .loading import InputError, LoadedCatalog, LoadedScenario, Problem
 from .results import Design, SolveResult, make_design
 
@@ -36,6 +35,9 @@ def solve(scenario, catalog: Optional[LoadedCatalog] = None, top_k: Optional[int
           distinct_by: str = "architecture", time_limit_s: Optional[float] = None,
           progress: Optional[Callable[[int, int], None]] = None, prune: str = "dominated") -> SolveResult:
     """Find the K cheapest distinct designs that meet the target (SPEC §7)."""
+    from . import ranking  # lazy: Pyomo is only needed to solve
+    from .highs import HighsAdapter
+
     t0 = time.perf_counter()
     ls = _scenario(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)

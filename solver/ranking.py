@@ -166,6 +166,9 @@ def explain_infeasible(space: DesignSpace, time_limit_s: Optional[float] = None)
     model = milp.build_model(data, soft_caps=True)
     outcome = HighsAdapter(time_limit_s=time_limit_s).solve(model)
     if not outcome.has_solution:
+        too_big = _beyond_three_tiers(space, data)
+        if too_big:
+            return too_big
         return f"no design could be built even with the caps relaxed (solver status {outcome.status})"
     import pyomo.environ as pyo
 
@@ -185,6 +188,29 @@ def explain_infeasible(space: DesignSpace, time_limit_s: Optional[float] = None)
     if fastest:
         parts.append(fastest)
     return "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+
+
+def _beyond_three_tiers(space: DesignSpace, data) -> Optional[str]:
+    """When every layout that meets the target needs more nodes than any allowed 3-tier fat tree holds."""
+    from .fabric import compute_units, max_nodes, nodes_per_unit
+
+    cat = getattr(space.catalog, "catalog", space.catalog)
+    plats = cat.by_id("platforms")
+    fewest = None
+    for s in space.shapes:
+        plat = plats[s.perf.platform]
+        nodes = min(compute_units(plat, dom) * nodes_per_unit(plat) for dom in s.domains)
+        if fewest is None or nodes < fewest[0]:
+            fewest = (nodes, s)
+    biggest = max(((max_nodes(ad.k, ad.rails, ad.arch.oversubscription, 3), ad.arch) for ad in data.archs),
+                  key=lambda x: x[0], default=None)
+    if fewest is None or biggest is None or fewest[0] <= biggest[0]:
+        return None
+    nodes, s = fewest
+    return (f"every design meeting the {space.target_step_time_s:.3g} s target needs at least {nodes:,} nodes "
+            f"({s.describe(s.d_values[0])}), more than the largest 3-tier fat-tree fabric allowed holds "
+            f"({biggest[0]:,} nodes with {biggest[1].rails_per_node} rail(s) of {biggest[1].switch}); allow a "
+            f"higher-radix switch, fewer rails per node or a slower target")
 
 
 def _gpus_needed_without_cap(space: DesignSpace, time_limit_s: Optional[float]) -> Optional[str]:

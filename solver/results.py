@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-import pandas as pd
-
 from . import fabric, workload
 from .design_space import Architecture
 
@@ -176,8 +174,10 @@ class SolveResult:
             out["warnings"] = list(self.warnings)
         return out
 
-    def table(self) -> pd.DataFrame:
-        """One tidy row per ranked design."""
+    def table(self):
+        """One tidy row per ranked design (a pandas DataFrame)."""
+        import pandas as pd  # lazy: the command line does not need pandas
+
         rows = []
         for d in self.designs:
             lay = d.layout

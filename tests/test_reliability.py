@@ -182,8 +182,6 @@ def test_impossible_target_says_so_plainly():
     assert "cannot be met" in result.explanation and "fastest" in result.explanation
 
 
-@pytest.mark.xfail(strict=True, reason="bug: when only the fabric size rules a design out (beyond 3 tiers), "
-                   "the explanation is 'no design could be built even with the caps relaxed' with no caps set")
 def test_beyond_three_tiers_explanation_names_the_fabric():
     # dense-100k at 0.85 s: layouts exist that meet the target, but none fits a 3-tier fat tree.
     sc = yaml.safe_load((REPO / "bench" / "scenarios" / "dense-100k.yaml").read_text())
