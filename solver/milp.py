@@ -165,13 +165,16 @@ def add_sets_and_variables(m, data: ModelData, soft_caps: bool) -> None:
     m.exposed = pyo.Var(m.SE, domain=pyo.NonNegativeReals)
     big = {a: max(1, data.archs[a].max_domains) for a in m.A}
     m.domains = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, big[a]))
-    m.spare_units = pyo.Var(m.A, domain=pyo.NonNegativeIntegers)
-    m.tier_nodes = pyo.Var(m.AT, domain=pyo.NonNegativeIntegers)
+    # Upper bounds implied by the constraints (they cut nothing feasible; they help presolve)
+    ub = {a: _bounds(data.archs[a], data.spare_fraction) for a in m.A}
+    m.spare_units = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["spares"]))
+    m.tier_nodes = pyo.Var(m.AT, domain=pyo.NonNegativeIntegers,
+                           bounds=lambda _, a, t: (0, min(data.archs[a].cap[t], ub[a]["nodes"])))
     m.Q = [(a, q) for a in m.A if 1 in data.archs[a].tiers for q in range(1, data.archs[a].rails + 1)]
     m.rail_groups = pyo.Var(m.Q, domain=pyo.Binary)  # 1 tier: q whole rail groups per switch
-    m.leaves2 = pyo.Var(m.A, domain=pyo.NonNegativeIntegers)  # leaves per rail, 2 tiers
-    m.leaves3 = pyo.Var(m.A, domain=pyo.NonNegativeIntegers)  # leaves per rail, 3 tiers
-    m.pods = pyo.Var(m.A, domain=pyo.NonNegativeIntegers)
+    m.leaves2 = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["leaves2"]))  # per rail
+    m.leaves3 = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["leaves3"]))  # per rail
+    m.pods = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, data.archs[a].k))
     m.RHO = [(a, dv) for a in m.A if 2 in data.archs[a].tiers for dv in fabric.divisors(data.archs[a].k_up)]
     m.spine_choice = pyo.Var(m.RHO, domain=pyo.Binary)  # 2 tiers: spines = dv
     m.CHI = [(a, dv) for a in m.A if 3 in data.archs[a].tiers for dv in fabric.divisors(data.archs[a].k // 2)]
@@ -179,7 +182,7 @@ def add_sets_and_variables(m, data: ModelData, soft_caps: bool) -> None:
     m.MOD = [(a, tier, end) for a in m.A for tier in TIERS if data.archs[a].links[tier] is not None
              for end in ("switch", "far") if _module_matters(data.archs[a].links[tier], end)]
     m.modules = pyo.Var(m.MOD, domain=pyo.NonNegativeIntegers)
-    m.compute_racks = pyo.Var(m.A, domain=pyo.NonNegativeIntegers)
+    m.compute_racks = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["compute_racks"]))
     m.network_racks = pyo.Var(m.A, domain=pyo.NonNegativeIntegers)
     m.cap_slack = pyo.Var(["max_gpus", "budget_usd", "facility_power_kw", "max_racks"], domain=pyo.NonNegativeReals)
     if not soft_caps:
@@ -187,6 +190,21 @@ def add_sets_and_variables(m, data: ModelData, soft_caps: bool) -> None:
     # handy expressions
     m.y = {i: sum(m.w[i, j] for j in range(len(shapes[i].d_values))) for i in m.S}
     m.d = {i: sum(shapes[i].d_values[j] * m.w[i, j] for j in range(len(shapes[i].d_values))) for i in m.S}
+
+
+def _bounds(ad: ArchData, spare_fraction: float) -> dict:
+    """Largest values the integer counts of one architecture can take at any feasible point."""
+    units = ad.units_per_domain * max(1, ad.max_domains)
+    spares = fabric.spare_units_for(units, spare_fraction)
+    nodes = ad.nodes_per_unit * (units + spares)
+    k_down = max(1, ad.k_down)
+    return {
+        "spares": spares,
+        "nodes": nodes,
+        "leaves2": -(-min(ad.cap[2], nodes) // k_down),
+        "leaves3": -(-min(ad.cap[3], nodes) // k_down),
+        "compute_racks": units + spares if ad.unit_is_rack else -(-(units + spares) // ad.units_per_rack),
+    }
 
 
 def _module_matters(link, end: str) -> bool:
