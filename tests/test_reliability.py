@@ -412,3 +412,142 @@ def test_catalog_file_that_is_not_yaml_text_is_a_clear_error(tmp_path):
     proc = run_cli("validate", tmp_path / "sc.yaml")
     assert_clean_exit(proc, 2)
     assert f"{tmp_path / 'bin.yaml'}:1:1: binary file" in proc.stderr
+
+
+# ------------------------------------------------------------- sweep interruption and outputs
+
+
+def sweep_cli_args(folder: Path, *extra) -> list[str]:
+    """The growth sweep, serially, with every output inside `folder`."""
+    return [sys.executable, "-m", "solver", "sweep", str(REPO / "scenarios" / "growth-sweep.yaml"), "--jobs", "1",
+            "--json", str(folder / "s.json"), "--xlsx", str(folder / "s.xlsx"), "--plot", str(folder / "s.png"), *extra]
+
+
+def point_lines(results_path: Path) -> list[str]:
+    """The whole point rows of a `<json stem>.points.jsonl` file (line 1 is the header; a row being
+    appended while we read, with no newline yet, is left out)."""
+    if not results_path.exists():
+        return []
+    lines = results_path.read_text(encoding="utf-8").splitlines(keepends=True)[1:]
+    return [line.rstrip("\n") for line in lines if line.endswith("\n")]
+
+
+def architecture_gpus_capex(report: dict) -> list[tuple]:
+    return [(p["index"], p["status"], p["architecture"], p["gpus"], p["capex_usd"]) for p in report["points"]]
+
+
+def test_ctrl_c_during_sweep_keeps_outputs_and_finished_points_then_resume_finishes(tmp_path):
+    # The growth sweep has 6 points (2048 · 1.5^k for k = 0..5, docs/sweeps.md), each solved in
+    # ≈ 0.2–0.6 s. Run 1 is uninterrupted: its outputs are the "previous outputs" and the reference
+    # answer. Run 2 (same command) gets SIGINT once a point is in s.points.jsonl. Run 3 is --resume.
+    results = tmp_path / "s.points.jsonl"
+    first = subprocess.run(sweep_cli_args(tmp_path), cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert_clean_exit(first, 0)
+    outputs = {name: (tmp_path / name).read_bytes() for name in ("s.json", "s.xlsx", "s.png")}
+    reference = json.loads(outputs["s.json"])
+    assert len(reference["points"]) == 6
+
+    first_lines = point_lines(results)
+    proc = subprocess.Popen(sweep_cli_args(tmp_path), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        # Run 2 (no --resume) rewrites the file to its header, then appends its own rows (new wall_s):
+        # wait, polling every 5 ms for at most 60 s, until the file holds at least one of run 2's rows.
+        deadline = time.monotonic() + 60
+        seen = first_lines
+        while time.monotonic() < deadline and proc.poll() is None and (not seen or seen == first_lines):
+            time.sleep(0.005)
+            seen = point_lines(results)
+        assert proc.poll() is None, "the sweep ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err  # EXIT_INTERRUPTED in solver/cli.py
+    assert "Traceback" not in err + out
+    assert "interrupted" in err
+    kept = point_lines(results)
+    assert 1 <= len(seen) <= len(kept) < 6  # finished points stay; at least one was left unsolved
+    assert kept[:len(seen)] == seen
+    kept_rows = [json.loads(line) for line in kept]  # every kept line is whole JSON
+    for name, data in outputs.items():
+        assert (tmp_path / name).read_bytes() == data, f"{name} changed by the interrupted run"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json", "s.png", "s.points.jsonl", "s.xlsx"]
+
+    resumed = subprocess.run(sweep_cli_args(tmp_path, "--resume"), cwd=REPO, capture_output=True, text=True,
+                             timeout=120)
+    assert_clean_exit(resumed, 0)
+    rows = [json.loads(line) for line in point_lines(results)]
+    assert sorted(r["index"] for r in rows) == list(range(6))  # each point once
+    # The kept rows come back as they were (same wall_s: not solved again); only 6 − kept are new.
+    assert rows[:len(kept_rows)] == kept_rows
+    kept_indexes = {r["index"] for r in kept_rows}
+    assert {r["index"] for r in rows[len(kept_rows):]} == set(range(6)) - kept_indexes
+    final = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert architecture_gpus_capex(final) == architecture_gpus_capex(reference)
+    assert final["switch_points"] == reference["switch_points"]
+
+
+@pytest.fixture(scope="module")
+def small_sweep_report() -> dict:
+    """A real two-point sweep of the tiny scenario (B = 8 and 16), for the output-writer tests."""
+    from solver import sweep
+
+    ls = api.load_scenario(tiny_scenario())
+    plan = sweep.plan_sweep(ls, api.catalog_for(ls), vary=["workload.global_batch_size=8,16"])
+    report = sweep.sweep_report(plan, sweep.run_points(plan))
+    assert [p["status"] for p in report["points"]] == ["optimal", "optimal"]
+    return report
+
+
+def test_failed_plot_write_leaves_existing_png_intact(tmp_path, monkeypatch, small_sweep_report):
+    from matplotlib.figure import Figure
+    from solver.report_plot import write_plot
+
+    target = tmp_path / "s.png"
+    target.write_bytes(b"previous png")
+
+    def broken_savefig(self, fname, *args, **kwargs):
+        Path(fname).write_bytes(b"\x89PNG\r\n\x1a\n truncated")  # half a PNG, then the disk fills
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", broken_savefig)
+    with pytest.raises(OSError):
+        write_plot(small_sweep_report, target)
+    assert target.read_bytes() == b"previous png"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monkeypatch, small_sweep_report):
+    from openpyxl.workbook.workbook import Workbook
+    from solver.sweep import write_workbook
+
+    target = tmp_path / "s.xlsx"
+    target.write_bytes(b"previous workbook")
+
+    def broken_save(self, filename):
+        Path(filename).write_bytes(b"PK\x03\x04 truncated")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Workbook, "save", broken_save)
+    with pytest.raises(OSError):
+        write_workbook(small_sweep_report, target)
+    assert target.read_bytes() == b"previous workbook"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_sweep_writers_succeed_without_the_fault(tmp_path, small_sweep_report):
+    # The two tests above can fail: unpatched, the same writers replace the old files with real ones.
+    from solver.report_plot import write_plot
+    from solver.sweep import write_workbook
+
+    png, xlsx = tmp_path / "s.png", tmp_path / "s.xlsx"
+    png.write_bytes(b"previous png")
+    xlsx.write_bytes(b"previous workbook")
+    write_plot(small_sweep_report, png)
+    write_workbook(small_sweep_report, xlsx)
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert zipfile.is_zipfile(xlsx)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.png", "s.xlsx"]
