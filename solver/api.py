@@ -111,10 +111,17 @@ def evaluate(scenario, catalog: Optional[LoadedCatalog] = None) -> Design:
     if problem:
         raise InputError([doc.problem(("pin",), f"the pinned layout cannot be placed: {problem}")])
     arch = Architecture(plat.id, nic.id, pin.rails_per_node, switch, float(pin.oversubscription or 1.0))
-    design = make_design(sc, cat, arch, lay, sc.target_step_time_s(), pin.tiers)
+    try:
+        design = make_design(sc, cat, arch, lay, sc.target_step_time_s(), pin.tiers)
+    except ValueError as exc:  # the catalog cannot build it (no link reaches, unit too big for the rack)
+        raise InputError([doc.problem(("pin",), f"the catalog cannot build this design: {exc}")]) from None
     if design is None:
         raise InputError([doc.problem(("pin",), "the fabric for this design does not fit in "
                                       + (f"{pin.tiers} tier(s)" if pin.tiers else "3 tiers") + f" of {switch}")])
+    if pin.nodes is not None and design.cost.job_nodes != pin.nodes:
+        raise InputError([doc.problem(("pin", "nodes"), f"the pinned layout runs on {design.cost.job_nodes:,} nodes "
+                                      f"(tp·cp·pp·dp = {lay.gpus:,} GPUs on {plat.gpus_per_node} per node); "
+                                      "pin a matching dp or remove pin.nodes", pin.nodes)])
     design.rank = 1
     return design
 

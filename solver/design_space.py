@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import workload
+from .fabric import divisors
 from .schema import Scenario, as_list
 
 CLASSES = ("tp", "cp", "pp", "dp")
@@ -196,11 +197,6 @@ def domain_sizes(gpus_per_domain: int, pinned: Optional[int]) -> list[int]:
     return sorted({gpus_per_domain, pow2}, reverse=True)
 
 
-def _divisors(n: int) -> list[int]:
-    small = [i for i in range(1, int(math.isqrt(n)) + 1) if n % i == 0]
-    return sorted(set(small + [n // i for i in small]))
-
-
 # ------------------------------------------------------------------------------- shapes
 
 
@@ -218,6 +214,8 @@ def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", on
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
+    if prune == "dominated" and scenario.pin.nodes is not None:
+        prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
     cat = getattr(catalog, "catalog", catalog)
     archs = architectures(scenario, catalog)
     ctx = _Context(scenario, catalog, prune)
@@ -290,7 +288,7 @@ def _placeable_groups(ctx: _Context, lay: tuple, g_used: int, n_switch: int) -> 
     fills whole domains (one shape), then each smaller d on its own."""
     t, c, p, v, b = lay
     wl, pin_dp = ctx.wl, ctx.scenario.pin.dp
-    candidates = [pin_dp] if pin_dp is not None else _divisors(wl.global_batch_size // b)
+    candidates = [pin_dp] if pin_dp is not None else divisors(wl.global_batch_size // b)
     multi, single = [], []
     for d in candidates:
         if wl.global_batch_size % (d * b):
@@ -344,8 +342,7 @@ def _shape(ctx: _Context, perf, hw, g_used, lay, ds, plat, thresholds) -> Option
     if prune != "none" and not any(ok):
         ctx.pruned["target"] += len(ds)
         return None
-    n_rep = t * c * p
-    domains = [max(1, (n_rep * d) // g_used) for d in ds]
+    domains = [workload.Layout(t, c, p, v, d, b, g_used).domains for d in ds]
     if prune in ("points", "dominated"):
         # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen.
         keep = [j for j in range(len(ds)) if ok[j]]
@@ -362,11 +359,10 @@ def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, 
     """Of the feasible d (ascending), the smallest, and the smallest whose node count crosses each
     tier boundary: every architecture-and-tier identity keeps its cheapest point on this layout, and
     the rest (same identity, more domains) can never be cheaper or easier on a cap."""
-    from .fabric import compute_units, nodes_per_unit, spare_units_for
+    from .fabric import total_nodes
 
     def nodes(j):
-        units = compute_units(plat, domains[j])
-        return (units + spare_units_for(units, scenario.constraints.spare_nodes_fraction)) * nodes_per_unit(plat)
+        return total_nodes(plat, domains[j], scenario.constraints.spare_nodes_fraction)
 
     keep = {feasible[0]}
     for bound in thresholds:

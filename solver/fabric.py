@@ -2,7 +2,7 @@
 
 Pure functions, no I/O. `evaluate` calls `design_cost`; the optimisation model states the same
 rules as linear constraints and takes its constants from the small helpers here (`split_ports`,
-`divisors`, `max_nodes`, `units_per_rack`, `link_usd_and_w`, ...), so there is one implementation
+`divisors`, `max_nodes`, `units_per_rack`, `link_for`, `total_nodes`, ...), so there is one implementation
 of each rule.
 
 The scale-out fabric is a rail-optimised fat tree: each of the `rails` NICs of a node goes to its
@@ -239,16 +239,6 @@ def link_for(catalog: Catalog, switch: Switch, tier: str) -> Link:
     return choose_link(catalog, switch.generation, tier, distance_m)
 
 
-def link_usd_and_w(catalog: Catalog, switch: Switch, tier: str) -> tuple[float, float]:
-    """Average (USD, W) per link of a tier: cable + module_usd/links_per_module at each end.
-
-    Linear in the link count; the BOM buys whole modules (⌈links/links_per_module⌉ per end), which
-    can exceed this by at most one module per end per tier.
-    """
-    link = link_for(catalog, switch, tier)
-    return link.usd_per_link, link.w_per_link
-
-
 @dataclass(frozen=True)
 class LinkParts:
     """Cables and modules of one tier: cables = links, modules = ⌈links / links_per_module⌉."""
@@ -346,6 +336,12 @@ def nodes_per_unit(platform: Platform) -> int:
 def spare_units_for(units: int, spare_nodes_fraction: float) -> int:
     """spares = ⌈fraction · units⌉ whole compute units."""
     return ceil_int(spare_nodes_fraction * units)
+
+
+def total_nodes(platform: Platform, domains: int, spare_nodes_fraction: float) -> int:
+    """Nodes bought and cabled for `domains` job domains: (units + spares) · nodes_per_unit."""
+    units = compute_units(platform, domains)
+    return (units + spare_units_for(units, spare_nodes_fraction)) * nodes_per_unit(platform)
 
 
 def _compute_lines(platform: Platform, units: int, spare_units: int) -> list[BomLine]:
@@ -503,6 +499,11 @@ class CostedDesign:
     tco_usd: float
     bom: list
 
+    @property
+    def job_nodes(self) -> int:
+        """Nodes that run the job (spares excluded)."""
+        return self.nodes * self.units // (self.units + self.spare_units)
+
     def to_dict(self) -> dict:
         """The SPEC §8.3 design keys this module owns."""
         f = self.fabric
@@ -574,7 +575,7 @@ def design_cost(
 
     units = compute_units(platform, domains)
     spare_units = spare_units_for(units, scenario.constraints.spare_nodes_fraction)
-    nodes = (units + spare_units) * nodes_per_unit(platform)
+    nodes = total_nodes(platform, domains, scenario.constraints.spare_nodes_fraction)
     fabric = size_fabric(nodes, rails_per_node, switch.radix, oversubscription, tiers)
     if fabric is None:
         return None

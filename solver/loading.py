@@ -486,8 +486,12 @@ def check_against_catalog(ls: LoadedScenario, cat: LoadedCatalog) -> None:
             doc.problems.append(doc.problem(("pin", key), _unknown(kind, ident, known[kind]), ident))
     plat = known["platforms"].get(pin.platform) if pin.platform else None
     if plat is not None:
-        if pin.tp is not None and plat.gpus_per_domain % pin.tp:
-            doc.problems.append(doc.problem(("pin", "tp"), f"tp must divide the platform's gpus_per_domain ({plat.gpus_per_domain} for {plat.id})", pin.tp))
+        from .design_space import domain_sizes
+
+        sizes = domain_sizes(plat.gpus_per_domain, pin.gpus_per_domain_used)
+        if pin.tp is not None and all(size % pin.tp for size in sizes):
+            doc.problems.append(doc.problem(("pin", "tp"), f"tensor parallelism must sit inside one NVLink domain: tp must divide "
+                                            f"{' or '.join(map(str, sizes))} GPUs per domain on {plat.id}", pin.tp))
         if pin.nic is not None and pin.nic not in plat.compatible_nics:
             doc.problems.append(doc.problem(("pin", "nic"), f"not compatible with platform {plat.id} (compatible: {', '.join(plat.compatible_nics)})", pin.nic))
         if pin.rails_per_node is not None and pin.rails_per_node not in plat.scaleout_nics_per_node:
@@ -497,7 +501,7 @@ def check_against_catalog(ls: LoadedScenario, cat: LoadedCatalog) -> None:
     if pin.nic and pin.switch and pin.nic in known["nics"] and pin.switch in known["switches"]:
         nic, sw = known["nics"][pin.nic], known["switches"][pin.switch]
         if nic.fabric != sw.fabric:
-            doc.problems.append(doc.problem(("pin", "switch"), f"a {sw.fabric} switch cannot serve the {nic.fabric} NIC {nic.id}", pin.switch))
+            doc.problems.append(doc.problem(("pin", "switch"), f"the {sw.fabric} switch {sw.id} cannot serve the {nic.fabric} NIC {nic.id}", pin.switch))
     _raise_if([doc])
 
 

@@ -86,18 +86,21 @@ def model_data(space: DesignSpace) -> ModelData:
     archs, dropped = [], {}
     for a in space.architectures:
         plat, nic, sw = plats[a.platform], nics[a.nic], sws[a.switch]
-        links = {}
+        links, why = {}, {}
         for tier in TIERS:
             try:
                 links[tier] = fabric.link_for(cat, sw, tier)
-            except ValueError:
-                links[tier] = None
+            except ValueError as exc:
+                links[tier], why[tier] = None, str(exc)
         upr = fabric.units_per_rack(plat, compute_rack)
         if links["node_leaf"] is None or upr < 1:
-            dropped[a.label()] = "no node-leaf link option reaches" if upr >= 1 else "unit does not fit in the compute rack"
+            dropped[a.label()] = why.get("node_leaf") or (
+                f"{plat.id} ({plat.unit_power_kw:g} kW, {plat.unit_ru:g} RU) does not fit in rack {compute_rack.id}")
             continue
         k_down, k_up = fabric.split_ports(sw.radix, a.oversubscription)
-        tiers = ([1] if one_tier_allowed(a, space.architectures) else []) + ([2] if links["leaf_spine"] and k_up >= 1 else []) + ([3] if links["leaf_spine"] and links["spine_core"] and k_up >= 1 else [])
+        uplinks = links["leaf_spine"] is not None and k_up >= 1
+        tiers = ([1] if one_tier_allowed(a, space.architectures) else []) + ([2] if uplinks else []) \
+            + ([3] if uplinks and links["spine_core"] is not None else [])
         npu = fabric.nodes_per_unit(plat)
         archs.append(ArchData(
             arch=a, k=sw.radix, k_down=k_down, k_up=k_up, rails=a.rails_per_node,
@@ -310,7 +313,7 @@ def add_tier_choice(m) -> None:
     m.tier_capacity = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier_nodes[a, t] <= archs[a].cap[t] * m.tier[a, t])
 
     def fewest(_, a, t):
-        if t == 1:
+        if t == 1 or m.data.pin_tiers is not None:  # a pinned tier count is built even where fewer fit
             return pyo.Constraint.Skip
         return m.tier_nodes[a, t] >= (archs[a].cap[t - 1] + 1) * m.tier[a, t]
 

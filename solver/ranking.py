@@ -7,7 +7,8 @@ import time
 from typing import Callable, Optional
 
 from . import milp, workload
-from .design_space import DesignSpace, allowed_parallelism, architectures, domain_sizes, one_tier_allowed, _divisors
+from .design_space import DesignSpace, allowed_parallelism, architectures, domain_sizes, one_tier_allowed
+from .fabric import divisors
 from .highs import HighsAdapter, SolveOutcome
 from .results import Design, make_design
 
@@ -22,6 +23,8 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_l
     timings = {}
     start = time.perf_counter()
     data = milp.model_data(space)
+    if not data.archs:
+        raise _unbuildable(space, data)
     model = milp.build_model(data)
     timings["build_s"] = time.perf_counter() - start
     adapter = HighsAdapter(time_limit_s=time_limit_s)
@@ -47,6 +50,24 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_l
     for rank, d in enumerate(designs, 1):
         d.rank = rank
     return designs, outcomes, timings
+
+
+def _unbuildable(space: DesignSpace, data: milp.ModelData):
+    """Every allowed architecture was dropped for a catalog reason: an input error on the facility."""
+    from .loading import InputError, Problem
+
+    by_reason: dict = {}
+    for label, why in sorted(data.dropped.items()):
+        by_reason.setdefault(why, []).append(label)
+    reasons = "; ".join(f"{why} ({len(labels)} architecture(s), e.g. {labels[0]})" for why, labels in by_reason.items())
+    message = (f"no allowed architecture can be built from the catalog ({reasons}); check "
+               "facility.link_distance_m against the links' max_reach_m, and the compute rack's usable kW and RU")
+    origin = getattr(space.catalog, "origin", {}).get(("facility", "facility"))
+    if origin:
+        doc, loc = origin
+        return InputError([doc.problem(loc, message)])
+    files = getattr(space.catalog, "files", [("<catalog>", "")])
+    return InputError([Problem(files[-1][0], 1, 1, "facility", message)])
 
 
 def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, proven: bool = True) -> Design:
@@ -101,7 +122,7 @@ def enumerate_designs(scenario, catalog, target_step_time_s: Optional[float] = N
                             for b in par["microbatch_size"]:
                                 if wl.global_batch_size % b:
                                     continue
-                                ds = [pin.dp] if pin.dp else _divisors(wl.global_batch_size // b)
+                                ds = [pin.dp] if pin.dp else divisors(wl.global_batch_size // b)
                                 for d in ds:
                                     if wl.global_batch_size % (d * b):
                                         continue
@@ -122,7 +143,7 @@ def enumerate_designs(scenario, catalog, target_step_time_s: Optional[float] = N
 
 def _within_caps(design: Design, con, pin) -> bool:
     c = design.cost
-    if pin.nodes is not None and c.units * (c.nodes // max(1, c.units + c.spare_units)) != pin.nodes:
+    if pin.nodes is not None and c.job_nodes != pin.nodes:
         return False
     checks = ((con.max_gpus, c.gpus), (con.budget_usd, c.capex_usd), (con.facility_power_kw, c.facility_power_kw),
               (con.max_racks, c.racks))
@@ -179,7 +200,9 @@ def explain_infeasible(space: DesignSpace, time_limit_s: Optional[float] = None)
     import pyomo.environ as pyo
 
     choice = milp.decode(model)
-    design = _design_of_soft(space, data, choice)
+    shape = space.shapes[choice.shape_index]
+    design = make_design(space.scenario, space.catalog, data.archs[choice.arch_index].arch, shape.layout(choice.d),
+                         space.target_step_time_s)
     parts = []
     c = design.cost
     needs = {"max_gpus": (c.gpus, "{:,.0f} GPUs"), "budget_usd": (c.capex_usd, "${:,.0f}"),
@@ -234,12 +257,6 @@ def _gpus_needed_without_cap(space: DesignSpace, time_limit_s: Optional[float]) 
     if designs:
         text += f"; the cheapest design meeting it buys {designs[0].cost.gpus:,} ({designs[0].label})"
     return text
-
-
-def _design_of_soft(space, data, choice) -> Design:
-    ad = data.archs[choice.arch_index]
-    shape = space.shapes[choice.shape_index]
-    return make_design(space.scenario, space.catalog, ad.arch, shape.layout(choice.d), space.target_step_time_s)
 
 
 def _fastest_within_gpu_cap(space: DesignSpace) -> Optional[str]:

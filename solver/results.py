@@ -72,7 +72,8 @@ class Design:
             "gpus": self.cost.gpus,
             "gpus_used": perf.gpus,
             "nodes": self.cost.nodes,
-            "domains": -(-self.cost.gpus // self.gpus_per_domain),  # bought, spares included
+            "domains": self.cost.domains,  # NVLink domains of the job
+            "spare_units": self.cost.spare_units,
             "racks": self.cost.racks,
             "power_kw": {"it": self.cost.it_power_kw, "facility": self.cost.facility_power_kw},
             "parallelism": {
@@ -87,6 +88,8 @@ class Design:
         }
         cost = self.cost.to_dict()
         out["fabric"] = cost["fabric"]
+        # the architecture's ratio: the step time applies it even when the cluster fits one switch layer
+        out["fabric"]["oversubscription"] = self.architecture.oversubscription
         out["bom"] = cost["bom"]
         out["cost_per_gpu_usd"] = self.cost.capex_usd / max(1, self.cost.gpus)
         p = perf.to_dict()
@@ -103,10 +106,8 @@ def make_design(scenario, catalog, arch: Architecture, layout: workload.Layout, 
     plat = cat.by_id("platforms")[arch.platform]
     hw = workload.hardware_for(scenario, cat, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
     perf = workload.performance(scenario.workload, layout, hw, workload.overlap_for(scenario))
-    n = layout.gpus
-    domains = max(1, -(-n // layout.gpus_per_domain_used))
     cost = fabric.design_cost(scenario, cat, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
-                              arch.oversubscription, domains, tiers)
+                              arch.oversubscription, layout.domains, tiers)
     if cost is None:
         return None
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective)

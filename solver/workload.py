@@ -46,6 +46,11 @@ class Layout:
     def gpus(self) -> int:
         return self.tp * self.cp * self.pp * self.dp
 
+    @property
+    def domains(self) -> int:
+        """NVLink domains the job occupies: N / G_u (placement makes it whole), at least one."""
+        return max(1, -(-self.gpus // self.gpus_per_domain_used))
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -426,11 +431,6 @@ def memory_activations_gb(workload: Workload, layout: Layout) -> float:
 
 
 # ----------------------------------------------------------------------------------- time
-
-
-def scaleout_gbyte_s(hw: Hardware) -> float:
-    """Effective scale-out bandwidth per GPU, GB/s (see `Hardware.scaleout_effective_gbyte_s`)."""
-    return hw.scaleout_effective_gbyte_s
 
 
 def transfer_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware) -> float:

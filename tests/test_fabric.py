@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver import fabric
 from solver.fabric import (
     choose_link,
     design_cost,
     divisors,
     link_parts,
-    link_usd_and_w,
     max_nodes,
     network_racks,
     size_fabric,
@@ -278,11 +278,11 @@ def test_choose_link_by_reach_and_price():
         choose_link(cat, "hdr", "node_leaf", 1)
 
 
-def test_link_usd_and_w_per_link():
+def test_link_per_link_cost_and_parts():
     cat = make_catalog()
-    switch = cat.by_id("switches")["ndr-64"]
+    link = fabric.link_for(cat, cat.by_id("switches")["ndr-64"], "leaf_spine")
     # leaf_spine at 30 m: 60 + 1000/2 + 1000/2 = $1,060; W: 16/2 + 16/2 = 16.
-    assert link_usd_and_w(cat, switch, "leaf_spine") == (1060.0, 16.0)
+    assert (link.usd_per_link, link.w_per_link) == (1060.0, 16.0)
     # twin-port modules on 5 links: ⌈5/2⌉ = 3 at the switch, 5 single-port at the NIC.
     parts = link_parts(5, cat.by_id("links")["ndr-nl-opt"])
     assert (parts.cables, parts.switch_end_modules, parts.far_end_modules) == (5, 3, 5)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from solver import cli
 from solver.loading import InputError, load_catalog, load_scenario
@@ -158,8 +159,25 @@ def test_tp_pin_must_divide_the_domain(tmp_path, monkeypatch, capsys):
     # hgx-h100 has 8 GPUs per NVLink domain (catalogs/default.yaml); 8 % 3 = 2, so tp = 3 cannot tile
     # it. Line 26 becomes "  tp: 3" inside the pin block (top_k falls back to its default).
     bad = variant(tmp_path, MINI_SCENARIO, 26, "top_k: 3", "  tp: 3")
-    assert_rejected(bad, "scenario", f"{bad}:26:3: pin.tp", "tp must divide the platform's gpus_per_domain (8 for hgx-h100)",
+    assert_rejected(bad, "scenario", f"{bad}:26:3: pin.tp", "tensor parallelism must sit inside one NVLink domain: tp must divide 8 GPUs per domain on hgx-h100",
                     tmp_path, monkeypatch, capsys)
+
+
+def test_tp_pin_may_divide_the_power_of_two_part_of_an_nvl72_domain(tmp_path):
+    # GB200 NVL72: 72 GPUs per domain; a job may use 64 of them (G_u = 64, the largest power of two),
+    # so tp = 16 is placeable (64 % 16 = 0) although 72 % 16 = 8. tp = 5 divides neither 72 nor 64.
+    from solver import loading
+
+    cat = loading.load_catalog()
+    base = yaml.safe_load(MINI_SCENARIO.read_text())
+    for tp, ok in ((16, True), (5, False)):
+        data = {**base, "pin": {"platform": "gb200-nvl72", "tp": tp}, "constraints": {}, "parallelism": {}}
+        ls = loading.load_scenario(data)
+        if ok:
+            loading.check_against_catalog(ls, cat)
+        else:
+            with pytest.raises(loading.InputError, match="tp must divide 72 or 64 GPUs per domain"):
+                loading.check_against_catalog(ls, cat)
 
 
 @pytest.mark.parametrize("text", ["", "\n\n   \n", "# only a comment\n# and another\n"])
