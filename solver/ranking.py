@@ -78,7 +78,8 @@ def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, pr
     """
     ad = data.archs[choice.arch_index]
     shape = space.shapes[choice.shape_index]
-    design = make_design(space.scenario, space.catalog, ad.arch, shape.layout(choice.d), space.target_step_time_s)
+    design = make_design(space.scenario, space.catalog, ad.arch, shape.layout(choice.d), space.target_step_time_s,
+                         space.scenario.pin.tiers)
     problems = []
     if design is None:
         raise ConsistencyError(f"the model chose {ad.arch.label()} with {choice.domains} domains, which the evaluator cannot build")

@@ -331,3 +331,32 @@ def test_budget_at_1_01_times_capex_is_binding(toy_catalog):
     assert budget["slack_fraction"] < 0.05
     # step time 3.22 ms of 4 ms: slack 19.5 %, not binding
     assert rows["step_time"]["binding"] is False
+
+
+# ---------------------------------------------------------- pins, spares and contingency
+
+
+@pytest.mark.parametrize("extra", [
+    {"pin": {"nodes": 8}},             # a node count above the cheapest: dominance must not prune it away
+    {"pin": {"nodes": 16}},
+    {"pin": {"tiers": 2}},             # a pinned tier count is built even where 1 tier would do
+    {"pin": {"tiers": 3}},
+    {"constraints": {"platforms": ["hgx-h100", "dgx-h100"], "rails_per_node": [1, 8],
+                     "spare_nodes_fraction": 0.1, "contingency_fraction": 0.07}},
+], ids=["nodes8", "nodes16", "tiers2", "tiers3", "spares-contingency"])
+def test_pins_spares_and_contingency_agree_with_enumeration(extra, default_catalog):
+    doc = copy.deepcopy(SPACES["h100-ib-eth"])
+    for key, value in extra.items():
+        doc[key] = {**doc.get(key, {}), **value}
+    ls = _load(doc)
+    expected = ranking.best_distinct(ranking.enumerate_designs(ls.scenario, default_catalog), 3)
+    got = solve(ls, default_catalog, top_k=3)
+    assert expected, "the enumeration finds designs for every variant"
+    assert [d.identity for d in got.designs] == [d.identity for d in expected]
+    assert _cents(got.designs) == _cents(expected)
+    pin = ls.scenario.pin
+    for d in got.designs:
+        if pin.nodes is not None:
+            assert d.cost.job_nodes == pin.nodes
+        if pin.tiers is not None:
+            assert d.tiers == pin.tiers
