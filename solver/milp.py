@@ -4,7 +4,7 @@ Indices: a architecture (platform, NIC, rails, switch, oversubscription), p its 
 (a without the switch), s a layout shape of class p, j the j-th allowed data-parallel degree D_sj of
 shape s, t ∈ {1, 2, 3} fabric tiers. Decisions: w[s,j] (shape s runs with d = D_sj), x[a]
 (architecture), tier[a,t], integer domains, spares, leaves, spines, cores, pods, modules and racks.
-Costs are in k$ inside the model (conditioning); `decode` turns them back into dollars.
+Costs are in M$ inside the model (conditioning); `decode` turns them back into dollars.
 
 `build_model` is the flat list of constraint families below; each family is one small function
 whose docstring is its equation (docs/model.md repeats them with these names).
@@ -429,7 +429,7 @@ def add_racks(m) -> None:
 
 def add_cost_and_power(m) -> None:
     """capex[a] = (1 + f_cont)·(units·P_unit + spares·P_unit + NICs·P_nic + switches·P_sw + Σ_tier
-    (links·P_cable + modules·P_module) + racks·P_rack) in k$; it_power[a] = units·kW_unit + NICs·kW_nic
+    (links·P_cable + modules·P_module) + racks·P_rack) in M$; it_power[a] = units·kW_unit + NICs·kW_nic
     + switches·kW_sw + modules·kW_module; facility_power = PUE·it_power; tco = capex + years·8760·
     facility_power·$/kWh; gpus[a] = nodes·gpus_per_node. Expressions, not constraints."""
     d, archs = m.data, m.data.archs
@@ -494,7 +494,7 @@ def add_pins(m) -> None:
 
 
 def add_objective(m, soft: bool) -> None:
-    """minimise capex or TCO (k$); with soft caps, plus a large penalty per relative unit of slack."""
+    """minimise capex or TCO (M$); with soft caps, plus a large penalty per relative unit of slack."""
     base = m.total_tco_kusd if m.data.objective == "tco" else m.total_capex_kusd
     if soft:
         penalty = 0
