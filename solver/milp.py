@@ -20,7 +20,7 @@ from . import fabric
 from .design_space import Architecture, DesignSpace, one_tier_allowed
 from .schema import TIERS
 
-KUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
+MUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
 
 
 @dataclass
@@ -37,18 +37,18 @@ class ArchData:
     units_per_domain: int
     nodes_per_unit: int
     gpus_per_node: int
-    unit_kusd: float
+    unit_musd: float
     unit_kw: float
-    nic_kusd: float  # per NIC bought (0 when included in the platform)
+    nic_musd: float  # per NIC bought (0 when included in the platform)
     nic_kw: float
-    switch_kusd: float
+    switch_musd: float
     switch_kw: float
     switch_ru: float
     links: dict  # tier -> Link option
     units_per_rack: int  # 1 and unit_is_rack for NVL72-style platforms
     unit_is_rack: bool
-    compute_rack_kusd: float
-    network_rack_kusd: float
+    compute_rack_musd: float
+    network_rack_musd: float
     network_rack_ru: float
     network_rack_kw: float
     max_domains: int
@@ -106,13 +106,13 @@ def model_data(space: DesignSpace) -> ModelData:
             arch=a, k=sw.radix, k_down=k_down, k_up=k_up, rails=a.rails_per_node,
             cap={t: fabric.max_nodes(sw.radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2, 3)},
             tiers=tiers, units_per_domain=fabric.compute_units(plat, 1), nodes_per_unit=npu,
-            gpus_per_node=plat.gpus_per_node, unit_kusd=plat.unit_price_usd * KUSD, unit_kw=plat.unit_power_kw,
-            nic_kusd=0.0 if plat.includes_scaleout_nics else nic.unit_price_usd * KUSD,
+            gpus_per_node=plat.gpus_per_node, unit_musd=plat.unit_price_usd * MUSD, unit_kw=plat.unit_power_kw,
+            nic_musd=0.0 if plat.includes_scaleout_nics else nic.unit_price_usd * MUSD,
             nic_kw=0.0 if plat.includes_scaleout_nics else nic.power_w / 1000.0,
-            switch_kusd=sw.unit_price_usd * KUSD, switch_kw=sw.power_w / 1000.0, switch_ru=sw.ru,
+            switch_musd=sw.unit_price_usd * MUSD, switch_kw=sw.power_w / 1000.0, switch_ru=sw.ru,
             links=links, units_per_rack=upr, unit_is_rack=plat.unit_is_rack,
-            compute_rack_kusd=0.0 if plat.unit_is_rack else compute_rack.unit_price_usd * KUSD,
-            network_rack_kusd=network_rack.unit_price_usd * KUSD, network_rack_ru=network_rack.usable_ru,
+            compute_rack_musd=0.0 if plat.unit_is_rack else compute_rack.unit_price_usd * MUSD,
+            network_rack_musd=network_rack.unit_price_usd * MUSD, network_rack_ru=network_rack.usable_ru,
             network_rack_kw=network_rack.usable_kw, max_domains=max_dom.get(a.perf, 0),
         ))
     con = sc.constraints
@@ -442,26 +442,26 @@ def add_cost_and_power(m) -> None:
         nodes = _nodes(m, a)
         nsw = sum(switch_counts(m, a).values())
         links = link_counts(m, a)
-        cost = units * ad.unit_kusd + nodes * ad.rails * ad.nic_kusd + nsw * ad.switch_kusd
+        cost = units * ad.unit_musd + nodes * ad.rails * ad.nic_musd + nsw * ad.switch_musd
         power = units * ad.unit_kw + nodes * ad.rails * ad.nic_kw + nsw * ad.switch_kw
         for tier in TIERS:
             link = ad.links[tier]
             if link is None:
                 continue
-            cost += links[tier] * link.cable_usd * KUSD
+            cost += links[tier] * link.cable_usd * MUSD
             for end in ("switch", "far"):
                 if (a, tier, end) in m.modules:
                     usd = link.switch_end_module_usd if end == "switch" else link.far_end_module_usd
                     w = link.switch_end_module_w if end == "switch" else link.far_end_module_w
-                    cost += m.modules[a, tier, end] * usd * KUSD
+                    cost += m.modules[a, tier, end] * usd * MUSD
                     power += m.modules[a, tier, end] * w / 1000.0
-        cost += m.compute_racks[a] * ad.compute_rack_kusd + m.network_racks[a] * ad.network_rack_kusd
+        cost += m.compute_racks[a] * ad.compute_rack_musd + m.network_racks[a] * ad.network_rack_musd
         m.capex[a] = (1 + d.contingency_fraction) * cost
         m.it_power_kw[a] = power
         m.gpus[a] = nodes * ad.gpus_per_node
-    m.total_capex_kusd = sum(m.capex.values())
+    m.total_capex_musd = sum(m.capex.values())
     m.total_facility_kw = d.pue * sum(m.it_power_kw.values())
-    m.total_tco_kusd = m.total_capex_kusd + d.years * fabric.HOURS_PER_YEAR * m.total_facility_kw * d.usd_per_kwh * KUSD
+    m.total_tco_musd = m.total_capex_musd + d.years * fabric.HOURS_PER_YEAR * m.total_facility_kw * d.usd_per_kwh * MUSD
     m.total_gpus = sum(m.gpus.values())
     m.total_racks = sum(m.compute_racks[a] + m.network_racks[a] for a in m.A)
 
@@ -472,7 +472,7 @@ def add_caps(m, soft: bool) -> None:
     caps = m.data.caps
     terms = {
         "max_gpus": (m.total_gpus, 1.0),
-        "budget_usd": (m.total_capex_kusd, KUSD),
+        "budget_usd": (m.total_capex_musd, MUSD),
         "facility_power_kw": (m.total_facility_kw, 1.0),
         "max_racks": (m.total_racks, 1.0),
     }
@@ -495,12 +495,12 @@ def add_pins(m) -> None:
 
 def add_objective(m, soft: bool) -> None:
     """minimise capex or TCO (M$); with soft caps, plus a large penalty per relative unit of slack."""
-    base = m.total_tco_kusd if m.data.objective == "tco" else m.total_capex_kusd
+    base = m.total_tco_musd if m.data.objective == "tco" else m.total_capex_musd
     if soft:
         penalty = 0
         for name, cap in m.data.caps.items():
             if cap is not None:
-                scale = cap * (KUSD if name == "budget_usd" else 1.0)
+                scale = cap * (MUSD if name == "budget_usd" else 1.0)
                 penalty += 1e9 * m.cap_slack[name] / max(scale, 1e-9)
         base = base * 1e-6 + penalty
     m.objective = pyo.Objective(expr=base, sense=pyo.minimize)
@@ -529,8 +529,8 @@ def decode(m) -> Choice:
     tiers = next(t for t in data.archs[a].tiers if pyo.value(m.tier[a, t]) > 0.5)
     i, j = next((i, j) for (i, j) in m.SJ if pyo.value(m.w[i, j]) > 0.5)
     shape = data.space.shapes[i]
-    obj_k = pyo.value(m.total_tco_kusd if data.objective == "tco" else m.total_capex_kusd)
-    return Choice(a, tiers, i, shape.d_values[j], shape.domains[j], obj_k / KUSD, pyo.value(m.total_capex_kusd) / KUSD)
+    obj_k = pyo.value(m.total_tco_musd if data.objective == "tco" else m.total_capex_musd)
+    return Choice(a, tiers, i, shape.d_values[j], shape.domains[j], obj_k / MUSD, pyo.value(m.total_capex_musd) / MUSD)
 
 
 def add_no_good(m, choice: Choice, distinct_by: str, index: int) -> None:
