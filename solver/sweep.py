@@ -645,13 +645,6 @@ def print_report(report: dict, console) -> None:
 # ------------------------------------------------------------------------------------ Excel
 
 
-def _safe_text(value):
-    """Strings that a spreadsheet would read as a formula get a leading apostrophe."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 SHEET_COLUMNS = (("point", None), ("status", None), ("architecture", None), ("GPUs", "#,##0"), ("nodes", "#,##0"),
                  ("switches", "#,##0"), ("racks", "#,##0"), ("step time (s)", "0.00"), ("MFU", "0.0%"),
                  ("capex (USD)", '"$"#,##0'), ("TCO (USD)", '"$"#,##0'), ("capex per PFLOP/s (USD)", '"$"#,##0'),
@@ -677,13 +670,16 @@ def add_sweep_sheet(ws, report: dict) -> None:
     """Fill `ws` (an openpyxl worksheet) with the sweep table and its charts."""
     from openpyxl.styles import Font
 
+    from .report_excel import put  # strings always stored as text, never formulas
+
     axis_names = [a["name"] for a in report["axes"]]
     headers = axis_names + [c for c, _ in SHEET_COLUMNS]
-    ws.append([_safe_text(h) for h in headers])
+    for col, h in enumerate(headers, 1):
+        put(ws, 1, col, h)
     for cell in ws[1]:
         cell.font = Font(bold=True)
     switch_at = {s["index"]: f"{s['from']} → {s['to']}" for s in report["switch_points"]}
-    for r in report["points"]:
+    for row_index, r in enumerate(report["points"], 2):
         swept = [r["values"].get(n) for n in axis_names]
         solved = bool(r.get("architecture"))
         get = (lambda k: r.get(k)) if solved else (lambda k: None)
@@ -691,7 +687,8 @@ def add_sweep_sheet(ws, report: dict) -> None:
                        get("switches"), get("racks"), get("step_time_s"), get("mfu"), get("capex_usd"), get("tco_usd"),
                        get("capex_usd_per_pflop_s"), get("tco_usd_per_million_tokens"), switch_at.get(r["index"]),
                        get("capex_usd") if r["index"] in switch_at else None]
-        ws.append([_safe_text(v) for v in row])
+        for col, value in enumerate(row, 1):
+            put(ws, row_index, col, value)
     first = len(axis_names)
     for offset, (_, fmt) in enumerate(SHEET_COLUMNS):
         if fmt:

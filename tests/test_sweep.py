@@ -313,8 +313,8 @@ def test_workbook_marks_switch_points_and_neutralises_formulas(tmp_path):
     sweep.write_workbook(report, tmp_path / "w.xlsx")
     ws = load_workbook(tmp_path / "w.xlsx")["Sweep"]
     headers = [c.value for c in ws[1]]
-    arch = ws.cell(row=3, column=headers.index("architecture") + 1).value
-    assert arch == "'=HYPERLINK(1)"  # text, not a formula
+    arch = ws.cell(row=3, column=headers.index("architecture") + 1)
+    assert arch.value == "=HYPERLINK(1)" and arch.data_type == "s"  # stored as text, not as a formula
     marked = ws.cell(row=3, column=headers.index("capex at switch (USD)") + 1).value
     assert marked == 6e6 and ws.cell(row=2, column=headers.index("capex at switch (USD)") + 1).value is None
 
