@@ -156,13 +156,15 @@ def build_model(data: ModelData, soft_caps: bool = False) -> pyo.ConcreteModel:
 
 def add_sets_and_variables(m, data: ModelData, soft_caps: bool) -> None:
     shapes = data.space.shapes
-    perf_of = {a.arch.perf for a in data.archs}
-    m.S = [i for i, s in enumerate(shapes) if s.perf in perf_of]
-    m.SJ = [(i, j) for i in m.S for j in range(len(shapes[i].d_values))]
     m.A = list(range(len(data.archs)))
-    m.AT = [(a, t) for a in m.A for t in data.archs[a].tiers]
-    m.SE = [(i, e) for i in m.S for e in range(len(shapes[i].exposures))]
-    m.w = pyo.Var(m.SJ, domain=pyo.Binary)
+    m.point = _points(data)  # (i, j, a) -> (domains, spare units, nodes, tiers) of that point
+    m.SJA = sorted(m.point)
+    m.S = sorted({i for i, _, _ in m.SJA})
+    m.AT = sorted({(a, t) for (_, _, a), (_, _, _, t) in m.point.items()})  # tier counts some point uses
+    used = {a: {t for (b, t) in m.AT if b == a} for a in m.A}
+    # exposure variables only where d still varies; a single-d shape's exposure is a constant
+    m.SE = [(i, e) for i in m.S if len(shapes[i].d_values) > 1 for e in range(len(shapes[i].exposures))]
+    m.w = pyo.Var(m.SJA, domain=pyo.Binary)
     m.x = pyo.Var(m.A, domain=pyo.Binary)
     m.tier = pyo.Var(m.AT, domain=pyo.Binary)
     m.exposed = pyo.Var(m.SE, domain=pyo.NonNegativeReals)
@@ -173,14 +175,14 @@ def add_sets_and_variables(m, data: ModelData, soft_caps: bool) -> None:
     m.spare_units = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["spares"]))
     m.tier_nodes = pyo.Var(m.AT, domain=pyo.NonNegativeIntegers,
                            bounds=lambda _, a, t: (0, min(data.archs[a].cap[t], ub[a]["nodes"])))
-    m.Q = [(a, q) for a in m.A if 1 in data.archs[a].tiers for q in range(1, data.archs[a].rails + 1)]
+    m.Q = [(a, q) for a in m.A if 1 in used[a] for q in range(1, data.archs[a].rails + 1)]
     m.rail_groups = pyo.Var(m.Q, domain=pyo.Binary)  # 1 tier: q whole rail groups per switch
     m.leaves2 = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["leaves2"]))  # per rail
     m.leaves3 = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["leaves3"]))  # per rail
     m.pods = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, data.archs[a].k))
-    m.RHO = [(a, dv) for a in m.A if 2 in data.archs[a].tiers for dv in fabric.divisors(data.archs[a].k_up)]
+    m.RHO = [(a, dv) for a in m.A if 2 in used[a] for dv in fabric.divisors(data.archs[a].k_up)]
     m.spine_choice = pyo.Var(m.RHO, domain=pyo.Binary)  # 2 tiers: spines = dv
-    m.CHI = [(a, dv) for a in m.A if 3 in data.archs[a].tiers for dv in fabric.divisors(data.archs[a].k // 2)]
+    m.CHI = [(a, dv) for a in m.A if 3 in used[a] for dv in fabric.divisors(data.archs[a].k // 2)]
     m.core_choice = pyo.Var(m.CHI, domain=pyo.Binary)  # 3 tiers: cores per plane = dv
     m.MOD = [(a, tier, end) for a in m.A for tier in TIERS if data.archs[a].links[tier] is not None
              for end in ("switch", "far") if _module_matters(data.archs[a].links[tier], end)]
@@ -191,8 +193,36 @@ def add_sets_and_variables(m, data: ModelData, soft_caps: bool) -> None:
     if not soft_caps:
         m.cap_slack.fix(0)
     # handy expressions
-    m.y = {i: sum(m.w[i, j] for j in range(len(shapes[i].d_values))) for i in m.S}
-    m.d = {i: sum(shapes[i].d_values[j] * m.w[i, j] for j in range(len(shapes[i].d_values))) for i in m.S}
+    m.y = {i: 0 for i in m.S}
+    m.d = {i: 0 for i in m.S}
+    for (i, j, a) in m.SJA:
+        m.y[i] += m.w[i, j, a]
+        m.d[i] += shapes[i].d_values[j] * m.w[i, j, a]
+
+
+def _points(data: ModelData) -> dict:
+    """Every (shape i, d index j, architecture a) that can be built: its job domains, spare units,
+    nodes (spares included) and tier count — the fewest tiers that hold the nodes (the pinned count
+    when `pin.tiers`), which must be a tier count the architecture allows (`ArchData.tiers`)."""
+    cat = getattr(data.space.catalog, "catalog", data.space.catalog)
+    plats = cat.by_id("platforms")
+    by_perf: dict = {}
+    for a, ad in enumerate(data.archs):
+        by_perf.setdefault(ad.arch.perf, []).append(a)
+    points = {}
+    for i, s in enumerate(data.space.shapes):
+        plat = plats[s.perf.platform]
+        for j, dom in enumerate(s.domains):
+            units = fabric.compute_units(plat, dom)
+            spares = fabric.spare_units_for(units, data.spare_fraction)
+            nodes = fabric.total_nodes(plat, dom, data.spare_fraction)
+            for a in by_perf.get(s.perf, []):
+                ad = data.archs[a]
+                fits = [t for t in (1, 2, 3) if nodes <= ad.cap[t]]
+                tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
+                if tiers in ad.tiers and tiers in fits:
+                    points[(i, j, a)] = (dom, spares, nodes, tiers)
+    return points
 
 
 def _bounds(ad: ArchData, spare_fraction: float) -> dict:
@@ -222,27 +252,27 @@ def add_one_design(m) -> None:
 
 
 def add_shape_matches_architecture(m) -> None:
-    """shape_matches_architecture[p]: Σ_{s∈S_p, j} w[s,j] = Σ_{a∈A_p} x[a] — the layout runs on the
-    chosen architecture's performance class p."""
-    shapes, archs = m.data.space.shapes, m.data.archs
-    perfs = sorted({archs[a].arch.perf for a in m.A})
-
-    def rule(_, k):
-        p = perfs[k]
-        lhs = sum(m.w[i, j] for (i, j) in m.SJ if shapes[i].perf == p)
-        return lhs == sum(m.x[a] for a in m.A if archs[a].arch.perf == p)
-
-    m.shape_matches_architecture = pyo.Constraint(range(len(perfs)), rule=rule)
+    """shape_matches_architecture[a]: x[a] = Σ_{s,j} w[s,j,a] — the chosen point runs on a
+    (disaggregated per architecture: no big-M, the relaxation is the convex hull of the points)."""
+    rows = {a: [] for a in m.A}
+    for (i, j, a) in m.SJA:
+        rows[a].append(m.w[i, j, a])
+    m.shape_matches_architecture = pyo.Constraint(m.A, rule=lambda _, a: m.x[a] == sum(rows[a]))
 
 
 def add_step_time(m) -> None:
     """step_time[s]: d·T_s(d) ≤ T_target·d, i.e. (comp0_s·y_s + comp1_s·d_s) + Σ_k exposed[s,k] ≤ T·d_s,
-    with y_s = Σ_j w[s,j], d_s = Σ_j D_sj·w[s,j]; d·(T_comp + bubble) = comp0 + comp1·d (SPEC §7)."""
+    with y_s = Σ_{j,a} w[s,j,a], d_s = Σ_{j,a} D_sj·w[s,j,a]; d·(T_comp + bubble) = comp0 + comp1·d
+    (SPEC §7). A shape with one d left has the constant Σ_k max(0, c0_k + c1_k·d)·y_s instead."""
     shapes, target = m.data.space.shapes, m.data.target_step_time_s
 
     def rule(_, i):
         s = shapes[i]
-        exposed = sum(m.exposed[i, e] for e in range(len(s.exposures)))
+        if len(s.d_values) == 1:  # d·max(0, T_k − φ_k·T_comp) at the only d, times y_s
+            d = s.d_values[0]
+            exposed = sum(max(0.0, x.c0 + x.c1 * d) for x in s.exposures) * m.y[i]
+        else:
+            exposed = sum(m.exposed[i, e] for e in range(len(s.exposures)))
         return s.comp0 * m.y[i] + s.comp1 * m.d[i] + exposed <= target * m.d[i]
 
     m.step_time = pyo.Constraint(m.S, rule=rule)
@@ -272,18 +302,11 @@ def add_memory_fit(m) -> None:
 
 
 def add_whole_domains(m) -> None:
-    """whole_domains[p]: Σ_{a∈A_p} domains[a] = Σ_{s∈S_p,j} dom_sj·w[s,j] (dom = t·c·p·d / G_u, whole
-    NVLink domains); domains_only_if_chosen[a]: domains[a] ≤ D_max·x[a]."""
-    shapes, archs = m.data.space.shapes, m.data.archs
-    perfs = sorted({archs[a].arch.perf for a in m.A})
-
-    def rule(_, k):
-        p = perfs[k]
-        rhs = sum(shapes[i].domains[j] * m.w[i, j] for (i, j) in m.SJ if shapes[i].perf == p)
-        return sum(m.domains[a] for a in m.A if archs[a].arch.perf == p) == rhs
-
-    m.whole_domains = pyo.Constraint(range(len(perfs)), rule=rule)
-    m.domains_only_if_chosen = pyo.Constraint(m.A, rule=lambda _, a: m.domains[a] <= max(1, archs[a].max_domains) * m.x[a])
+    """whole_domains[a]: domains[a] = Σ_{s,j} dom_sj·w[s,j,a], dom = t·c·p·d / G_u whole NVLink domains."""
+    rows = {a: 0 for a in m.A}
+    for (i, j, a), (dom, _, _, _) in m.point.items():
+        rows[a] += dom * m.w[i, j, a]
+    m.whole_domains = pyo.Constraint(m.A, rule=lambda _, a: m.domains[a] == rows[a])
 
 
 def _units(m, a):
@@ -296,20 +319,34 @@ def _nodes(m, a):
 
 
 def add_spares(m) -> None:
-    """spares[a]: spare_units[a] ≥ f_spare·units[a] (whole units, so ⌈f·units⌉ at the optimum)."""
-    f = m.data.spare_fraction
-    m.spares = pyo.Constraint(m.A, rule=lambda _, a: m.spare_units[a] >= f * _units(m, a))
-    if f == 0:
+    """spares[a]: spare_units[a] = Σ_{s,j} ⌈f_spare·units_sj⌉·w[s,j,a] (whole spare units per point)."""
+    if m.data.spare_fraction == 0:
         m.spare_units.fix(0)
+        return
+    rows = {a: 0 for a in m.A}
+    for (i, j, a), (_, spares, _, _) in m.point.items():
+        rows[a] += spares * m.w[i, j, a]
+    m.spares = pyo.Constraint(m.A, rule=lambda _, a: m.spare_units[a] == rows[a])
 
 
 def add_tier_choice(m) -> None:
-    """tier_choice[a]: Σ_t tier[a,t] = x[a]; tier_nodes_sum[a]: Σ_t tier_nodes[a,t] = nodes[a];
+    """point_tier[a,t]: tier[a,t] = Σ w over the points of a whose fewest tier count is t;
+    point_tier_nodes[a,t]: tier_nodes[a,t] = Σ nodes_sj·w over those points;
+    tier_choice[a]: Σ_t tier[a,t] = x[a]; tier_nodes_sum[a]: Σ_t tier_nodes[a,t] = nodes[a];
     tier_capacity[a,t]: tier_nodes[a,t] ≤ cap_t·tier[a,t]; fewest_tiers[a,t]: tier_nodes[a,t] ≥
     (cap_{t−1} + 1)·tier[a,t] — a tier count is used only when the one below cannot hold the nodes."""
     archs = m.data.archs
-    m.tier_choice = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier[a, t] for t in archs[a].tiers) == m.x[a])
-    m.tier_nodes_sum = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier_nodes[a, t] for t in archs[a].tiers) == _nodes(m, a))
+    tier_rows = {at: 0 for at in m.AT}
+    node_rows = {at: 0 for at in m.AT}
+    for (i, j, a), (_, _, nodes, t) in m.point.items():
+        tier_rows[a, t] += m.w[i, j, a]
+        node_rows[a, t] += nodes * m.w[i, j, a]
+    # the tier count and its nodes follow from the chosen point (disaggregated: tight relaxation)
+    m.point_tier = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier[a, t] == tier_rows[a, t])
+    m.point_tier_nodes = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier_nodes[a, t] == node_rows[a, t])
+    used = {a: [t for (b, t) in m.AT if b == a] for a in m.A}
+    m.tier_choice = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier[a, t] for t in used[a]) == m.x[a])
+    m.tier_nodes_sum = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier_nodes[a, t] for t in used[a]) == _nodes(m, a))
     m.tier_capacity = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier_nodes[a, t] <= archs[a].cap[t] * m.tier[a, t])
 
     def fewest(_, a, t):
@@ -526,8 +563,8 @@ def decode(m) -> Choice:
     """Read the chosen design out of a solved model."""
     data = m.data
     a = next(a for a in m.A if pyo.value(m.x[a]) > 0.5)
-    tiers = next(t for t in data.archs[a].tiers if pyo.value(m.tier[a, t]) > 0.5)
-    i, j = next((i, j) for (i, j) in m.SJ if pyo.value(m.w[i, j]) > 0.5)
+    tiers = next(t for (b, t) in m.AT if b == a and pyo.value(m.tier[a, t]) > 0.5)
+    i, j = next((i, j) for (i, j, b) in m.SJA if b == a and pyo.value(m.w[i, j, b]) > 0.5)
     shape = data.space.shapes[i]
     obj_k = pyo.value(m.total_tco_musd if data.objective == "tco" else m.total_capex_musd)
     return Choice(a, tiers, i, shape.d_values[j], shape.domains[j], obj_k / MUSD, pyo.value(m.total_capex_musd) / MUSD)
