@@ -129,4 +129,16 @@ def catalog_tables(catalog) -> list[Table]:
         t.add_row(x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", f"{x.usd_per_link:,.0f}" + (" est." if x.price_is_estimate else ""),
                   f"{x.w_per_link:g}", x.price_date)
     out.append(t)
+    t = Table(title="racks and facility", title_justify="left")
+    for col in ("id", "name", "usable kW", "usable RU", "price", "date"):
+        t.add_column(col)
+    for r in cat.racks:
+        t.add_row(r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _usd(r.unit_price_usd) + (" est." if r.price_is_estimate else ""),
+                  r.price_date)
+    out.append(t)
+    if cat.facility is not None:
+        f = cat.facility
+        d = f.link_distance_m
+        t.caption = (f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
+                     f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
     return out
