@@ -789,6 +789,9 @@ def _run_with_progress(plan: SweepPlan, args, results_path: Path, err) -> list[d
                TextColumn("ETA"), TimeRemainingColumn())
     where = args.executor if args.executor != "local" else f"{args.jobs} local worker(s)"
     err.print(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}")
+    if args.resume and results_path.exists():
+        kept = len(read_results(results_path, plan.sweep_hash))
+        err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve")
     with Progress(*columns, console=err, transient=False) as progress:
         bar = progress.add_task("sweep", total=len(plan.tasks))
         rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
