@@ -235,6 +235,20 @@ def test_d_times_each_term_is_affine_in_d_when_dp_spans_domains(optimizer):
     assert perfs[8].dp_scaleout_bytes > 0
 
 
+@pytest.mark.parametrize("optimizer", ["distributed", "fsdp"])
+def test_d_times_each_term_is_affine_in_d_with_several_dp_ranks_per_domain(optimizer):
+    # t = 2 on an 8-GPU domain: the dp group (stride 2) has n_in = 8/2 = 4 ranks per domain for every
+    # d ≥ 4 (a stage fills whole domains), so its NVLink share 2·(4−1)/4 and scale-out share
+    # 2·(n_out−1)/n_out/4 keep the same form: d·T stays affine, f(8) − f(4) = (f(16) − f(8))/2.
+    w = workload(LLAMA3_70B, 64, optimizer=optimizer)
+    hw = hgx_h100(rails_per_node=4)
+    perfs = {d: performance(w, layout(t=2, p=8, d=d), hw, NO_OVERLAP) for d in (4, 8, 16)}
+    for term in ("compute_s", "bubble_s", "tp_s", "cp_s", "pp_s", "dp_s"):
+        f = {d: d * getattr(p, term) for d, p in perfs.items()}
+        assert f[8] - f[4] == pytest.approx((f[16] - f[8]) / 2, rel=1e-9, abs=1e-12), term
+    assert perfs[16].dp_nvlink_bytes > 0 and perfs[16].dp_scaleout_bytes > 0
+
+
 # ----------------------------------------------------------------------------------- placement
 
 
