@@ -58,10 +58,8 @@ def solve(scenario, catalog: Optional[LoadedCatalog] = None, top_k: Optional[int
     designs, outcomes, model_t = ranking.k_best(space, k, distinct_by, time_limit_s, progress)
     timings.update(model_t)
     first = outcomes[0]
-    stats["model_variables"] = model_t.pop("model_variables", None)
-    stats["model_constraints"] = model_t.pop("model_constraints", None)
-    timings.pop("model_variables", None)
-    timings.pop("model_constraints", None)
+    for key in ("model_variables", "model_constraints", "architectures_pruned_by_bounds"):
+        stats[key] = timings.pop(key, None)
     if not designs:
         if first.status == "infeasible":
             explanation = ranking.explain_infeasible(space, time_limit_s)

@@ -25,6 +25,7 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_l
     data = milp.model_data(space)
     if not data.archs:
         raise _unbuildable(space, data)
+    data, timings["architectures_pruned_by_bounds"] = _prune_by_bounds(space, data, k)
     model = milp.build_model(data)
     timings["build_s"] = time.perf_counter() - start
     adapter = HighsAdapter(time_limit_s=time_limit_s)
@@ -50,6 +51,49 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_l
     for rank, d in enumerate(designs, 1):
         d.rank = rank
     return designs, outcomes, timings
+
+
+def _prune_by_bounds(space: DesignSpace, data: milp.ModelData, k: int) -> tuple[milp.ModelData, int]:
+    """Exact bound pruning before the K-best loop.
+
+    LB_a: the cheapest compute (units, spares and their scale-out NICs, with contingency; for TCO
+    also their energy) over the points of architecture a — every other cost of the model is ≥ 0, so
+    no design of a is cheaper. UB_K: evaluate each architecture's cheapest-compute point with the
+    evaluator; those that meet every requirement are K real designs of distinct identities, so the
+    K-th best distinct design costs at most the K-th smallest of them. An architecture with
+    LB_a > UB_K cannot hold any of the K best and is left out of the model.
+    """
+    import dataclasses
+
+    from .design_space import one_tier_allowed
+
+    sc, cat = space.scenario, space.catalog
+    lb, cheapest = {}, {}
+    for (i, j, a), (dom, spares, nodes, _) in milp._points(data).items():
+        ad = data.archs[a]
+        units = ad.units_per_domain * dom + spares
+        cost = (1 + data.contingency_fraction) * (units * ad.unit_musd + nodes * ad.rails * ad.nic_musd)
+        if data.objective == "tco":
+            cost += data.years * 8760.0 * data.pue * units * ad.unit_kw * data.usd_per_kwh * milp.MUSD
+        if a not in lb or cost < lb[a]:
+            lb[a], cheapest[a] = cost, (i, j)
+    upper = {}
+    for a, (i, j) in cheapest.items():
+        shape = space.shapes[i]
+        design = make_design(sc, cat, data.archs[a].arch, shape.layout(shape.d_values[j]), space.target_step_time_s,
+                             sc.pin.tiers)
+        if design is None or not design.meets_target or not design.perf.fits_memory:
+            continue
+        if not _within_caps(design, sc.constraints, sc.pin):
+            continue
+        if design.tiers == 1 and not one_tier_allowed(data.archs[a].arch, space.architectures):
+            continue
+        upper[design.identity] = min(upper.get(design.identity, float("inf")), design.objective_usd * milp.MUSD)
+    if len(upper) < k:
+        return data, 0
+    bound = sorted(upper.values())[k - 1] * (1 + 1e-9) + 1e-9
+    keep = [ad for a, ad in enumerate(data.archs) if lb.get(a, float("inf")) <= bound]
+    return dataclasses.replace(data, archs=keep), len(data.archs) - len(keep)
 
 
 def _unbuildable(space: DesignSpace, data: milp.ModelData):
