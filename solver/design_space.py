@@ -19,7 +19,6 @@ from . import workload
 from .fabric import divisors
 from .schema import Scenario, as_list
 
-CLASSES = ("tp", "cp", "pp", "dp")
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 DEFAULT_TP = [1, 2, 4, 8]
 DEFAULT_PP = [1, 2, 4, 8, 16, 32]
@@ -324,10 +323,10 @@ def _shape(ctx: _Context, perf, hw, g_used, lay, ds, plat, thresholds) -> Option
     perfs = [workload.performance(wl, workload.Layout(t, c, p, v, d, b, g_used), hw, overlap) for d in ds[:2]]
     comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
     mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
-    phi = {"tp": overlap.tp, "cp": overlap.cp, "pp": overlap.pp, "dp": overlap.dp}
     exposures = []
-    for k in CLASSES:
-        e = _affine(ds, [d * (getattr(q, f"{k}_s") - phi[k] * q.compute_s) for d, q in zip(ds, perfs)])
+    for k in workload.CLASSES:
+        phi = getattr(overlap, k)
+        e = _affine(ds, [d * (getattr(q, f"{k}_s") - phi * q.compute_s) for d, q in zip(ds, perfs)])
         if max(e[0] + e[1] * d for d in (ds[0], ds[-1])) > 1e-12:
             exposures.append(Exposure(k, e[0], e[1]))
     hbm = perfs[0].hbm_usable_gb

@@ -215,10 +215,9 @@ def explain_infeasible(space: DesignSpace, time_limit_s: Optional[float] = None)
     """Say which requirement cannot be met and by how much."""
     sc = space.scenario
     target = space.target_step_time_s
-    if not space.architectures and not space.shapes:
-        if space.combinations == 0:
-            return ("no allowed architecture: the allow-lists and pins in constraints/pin leave no platform × NIC × "
-                    "rails × switch combination (check that the switch generation matches the NIC)")
+    if not space.architectures and space.combinations == 0:
+        return ("no allowed architecture: the allow-lists and pins in constraints/pin leave no platform × NIC × "
+                "rails × switch combination (check that the switch generation matches the NIC)")
     if not space.shapes:
         lean_gb, usable_gb, lean_key = space.leanest
         fast_s, fast_key = space.fastest
