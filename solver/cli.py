@@ -130,6 +130,11 @@ def cmd_validate(args, out, err) -> int:
                 cat = catalog_for(ls, _catalog_paths(args))
                 loading.check_against_catalog(ls, cat)
                 kind = "scenario"
+                if ls.scenario.sweep.parameters or ls.scenario.sweep.models:
+                    from . import sweep
+
+                    points = len(sweep.plan_sweep(ls, cat).tasks)  # every sweep path and value checked
+                    kind = f"scenario with a {points}-point sweep"
             else:
                 loading.load_catalog([path])
                 kind = "catalog"

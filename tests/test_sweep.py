@@ -270,6 +270,19 @@ def test_invalid_sweep_path_exits_2_with_file_and_line(tmp_path, capsys):
     assert not (tmp_path / "o.json").exists()
 
 
+def test_validate_checks_the_sweep_block(tmp_path, capsys):
+    # `fabricplan validate` reports the same located error as `sweep`, without solving anything
+    path = tmp_path / "bad.yaml"
+    path.write_text(SCENARIO_YAML.replace("path: workload.global_batch_size", "path: workload.batch"), encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    assert f"{path}:10:7: sweep.parameters[0].path: no field 'batch' in workload" in capsys.readouterr().err
+    good = tmp_path / "good.yaml"
+    good.write_text(SCENARIO_YAML, encoding="utf-8")
+    assert main(["validate", str(good)]) == 0
+    # growth {factor: 2, steps: 2} gives 3 points (the base value and two doublings)
+    assert "3-point sweep" in capsys.readouterr().out
+
+
 def test_bad_vary_flag_exits_2(tmp_path, capsys):
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO_YAML, encoding="utf-8")
