@@ -371,6 +371,7 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
     chart.title = "Capex by category"
     chart.y_axis.title = "USD"
     chart.y_axis.numFmt = '"$"#,##0,,"M"'
+    chart.y_axis.scaling.min = 0  # a stacked bar must start at zero, or the categories look wrong
     chart.x_axis.title = "Design"
     chart.x_axis.delete = False
     chart.y_axis.delete = False
@@ -410,6 +411,7 @@ def write_performance_sheet(wb, result) -> None:
         chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
         chart.title = "Step time breakdown (s)"
         chart.y_axis.title = "seconds per step"
+        chart.y_axis.scaling.min = 0
         chart.x_axis.title = "Design"
         chart.x_axis.delete = False
         chart.y_axis.delete = False
