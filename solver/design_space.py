@@ -235,8 +235,13 @@ def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", on
                 for ds in groups:
                     if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
                         continue
+                    t, c, p, v, b = lay
+                    # one evaluation per platform: bytes, compute, bubble and memory do not depend on the
+                    # NIC; each performance class only re-times the bytes (workload.transfer_s)
+                    base = [workload.performance(ctx.wl, workload.Layout(t, c, p, v, d, b, g_used), hws[plat_perfs[0]],
+                                                 ctx.overlap) for d in ds[:2]]
                     for perf in plat_perfs:
-                        shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds)
+                        shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds, base)
                         if shape is not None:
                             shapes.append(shape)
     pruned = ctx.pruned
@@ -317,16 +322,20 @@ def _fits_memory_somewhere(ctx: _Context, lay: tuple, g_used: int, ds: list[int]
     return True
 
 
-def _shape(ctx: _Context, perf, hw, g_used, lay, ds, plat, thresholds) -> Optional[Shape]:
+def _comm_s(q: workload.Performance, k: str, hw: workload.Hardware) -> float:
+    """Time of traffic class k of an evaluated step on hardware `hw` (same bytes, other NIC/rails)."""
+    return workload.transfer_s(getattr(q, f"{k}_nvlink_bytes"), getattr(q, f"{k}_scaleout_bytes"), hw)
+
+
+def _shape(ctx: _Context, perf, hw, g_used, lay, ds, plat, thresholds, perfs) -> Optional[Shape]:
     t, c, p, v, b = lay
-    wl, overlap, target, prune = ctx.wl, ctx.overlap, ctx.target, ctx.prune
-    perfs = [workload.performance(wl, workload.Layout(t, c, p, v, d, b, g_used), hw, overlap) for d in ds[:2]]
+    overlap, target, prune = ctx.overlap, ctx.target, ctx.prune
     comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
     mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
     exposures = []
     for k in workload.CLASSES:
         phi = getattr(overlap, k)
-        e = _affine(ds, [d * (getattr(q, f"{k}_s") - phi * q.compute_s) for d, q in zip(ds, perfs)])
+        e = _affine(ds, [d * (_comm_s(q, k, hw) - phi * q.compute_s) for d, q in zip(ds, perfs)])
         if max(e[0] + e[1] * d for d in (ds[0], ds[-1])) > 1e-12:
             exposures.append(Exposure(k, e[0], e[1]))
     hbm = perfs[0].hbm_usable_gb
@@ -360,12 +369,11 @@ def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, 
     the rest (same identity, more domains) can never be cheaper or easier on a cap."""
     from .fabric import total_nodes
 
-    def nodes(j):
-        return total_nodes(plat, domains[j], scenario.constraints.spare_nodes_fraction)
-
+    fraction = scenario.constraints.spare_nodes_fraction
+    nodes = {j: total_nodes(plat, domains[j], fraction) for j in feasible}  # non-decreasing in j
     keep = {feasible[0]}
     for bound in thresholds:
-        above = next((j for j in feasible if nodes(j) > bound), None)
+        above = next((j for j in feasible if nodes[j] > bound), None)
         if above is not None:
             keep.add(above)
     return sorted(keep)
