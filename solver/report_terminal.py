@@ -11,6 +11,11 @@ def _usd(value: float) -> str:
     return f"${value:,.0f}"
 
 
+def _price(item, text: str = None) -> str:
+    """A catalog price, flagged when the catalog marks it as an estimate."""
+    return (text or _usd(item.unit_price_usd)) + (" est." if item.price_is_estimate else "")
+
+
 def _gb(value: float) -> str:
     return f"{value / 1e9:,.1f} GB"
 
@@ -110,30 +115,30 @@ def catalog_tables(catalog) -> list[Table]:
     for p in cat.platforms:
         t.add_row(p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
                   ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit,
-                  _usd(p.unit_price_usd) + (" est." if p.price_is_estimate else ""), f"{p.unit_power_kw:g}", p.price_date)
+                  _price(p), f"{p.unit_power_kw:g}", p.price_date)
     out.append(t)
     t = Table(title="NICs and switches", title_justify="left")
     for col in ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"):
         t.add_column(col)
     for n in cat.nics:
-        t.add_row(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _usd(n.unit_price_usd) + (" est." if n.price_is_estimate else ""),
+        t.add_row(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n),
                   f"{n.power_w:g}", n.price_date)
     for s in cat.switches:
         t.add_row(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G",
-                  _usd(s.unit_price_usd) + (" est." if s.price_is_estimate else ""), f"{s.power_w:g}", s.price_date)
+                  _price(s), f"{s.power_w:g}", s.price_date)
     out.append(t)
     t = Table(title="links (per link: cable + modules at both ends)", title_justify="left")
     for col in ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"):
         t.add_column(col)
     for x in cat.links:
-        t.add_row(x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", f"{x.usd_per_link:,.0f}" + (" est." if x.price_is_estimate else ""),
+        t.add_row(x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", _price(x, f"{x.usd_per_link:,.0f}"),
                   f"{x.w_per_link:g}", x.price_date)
     out.append(t)
     t = Table(title="racks and facility", title_justify="left")
     for col in ("id", "name", "usable kW", "usable RU", "price", "date"):
         t.add_column(col)
     for r in cat.racks:
-        t.add_row(r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _usd(r.unit_price_usd) + (" est." if r.price_is_estimate else ""),
+        t.add_row(r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r),
                   r.price_date)
     out.append(t)
     if cat.facility is not None:

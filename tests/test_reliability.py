@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import re
 import signal
 import subprocess
@@ -251,6 +250,12 @@ def test_real_time_limits_end_in_a_known_state(limit_s):
 # ---------------------------------------------------------------------- no lost output
 
 
+def _save_half_then_fail(self, filename):
+    """A Workbook.save that writes half a zip and then runs out of disk."""
+    Path(filename).write_bytes(b"PK\x03\x04 truncated")
+    raise OSError(28, "No space left on device")
+
+
 def test_failed_json_write_leaves_existing_file_intact(tmp_path):
     target = tmp_path / "result.json"
     target.write_text('{"previous": true}\n')
@@ -281,11 +286,7 @@ def test_failed_workbook_write_leaves_existing_file_intact(tmp_path, monkeypatch
     target = tmp_path / "plan.xlsx"
     target.write_bytes(b"previous workbook")
 
-    def broken_save(self, filename):
-        Path(filename).write_bytes(b"PK\x03\x04 truncated")
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(Workbook, "save", broken_save)
+    monkeypatch.setattr(Workbook, "save", _save_half_then_fail)
     with pytest.raises(OSError):
         write_workbook(result, ls, cat, target)
     assert target.read_bytes() == b"previous workbook"
@@ -533,11 +534,7 @@ def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monke
     target = tmp_path / "s.xlsx"
     target.write_bytes(b"previous workbook")
 
-    def broken_save(self, filename):
-        Path(filename).write_bytes(b"PK\x03\x04 truncated")
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(Workbook, "save", broken_save)
+    monkeypatch.setattr(Workbook, "save", _save_half_then_fail)
     with pytest.raises(OSError):
         write_workbook(small_sweep_report, target)
     assert target.read_bytes() == b"previous workbook"
