@@ -91,6 +91,10 @@ class Shape:
         return (f"{p.platform}, {p.rails_per_node}×{p.nic}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
                 f"{dp} mbs={self.microbatch_size}")
 
+    def memory_gb(self, d: int) -> float:
+        """Memory per GPU at d, from the row memory_fit states: (mem0 + mem1·d) / d."""
+        return (self.mem0 + self.mem1 * d) / d
+
     def layout(self, d: int) -> workload.Layout:
         return workload.Layout(self.tp, self.cp, self.pp, self.vp, d, self.microbatch_size, self.gpus_per_domain_used)
 

@@ -310,7 +310,7 @@ def _fastest_within_gpu_cap(space: DesignSpace) -> Optional[str]:
     best = None
     for s in space.shapes:
         for d, st in zip(s.d_values, s.step_time_s):
-            mem = (s.mem0 + s.mem1 * d) / d
+            mem = s.memory_gb(d)
             if s.gpus_per_replica * d <= cap and mem <= s.hbm_usable_gb and (best is None or st < best[0]):
                 best = (st, s, d)
     if best is None:
