@@ -162,11 +162,8 @@ def measure_case(case: dict, runs: int, enum_timeout_s: float, tmp: Path) -> dic
 
 
 def measure_sweep(tmp: Path, timeout_s: float = 600) -> dict:
-    """The 24-point growth sweep through the real CLI with --jobs 2 (only if solver.sweep exists)."""
+    """The 24-point growth sweep through the real CLI with --jobs 2."""
     row = {"scenario": "sweep-growth (24 pts, --jobs 2)", "series": "sweep", "errors": []}
-    if not (ROOT / "solver" / "sweep.py").exists():
-        row["sweep_note"] = "solver.sweep not available yet"
-        return row
     path = HERE / "scenarios" / "sweep-growth.yaml"
     wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "sweep", str(path), "--jobs", "2",
                                               "--json", str(tmp / "sweep.json"), "--xlsx", str(tmp / "sweep.xlsx"),

@@ -34,7 +34,9 @@ def _best(designs) -> list:
 def _import() -> float:
     """Seconds to import the API and what it pulls in (pandas, Pyomo, highspy where imported eagerly)."""
     t0 = time.perf_counter()
-    from solver import api, ranking, report_json  # noqa: F401
+    from solver import api  # noqa: F401
+    from solver.optimize import oracle, ranking  # noqa: F401
+    from solver.reports import json as report_json  # noqa: F401
 
     return time.perf_counter() - t0
 
@@ -52,7 +54,8 @@ def _load(args):
 def run_solve(args) -> dict:
     """Load, solve (design space, Pyomo build, HiGHS) and write the JSON report, each phase timed."""
     import_s = _import()
-    from solver import api, report_json
+    from solver import api
+    from solver.reports import json as report_json
 
     ls, cat, load_s = _load(args)
     result = api.solve(ls, cat, top_k=args.top)
@@ -85,12 +88,12 @@ def run_solve(args) -> dict:
 def run_enumerate(args) -> dict:
     """Every feasible design of the unpruned space through the same evaluator, then the K best."""
     import_s = _import()
-    from solver import ranking
+    from solver.optimize import oracle
 
     ls, cat, load_s = _load(args)
     t0 = time.perf_counter()
-    designs = ranking.enumerate_designs(ls.scenario, cat)
-    best = ranking.best_distinct(designs, args.top)
+    designs = oracle.enumerate_designs(ls.scenario, cat)
+    best = oracle.best_distinct(designs, args.top)
     enum_s = time.perf_counter() - t0
     return {"import_s": import_s, "load_s": load_s, "enumerate_s": enum_s, "feasible_designs": len(designs), "best": _best(best),
             "process_s": time.perf_counter() - T_START, "peak_rss_mb": _peak_rss_mb()}

@@ -8,7 +8,7 @@
 """
 __version__ = "0.1.0"
 
-_API = ("load_catalog", "load_scenario", "solve", "evaluate", "InputError", "SolverFailure")
+_API = ("load_catalog", "load_scenario", "solve", "evaluate", "sweep", "InputError", "SolverFailure")
 __all__ = [*_API, "__version__"]
 
 

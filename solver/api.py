@@ -1,145 +1,47 @@
-"""The library API (SPEC §8.2): load, solve, evaluate. The CLI is a thin layer over these."""
+"""The library API (SPEC §8.2): load, solve, evaluate, sweep. The CLI is a thin layer over these.
+
+    import solver
+    catalog  = solver.load_catalog()                 # the shipped default catalog
+    scenario = solver.load_scenario("scenarios/llama3-70b.yaml")
+    result   = solver.solve(scenario, catalog, top_k=5)
+    design   = solver.evaluate(pinned_scenario, catalog)
+    report   = solver.sweep("scenarios/growth-sweep.yaml", jobs=2)
+"""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from . import loading, workload
-from .design_space import Architecture, build_design_space
-from .loading import InputError, LoadedCatalog, LoadedScenario, Problem
-from .results import Design, SolveResult, make_design
+from . import inputs
+from .errors import InputError, Problem, SolverFailure
+from .inputs import LoadedScenario
+from .inputs.schema import Catalog
+from .optimize.solve import as_loaded, catalog_for, evaluate, solve
 
 
-def load_catalog(paths: Optional[Iterable[str | Path]] = None) -> LoadedCatalog:
+def load_catalog(paths: Optional[Iterable[str | Path]] = None) -> Catalog:
     """Load and merge catalog files (None = the shipped default catalog)."""
-    return loading.load_catalog(paths)
+    return inputs.load_catalog(paths)
 
 
 def load_scenario(source) -> LoadedScenario:
     """Load a scenario from a YAML path or a dict."""
-    return loading.load_scenario(source)
+    return inputs.load_scenario(source)
 
 
-def catalog_for(scenario: LoadedScenario, base_paths: Optional[list] = None) -> LoadedCatalog:
-    """The catalog a scenario runs on: the base files (default: shipped) plus its own `catalog:` list."""
-    base = list(base_paths) if base_paths else [loading.default_catalog_path()]
-    return loading.load_catalog(base + list(scenario.catalog_paths))
+def sweep(scenario, catalog: Optional[Catalog] = None, vary: Optional[list[str]] = None,
+          combine: Optional[str] = None, jobs: int = 1, executor: str = "local",
+          time_limit_s: Optional[float] = None, on_result: Optional[Callable[[dict], None]] = None) -> dict:
+    """Solve every point of the scenario's `sweep:` block (or of `vary` flags); the sweep report dict."""
+    from .sweep.plan import plan_sweep
+    from .sweep.run import run_points
+    from .sweep.summary import sweep_report
 
-
-def _scenario(scenario) -> LoadedScenario:
-    return scenario if isinstance(scenario, LoadedScenario) else loading.load_scenario(scenario)
-
-
-def solve(scenario, catalog: Optional[LoadedCatalog] = None, top_k: Optional[int] = None,
-          distinct_by: str = "architecture", time_limit_s: Optional[float] = None,
-          progress: Optional[Callable[[int, int], None]] = None, prune: str = "dominated") -> SolveResult:
-    """Find the K cheapest distinct designs that meet the target (SPEC §7)."""
-    from . import ranking  # lazy: Pyomo is only needed to solve
-    from .highs import HighsAdapter
-
-    t0 = time.perf_counter()
-    ls = _scenario(scenario)
+    ls = as_loaded(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)
-    loading.check_against_catalog(ls, cat)
-    sc = ls.scenario
-    k = top_k or sc.top_k
-    t1 = time.perf_counter()
-    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by == "architecture"))
-    t2 = time.perf_counter()
-    stats = {"combinations": space.combinations, "architectures": len(space.architectures),
-             "shapes_kept": len(space.shapes), "points_kept": space.points, "pruned": space.pruned}
-    timings = {"load_s": t1 - t0, "design_space_s": t2 - t1}
-    solver_info = {"name": "HiGHS", "version": HighsAdapter.version(), "interface": "pyomo.contrib.solver highs",
-                   "mip_rel_gap": 0.0, "time_limit_s": time_limit_s}
-    if not space.shapes:
-        explanation = ranking.explain_infeasible(space)
-        return SolveResult(sc.name, "infeasible", [], 0.0, None, explanation, timings, stats, solver_info)
-    designs, outcomes, model_t = ranking.k_best(space, k, distinct_by, time_limit_s, progress)
-    timings.update(model_t)
-    first = outcomes[0]
-    for key in ("model_variables", "model_constraints", "architectures_pruned_by_bounds"):
-        stats[key] = timings.pop(key, None)
-    if not designs:
-        if first.status == "infeasible":
-            explanation = ranking.explain_infeasible(space, time_limit_s)
-            return SolveResult(sc.name, "infeasible", [], first.solve_time_s, None, explanation, timings, stats, solver_info)
-        raise SolverFailure(f"the solver found no design ({first.status}: {first.termination})"
-                            + (f" within the {time_limit_s:g} s time limit" if time_limit_s else ""))
-    statuses = [o.status for o in outcomes if o.has_solution]
-    status = "optimal" if all(s == "optimal" for s in statuses) else "feasible"
-    gaps = [o.gap for o in outcomes if o.has_solution and o.gap is not None]
-    warnings = []
-    if status == "feasible":
-        warnings.append(f"time limit reached: designs are feasible but not proven optimal (gap up to {max(gaps or [0]):.2%})")
-    if len(designs) < k:
-        warnings.append(f"only {len(designs)} distinct designs exist for top_k = {k}")
-    timings["total_s"] = time.perf_counter() - t0
-    return SolveResult(sc.name, status, designs, sum(o.solve_time_s for o in outcomes), max(gaps) if gaps else None,
-                       None, timings, stats, solver_info, warnings)
+    plan = plan_sweep(ls, cat, vary, combine, time_limit_s)
+    return sweep_report(plan, run_points(plan, jobs, executor, on_result=on_result))
 
 
-class SolverFailure(RuntimeError):
-    """The solver returned no design and did not prove infeasibility (exit code 3)."""
-
-
-EVALUATE_PINS = ("platform", "nic", "rails_per_node", "tp", "cp", "pp", "vp", "dp", "microbatch_size")
-
-
-def evaluate(scenario, catalog: Optional[LoadedCatalog] = None) -> Design:
-    """Evaluate the one design every decision of the scenario's `pin` block fixes."""
-    ls = _scenario(scenario)
-    cat = catalog if catalog is not None else catalog_for(ls)
-    loading.check_against_catalog(ls, cat)
-    sc, doc = ls.scenario, ls.doc
-    pin = sc.pin
-    missing = [name for name in EVALUATE_PINS if getattr(pin, name) is None]
-    if missing:
-        raise InputError([doc.problem(("pin",), f"evaluate needs every decision pinned; missing: {', '.join(missing)} "
-                                      "(use `fabricplan solve` to let the optimiser choose)")])
-    c = cat.catalog
-    plat = c.by_id("platforms")[pin.platform]
-    nic = c.by_id("nics")[pin.nic]
-    switch = pin.switch or _default_switch(c, nic)
-    if switch is None:
-        raise InputError([doc.problem(("pin", "nic"), f"no switch in the catalog serves the {nic.fabric} NIC {nic.id} at {nic.speed_gbps:g} Gb/s")])
-    g_used = pin.gpus_per_domain_used or _default_domain_use(plat.gpus_per_domain, pin, sc.workload)
-    lay = workload.Layout(pin.tp, pin.cp, pin.pp, pin.vp, pin.dp, pin.microbatch_size, g_used)
-    problem = workload.placement_problem(lay, sc.workload, g_used)
-    if problem:
-        raise InputError([doc.problem(("pin",), f"the pinned layout cannot be placed: {problem}")])
-    arch = Architecture(plat.id, nic.id, pin.rails_per_node, switch, float(pin.oversubscription or 1.0))
-    try:
-        design = make_design(sc, cat, arch, lay, sc.target_step_time_s(), pin.tiers)
-    except ValueError as exc:  # the catalog cannot build it (no link reaches, unit too big for the rack)
-        raise InputError([doc.problem(("pin",), f"the catalog cannot build this design: {exc}")]) from None
-    if design is None:
-        raise InputError([doc.problem(("pin",), "the fabric for this design does not fit in "
-                                      + (f"{pin.tiers} tier(s)" if pin.tiers else "3 tiers") + f" of {switch}")])
-    if pin.nodes is not None and design.cost.job_nodes != pin.nodes:
-        raise InputError([doc.problem(("pin", "nodes"), f"the pinned layout runs on {design.cost.job_nodes:,} nodes "
-                                      f"(tp·cp·pp·dp = {lay.gpus:,} GPUs on {plat.gpus_per_node} per node); "
-                                      "pin a matching dp or remove pin.nodes", pin.nodes)])
-    design.rank = 1
-    return design
-
-
-def _default_switch(cat, nic) -> Optional[str]:
-    from .design_space import switch_serves_nic
-
-    options = sorted((s.unit_price_usd / s.radix, s.id) for s in cat.switches if switch_serves_nic(s, nic))
-    return options[0][1] if options else None
-
-
-def _default_domain_use(gpus_per_domain: int, pin, wl) -> int:
-    """The first G_u (whole domain, then the largest power of two in it) the layout can be placed on."""
-    from .design_space import domain_sizes
-
-    for g_used in domain_sizes(gpus_per_domain, None):
-        lay = workload.Layout(pin.tp, pin.cp, pin.pp, pin.vp, pin.dp, pin.microbatch_size, g_used)
-        if workload.placement_problem(lay, wl, g_used) is None:
-            return g_used
-    return gpus_per_domain
-
-
-__all__ = ["load_catalog", "load_scenario", "solve", "evaluate", "InputError", "Problem", "SolverFailure"]
+__all__ = ["InputError", "Problem", "SolverFailure", "catalog_for", "evaluate", "load_catalog", "load_scenario",
+           "solve", "sweep"]

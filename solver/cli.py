@@ -10,11 +10,9 @@ import sys
 import traceback
 from pathlib import Path
 
+from .errors import UsageError
+
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-class UsageError(Exception):
-    pass
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,9 +85,7 @@ def main(argv=None) -> int:
 
 
 def _handle(exc: Exception, args, err) -> int:
-    from .api import SolverFailure
-    from .loading import InputError
-    from .report_json import OutputError
+    from .errors import CatalogCannotBuild, InputError, OutputError, SolverFailure
 
     if args.debug:
         traceback.print_exc()
@@ -98,7 +94,7 @@ def _handle(exc: Exception, args, err) -> int:
             print(str(problem), file=sys.stderr)
         print(f"{len(exc.problems)} problem(s) found; nothing was written", file=sys.stderr)
         return EXIT_INPUT
-    if isinstance(exc, (OutputError, UsageError)):
+    if isinstance(exc, (OutputError, UsageError, CatalogCannotBuild)):
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     if isinstance(exc, SolverFailure):
@@ -117,64 +113,67 @@ def _catalog_paths(args) -> list:
 
 
 def cmd_validate(args, out, err) -> int:
-    from . import loading
+    from . import api
+    from .errors import InputError
+    from .inputs import check_against_catalog, read_yaml
 
-    problems, checked = [], 0
+    problems = []
     for path in args.paths:
         try:
-            doc = loading.read_yaml(path)
+            doc = read_yaml(path)
             if "workload" in doc.data or "target" in doc.data:
-                ls = loading.load_scenario(path)
-                from .api import catalog_for
-
-                cat = catalog_for(ls, _catalog_paths(args))
-                loading.check_against_catalog(ls, cat)
+                ls = api.load_scenario(path)
+                cat = api.catalog_for(ls, _catalog_paths(args))
+                check_against_catalog(ls, cat)
                 kind = "scenario"
                 if ls.scenario.sweep.parameters or ls.scenario.sweep.models:
-                    from . import sweep
+                    from .sweep.plan import plan_sweep
 
-                    points = len(sweep.plan_sweep(ls, cat).tasks)  # every sweep path and value checked
+                    points = len(plan_sweep(ls, cat).tasks)  # every sweep path and value checked
                     kind = f"scenario with a {points}-point sweep"
             else:
-                loading.load_catalog([path])
+                api.load_catalog([path])
                 kind = "catalog"
-            checked += 1
             out.print(f"{path}: valid {kind}")
-        except loading.InputError as exc:
+        except InputError as exc:
             problems.extend(exc.problems)
     if problems:
-        raise loading.InputError(problems)
+        raise InputError(problems)
     return EXIT_OK
 
 
 def cmd_catalog(args, out, err) -> int:
-    from . import loading
-    from .report_json import dumps
+    from . import api
+    from .inputs import provenance
+    from .reports.json import dumps
 
-    cat = loading.load_catalog(_catalog_paths(args) or None)
+    cat = api.load_catalog(_catalog_paths(args) or None)
+    files = provenance(cat).files
     if args.verbose:
-        for line in cat.overridden:
+        for line in provenance(cat).overridden:
             err.print(f"override: {line}")
     if args.json:
-        data = cat.catalog.model_dump(mode="json")
-        data["files"] = [{"path": p, "sha256": h} for p, h in cat.files]
+        data = cat.model_dump(mode="json")
+        data["files"] = [{"path": p, "sha256": h} for p, h in files]
         sys.stdout.write(dumps(data))
         return EXIT_OK
-    from .report_terminal import catalog_tables
+    from .reports.terminal import catalog_tables
 
     for table in catalog_tables(cat):
         out.print(table)
-    out.print(f"files: {', '.join(p for p, _ in cat.files)}")
+    out.print(f"files: {', '.join(p for p, _ in files)}")
     return EXIT_OK
 
 
 def _load(args, err):
     from . import api
 
+    from .inputs import provenance
+
     ls = api.load_scenario(args.scenario)
     cat = api.catalog_for(ls, _catalog_paths(args))
     if args.verbose:
-        for line in cat.overridden:
+        for line in provenance(cat).overridden:
             err.print(f"override: {line}")
     return ls, cat
 
@@ -185,8 +184,9 @@ def _default_output(name: str, suffix: str) -> Path:
 
 def cmd_solve(args, out, err) -> int:
     from . import api
-    from .report_json import check_writable, write_json
-    from .report_terminal import print_solve
+    from .reports.io import check_writable
+    from .reports.json import write_json
+    from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
         raise UsageError("--top must be between 1 and 100")
@@ -202,7 +202,7 @@ def cmd_solve(args, out, err) -> int:
     write_json(result.to_dict(), json_path)
     written = [str(json_path)]
     if xlsx_path is not None and result.designs:
-        from .report_excel import write_workbook
+        from .reports.excel import write_workbook
 
         write_workbook(result, ls, cat, xlsx_path)
         written.append(str(xlsx_path))
@@ -216,8 +216,9 @@ def cmd_solve(args, out, err) -> int:
 
 def cmd_evaluate(args, out, err) -> int:
     from . import api
-    from .report_json import check_writable, write_json
-    from .report_terminal import print_design
+    from .reports.io import check_writable
+    from .reports.json import write_json
+    from .reports.terminal import print_design
 
     ls, cat = _load(args, err)
     json_path = check_writable(args.json or _default_output(ls.scenario.name, "-evaluate.json"))
@@ -233,9 +234,64 @@ def cmd_evaluate(args, out, err) -> int:
 
 
 def cmd_sweep(args, out, err) -> int:
-    from . import sweep
+    """`fabricplan sweep`: plan, run with a progress bar, print the table, write JSON, workbook and plot.
 
-    return sweep.run_cli(args, out, err)
+    Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
+    """
+    from . import api
+    from .reports.excel import write_sweep_workbook
+    from .reports.io import check_writable
+    from .reports.json import write_json
+    from .reports.plot import write_plot
+    from .reports.terminal import print_report
+    from .sweep.plan import plan_sweep
+    from .sweep.run import results_path_for
+    from .sweep.summary import sweep_report
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise UsageError("--time-limit must be positive")
+    ls = api.load_scenario(args.scenario)
+    cat = api.catalog_for(ls, list(args.catalog) if args.catalog else None)
+    plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
+    name = ls.scenario.name
+    json_path = check_writable(args.json or Path("outputs") / f"{name}-sweep.json")
+    xlsx_path = check_writable(args.xlsx or Path("outputs") / f"{name}-sweep.xlsx")
+    plot_path = check_writable(args.plot or Path("outputs") / f"{name}-sweep.png")
+    for note in plan.notes:
+        err.print(f"note: {note}")
+    rows = _run_with_progress(plan, args, results_path_for(json_path), err)
+    report = sweep_report(plan, rows)
+    print_report(report, out)
+    write_json(report, json_path)
+    write_sweep_workbook(report, xlsx_path)
+    write_plot(report, plot_path)
+    out.print(f"wrote {json_path}, {xlsx_path}, {plot_path} (finished points in {results_path_for(json_path)})")
+    counts = report["status_counts"]
+    if counts["error"]:
+        return EXIT_SOLVER
+    return EXIT_INFEASIBLE if counts["infeasible"] else EXIT_OK
+
+
+def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    from .sweep.run import read_results, run_points
+
+    columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    where = args.executor if args.executor != "local" else f"{args.jobs} local worker(s)"
+    err.print(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}")
+    if args.resume and results_path.exists():
+        kept = len(read_results(results_path, plan.sweep_hash))
+        err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve")
+    with Progress(*columns, console=err, transient=False) as progress:
+        bar = progress.add_task("sweep", total=len(plan.tasks))
+        rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
+                          on_result=lambda row: progress.advance(bar))
+    return rows
 
 
 _COMMANDS = {"validate": cmd_validate, "catalog": cmd_catalog, "solve": cmd_solve, "evaluate": cmd_evaluate,

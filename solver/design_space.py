@@ -4,7 +4,7 @@ A *shape* is one performance class (platform, NIC, rails, oversubscription) with
 (t, c, p, v, b, G_u) and the set of data-parallel degrees d it may take. For the optimisation
 model each shape carries the coefficients of its step-time and memory constraints multiplied by d
 (SPEC §7): d·T(d) and d·mem(d) are affine in d inside one placement regime, so the coefficients
-are read off `workload.performance` at two values of d — the formulas live only in workload.py.
+are read off `perf.step.performance` at two values of d — the formulas live only in solver/perf.
 
 Pruning is exact: a shape is dropped only if no allowed d fits in memory, or no allowed d meets
 the target step time, or its placement is impossible. Nothing that could be optimal is removed.
@@ -12,18 +12,18 @@ the target step time, or its placement is impossible. Nothing that could be opti
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from . import workload
-from .fabric import divisors
-from .schema import Scenario, as_list
+from .costing import total_nodes
+from .fabrics import DEFAULT_FAMILY, family
+from .inputs.schema import Catalog, Scenario, as_list
+from .perf.hardware import Hardware, hardware_for
+from .perf.layout import Layout, LayoutShape, dp_candidates, layout_shapes, placement_problem
+from .perf.step import Performance, performance
+from .perf.traffic import overlap_for, retime
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
-DEFAULT_TP = [1, 2, 4, 8]
-DEFAULT_PP = [1, 2, 4, 8, 16, 32]
-DEFAULT_VP = [1, 2, 4]
-DEFAULT_MICROBATCH = [1, 2, 4]
 
 
 @dataclass(frozen=True, order=True)
@@ -45,6 +45,7 @@ class Architecture:
     rails_per_node: int
     switch: str
     oversubscription: float
+    fabric: str = DEFAULT_FAMILY
 
     @property
     def perf(self) -> PerfClass:
@@ -52,17 +53,22 @@ class Architecture:
 
     def label(self, tiers: Optional[int] = None) -> str:
         over = "" if self.oversubscription == 1 else f", {self.oversubscription:g}:1"
-        tier = f", {tiers}-tier" if tiers else ""
+        kind = "" if self.fabric == DEFAULT_FAMILY else f" {self.fabric}"
+        tier = f", {tiers}-tier{kind}" if tiers else kind
         return f"{self.platform} · {self.rails_per_node}×{self.nic} · {self.switch}{tier}{over}"
 
 
 @dataclass
 class Exposure:
-    """d·(T_k − φ_k·T_comp) = c0 + c1·d; the exposed time is its positive part."""
+    """One traffic class of a shape: d·exposed_k(d) = max(0, max_i (c0_i + c1_i·d)), each piece
+    d·(a_i·T_k − W_i) of the class's window rule being affine in d inside one placement regime."""
 
     name: str
-    c0: float
-    c1: float
+    pieces: list[tuple[float, float]]  # (c0_i, c1_i)
+
+    def at(self, d: int) -> float:
+        """d·exposed_k at d."""
+        return max([0.0] + [c0 + c1 * d for c0, c1 in self.pieces])
 
 
 @dataclass
@@ -95,8 +101,9 @@ class Shape:
         """Memory per GPU at d, from the row memory_fit states: (mem0 + mem1·d) / d."""
         return (self.mem0 + self.mem1 * d) / d
 
-    def layout(self, d: int) -> workload.Layout:
-        return workload.Layout(self.tp, self.cp, self.pp, self.vp, d, self.microbatch_size, self.gpus_per_domain_used)
+    def layout(self, d: int) -> Layout:
+        return Layout(tp=self.tp, cp=self.cp, pp=self.pp, vp=self.vp, dp=d, microbatch_size=self.microbatch_size,
+                      gpus_per_domain_used=self.gpus_per_domain_used)
 
     @property
     def gpus_per_replica(self) -> int:
@@ -106,7 +113,7 @@ class Shape:
 @dataclass
 class DesignSpace:
     scenario: Scenario
-    catalog: object  # LoadedCatalog or Catalog
+    catalog: Catalog
     target_step_time_s: float
     architectures: list[Architecture]
     shapes: list[Shape]
@@ -127,34 +134,15 @@ class DesignSpace:
 # --------------------------------------------------------------------------- allow-lists
 
 
-def _allowed(values: Optional[list], pinned, default: list) -> list:
-    if pinned is not None:
-        return [pinned]
-    return list(values) if values is not None else list(default)
-
-
-def allowed_parallelism(scenario: Scenario) -> dict[str, list[int]]:
-    par, pin, model = scenario.parallelism, scenario.pin, scenario.workload.model
-    cp_default = [1, 2, 4, 8] if model.seq_len >= 32768 else [1, 2]
-    return {
-        "tp": _allowed(as_list(par.tp), pin.tp, DEFAULT_TP),
-        "cp": _allowed(as_list(par.cp), pin.cp, cp_default),
-        "pp": [p for p in _allowed(as_list(par.pp), pin.pp, DEFAULT_PP) if p <= model.layers],
-        "vp": _allowed(as_list(par.vp), pin.vp, DEFAULT_VP),
-        "microbatch_size": _allowed(as_list(par.microbatch_size), pin.microbatch_size, DEFAULT_MICROBATCH),
-    }
-
-
-def architectures(scenario: Scenario, catalog) -> list[Architecture]:
+def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
     """Every allowed platform × NIC × rails × switch × oversubscription (sorted, deterministic)."""
     con, pin = scenario.constraints, scenario.pin
-    cat = getattr(catalog, "catalog", catalog)
     allow_plat = as_list(con.platforms)
     allow_gpu = as_list(con.gpus)
     allow_nic = as_list(con.nics)
     allow_sw = as_list(con.switches)
     allow_rails = as_list(con.rails_per_node)
-    overs = _allowed(as_list(con.oversubscription), pin.oversubscription, [1.0])
+    overs = [pin.oversubscription] if pin.oversubscription is not None else (as_list(con.oversubscription) or [1.0])
     nics, out = cat.by_id("nics"), []
     for plat in cat.platforms:
         if (pin.platform and plat.id != pin.platform) or (allow_plat and plat.id not in allow_plat):
@@ -188,22 +176,15 @@ def one_tier_allowed(arch: Architecture, all_archs) -> bool:
     architecture may use 1 tier only when the non-blocking twin is not in the design space."""
     if arch.oversubscription == 1:
         return True
-    twin = Architecture(arch.platform, arch.nic, arch.rails_per_node, arch.switch, 1.0)
+    twin = replace(arch, oversubscription=1.0)
     return twin not in set(all_archs)
-
-
-def domain_sizes(gpus_per_domain: int, pinned: Optional[int]) -> list[int]:
-    """G_u candidates: the whole domain, and the largest power of two below it (e.g. 64 of 72)."""
-    if pinned is not None:
-        return [pinned]
-    pow2 = 1 << (gpus_per_domain.bit_length() - 1)
-    return sorted({gpus_per_domain, pow2}, reverse=True)
 
 
 # ------------------------------------------------------------------------------- shapes
 
 
-def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", one_layout_per_cost: bool = False) -> DesignSpace:
+def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
+                       one_layout_per_cost: bool = False) -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -219,11 +200,9 @@ def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", on
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
     if prune == "dominated" and scenario.pin.nodes is not None:
         prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
-    cat = getattr(catalog, "catalog", catalog)
     archs = architectures(scenario, catalog)
     ctx = _Context(scenario, catalog, prune)
-    par = allowed_parallelism(scenario)
-    platforms = cat.by_id("platforms")
+    platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})
     switches_per_perf = {p: sum(1 for a in archs if a.perf == p) for p in perfs}
     shapes: list[Shape] = []
@@ -231,19 +210,18 @@ def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", on
         plat = platforms[plat_id]
         plat_perfs = [p for p in perfs if p.platform == plat_id]
         n_switch = sum(switches_per_perf[p] for p in plat_perfs)
-        hws = {p: workload.hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription) for p in plat_perfs}
-        thresholds = _tier_thresholds(cat, [a for a in archs if a.platform == plat_id])
-        for g_used in domain_sizes(plat.gpus_per_domain, scenario.pin.gpus_per_domain_used):
-            for lay in _layouts(par, scenario.workload):
-                groups = _placeable_groups(ctx, lay, g_used, n_switch)
-                for ds in groups:
+        hws = {p: hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription)
+               for p in plat_perfs}
+        thresholds = _tier_thresholds(catalog, [a for a in archs if a.platform == plat_id])
+        for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
+            for lay in layout_shapes(scenario):
+                for ds in _placeable_groups(ctx, lay, g_used, n_switch):
                     if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
                         continue
-                    t, c, p, v, b = lay
                     # one evaluation per platform: bytes, compute, bubble and memory do not depend on the
-                    # NIC; each performance class only re-times the bytes (workload.transfer_s)
-                    base = [workload.performance(ctx.wl, workload.Layout(t, c, p, v, d, b, g_used), hws[plat_perfs[0]],
-                                                 ctx.overlap) for d in ds[:2]]
+                    # NIC; each performance class only re-times the bytes (traffic.retime)
+                    base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[plat_perfs[0]],
+                                        ctx.overlap) for d in ds[:2]]
                     for perf in plat_perfs:
                         shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds, base)
                         if shape is not None:
@@ -262,99 +240,96 @@ def build_design_space(scenario: Scenario, catalog, prune: str = "dominated", on
 class _Context:
     """What every shape of one build shares, and the counters it keeps."""
 
-    def __init__(self, scenario, catalog, prune):
+    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str):
         self.scenario, self.catalog, self.prune = scenario, catalog, prune
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
-        self.overlap = workload.overlap_for(scenario)
+        self.overlap = overlap_for(scenario)
         self.max_gpus = scenario.constraints.max_gpus
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
-        self.best = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
+        self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
 
 
-def _layouts(par: dict, wl) -> list[tuple]:
-    """Every allowed (t, c, p, v, b); interleaving only with pipelining; b divides the batch."""
-    return [(t, c, p, v, b) for t in par["tp"] for c in par["cp"] for p in par["pp"] for v in par["vp"]
-            for b in par["microbatch_size"] if not (v > 1 and p == 1) and wl.global_batch_size % b == 0]
-
-
-def _tier_thresholds(cat, archs: list[Architecture]) -> list[int]:
+def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     """Node counts at which some architecture of the platform needs one more fabric tier."""
-    from .fabric import max_nodes
-
     switches = cat.by_id("switches")
     caps = set()
     for a in archs:
         radix = switches[a.switch].radix
-        caps.update(max_nodes(radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2))
+        caps.update(family(a.fabric).max_nodes(radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2))
     return sorted(c for c in caps if c > 0)
 
 
-def _placeable_groups(ctx: _Context, lay: tuple, g_used: int, n_switch: int) -> list[list[int]]:
+def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[list[int]]:
     """The d values of one layout that can be placed, split into regimes: all d whose pipeline stage
     fills whole domains (one shape), then each smaller d on its own."""
-    t, c, p, v, b = lay
-    wl, pin_dp = ctx.wl, ctx.scenario.pin.dp
-    candidates = [pin_dp] if pin_dp is not None else divisors(wl.global_batch_size // b)
     multi, single = [], []
-    for d in candidates:
-        if wl.global_batch_size % (d * b):
-            continue
+    for d in dp_candidates(ctx.scenario, lay):
         ctx.combinations += n_switch
-        layout = workload.Layout(t, c, p, v, d, b, g_used)
-        if workload.placement_problem(layout, wl, g_used) is not None:
+        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+        if placement_problem(layout, ctx.wl, g_used) is not None:
             ctx.pruned["placement"] += n_switch
             continue
         if ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
             ctx.pruned["caps"] += n_switch
             continue
-        (multi if t * c * d >= g_used else single).append(d)
+        (multi if lay.tp * lay.cp * d >= g_used else single).append(d)
     return ([multi] if multi else []) + [[d] for d in single]
 
 
-def _fits_memory_somewhere(ctx: _Context, lay: tuple, g_used: int, ds: list[int], hw, n_perf: int) -> bool:
+def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
+                           n_perf: int) -> bool:
     """Memory does not depend on the NIC or rails: check it once per platform (exact pruning)."""
-    t, c, p, v, b = lay
-    q = workload.performance(ctx.wl, workload.Layout(t, c, p, v, ds[-1], b, g_used), hw, ctx.overlap)
+    q = performance(ctx.wl, lay.layout(dp=ds[-1], gpus_per_domain_used=g_used), hw, ctx.overlap)
     lean = q.memory_per_gpu_gb  # the largest d has the smallest optimizer shard
     if lean < ctx.best["leanest"][0]:
-        ctx.best["leanest"] = (lean, q.hbm_usable_gb, f"{hw.gpu_id}, tp={t} cp={c} pp={p} vp={v} mbs={b} dp={ds[-1]}")
+        ctx.best["leanest"] = (lean, q.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
     if ctx.prune != "none" and lean > q.hbm_usable_gb * (1 + 1e-9):
         ctx.pruned["memory"] += len(ds) * n_perf
         return False
     return True
 
 
-def _comm_s(q: workload.Performance, k: str, hw: workload.Hardware) -> float:
-    """Time of traffic class k of an evaluated step on hardware `hw` (same bytes, other NIC/rails)."""
-    return workload.transfer_s(getattr(q, f"{k}_nvlink_bytes"), getattr(q, f"{k}_scaleout_bytes"), hw)
+def _exposures(ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Exposure]:
+    """Per traffic class, its window pieces multiplied by d, re-timed on `hw`, as affine functions
+    of d; a class whose pieces are never positive on D_s is left out (its exposure is 0)."""
+    out = []
+    for name in perfs[0].traffic:
+        pieces = []
+        for i in range(len(perfs[0].traffic[name].pieces)):
+            values = []
+            for d, q in zip(ds, perfs):
+                traffic = q.traffic[name]
+                a, w = traffic.pieces[i]
+                values.append(d * (a * retime(traffic, hw) - w))
+            pieces.append(_affine(ds, values))
+        if any(c0 + c1 * d > 1e-12 for c0, c1 in pieces for d in (ds[0], ds[-1])):
+            out.append(Exposure(name, pieces))
+    return out
 
 
-def _shape(ctx: _Context, perf, hw, g_used, lay, ds, plat, thresholds, perfs) -> Optional[Shape]:
-    t, c, p, v, b = lay
-    overlap, target, prune = ctx.overlap, ctx.target, ctx.prune
+def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, ds: list[int], plat,
+           thresholds: list[int], perfs: list[Performance]) -> Optional[Shape]:
+    target, prune = ctx.target, ctx.prune
     comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
     mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
-    exposures = []
-    for k in workload.CLASSES:
-        phi = getattr(overlap, k)
-        e = _affine(ds, [d * (_comm_s(q, k, hw) - phi * q.compute_s) for d, q in zip(ds, perfs)])
-        if max(e[0] + e[1] * d for d in (ds[0], ds[-1])) > 1e-12:
-            exposures.append(Exposure(k, e[0], e[1]))
+    exposures = _exposures(ds, perfs, hw)
     hbm = perfs[0].hbm_usable_gb
     mems = [(mem[0] + mem[1] * d) / d for d in ds]
-    steps = [(comp[0] + comp[1] * d + sum(max(0.0, x.c0 + x.c1 * d) for x in exposures)) / d for d in ds]
-    key = f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
+    steps = [(comp[0] + comp[1] * d + sum(x.at(d) for x in exposures)) / d for d in ds]
+    t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
+    key = (f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}"
+           f"|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
     fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
     if fitting and min(fitting)[0] < ctx.best["fastest"][0]:
-        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, tp={t} cp={c} pp={p} vp={v} mbs={b}"
+        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, {lay.describe()}"
         ctx.best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
     ok = [st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)]
     if prune != "none" and not any(ok):
         ctx.pruned["target"] += len(ds)
         return None
-    domains = [workload.Layout(t, c, p, v, d, b, g_used).domains for d in ds]
+    domains = [lay.layout(dp=d, gpus_per_domain_used=g_used).domains for d in ds]
     if prune in ("points", "dominated"):
         # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen.
         keep = [j for j in range(len(ds)) if ok[j]]
@@ -364,15 +339,14 @@ def _shape(ctx: _Context, perf, hw, g_used, lay, ds, plat, thresholds, perfs) ->
             ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + len(keep) - len(kept)
             keep = kept
         ds, steps, domains = [ds[j] for j in keep], [steps[j] for j in keep], [domains[j] for j in keep]
-    return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm, steps)
+    return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm,
+                 steps)
 
 
 def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, thresholds: list[int]) -> list[int]:
     """Of the feasible d (ascending), the smallest, and the smallest whose node count crosses each
     tier boundary: every architecture-and-tier identity keeps its cheapest point on this layout, and
     the rest (same identity, more domains) can never be cheaper or easier on a cap."""
-    from .fabric import total_nodes
-
     fraction = scenario.constraints.spare_nodes_fraction
     nodes = {j: total_nodes(plat, domains[j], fraction) for j in feasible}  # non-decreasing in j
     keep = {feasible[0]}

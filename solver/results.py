@@ -1,16 +1,22 @@
 """Typed results: one evaluated design, and the ranked answer of a solve (SPEC §8.3).
 
-`make_design` is the single evaluator of a chosen design: the performance model (workload.py)
-plus the fabric, BOM and cost model (fabric.py). `evaluate`, the exhaustive enumeration and the
-decoding of every MILP solution all go through it.
+`make_design` is the single evaluator of a chosen design: the performance model (solver/perf)
+plus the fabric family, bill of materials and cost model (solver/fabrics, costing.py). `evaluate`,
+the exhaustive enumeration, the bound pruning and the decoding of every MILP solution all go
+through it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import fabric, workload
+from .costing import CostedDesign, design_cost
 from .design_space import Architecture
+from .inputs.schema import Catalog, Constraints, Pin, Scenario
+from .perf.hardware import hardware_for
+from .perf.layout import Layout
+from .perf.step import Performance, performance
+from .perf.traffic import overlap_for
 
 SCHEMA = "fabricplan.result/1"
 TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
@@ -19,11 +25,11 @@ TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
 @dataclass
 class Design:
     architecture: Architecture
-    layout: workload.Layout
+    layout: Layout
     gpu: str
     gpus_per_domain: int
-    perf: workload.Performance
-    cost: fabric.CostedDesign
+    perf: Performance
+    cost: CostedDesign
     target_step_time_s: float
     objective: str  # capex | tco
     rank: int = 0
@@ -36,7 +42,7 @@ class Design:
     @property
     def identity(self) -> tuple:
         a = self.architecture
-        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription)
+        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription, a.fabric)
 
     @property
     def layout_identity(self) -> tuple:
@@ -93,21 +99,20 @@ class Design:
         out["bom"] = cost["bom"]
         out["cost_per_gpu_usd"] = self.cost.capex_usd / max(1, self.cost.gpus)
         p = perf.to_dict()
-        for key in ("breakdown_s", "comm_s", "bytes_per_gpu", "flops_per_step", "mfu", "hardware_tflops_per_gpu",
+        for key in ("breakdown_s", "comm_s", "traffic", "bytes_per_gpu", "flops_per_step", "mfu", "hardware_tflops_per_gpu",
                     "memory_per_gpu_gb", "memory_gb", "params", "dominant_terms"):
             out[key] = p[key]
         return out
 
 
-def make_design(scenario, catalog, arch: Architecture, layout: workload.Layout, target_step_time_s: float,
+def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout: Layout, target_step_time_s: float,
                 tiers: Optional[int] = None) -> Optional[Design]:
     """Evaluate one design completely; None when its fabric cannot be built in ≤ 3 tiers."""
-    cat = getattr(catalog, "catalog", catalog)
-    plat = cat.by_id("platforms")[arch.platform]
-    hw = workload.hardware_for(scenario, cat, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
-    perf = workload.performance(scenario.workload, layout, hw, workload.overlap_for(scenario))
-    cost = fabric.design_cost(scenario, cat, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
-                              arch.oversubscription, layout.domains, tiers)
+    plat = catalog.by_id("platforms")[arch.platform]
+    hw = hardware_for(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+    perf = performance(scenario.workload, layout, hw, overlap_for(scenario))
+    cost = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
+                       arch.oversubscription, layout.domains, tiers, arch.fabric)
     if cost is None:
         return None
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective)
@@ -115,7 +120,17 @@ def make_design(scenario, catalog, arch: Architecture, layout: workload.Layout, 
     return design
 
 
-def binding_constraints(design: Design, scenario) -> list[dict]:
+def within_caps(design: Design, con: Constraints, pin: Pin) -> bool:
+    """Every cap of the scenario holds for this design (and a pinned node count is its job's)."""
+    c = design.cost
+    if pin.nodes is not None and c.job_nodes != pin.nodes:
+        return False
+    checks = ((con.max_gpus, c.gpus), (con.budget_usd, c.capex_usd), (con.facility_power_kw, c.facility_power_kw),
+              (con.max_racks, c.racks))
+    return all(cap is None or value <= cap * (1 + 1e-9) for cap, value in checks)
+
+
+def binding_constraints(design: Design, scenario: Scenario) -> list[dict]:
     """Every requirement with its value, limit and slack; `binding` when the slack is under 5 %."""
     con = scenario.constraints
     rows = [

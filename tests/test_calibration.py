@@ -15,16 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from solver.schema import Catalog, Scenario
-from solver.workload import (
-    DEFAULT_OVERLAP,
-    Layout,
-    flops_per_step,
-    hardware_for,
-    performance,
-    placement_problem,
-    tokens_per_s_per_gpu,
-)
+from solver.inputs.schema import Catalog, Scenario
+from solver.perf.hardware import hardware_for
+from solver.perf.layout import Layout, placement_problem
+from solver.perf.model import flops_per_step
+from solver.perf.step import performance, tokens_per_s_per_gpu
+from solver.perf.traffic import DEFAULT_OVERLAP
 
 CATALOG = Catalog.model_validate(yaml.safe_load((Path(__file__).parents[1] / "catalogs/default.yaml").read_text()))
 
@@ -191,4 +187,4 @@ def test_published_model_tflops_match_spec_flops(shape, tokens_per_gpu, model_tf
 
 def test_catalog_overlap_defaults_are_the_calibrated_ones():
     # docs/model.md: φ = (tp 0, cp 0, pp 0.5, dp 0.8)
-    assert (DEFAULT_OVERLAP.tp, DEFAULT_OVERLAP.cp, DEFAULT_OVERLAP.pp, DEFAULT_OVERLAP.dp) == (0.0, 0.0, 0.5, 0.8)
+    assert (DEFAULT_OVERLAP["tp"], DEFAULT_OVERLAP["cp"], DEFAULT_OVERLAP["pp"], DEFAULT_OVERLAP["dp"]) == (0.0, 0.0, 0.5, 0.8)

@@ -1,4 +1,4 @@
-"""Fabric, BOM, power and cost model (solver/fabric.py; SPEC §5, §6).
+"""Fabric, BOM, power and cost model (solver/fabrics/fat_tree.py, solver/costing.py; SPEC §5, §6).
 
 Every expected number is worked out by hand in a comment, or is a published fat-tree capacity
 (Al-Fares, Loukissas, Vahdat, SIGCOMM 2008, §3; reference/calibration.md §4e). The catalog is built
@@ -12,19 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver import fabric
-from solver.fabric import (
-    choose_link,
-    design_cost,
-    divisors,
-    link_parts,
-    max_nodes,
-    network_racks,
-    size_fabric,
-    split_ports,
-    units_per_rack,
-)
-from solver.schema import Catalog, Scenario
+from solver.costing import design_cost, network_racks, units_per_rack
+from solver.fabrics.fat_tree import max_nodes, size_fabric, split_ports
+from solver.fabrics.links import choose_link, link_for, link_parts
+from solver.integers import divisors
+from solver.inputs.schema import Catalog, Scenario
 
 SRC = {"source": "test", "price_source": "test", "price_date": "2025-01"}
 
@@ -280,7 +272,7 @@ def test_choose_link_by_reach_and_price():
 
 def test_link_per_link_cost_and_parts():
     cat = make_catalog()
-    link = fabric.link_for(cat, cat.by_id("switches")["ndr-64"], "leaf_spine")
+    link = link_for(cat, cat.by_id("switches")["ndr-64"], "leaf_spine")
     # leaf_spine at 30 m: 60 + 1000/2 + 1000/2 = $1,060; W: 16/2 + 16/2 = 16.
     assert (link.usd_per_link, link.w_per_link) == (1060.0, 16.0)
     # twin-port modules on 5 links: ⌈5/2⌉ = 3 at the switch, 5 single-port at the NIC.
@@ -421,7 +413,7 @@ def test_copper_links_have_no_module_lines():
 def test_to_dict_has_spec_keys():
     d = design_cost(make_scenario(), make_catalog(), "hgx-t", "ndr-nic", 8, "ndr-64", 1, domains=96)
     out = d.to_dict()
-    assert out["fabric"] == {"nic": "ndr-nic", "rails_per_node": 8, "switch": "ndr-64", "tiers": 2,
+    assert out["fabric"] == {"family": "fat-tree", "nic": "ndr-nic", "rails_per_node": 8, "switch": "ndr-64", "tiers": 2,
                              "oversubscription": 1.0, "leaf_switches": 24, "spine_switches": 16,
                              "core_switches": 0, "links": {"node_leaf": 768, "leaf_spine": 768, "spine_core": 0}}
     assert out["racks"] == 25

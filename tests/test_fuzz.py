@@ -23,7 +23,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solver import api, loading
+from solver.errors import InputError
+from solver import api, inputs
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG_FILE = REPO / "catalogs" / "default.yaml"
@@ -105,7 +106,7 @@ def dump(data) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000)
 
 
-def assert_located(exc: loading.InputError, files: dict[str, int]) -> None:
+def assert_located(exc: InputError, files: dict[str, int]) -> None:
     """Every problem is FILE:LINE:COL with a known file and a line inside it (`files`: name → lines)."""
     assert exc.problems
     for problem in exc.problems:
@@ -119,9 +120,9 @@ def assert_located(exc: loading.InputError, files: dict[str, int]) -> None:
 
 def load_scenario_fully(path: Path):
     """What `fabricplan validate` does with a scenario: load, merge its catalog, cross-check."""
-    ls = loading.load_scenario(path)
+    ls = inputs.load_scenario(path)
     cat = api.catalog_for(ls)
-    loading.check_against_catalog(ls, cat)
+    inputs.check_against_catalog(ls, cat)
     return ls, cat
 
 
@@ -141,8 +142,8 @@ def test_mutated_catalog_loads_or_fails_with_location(path, kind):
         file = Path(folder) / "catalog.yaml"
         file.write_text(dump(mutate(CATALOG, path, kind)), encoding="utf-8")
         try:
-            loading.load_catalog([file])
-        except loading.InputError as exc:
+            inputs.load_catalog([file])
+        except InputError as exc:
             assert_located(exc, {str(file): line_count(file)})
         else:
             assert kind not in NON_FINITE, f"{kind} at {path} was accepted"
@@ -160,8 +161,8 @@ def test_mutated_scenario_loads_or_fails_with_location(case, kind):
         file.write_text(dump(mutate(SCENARIOS[name], path, kind)), encoding="utf-8")
         try:
             load_scenario_fully(file)
-        except loading.InputError as exc:
-            assert_located(exc, {str(file): line_count(file), str(loading.default_catalog_path()): 10**6})
+        except InputError as exc:
+            assert_located(exc, {str(file): line_count(file), str(inputs.default_catalog_path()): 10**6})
         else:
             assert kind not in NON_FINITE, f"{kind} at {path} was accepted"
 
@@ -174,8 +175,8 @@ def test_non_finite_numbers_are_rejected_at_load(tmp_path, path, kind):
     data = copy.deepcopy(SCENARIOS["llama3-70b.yaml"])
     data.setdefault(path[0], {})
     file.write_text(dump(mutate(data, path, kind)), encoding="utf-8")
-    with pytest.raises(loading.InputError) as info:
-        loading.load_scenario(file)
+    with pytest.raises(InputError) as info:
+        inputs.load_scenario(file)
     assert any(".".join(path) in str(p) for p in info.value.problems), str(info.value)
 
 
@@ -208,11 +209,11 @@ def test_text_mutations_load_or_fail_with_location(source, op, where, noise):
         file.write_text("".join(lines), encoding="utf-8")
         try:
             if source == "catalog":
-                loading.load_catalog([file])
+                inputs.load_catalog([file])
             else:
                 load_scenario_fully(file)
-        except loading.InputError as exc:
-            assert_located(exc, {str(file): line_count(file), str(loading.default_catalog_path()): 10**6})
+        except InputError as exc:
+            assert_located(exc, {str(file): line_count(file), str(inputs.default_catalog_path()): 10**6})
 
 
 # ------------------------------------------------------------------------ hand-made nasties
@@ -247,8 +248,8 @@ def test_nasty_yaml_is_a_located_error_in_process(tmp_path, case):
     else:
         file.write_text(NASTY[case], encoding="utf-8")
     start = time.perf_counter()
-    with pytest.raises(loading.InputError) as info:
-        loading.load_catalog([file])
+    with pytest.raises(InputError) as info:
+        inputs.load_catalog([file])
     assert time.perf_counter() - start < 5  # the alias bomb is refused, not expanded
     assert_located(info.value, {str(file): line_count(file)})
 
@@ -257,7 +258,7 @@ def test_bom_and_crlf_line_endings_are_a_result(tmp_path):
     # A Windows editor's UTF-8 BOM and CRLF endings are valid YAML: the file loads, not an error.
     file = tmp_path / "c.yaml"
     file.write_text("\ufeffname: crlf-catalog\r\ndescription: y\r\n", encoding="utf-8", newline="")
-    assert loading.load_catalog([file]).catalog.name == "crlf-catalog"
+    assert inputs.load_catalog([file]).name == "crlf-catalog"
 
 
 # -------------------------------------------------------------------------------- via the CLI

@@ -9,7 +9,7 @@ import random
 import pyomo.environ as pyo
 import pytest
 
-from solver.highs import HighsAdapter, SolveOutcome
+from solver.optimize.highs import HighsAdapter, SolveOutcome
 
 
 def _rounding_model() -> pyo.ConcreteModel:

@@ -8,7 +8,6 @@ columns are 1-based, as editors show them.
 """
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import time
@@ -18,7 +17,8 @@ import pytest
 import yaml
 
 from solver import cli
-from solver.loading import InputError, load_catalog, load_scenario
+from solver.errors import InputError
+from solver.inputs import load_catalog, load_scenario
 
 INPUTS = Path(__file__).resolve().parent / "data" / "inputs"
 ROOT = INPUTS.parent.parent.parent
@@ -166,18 +166,18 @@ def test_tp_pin_must_divide_the_domain(tmp_path, monkeypatch, capsys):
 def test_tp_pin_may_divide_the_power_of_two_part_of_an_nvl72_domain(tmp_path):
     # GB200 NVL72: 72 GPUs per domain; a job may use 64 of them (G_u = 64, the largest power of two),
     # so tp = 16 is placeable (64 % 16 = 0) although 72 % 16 = 8. tp = 5 divides neither 72 nor 64.
-    from solver import loading
+    from solver import inputs
 
-    cat = loading.load_catalog()
+    cat = inputs.load_catalog()
     base = yaml.safe_load(MINI_SCENARIO.read_text())
     for tp, ok in ((16, True), (5, False)):
         data = {**base, "pin": {"platform": "gb200-nvl72", "tp": tp}, "constraints": {}, "parallelism": {}}
-        ls = loading.load_scenario(data)
+        ls = inputs.load_scenario(data)
         if ok:
-            loading.check_against_catalog(ls, cat)
+            inputs.check_against_catalog(ls, cat)
         else:
-            with pytest.raises(loading.InputError, match="tp must divide 72 or 64 GPUs per domain"):
-                loading.check_against_catalog(ls, cat)
+            with pytest.raises(InputError, match="tp must divide 72 or 64 GPUs per domain"):
+                inputs.check_against_catalog(ls, cat)
 
 
 @pytest.mark.parametrize("text", ["", "\n\n   \n", "# only a comment\n# and another\n"])
@@ -255,7 +255,7 @@ def test_leading_zero_octal_is_rejected(tmp_path, monkeypatch, capsys):
 def test_norway_no_stays_a_string(tmp_path):
     # YAML 1.1 reads NO as false; a GPU vendor and a scenario name are strings, so "NO" stays "NO"
     cat_path = variant(tmp_path, MINI_CATALOG, 7, "vendor: Test", "vendor: NO")
-    assert load_catalog([cat_path]).catalog.gpus[0].vendor == "NO"
+    assert load_catalog([cat_path]).gpus[0].vendor == "NO"
     sc_path = variant(tmp_path, MINI_SCENARIO, 3, "name: mini", "name: NO")
     assert load_scenario(sc_path).scenario.name == "NO"
 
@@ -358,13 +358,13 @@ def test_input_error_from_the_api_carries_the_problems(tmp_path):
 def test_later_catalog_overrides_the_same_id():
     # mini-catalog.yaml prices nic-a at $1,700; nic-quote.yaml at $1,500
     merged = load_catalog([MINI_CATALOG, NIC_QUOTE])
-    [nic] = merged.catalog.nics
+    [nic] = merged.nics
     assert nic.unit_price_usd == 1500
     assert nic.price_source == "vendor quote (test)"
-    assert [g.id for g in merged.catalog.gpus] == ["gpu-a"]  # the rest of the first file stays
-    assert merged.overridden == [f"nics.nic-a: {NIC_QUOTE} overrides {MINI_CATALOG}"]
+    assert [g.id for g in merged.gpus] == ["gpu-a"]  # the rest of the first file stays
+    assert merged.provenance.overridden == [f"nics.nic-a: {NIC_QUOTE} overrides {MINI_CATALOG}"]
     # the other order: the mini catalog is later and wins
-    [nic] = load_catalog([NIC_QUOTE, MINI_CATALOG]).catalog.nics
+    [nic] = load_catalog([NIC_QUOTE, MINI_CATALOG]).nics
     assert nic.unit_price_usd == 1700
 
 

@@ -1,5 +1,5 @@
 """The optimizer (issue 5, SPEC §7): HiGHS solves the real model, checked against the independent
-exhaustive enumeration (`ranking.enumerate_designs`) and against instances solved by hand.
+exhaustive enumeration (`oracle.enumerate_designs`) and against instances solved by hand.
 
 No mocks. Expected numbers come from the enumeration (a different code path: every point evaluated
 one by one, no model, no pruning) or from arithmetic in the comments, never from solve output.
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import solver
-from solver import fabric, ranking
+from solver.fabrics.fat_tree import size_fabric
+from solver.optimize import oracle
 from solver.api import solve
 
 from conftest import DATA
@@ -63,7 +64,7 @@ def _cents(designs) -> list[float]:
 @pytest.fixture(scope="module")
 def enumerated(default_catalog):
     """Every feasible design of each space, evaluated one by one (the reference)."""
-    return {name: ranking.enumerate_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
+    return {name: oracle.enumerate_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def solved(default_catalog):
 def test_k_best_equal_exhaustive_enumeration(space, prune, enumerated, solved):
     """The K best distinct architectures equal the enumeration's: same identities, same order,
     same objective to the cent. prune="none" leaves infeasible points to the model's own rows."""
-    expected = ranking.best_distinct(enumerated[space], K)
+    expected = oracle.best_distinct(enumerated[space], K)
     result = solved[(space, prune)]
     assert result.status == "optimal"
     assert len(expected) >= 3, "the space must offer several architectures to rank"
@@ -93,7 +94,7 @@ def test_k_best_equal_exhaustive_enumeration(space, prune, enumerated, solved):
 def test_power_cap_space_has_fewer_than_k_designs(enumerated, solved):
     """53.5 kW leaves 3 H200 architectures (2×CX7 52.3 kW, 2×BF3 53.1 kW, 4×CX7 52.7 kW; 4×BF3 is
     53.985 kW) — the search must stop when the cuts make the model infeasible, not invent designs."""
-    expected = ranking.best_distinct(enumerated["a100-h200-power"], K)
+    expected = oracle.best_distinct(enumerated["a100-h200-power"], K)
     assert [(d.architecture.nic, d.architecture.rails_per_node) for d in expected] == [
         ("cx7-ndr", 2), ("bf3-400gbe", 2), ("cx7-ndr", 4)]
     for prune in PRUNE_LEVELS:
@@ -106,7 +107,7 @@ def test_distinct_by_layout_equals_enumeration(default_catalog, enumerated):
     """--distinct-by layout: the K cheapest distinct layouts. Equal-cost layouts may tie, so compare
     the objective values, and check each returned layout identity is unique."""
     k = 8
-    expected = ranking.best_distinct(enumerated["h100-ib-eth"], k, distinct_by="layout")
+    expected = oracle.best_distinct(enumerated["h100-ib-eth"], k, distinct_by="layout")
     result = solve(_load(SPACES["h100-ib-eth"]), default_catalog, top_k=k, distinct_by="layout")
     assert result.status == "optimal"
     assert _cents(result.designs) == _cents(expected)
@@ -118,9 +119,9 @@ def _expected_fabric(design):
     oversubscribed architecture whose non-blocking twin is allowed may not use 1 tier)."""
     a = design.architecture
     radix = {"qm8700": 40, "qm9700": 64, "sn5600": 128, "q3400": 144}[a.switch]  # catalogs/default.yaml
-    size = fabric.size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription)
+    size = size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription)
     if size.tiers == 1 and a.oversubscription > 1:
-        size = fabric.size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription, 2)
+        size = size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription, 2)
     return size
 
 
@@ -267,7 +268,7 @@ def test_pin_forces_the_layout(default_catalog, enumerated, solved):
     doc["pin"] = dict(tp=2, pp=2)
     result = solve(_load(doc), default_catalog, top_k=3)
     assert result.designs and all((d.layout.tp, d.layout.pp) == (2, 2) for d in result.designs)
-    expected = ranking.best_distinct([d for d in enumerated["h100-ib-eth"] if (d.layout.tp, d.layout.pp) == (2, 2)], 3)
+    expected = oracle.best_distinct([d for d in enumerated["h100-ib-eth"] if (d.layout.tp, d.layout.pp) == (2, 2)], 3)
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
     assert _cents(result.designs) == _cents(expected)
     free = solved[("h100-ib-eth", "dominated")].designs[0]
@@ -349,7 +350,7 @@ def test_pins_spares_and_contingency_agree_with_enumeration(extra, default_catal
     for key, value in extra.items():
         doc[key] = {**doc.get(key, {}), **value}
     ls = _load(doc)
-    expected = ranking.best_distinct(ranking.enumerate_designs(ls.scenario, default_catalog), 3)
+    expected = oracle.best_distinct(oracle.enumerate_designs(ls.scenario, default_catalog), 3)
     got = solve(ls, default_catalog, top_k=3)
     assert expected, "the enumeration finds designs for every variant"
     assert [d.identity for d in got.designs] == [d.identity for d in expected]

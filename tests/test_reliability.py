@@ -2,7 +2,7 @@
 interruptions and unsafe input. docs/reliability.md lists every fault class with its test here.
 
 Expected numbers are worked out by hand from the shipped catalog (catalogs/default.yaml) in the
-comments; exactness at small scale is checked against `ranking.enumerate_designs` (the exhaustive
+comments; exactness at small scale is checked against `oracle.enumerate_designs` (the exhaustive
 reference that shares only the evaluator with the optimiser).
 """
 from __future__ import annotations
@@ -21,8 +21,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from solver import api, cli, loading, ranking
-from solver.report_json import atomic_path, check_writable, OutputError, write_json
+from solver.errors import InputError
+from solver import api, cli, inputs
+from solver.optimize import oracle
+from solver.errors import OutputError
+from solver.reports.io import atomic_path, check_writable
+from solver.reports.json import write_json
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = yaml.safe_load((REPO / "catalogs" / "default.yaml").read_text(encoding="utf-8"))
@@ -60,9 +64,9 @@ def tiny_scenario(**changes) -> dict:
 def solve_and_enumerate(scenario: dict, overrides: list[Path]):
     """Solve with the shipped catalog plus `overrides`, and enumerate the same space."""
     ls = api.load_scenario(scenario)
-    cat = api.catalog_for(ls, [loading.default_catalog_path(), *overrides])
+    cat = api.catalog_for(ls, [inputs.default_catalog_path(), *overrides])
     result = api.solve(ls, cat)
-    return result, ranking.enumerate_designs(ls.scenario, cat)
+    return result, oracle.enumerate_designs(ls.scenario, cat)
 
 
 def run_cli(*args, timeout_s: float = 120, cwd: Path = REPO) -> subprocess.CompletedProcess:
@@ -211,7 +215,7 @@ def test_tiny_time_limit_with_nothing_found_exits_3(tmp_path):
 def test_time_limit_stop_with_a_design_exits_0_with_warning(tmp_path, monkeypatch, capsys):
     # A time-limit stop after an incumbent is simulated at the adapter: HiGHS's status becomes
     # "feasible" with a 1 % proven gap; everything above the adapter runs for real.
-    from solver import highs
+    from solver.optimize import highs
 
     real = highs.HighsAdapter.solve
 
@@ -278,7 +282,7 @@ def test_atomic_path_keeps_old_file_when_block_fails(tmp_path):
 
 def test_failed_workbook_write_leaves_existing_file_intact(tmp_path, monkeypatch):
     from openpyxl.workbook.workbook import Workbook
-    from solver.report_excel import write_workbook
+    from solver.reports.excel import write_workbook
 
     ls = api.load_scenario(tiny_scenario())
     cat = api.catalog_for(ls)
@@ -342,8 +346,8 @@ def test_python_object_tag_is_rejected_and_never_run(tmp_path):
     marker = tmp_path / "pwned"
     bad = tmp_path / "evil.yaml"
     bad.write_text(f'name: evil\ndescription: !!python/object/apply:os.system ["touch {marker}"]\n')
-    with pytest.raises(loading.InputError) as info:
-        loading.load_catalog([bad])
+    with pytest.raises(InputError) as info:
+        inputs.load_catalog([bad])
     assert str(info.value).startswith(f"{bad}:2:")
     assert not marker.exists()
 
@@ -351,13 +355,13 @@ def test_python_object_tag_is_rejected_and_never_run(tmp_path):
 def test_input_over_10_mb_is_rejected(tmp_path):
     big = tmp_path / "big.yaml"
     big.write_text("name: big\ndescription: '" + "x" * (10 * 1024 * 1024) + "'\n")  # 10 MiB + 27 bytes
-    with pytest.raises(loading.InputError, match="limit is 10 MB"):
-        loading.load_catalog([big])
+    with pytest.raises(InputError, match="limit is 10 MB"):
+        inputs.load_catalog([big])
 
 
 def test_spreadsheet_never_turns_input_text_into_formulas(tmp_path):
     from openpyxl import load_workbook
-    from solver.report_excel import write_workbook
+    from solver.reports.excel import write_workbook
 
     evil = '=HYPERLINK("http://example.invalid","EVILMARK")'
     plat = catalog_entry("platforms", "hgx-h100")
@@ -366,7 +370,7 @@ def test_spreadsheet_never_turns_input_text_into_formulas(tmp_path):
     nic.update(name="@" + evil, price_source="-" + evil)
     over = write_yaml(tmp_path / "evil.yaml", {"name": evil, "description": evil, "platforms": [plat], "nics": [nic]})
     ls = api.load_scenario(tiny_scenario(description=evil))
-    cat = api.catalog_for(ls, [loading.default_catalog_path(), over])
+    cat = api.catalog_for(ls, [inputs.default_catalog_path(), over])
     result = api.solve(ls, cat)
     path = write_workbook(result, ls, cat, tmp_path / "plan.xlsx")
     hits = 0
@@ -394,9 +398,9 @@ def test_catalog_paths_resolve_relative_to_the_scenario(tmp_path, monkeypatch):
     write_yaml(folder / "extra.yaml", {"name": "extra", "platforms": [plat]})
     write_yaml(folder / "sc.yaml", tiny_scenario(catalog=["extra.yaml"]))
     monkeypatch.chdir(tmp_path)  # cwd is NOT the scenario's folder
-    ls = loading.load_scenario(folder / "sc.yaml")
+    ls = inputs.load_scenario(folder / "sc.yaml")
     assert ls.catalog_paths == [folder / "extra.yaml"]
-    assert api.catalog_for(ls).catalog.by_id("platforms")["hgx-h100"].unit_price_usd == 1.0
+    assert api.catalog_for(ls).by_id("platforms")["hgx-h100"].unit_price_usd == 1.0
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -408,8 +412,8 @@ def test_bad_catalog_paths_in_a_scenario(tmp_path, entry, message):
     (tmp_path / "extra.txt").write_text("name: x\n")
     (tmp_path / "adir.yaml").mkdir()
     write_yaml(tmp_path / "sc.yaml", tiny_scenario(catalog=[entry]))
-    with pytest.raises(loading.InputError, match=message) as info:
-        loading.load_scenario(tmp_path / "sc.yaml")
+    with pytest.raises(InputError, match=message) as info:
+        inputs.load_scenario(tmp_path / "sc.yaml")
     assert str(info.value).startswith(f"{tmp_path / 'sc.yaml'}:")
 
 
@@ -500,18 +504,20 @@ def test_ctrl_c_during_sweep_keeps_outputs_and_finished_points_then_resume_finis
 @pytest.fixture(scope="module")
 def small_sweep_report() -> dict:
     """A real two-point sweep of the tiny scenario (B = 8 and 16), for the output-writer tests."""
-    from solver import sweep
+    from solver.sweep.plan import plan_sweep
+    from solver.sweep.run import run_points
+    from solver.sweep.summary import sweep_report
 
     ls = api.load_scenario(tiny_scenario())
-    plan = sweep.plan_sweep(ls, api.catalog_for(ls), vary=["workload.global_batch_size=8,16"])
-    report = sweep.sweep_report(plan, sweep.run_points(plan))
+    plan = plan_sweep(ls, api.catalog_for(ls), vary=["workload.global_batch_size=8,16"])
+    report = sweep_report(plan, run_points(plan))
     assert [p["status"] for p in report["points"]] == ["optimal", "optimal"]
     return report
 
 
 def test_failed_plot_write_leaves_existing_png_intact(tmp_path, monkeypatch, small_sweep_report):
     from matplotlib.figure import Figure
-    from solver.report_plot import write_plot
+    from solver.reports.plot import write_plot
 
     target = tmp_path / "s.png"
     target.write_bytes(b"previous png")
@@ -529,7 +535,7 @@ def test_failed_plot_write_leaves_existing_png_intact(tmp_path, monkeypatch, sma
 
 def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monkeypatch, small_sweep_report):
     from openpyxl.workbook.workbook import Workbook
-    from solver.sweep import write_workbook
+    from solver.reports.excel import write_sweep_workbook as write_workbook
 
     target = tmp_path / "s.xlsx"
     target.write_bytes(b"previous workbook")
@@ -543,8 +549,8 @@ def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monke
 
 def test_sweep_writers_succeed_without_the_fault(tmp_path, small_sweep_report):
     # The two tests above can fail: unpatched, the same writers replace the old files with real ones.
-    from solver.report_plot import write_plot
-    from solver.sweep import write_workbook
+    from solver.reports.plot import write_plot
+    from solver.reports.excel import write_sweep_workbook as write_workbook
 
     png, xlsx = tmp_path / "s.png", tmp_path / "s.xlsx"
     png.write_bytes(b"previous png")

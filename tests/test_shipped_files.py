@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from solver.loading import check_against_catalog, load_catalog, load_scenario
-from solver.schema import TIERS, Catalog, Scenario
+from solver.inputs import check_against_catalog, load_catalog, load_scenario
+from solver.inputs.schema import TIERS, Catalog, Scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG_PATH = ROOT / "catalogs" / "default.yaml"
@@ -45,7 +45,7 @@ def priced_items(catalog: Catalog):
 def test_catalog_validates_with_the_schema_and_the_loader():
     Catalog.model_validate(raw_catalog())
     loaded = load_catalog([CATALOG_PATH])  # also checks GPU/NIC/rack references
-    assert loaded.catalog.facility.source
+    assert loaded.facility.source
 
 
 def test_at_least_the_four_required_scenarios_ship():

@@ -17,10 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import solver
-from solver import sweep
+from solver.errors import UsageError
+from solver.reports.excel import write_sweep_workbook
+from solver.sweep.plan import plan_sweep
+from solver.sweep import run as sweep_run
+from solver.sweep.run import run_points, solve_point
+from solver.sweep.summary import increments, point_summary, switch_points
 from solver.api import catalog_for
 from solver.cli import main
-from solver.loading import InputError
 
 BASE = {
     "name": "sweep-test",
@@ -56,7 +60,7 @@ def without_timing(rows: list[dict]) -> list[dict]:
 
 def test_growth_values_by_hand():
     ls, cat = loaded()
-    plan = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=x1.5^3"])
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=x1.5^3"])
     # 256 · 1.5^k for k = 0..3: 256, 384, 576, 864 (all whole, so no rounding note)
     assert [t["values"]["workload.global_batch_size"] for t in plan.tasks] == [256, 384, 576, 864]
     assert plan.notes == []
@@ -66,7 +70,7 @@ def test_growth_values_by_hand():
 
 def test_integer_field_is_rounded_half_up_and_said_so():
     ls, cat = loaded({"workload": {**BASE["workload"], "global_batch_size": 100}})
-    plan = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=x1.5^3"])
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=x1.5^3"])
     # 100 · 1.5^k = 100, 150, 225, 337.5 → 337.5 rounds half up to 338
     assert [t["values"]["workload.global_batch_size"] for t in plan.tasks] == [100, 150, 225, 338]
     assert plan.notes and "rounded" in plan.notes[0]
@@ -75,8 +79,8 @@ def test_integer_field_is_rounded_half_up_and_said_so():
 def test_range_includes_stop_and_product_vs_zip():
     ls, cat = loaded()
     flags = ["target.step_time_s=8:10:1", "workload.global_batch_size=256,512,768"]
-    product = sweep.plan_sweep(ls, cat, flags, "product")
-    zipped = sweep.plan_sweep(ls, cat, flags, "zip")
+    product = plan_sweep(ls, cat, flags, "product")
+    zipped = plan_sweep(ls, cat, flags, "zip")
     # range 8:10:1 → 8, 9, 10 (stop included); product 3 × 3 = 9 points, zip pairs them: 3 points
     assert len(product.tasks) == 9
     assert [(t["values"]["target.step_time_s"], t["values"]["workload.global_batch_size"]) for t in zipped.tasks] == \
@@ -88,7 +92,7 @@ def test_named_models_step_through_shapes():
     small = {**BASE["workload"]["model"], "layers": 16}
     ls, cat = loaded({"sweep": {"models": [{"name": "8B-16L", "model": small, "global_batch_size": 128},
                                            {"name": "8B", "model": BASE["workload"]["model"]}]}})
-    plan = sweep.plan_sweep(ls, cat)
+    plan = plan_sweep(ls, cat)
     assert [t["values"]["model"] for t in plan.tasks] == ["8B-16L", "8B"]
     assert plan.tasks[0]["scenario"]["workload"]["model"]["layers"] == 16
     assert plan.tasks[0]["scenario"]["workload"]["global_batch_size"] == 128
@@ -105,8 +109,8 @@ def test_named_models_step_through_shapes():
 ])
 def test_bad_flags_are_usage_errors(flag, words):
     ls, cat = loaded()
-    with pytest.raises(sweep.SweepUsageError, match=words):
-        sweep.plan_sweep(ls, cat, [flag])
+    with pytest.raises(UsageError, match=words):
+        plan_sweep(ls, cat, [flag])
 
 
 # ----------------------------------------------------------------------------- hand-made rows
@@ -123,10 +127,10 @@ def test_switch_points_and_increments_by_hand():
             {"index": 2, "values": {"x": 3}, "labels": {"x": "3"}, "status": "infeasible", "reason": "too big"},
             _row(3, 4, "B", 144, 36, 9, 4, 7_000_000.0),
             _row(4, 5, "B", 288, 72, 18, 8, 13_500_000.0)]
-    switches = sweep.switch_points(rows)
+    switches = switch_points(rows)
     # the solved sequence is A, A, B, B: one change, at index 3 (the infeasible point is skipped)
     assert [(s["index"], s["from"], s["to"]) for s in switches] == [(3, "A", "B")]
-    inc = sweep.increments(rows)
+    inc = increments(rows)
     # only consecutive solved pairs with the same architecture: (0→1) and (3→4)
     assert [(i["from_index"], i["to_index"]) for i in inc] == [(0, 1), (3, 4)]
     # 128 − 64 = 64 GPUs, 16 − 8 = 8 nodes, 6 − 2 = 4 switches, 5 − 3 = 2 racks, 5.9M − 3.0M = 2.9M
@@ -142,7 +146,7 @@ def test_cost_per_unit_of_work_by_hand():
               "flops_per_step": {"model": 4.0e19},
               "fabric": {"leaf_switches": 8, "spine_switches": 4, "core_switches": 0}}
     scenario = {"workload": {"global_batch_size": 2000, "model": {"seq_len": 8000}}, "tco": {"years": 5.0}}
-    s = sweep.point_summary(design, scenario)
+    s = point_summary(design, scenario)
     # tokens per step = 2000 · 8000 = 16e6; throughput = 16e6 / 8 = 2e6 tokens/s
     assert s["tokens_per_step"] == 16_000_000
     # sustained model PFLOP/s = 4e19 / 8 / 1e15 = 5000 → $400e6 / 5000 = $80,000 per PFLOP/s
@@ -157,8 +161,8 @@ def test_cost_per_unit_of_work_by_hand():
 
 def test_points_equal_individual_solves():
     ls, cat = loaded()
-    plan = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=256,384", "target.step_time_s=8,12"])
-    rows = sweep.run_points(plan)
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=256,384", "target.step_time_s=8,12"])
+    rows = run_points(plan)
     assert len(rows) == 4
     for row in rows:
         variant = copy.deepcopy(BASE)  # built here, independently of the sweep code
@@ -181,8 +185,8 @@ def test_capex_non_decreasing_along_pure_growth(start, factor, steps):
     (in principle) break monotonicity, which is not a property of the model.
     """
     ls, cat = loaded({"workload": {**BASE["workload"], "global_batch_size": start}})
-    plan = sweep.plan_sweep(ls, cat, [f"workload.global_batch_size=x{factor}^{steps}"])
-    rows = sweep.run_points(plan)
+    plan = plan_sweep(ls, cat, [f"workload.global_batch_size=x{factor}^{steps}"])
+    rows = run_points(plan)
     capex = [r["capex_usd"] for r in rows]
     assert all(r["status"] == "optimal" for r in rows)
     assert all(b >= a - 1e-6 for a, b in zip(capex, capex[1:])), capex
@@ -193,28 +197,28 @@ def test_process_pool_and_dask_agree():
     import dask
 
     ls, cat = loaded()
-    plan = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=256,384,512,640"])
-    pooled = sweep.run_points(plan, jobs=2)
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=256,384,512,640"])
+    pooled = run_points(plan, jobs=2)
     dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         host_port = cluster.scheduler_address.replace("tcp://", "")
-        on_dask = sweep.run_points(plan, executor=f"dask://{host_port}")
+        on_dask = run_points(plan, executor=f"dask://{host_port}")
     assert [r["index"] for r in pooled] == [0, 1, 2, 3]  # point order, whatever finished first
     assert without_timing(pooled) == without_timing(on_dask)
 
 
 def test_resume_computes_only_the_missing_points(tmp_path, monkeypatch):
     ls, cat = loaded()
-    plan = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=256,384,512"])
-    full = sweep.run_points(plan, results_path=tmp_path / "full.points.jsonl")
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=256,384,512"])
+    full = run_points(plan, results_path=tmp_path / "full.points.jsonl")
     # an interrupted run: the header, point 0 done, then a line torn mid-write
     partial = tmp_path / "run.points.jsonl"
     header = {"sweep_hash": plan.sweep_hash, "points": 3}
     partial.write_text(json.dumps(header) + "\n" + json.dumps(full[0]) + "\n" + '{"index": 1, "sta', encoding="utf-8")
     solved = []
-    real = sweep.solve_point
-    monkeypatch.setattr(sweep, "solve_point", lambda task: solved.append(task["index"]) or real(task))
-    resumed = sweep.run_points(plan, results_path=partial, resume=True)
+    real = solve_point
+    monkeypatch.setattr(sweep_run, "solve_point", lambda task: solved.append(task["index"]) or real(task))
+    resumed = run_points(plan, results_path=partial, resume=True)
     assert solved == [1, 2]
     assert without_timing(resumed) == without_timing(full)
     lines = partial.read_text(encoding="utf-8").splitlines()
@@ -223,20 +227,20 @@ def test_resume_computes_only_the_missing_points(tmp_path, monkeypatch):
 
 def test_resume_refuses_a_results_file_from_another_sweep(tmp_path):
     ls, cat = loaded()
-    plan = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=256,384"])
-    other = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=256,512"])
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=256,384"])
+    other = plan_sweep(ls, cat, ["workload.global_batch_size=256,512"])
     assert plan.sweep_hash != other.sweep_hash
     path = tmp_path / "r.points.jsonl"
     path.write_text(json.dumps({"sweep_hash": other.sweep_hash}) + "\n", encoding="utf-8")
-    with pytest.raises(sweep.SweepUsageError, match="different sweep"):
-        sweep.run_points(plan, results_path=path, resume=True)
+    with pytest.raises(UsageError, match="different sweep"):
+        run_points(plan, results_path=path, resume=True)
 
 
 def test_infeasible_point_is_recorded_and_others_go_on():
     ls, cat = loaded({"constraints": {**BASE["constraints"], "max_gpus": 40}})
     # 256 sequences needed 16 B200s above; 2048 needs 8× the work (≈ 128 GPUs) but max_gpus is 40
-    plan = sweep.plan_sweep(ls, cat, ["workload.global_batch_size=256,2048"])
-    rows = sweep.run_points(plan)
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=256,2048"])
+    rows = run_points(plan)
     assert rows[0]["status"] == "optimal"
     assert rows[1]["status"] == "infeasible" and rows[1]["reason"]
 
@@ -322,8 +326,8 @@ def test_workbook_marks_switch_points_and_neutralises_formulas(tmp_path):
         r.update(step_time_s=9.0, mfu=0.4, tco_usd=r["capex_usd"] * 1.2, capex_usd_per_pflop_s=1.0,
                  tco_usd_per_million_tokens=1.0)
     report = {"scenario": "s", "axes": [{"name": "x", "kind": "float"}], "points": rows,
-              "switch_points": sweep.switch_points(rows)}
-    sweep.write_workbook(report, tmp_path / "w.xlsx")
+              "switch_points": switch_points(rows)}
+    write_sweep_workbook(report, tmp_path / "w.xlsx")
     ws = load_workbook(tmp_path / "w.xlsx")["Sweep"]
     headers = [c.value for c in ws[1]]
     arch = ws.cell(row=3, column=headers.index("architecture") + 1)
@@ -335,7 +339,7 @@ def test_workbook_marks_switch_points_and_neutralises_formulas(tmp_path):
 def test_shipped_growth_sweep_plans_six_points():
     root = Path(__file__).resolve().parent.parent
     ls = solver.load_scenario(root / "scenarios" / "growth-sweep.yaml")
-    plan = sweep.plan_sweep(ls, catalog_for(ls))
+    plan = plan_sweep(ls, catalog_for(ls))
     # 2048 · 1.5^k, k = 0..5: 2048, 3072, 4608, 6912, 10368, 15552 sequences of 8192 tokens
     assert [t["values"]["workload.global_batch_size"] for t in plan.tasks] == [2048, 3072, 4608, 6912, 10368, 15552]
     assert math.isclose(15552 / 2048, 1.5 ** 5)

@@ -23,8 +23,9 @@ import pytest
 import yaml
 
 import solver
-from solver import api, report_excel
-from solver.report_excel import BOM_HEADERS, flatten, put, write_workbook
+from solver import api
+from solver.reports import excel as report_excel
+from solver.reports.excel import BOM_HEADERS, flatten, put, write_workbook
 
 ROOT = Path(__file__).resolve().parents[1]
 HYPERLINK = '=HYPERLINK("http://example.invalid","click")'
@@ -234,7 +235,7 @@ def test_assumptions_sheet(book, solved):
     assert rows["target.step_time_s"][0] == 3.0
     assert rows["parallelism.tp"][0] == "1, 2, 4, 8"
     # Catalog files with their sha256, hashed here independently of the loader.
-    for path, _digest in catalog.files:
+    for path, _digest in catalog.provenance.files:
         assert rows[str(path)][0] == hashlib.sha256(Path(path).read_bytes()).hexdigest()
     assert rows["fabricplan version"][0] == solver.__version__
     assert rows["HiGHS version"][0] == result.solver["version"]

@@ -1,24 +1,18 @@
-"""Performance model (solver/workload.py, SPEC §4): every expected number is worked by hand here."""
+"""Performance model (solver/perf, SPEC §4): every expected number is worked by hand here."""
 import pytest
 
-from solver.schema import Scenario, TransformerShape, Workload
-from solver.workload import (
-    DEFAULT_OVERLAP,
-    Hardware,
-    Layout,
-    OverlapFractions,
-    flops_per_step,
-    overlap_for,
-    parameter_count,
-    performance,
-    placement_problem,
-)
+from solver.inputs.schema import Scenario, TransformerShape, Workload
+from solver.perf.hardware import Hardware
+from solver.perf.layout import Layout, placement_problem
+from solver.perf.model import flops_per_step, parameter_count
+from solver.perf.step import performance
+from solver.perf.traffic import DEFAULT_OVERLAP, overlap_for
 
 LLAMA3_70B = dict(layers=80, hidden_size=8192, ffn_hidden_size=28672, ffn_type="swiglu", attention_heads=64,
                   kv_heads=8, vocab_size=128256, seq_len=8192)
 GPT3_175B = dict(layers=96, hidden_size=12288, ffn_hidden_size=4 * 12288, ffn_type="gelu", attention_heads=96,
                  vocab_size=50257, seq_len=2048, tied_embeddings=True)
-NO_OVERLAP = OverlapFractions(0, 0, 0, 0)
+NO_OVERLAP = {"tp": 0.0, "cp": 0.0, "pp": 0.0, "dp": 0.0}
 
 
 def workload(shape, batch, **kw):
@@ -31,6 +25,11 @@ def hgx_h100(**kw):
                 nvlink_gbyte_s=450.0, nvlink_efficiency=1.0, gpus_per_node=8, rails_per_node=8,
                 nic_speed_gbps=400.0, nic_efficiency=1.0, oversubscription=1.0)
     return Hardware(**{**base, **kw})
+
+
+def _term(perf, term):
+    """A step quantity by name: compute_s, bubble_s, or a traffic class's transfer time."""
+    return getattr(perf, term) if term.endswith("_s") else perf.traffic[term].time_s
 
 
 def layout(t=1, c=1, p=1, v=1, d=1, b=1, g_u=8):
@@ -94,10 +93,10 @@ def test_tp8_in_one_hgx_domain_is_all_nvlink():
     # M = b·s·h·β = 8192·8192·2 = 134,217,728 B; per layer 2·4·(7/8)·M = 939,524,096 B
     # × 80 layers = 75,161,927,680 B over NVLink, nothing over the scale-out fabric
     perf = performance(workload(LLAMA3_70B, 1), layout(t=8), hgx_h100(), NO_OVERLAP)
-    assert perf.tp_nvlink_bytes == pytest.approx(75_161_927_680)
-    assert perf.tp_scaleout_bytes == 0
+    assert perf.traffic["tp"].nvlink_bytes == pytest.approx(75_161_927_680)
+    assert perf.traffic["tp"].scaleout_bytes == 0
     # at 450 GB/s (η = 1): 75.16 s·1e9 / 450e9 = 0.16703 s
-    assert perf.tp_s == pytest.approx(75_161_927_680 / 450e9)
+    assert perf.traffic["tp"].time_s == pytest.approx(75_161_927_680 / 450e9)
 
 
 def _dp_bytes(g_u, d, gpus_per_node=8):
@@ -111,16 +110,16 @@ def test_dp_group_over_four_hgx_nodes_is_hierarchical():
     # d = 32 on 4 domains of 8: n_in = 8, n_out = 4, all-reduce κ = 2
     # NVLink 2·(7/8)·M = 1.75·M; scale-out 2·(3/4)·M/8 = 0.1875·M (a flat ring would send 2·31/32·M)
     perf, message = _dp_bytes(g_u=8, d=32)
-    assert perf.dp_nvlink_bytes == pytest.approx(1.75 * message)
-    assert perf.dp_scaleout_bytes == pytest.approx(0.1875 * message)
+    assert perf.traffic["dp"].nvlink_bytes == pytest.approx(1.75 * message)
+    assert perf.traffic["dp"].scaleout_bytes == pytest.approx(0.1875 * message)
 
 
 def test_same_dp_group_inside_nvl72_uses_no_scaleout():
     # 32 GPUs in one NVL72 domain (G_u = 64, N = 32 divides it): n_in = 32, n_out = 1
     # NVLink 2·(31/32)·M = 1.9375·M; scale-out 0
     perf, message = _dp_bytes(g_u=64, d=32, gpus_per_node=4)
-    assert perf.dp_nvlink_bytes == pytest.approx(1.9375 * message)
-    assert perf.dp_scaleout_bytes == 0
+    assert perf.traffic["dp"].nvlink_bytes == pytest.approx(1.9375 * message)
+    assert perf.traffic["dp"].scaleout_bytes == 0
 
 
 def test_dp_over_two_nvl72_domains_cuts_scaleout_by_the_domain_size():
@@ -128,8 +127,8 @@ def test_dp_over_two_nvl72_domains_cuts_scaleout_by_the_domain_size():
     #          NVL72 (n_in 72, n_out 2): 2·(1/2)·M/72 = 0.013889·M, 17× less
     hgx, message = _dp_bytes(g_u=8, d=144)
     nvl, _ = _dp_bytes(g_u=72, d=144, gpus_per_node=4)
-    assert hgx.dp_scaleout_bytes == pytest.approx(2 * 17 / 18 * message / 8)
-    assert nvl.dp_scaleout_bytes == pytest.approx(message / 72)
+    assert hgx.traffic["dp"].scaleout_bytes == pytest.approx(2 * 17 / 18 * message / 8)
+    assert nvl.traffic["dp"].scaleout_bytes == pytest.approx(message / 72)
 
 
 def test_pp_boundary_inside_and_across_domains():
@@ -137,10 +136,10 @@ def test_pp_boundary_inside_and_across_domains():
     # = 2·8·1·1·8192·8192·2/2 = 1,073,741,824 B
     w = workload(LLAMA3_70B, 8)
     inside = performance(w, layout(t=2, p=4), hgx_h100(), NO_OVERLAP)  # 2·4 = 8 GPUs: one domain
-    assert (inside.pp_nvlink_bytes, inside.pp_scaleout_bytes) == (pytest.approx(1_073_741_824), 0)
+    assert (inside.traffic["pp"].nvlink_bytes, inside.traffic["pp"].scaleout_bytes) == (pytest.approx(1_073_741_824), 0)
     # d = 2 → m = 4: 536,870,912 B; pp stride t·d = 4, only 2 stages per domain → scale-out
     across = performance(w, layout(t=2, p=4, d=2), hgx_h100(), NO_OVERLAP)
-    assert (across.pp_nvlink_bytes, across.pp_scaleout_bytes) == (0, pytest.approx(536_870_912))
+    assert (across.traffic["pp"].nvlink_bytes, across.traffic["pp"].scaleout_bytes) == (0, pytest.approx(536_870_912))
 
 
 def test_scaleout_time_uses_rails_nic_efficiency_and_oversubscription():
@@ -148,7 +147,7 @@ def test_scaleout_time_uses_rails_nic_efficiency_and_oversubscription():
     hw = hgx_h100(rails_per_node=4, nic_efficiency=0.9, oversubscription=2.0)
     assert hw.scaleout_effective_gbyte_s == pytest.approx(11.25)
     perf = performance(workload(LLAMA3_70B, 8), layout(t=2, p=4, d=2), hw, NO_OVERLAP)
-    assert perf.pp_s == pytest.approx(536_870_912 / 11.25e9)
+    assert perf.traffic["pp"].time_s == pytest.approx(536_870_912 / 11.25e9)
 
 
 # ----------------------------------------------------------------------------------- memory
@@ -190,14 +189,14 @@ def test_step_time_and_breakdown_by_hand():
                  vocab_size=51200, seq_len=2048)
     w = workload(shape, 4, activation_recompute="none")
     hw = hgx_h100(compute_efficiency=0.5)
-    perf = performance(w, layout(t=8, b=4), hw, OverlapFractions(tp=0.25, cp=0, pp=0, dp=0))
+    perf = performance(w, layout(t=8, b=4), hw, {"tp": 0.25, "cp": 0.0, "pp": 0.0, "dp": 0.0})
     f_model = 72 * 4 * 2048 * 48 * 6144**2 * (1 + 2048 / 36864 + 51200 / (12 * 48 * 6144))
     compute = f_model / (8 * 989e12 * 0.5)
     # TP bytes: 48 layers·8·(7/8)·(4·2048·6144·2) = 48·7·100,663,296 = 33,822,867,456 B at 450 GB/s
     tp = 33_822_867_456 / 450e9
     assert perf.compute_s == pytest.approx(compute)
-    assert perf.tp_s == pytest.approx(tp)
-    assert perf.tp_exposed_s == pytest.approx(max(0.0, tp - 0.25 * compute))
+    assert perf.traffic["tp"].time_s == pytest.approx(tp)
+    assert perf.traffic["tp"].exposed_s == pytest.approx(max(0.0, tp - 0.25 * compute))
     assert perf.step_time_s == pytest.approx(compute + max(0.0, tp - 0.25 * compute))
     assert perf.mfu == pytest.approx(f_model / (perf.step_time_s * 8 * 989e12))
 
@@ -229,10 +228,10 @@ def test_d_times_each_term_is_affine_in_d_when_dp_spans_domains(optimizer):
     w = workload(LLAMA3_70B, 64, optimizer=optimizer)
     hw = hgx_h100(rails_per_node=4)
     perfs = {d: performance(w, layout(t=8, p=2, d=d), hw, NO_OVERLAP) for d in (2, 4, 8)}
-    for term in ("compute_s", "bubble_s", "tp_s", "cp_s", "pp_s", "dp_s"):
-        f = {d: d * getattr(p, term) for d, p in perfs.items()}
+    for term in ("compute_s", "bubble_s", "tp", "cp", "pp", "dp"):
+        f = {d: d * _term(p, term) for d, p in perfs.items()}
         assert f[4] - f[2] == pytest.approx((f[8] - f[4]) / 2, rel=1e-9, abs=1e-12), term
-    assert perfs[8].dp_scaleout_bytes > 0
+    assert perfs[8].traffic["dp"].scaleout_bytes > 0
 
 
 @pytest.mark.parametrize("optimizer", ["distributed", "fsdp"])
@@ -243,10 +242,10 @@ def test_d_times_each_term_is_affine_in_d_with_several_dp_ranks_per_domain(optim
     w = workload(LLAMA3_70B, 64, optimizer=optimizer)
     hw = hgx_h100(rails_per_node=4)
     perfs = {d: performance(w, layout(t=2, p=8, d=d), hw, NO_OVERLAP) for d in (4, 8, 16)}
-    for term in ("compute_s", "bubble_s", "tp_s", "cp_s", "pp_s", "dp_s"):
-        f = {d: d * getattr(p, term) for d, p in perfs.items()}
+    for term in ("compute_s", "bubble_s", "tp", "cp", "pp", "dp"):
+        f = {d: d * _term(p, term) for d, p in perfs.items()}
         assert f[8] - f[4] == pytest.approx((f[16] - f[8]) / 2, rel=1e-9, abs=1e-12), term
-    assert perfs[16].dp_nvlink_bytes > 0 and perfs[16].dp_scaleout_bytes > 0
+    assert perfs[16].traffic["dp"].nvlink_bytes > 0 and perfs[16].traffic["dp"].scaleout_bytes > 0
 
 
 # ----------------------------------------------------------------------------------- placement
@@ -285,4 +284,4 @@ def test_placeable_layouts(lay, g):
 def test_overlap_overrides():
     scenario = Scenario.model_validate({"name": "x", "workload": {"model": LLAMA3_70B, "global_batch_size": 8},
                                         "target": {"step_time_s": 1}, "overlap": {"dp": 0.0, "tp": 0.3}})
-    assert overlap_for(scenario) == OverlapFractions(tp=0.3, cp=DEFAULT_OVERLAP.cp, pp=DEFAULT_OVERLAP.pp, dp=0.0)
+    assert overlap_for(scenario) == {"tp": 0.3, "cp": DEFAULT_OVERLAP["cp"], "pp": DEFAULT_OVERLAP["pp"], "dp": 0.0}

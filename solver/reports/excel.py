@@ -24,13 +24,19 @@ from typing import Any, Optional
 
 from openpyxl import Workbook
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-from openpyxl.chart import BarChart, Reference
+from openpyxl.chart import BarChart, LineChart, Reference
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.workbook.defined_name import DefinedName
 
-from . import __version__, workload
-from .fabric import HOURS_PER_YEAR
+from .. import __version__
+from ..costing import HOURS_PER_YEAR
+from ..inputs import LoadedScenario, provenance
+from ..inputs.schema import Catalog, Scenario
+from ..perf.hardware import hardware_for
+from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
+from ..sweep.summary import point_label
+from .io import atomic_path
 
 USD = '"$"#,##0'
 USD_CENTS = '"$"#,##0.00'
@@ -47,7 +53,7 @@ BOM_FIRST_ROW = BOM_HEADER_ROW + 1
 # Order of the category subtotals and chart series; a category not listed here is appended.
 CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
 ADJUSTMENT = "contingency − discount"
-TERMS = ("compute", "bubble", "tp", "cp", "pp", "dp")
+TERMS = ("compute", "bubble", *CLASS_NAMES)  # the step-time breakdown: compute, bubble, each class exposed
 
 HEADER_FONT = Font(bold=True, color="FFFFFF")
 HEADER_FILL = PatternFill("solid", fgColor="1F4E78")
@@ -391,17 +397,18 @@ def write_performance_sheet(wb, result) -> None:
     _title(ws, "Performance per design (one training step)")
     designs = result.designs
     head = 3
-    _header(ws, head, ["Design", "Compute (s)", "Bubble (s)", "TP exposed (s)", "CP exposed (s)",
-                       "PP exposed (s)", "DP exposed (s)", "Step time (s)", "Target (s)", "MFU"])
+    _header(ws, head, ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES]
+            + ["Step time (s)", "Target (s)", "MFU"])
+    after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
         row = head + 1 + i
         p = d.perf
         put(ws, row, 1, design_name(d))
         for j, value in enumerate(p.breakdown_s()[t] for t in TERMS):
             put(ws, row, 2 + j, value, SECONDS)
-        put(ws, row, 8, p.step_time_s, SECONDS)
-        put(ws, row, 9, d.target_step_time_s, SECONDS)
-        put(ws, row, 10, p.mfu, PERCENT)
+        put(ws, row, after, p.step_time_s, SECONDS)
+        put(ws, row, after + 1, d.target_step_time_s, SECONDS)
+        put(ws, row, after + 2, p.mfu, PERCENT)
     last = head + len(designs)
     ws.freeze_panes = f"B{head + 1}"
     ws.print_title_rows = f"{head}:{head}"
@@ -415,21 +422,21 @@ def write_performance_sheet(wb, result) -> None:
         chart.x_axis.title = "Design"
         chart.x_axis.delete = False
         chart.y_axis.delete = False
-        chart.add_data(Reference(ws, min_col=2, max_col=7, min_row=head, max_row=last), titles_from_data=True)
+        chart.add_data(Reference(ws, min_col=2, max_col=1 + len(TERMS), min_row=head, max_row=last),
+                       titles_from_data=True)
         chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=last))
         chart.height, chart.width = 10, 20
         ws.add_chart(chart, f"A{last + 2 * len(designs) + 12}")  # below the three tables
 
     row = last + 3
     put(ws, row - 1, 1, "Bytes per GPU per step (GB)").font = BOLD
-    classes = workload.CLASSES
-    _header(ws, row, ["Design"] + [f"{k.upper()} {net} (GB)" for k in classes for net in ("NVLink", "scale-out")]
+    _header(ws, row, ["Design"] + [f"{k.upper()} {net} (GB)" for k in CLASS_NAMES for net in ("NVLink", "scale-out")]
             + ["NVLink total (GB)", "Scale-out total (GB)"])
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
         put(ws, r, 1, design_name(d))
-        values = [getattr(p, f"{k}_{net}_bytes") for k in classes for net in ("nvlink", "scaleout")]
+        values = [b for k in CLASS_NAMES for b in (p.traffic[k].nvlink_bytes, p.traffic[k].scaleout_bytes)]
         values += [p.nvlink_bytes, p.scaleout_bytes]
         for j, v in enumerate(values):
             put(ws, r, 2 + j, v / 1e9, GB)
@@ -477,12 +484,11 @@ def flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, str(data))]  # dates and anything else YAML may give
 
 
-def efficiency_rows(scenario, catalog, design) -> list[tuple[str, float, str]]:
+def efficiency_rows(scenario: Scenario, catalog: Catalog, design) -> list[tuple[str, float, str]]:
     """(what, value, source) of the efficiencies in force for one design."""
-    cat = getattr(catalog, "catalog", catalog)
-    sc = getattr(scenario, "scenario", scenario)
+    cat, sc = catalog, scenario
     a = design.architecture
-    hw = workload.hardware_for(sc, cat, a.platform, a.nic, a.rails_per_node, a.oversubscription)
+    hw = hardware_for(sc, cat, a.platform, a.nic, a.rails_per_node, a.oversubscription)
     platform = cat.by_id("platforms")[a.platform]
     gpu = cat.by_id("gpus")[platform.gpu]
     nic = cat.by_id("nics")[a.nic]
@@ -497,19 +503,19 @@ def efficiency_rows(scenario, catalog, design) -> list[tuple[str, float, str]]:
     ]
 
 
-def overlap_rows(scenario) -> list[tuple[str, float, str]]:
-    sc = getattr(scenario, "scenario", scenario)
-    in_force = workload.overlap_for(sc)
+def overlap_rows(scenario: Scenario) -> list[tuple[str, float, str]]:
+    """(what, value, source) of each traffic class's overlap fraction in force."""
+    in_force = overlap_for(scenario)
     rows = []
-    for name in workload.CLASSES:
-        given = getattr(sc.overlap, name)
+    for name in CLASS_NAMES:
+        given = getattr(scenario.overlap, name, None)
         source = (f"scenario overlap.{name}" if given is not None else
-                  "fabricplan default (workload.DEFAULT_OVERLAP; calibration in docs/model.md)")
-        rows.append((f"overlap {name}", getattr(in_force, name), source))
+                  f"fabricplan default ({BY_NAME[name].overlap_source}; docs/model.md)")
+        rows.append((f"overlap {name}", in_force[name], source))
     return rows
 
 
-def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
+def write_assumptions_sheet(wb, result, scenario: LoadedScenario, catalog: Catalog) -> None:
     ws = wb.create_sheet("Assumptions")
     _title(ws, "Assumptions and provenance")
     row = 3
@@ -522,7 +528,7 @@ def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
 
     section("TCO inputs (editable: the Summary's energy and TCO follow)", ["Input", "Value", "Defined name"])
     first = result.designs[0].cost if result.designs else None
-    sc = getattr(scenario, "scenario", scenario)
+    sc = scenario.scenario
     tco_values = (("years", first.tco_years if first else sc.tco.years, "0.0#"),
                   ("PUE", first.pue if first else (sc.tco.pue or 1.0), "0.00"),
                   ("electricity (USD per kWh)", first.usd_per_kwh if first else (sc.tco.usd_per_kwh or 0.0), "0.0000"))
@@ -535,7 +541,7 @@ def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
     row += 1
 
     section("Scenario as given", ["Key", "Value"])
-    for key, value in flatten(getattr(scenario.doc, "data", {}) or {}):
+    for key, value in flatten(scenario.doc.data or {}):
         put(ws, row, 1, key)
         put(ws, row, 2, value)
         row += 1
@@ -543,13 +549,13 @@ def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
 
     section("Efficiencies and overlaps in force", ["Design", "Parameter", "Value", "Source"])
     for d in result.designs:
-        for what, value, source in efficiency_rows(scenario, catalog, d):
+        for what, value, source in efficiency_rows(sc, catalog, d):
             put(ws, row, 1, f"#{d.rank}")
             put(ws, row, 2, what)
             put(ws, row, 3, value, PERCENT)
             put(ws, row, 4, source)
             row += 1
-    for what, value, source in overlap_rows(scenario):
+    for what, value, source in overlap_rows(sc):
         put(ws, row, 1, "all")
         put(ws, row, 2, what)
         put(ws, row, 3, value, PERCENT)
@@ -558,7 +564,7 @@ def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
     row += 1
 
     section("Catalog files", ["Path", "sha256"])
-    for path, digest in getattr(catalog, "files", []):
+    for path, digest in provenance(catalog).files:
         put(ws, row, 1, str(path))
         put(ws, row, 2, digest)
         row += 1
@@ -591,7 +597,7 @@ def write_assumptions_sheet(wb, result, scenario, catalog) -> None:
 
 def _highs_version() -> str:
     try:
-        from .highs import HighsAdapter
+        from ..optimize.highs import HighsAdapter
         return HighsAdapter.version()
     except Exception:  # noqa: BLE001 - provenance only; the workbook must not fail on it
         return "unknown"
@@ -600,12 +606,11 @@ def _highs_version() -> str:
 # ----------------------------------------------------------------------------------- workbook
 
 
-def build_workbook(result, scenario, catalog) -> Workbook:
+def build_workbook(result, scenario: LoadedScenario, catalog: Catalog) -> Workbook:
     """The whole workbook in memory (no I/O)."""
     wb = Workbook()
     wb.active.title = "Summary"
-    sc = getattr(scenario, "scenario", scenario)
-    contingency = sc.constraints.contingency_fraction
+    contingency = scenario.scenario.constraints.contingency_fraction
     bom_cells = [write_bom_sheet(wb, i + 1, d, contingency) for i, d in enumerate(result.designs)]
     write_summary_sheet(wb, result, bom_cells)
     write_performance_sheet(wb, result)
@@ -618,14 +623,92 @@ def build_workbook(result, scenario, catalog) -> Workbook:
     return wb
 
 
-def write_workbook(result, scenario, catalog, path) -> Path:
+def write_workbook(result, scenario: LoadedScenario, catalog: Catalog, path) -> Path:
     """Write the workbook to `path` atomically: a temp file in the same directory, then os.replace.
 
     An existing file is replaced only when the whole write succeeded; the temp file never survives.
     """
-    from .report_json import atomic_path
-
     wb = build_workbook(result, scenario, catalog)
     with atomic_path(path) as tmp:
         wb.save(tmp)
     return Path(path)
+
+
+# ------------------------------------------------------------------------------------ sweeps
+
+
+SWEEP_COLUMNS = (("point", None), ("status", None), ("architecture", None), ("GPUs", "#,##0"), ("nodes", "#,##0"),
+                 ("switches", "#,##0"), ("racks", "#,##0"), ("step time (s)", "0.00"), ("MFU", "0.0%"),
+                 ("capex (USD)", '"$"#,##0'), ("TCO (USD)", '"$"#,##0'), ("capex per PFLOP/s (USD)", '"$"#,##0'),
+                 ("TCO per M tokens (USD)", '"$"#,##0.00'), ("switch point", None), ("capex at switch (USD)", '"$"#,##0'))
+
+
+def write_sweep_workbook(report: dict, path: str | Path) -> Path:
+    """An .xlsx with a `Sweep` sheet: one row per point, line charts of capex and GPUs, switch points marked."""
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Sweep"
+    add_sweep_sheet(ws, report)
+    with atomic_path(path) as tmp:
+        wb.save(tmp)
+    return Path(path)
+
+
+def add_sweep_sheet(ws, report: dict) -> None:
+    """Fill `ws` (an openpyxl worksheet) with the sweep table and its charts."""
+    axis_names = [a["name"] for a in report["axes"]]
+    headers = axis_names + [c for c, _ in SWEEP_COLUMNS]
+    for col, h in enumerate(headers, 1):
+        put(ws, 1, col, h)
+    for cell in ws[1]:
+        cell.font = Font(bold=True)
+    switch_at = {s["index"]: f"{s['from']} → {s['to']}" for s in report["switch_points"]}
+    for row_index, r in enumerate(report["points"], 2):
+        swept = [r["values"].get(n) for n in axis_names]
+        solved = bool(r.get("architecture"))
+        get = (lambda k: r.get(k)) if solved else (lambda k: None)
+        row = swept + [point_label(r), r["status"], r.get("architecture") or r.get("reason"), get("gpus"), get("nodes"),
+                       get("switches"), get("racks"), get("step_time_s"), get("mfu"), get("capex_usd"), get("tco_usd"),
+                       get("capex_usd_per_pflop_s"), get("tco_usd_per_million_tokens"), switch_at.get(r["index"]),
+                       get("capex_usd") if r["index"] in switch_at else None]
+        for col, value in enumerate(row, 1):
+            put(ws, row_index, col, value)
+    first = len(axis_names)
+    for offset, (_, fmt) in enumerate(SWEEP_COLUMNS):
+        if fmt:
+            for cells in ws.iter_rows(min_row=2, min_col=first + offset + 1, max_col=first + offset + 1):
+                cells[0].number_format = fmt
+    for i, width in enumerate([16] * len(axis_names) + [28, 10, 44, 10, 10, 10, 8, 12, 8, 16, 16, 18, 16, 44, 18], start=1):
+        ws.column_dimensions[get_column_letter(i)].width = width
+    ws.freeze_panes = "A2"
+    _charts(ws, report, first)
+
+
+def _charts(ws, report: dict, first: int) -> None:
+    """Two native line charts against the swept value; switch points as a marker-only series."""
+    n = len(report["points"])
+    if n == 0:
+        return
+    headers = [c for c, _ in SWEEP_COLUMNS]
+    col_of = {h: first + i + 1 for i, h in enumerate(headers)}
+    # x labels: the swept value for a one-axis sweep, else the point label
+    x_col = 1 if len(report["axes"]) == 1 else col_of["point"]
+    cats = Reference(ws, min_col=x_col, min_row=2, max_row=n + 1)
+    x_title = report["axes"][0]["name"] if len(report["axes"]) == 1 else "point"
+    specs = (("Capex against the swept value", ("capex (USD)", "capex at switch (USD)"), "capex (USD)", "H2"),
+             ("GPUs against the swept value", ("GPUs",), "GPUs", "H20"))
+    for title, cols, y_title, anchor in specs:
+        chart = LineChart()
+        chart.title, chart.y_axis.title, chart.x_axis.title = title, y_title, x_title
+        chart.height, chart.width = 8, 16
+        chart.display_blanks = "gap"
+        for name in cols:
+            chart.add_data(Reference(ws, min_col=col_of[name], min_row=1, max_row=n + 1), titles_from_data=True)
+        chart.set_categories(cats)
+        for series in chart.series:
+            series.marker.symbol = "circle"
+        if len(chart.series) > 1:  # the switch-point series: big diamonds, no line
+            marks = chart.series[1]
+            marks.marker.symbol, marks.marker.size = "diamond", 10
+            marks.graphicalProperties.line.noFill = True
+        ws.add_chart(chart, get_column_letter(len(report["axes"]) + len(SWEEP_COLUMNS) + 2) + anchor[1:])

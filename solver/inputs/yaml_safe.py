@@ -1,4 +1,4 @@
-"""Loading and validation: YAML files → typed `Catalog` and `Scenario`, with file:line:col errors.
+"""Safe YAML parsing with located errors: YAML files → (data, node tree) → pydantic models.
 
 Every problem in a file is collected and reported at once as
 ``FILE:LINE:COL: field.path: message (got VALUE)``. YAML is parsed once with a safe loader that
@@ -12,61 +12,19 @@ import difflib
 import hashlib
 import math
 import re
-import reprlib
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .schema import Catalog, Scenario, as_list
+from ..errors import InputError, Problem
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_ALIASES = 100
 MAX_DEPTH = 50
 MAX_EXPANDED_VALUES = 200_000  # values after expanding aliases (a shipped catalog has ~2,000)
-CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
-
-
-# ------------------------------------------------------------------------------------ errors
-
-
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    line: int
-    column: int
-    path: str
-    message: str
-    got: Any = None
-    has_got: bool = False
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}: "
-        field_path = f"{self.path}: " if self.path else ""
-        got = f" (got {_show(self.got)})" if self.has_got else ""
-        return f"{where}{field_path}{self.message}{got}"
-
-
-class InputError(Exception):
-    """Invalid input: one or more problems, each with file, line, field and a fix."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict, _REPR.maxlevel = 60, 60, 6, 6, 3
-
-
-def _show(value: Any) -> str:
-    # reprlib never walks a whole structure: an input value may be a huge aliased tree
-    text = _REPR.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
 
 # ------------------------------------------------------------------------------ YAML parsing
 
@@ -322,207 +280,8 @@ def _problem_from(doc: Document, model_cls, err: dict) -> Problem:
     return doc.problem(loc, message, err.get("input"))
 
 
-def _raise_if(docs: Iterable[Document]) -> None:
+def raise_if(docs: Iterable[Document]) -> None:
     problems = [p for d in docs for p in d.problems]
     if problems:
         raise InputError(problems)
 
-
-# --------------------------------------------------------------------------------- catalogs
-
-
-def default_catalog_path() -> Path:
-    """The shipped catalog: from the installed package, or from the source tree."""
-    try:
-        path = Path(str(resources.files("solver.catalogs") / "default.yaml"))
-        if path.is_file():
-            return path
-    except (ModuleNotFoundError, TypeError):
-        pass
-    return Path(__file__).resolve().parent.parent / "catalogs" / "default.yaml"
-
-
-@dataclass
-class LoadedCatalog:
-    """A merged catalog plus where each entry came from (for errors, reports and hashes)."""
-
-    catalog: Catalog
-    files: list[tuple[str, str]]  # (path, sha256)
-    origin: dict[tuple[str, str], tuple[Document, tuple]]  # (kind, id) -> (document, loc)
-    overridden: list[str]
-
-    def __getattr__(self, name):  # read access to the Catalog fields
-        return getattr(self.catalog, name)
-
-
-def load_catalog(paths: Optional[Iterable[str | Path]] = None) -> LoadedCatalog:
-    """Load and merge catalog files; later files override entries with the same id."""
-    paths = [default_catalog_path()] if not paths else list(paths)
-    docs = [read_yaml(p) for p in paths]
-    merged: dict[str, dict[str, Any]] = {kind: {} for kind in CATALOG_KINDS}
-    origin: dict[tuple[str, str], tuple[Document, tuple]] = {}
-    overridden: list[str] = []
-    facility: dict[str, Any] = {}
-    names = []
-    for doc in docs:
-        part = validate(doc, Catalog)
-        if part is None:
-            continue
-        names.append(part.name)
-        for kind in CATALOG_KINDS:
-            ids_here: set[str] = set()
-            for index, item in enumerate(getattr(part, kind)):
-                if item.id in ids_here:
-                    doc.problems.append(doc.problem((kind, index, "id"), f"duplicate {kind} id in this file", item.id))
-                ids_here.add(item.id)
-                if item.id in merged[kind]:
-                    previous = origin[(kind, item.id)][0].path
-                    overridden.append(f"{kind}.{item.id}: {doc.path} overrides {previous}")
-                merged[kind][item.id] = item
-                origin[(kind, item.id)] = (doc, (kind, index))
-        if part.facility is not None:
-            facility.update(part.facility.model_dump(exclude_unset=True))
-            origin[("facility", "facility")] = (doc, ("facility",))
-    _raise_if(docs)
-    catalog = Catalog.model_construct(
-        name=" + ".join(names),
-        description="",
-        facility=_facility(facility),
-        **{kind: list(merged[kind].values()) for kind in CATALOG_KINDS},
-    )
-    loaded = LoadedCatalog(catalog, [(d.path, d.sha256) for d in docs], origin, overridden)
-    _check_catalog_references(loaded)
-    return loaded
-
-
-def _facility(values: dict):
-    from .schema import Facility
-
-    return Facility.model_validate({"source": "defaults (no facility block in the catalog)", **values})
-
-
-def _check_catalog_references(loaded: LoadedCatalog) -> None:
-    cat = loaded.catalog
-    problems: list[Problem] = []
-
-    def report(kind: str, ident: str, subloc: tuple, message: str, got=None, has_got=True):
-        doc, loc = loaded.origin[(kind, ident)]
-        problems.append(doc.problem(loc + subloc, message, got) if has_got else doc.problem(loc + subloc, message))
-
-    gpus, nics = cat.by_id("gpus"), cat.by_id("nics")
-    racks = cat.by_id("racks")
-    for plat in cat.platforms:
-        if plat.gpu not in gpus:
-            report("platforms", plat.id, ("gpu",), f"no GPU with this id in the catalog (known: {', '.join(sorted(gpus)) or 'none'})", plat.gpu)
-        for i, nic in enumerate(plat.compatible_nics):
-            if nic not in nics:
-                report("platforms", plat.id, ("compatible_nics", i), f"no NIC with this id in the catalog (known: {', '.join(sorted(nics)) or 'none'})", nic)
-    for role in ("compute_rack", "network_rack"):
-        rack = getattr(cat.facility, role)
-        if cat.platforms and rack not in racks:
-            key = ("facility", "facility")
-            if key in loaded.origin:
-                doc, loc = loaded.origin[key]
-                problems.append(doc.problem(loc + (role,), f"no rack with this id in the catalog (known: {', '.join(sorted(racks)) or 'none'})", rack))
-            else:
-                problems.append(Problem(loaded.files[-1][0], 1, 1, f"facility.{role}", f"the default rack '{rack}' is not in the catalog: add a facility block naming one of: {', '.join(sorted(racks)) or 'none'}"))
-    if problems:
-        raise InputError(problems)
-
-
-# --------------------------------------------------------------------------------- scenarios
-
-
-@dataclass
-class LoadedScenario:
-    """A validated scenario plus its document (for line numbers) and its catalog files."""
-
-    scenario: Scenario
-    doc: Document
-    catalog_paths: list[Path]
-
-    def __getattr__(self, name):
-        return getattr(self.scenario, name)
-
-
-def load_scenario(source: str | Path | dict, display: Optional[str] = None) -> LoadedScenario:
-    """Load a scenario from a YAML file or a dict (the API and sweeps pass dicts)."""
-    if isinstance(source, dict):
-        doc = Document(display or "<scenario>", source, None)
-        base = Path.cwd()
-    else:
-        doc = read_yaml(source, display)
-        base = Path(source).resolve().parent
-    scenario = validate(doc, Scenario)
-    _raise_if([doc])
-    paths = []
-    for i, rel in enumerate(scenario.catalog):
-        path = (base / rel) if not Path(rel).is_absolute() else Path(rel)
-        if path.suffix.lower() not in (".yaml", ".yml"):
-            doc.problems.append(doc.problem(("catalog", i), "catalog files must be .yaml or .yml", rel))
-        elif not path.is_file():
-            doc.problems.append(doc.problem(("catalog", i), f"catalog file not found (resolved relative to the scenario: {path.name})", rel))
-        paths.append(path)
-    ls = LoadedScenario(scenario, doc, paths)
-    _check_pins_allowed(ls)
-    _raise_if([doc])
-    return ls
-
-
-def check_against_catalog(ls: LoadedScenario, cat: LoadedCatalog) -> None:
-    """Cross-references between a scenario and the catalog it runs on (allow-lists, pins)."""
-    sc, doc = ls.scenario, ls.doc
-    c = cat.catalog
-    known = {"platforms": c.by_id("platforms"), "gpus": c.by_id("gpus"), "nics": c.by_id("nics"), "switches": c.by_id("switches")}
-    for kind, items in known.items():
-        for i, ident in enumerate(as_list(getattr(sc.constraints, kind)) or []):
-            if ident not in items:
-                loc = ("constraints", kind) + ((i,) if isinstance(getattr(sc.constraints, kind), list) else ())
-                doc.problems.append(doc.problem(loc, _unknown(kind, ident, items), ident))
-    pin = sc.pin
-    for key, kind in (("platform", "platforms"), ("nic", "nics"), ("switch", "switches")):
-        ident = getattr(pin, key)
-        if ident is not None and ident not in known[kind]:
-            doc.problems.append(doc.problem(("pin", key), _unknown(kind, ident, known[kind]), ident))
-    plat = known["platforms"].get(pin.platform) if pin.platform else None
-    if plat is not None:
-        from .design_space import domain_sizes
-
-        sizes = domain_sizes(plat.gpus_per_domain, pin.gpus_per_domain_used)
-        if pin.tp is not None and all(size % pin.tp for size in sizes):
-            doc.problems.append(doc.problem(("pin", "tp"), f"tensor parallelism must sit inside one NVLink domain: tp must divide "
-                                            f"{' or '.join(map(str, sizes))} GPUs per domain on {plat.id}", pin.tp))
-        if pin.nic is not None and pin.nic not in plat.compatible_nics:
-            doc.problems.append(doc.problem(("pin", "nic"), f"not compatible with platform {plat.id} (compatible: {', '.join(plat.compatible_nics)})", pin.nic))
-        if pin.rails_per_node is not None and pin.rails_per_node not in plat.scaleout_nics_per_node:
-            doc.problems.append(doc.problem(("pin", "rails_per_node"), f"platform {plat.id} allows {plat.scaleout_nics_per_node} scale-out NICs per node", pin.rails_per_node))
-        if pin.gpus_per_domain_used is not None and pin.gpus_per_domain_used > plat.gpus_per_domain:
-            doc.problems.append(doc.problem(("pin", "gpus_per_domain_used"), f"more than the platform's {plat.gpus_per_domain} GPUs per domain", pin.gpus_per_domain_used))
-    if pin.nic and pin.switch and pin.nic in known["nics"] and pin.switch in known["switches"]:
-        nic, sw = known["nics"][pin.nic], known["switches"][pin.switch]
-        if nic.fabric != sw.fabric:
-            doc.problems.append(doc.problem(("pin", "switch"), f"the {sw.fabric} switch {sw.id} cannot serve the {nic.fabric} NIC {nic.id}", pin.switch))
-    _raise_if([doc])
-
-
-def _unknown(kind: str, ident: str, items: dict) -> str:
-    close = difflib.get_close_matches(ident, list(items), n=1, cutoff=0.5)
-    hint = f": did you mean '{close[0]}'?" if close else f" (known: {', '.join(sorted(items))})"
-    return f"no {kind[:-1] if kind != 'switches' else 'switch'} with this id in the catalog{hint}"
-
-
-_PIN_ALLOW = {
-    "platform": ("constraints", "platforms"), "nic": ("constraints", "nics"), "switch": ("constraints", "switches"),
-    "rails_per_node": ("constraints", "rails_per_node"), "oversubscription": ("constraints", "oversubscription"),
-    "tp": ("parallelism", "tp"), "cp": ("parallelism", "cp"), "pp": ("parallelism", "pp"), "vp": ("parallelism", "vp"),
-    "microbatch_size": ("parallelism", "microbatch_size"),
-}
-
-
-def _check_pins_allowed(ls: LoadedScenario) -> None:
-    sc, doc = ls.scenario, ls.doc
-    for key, (block, field_name) in _PIN_ALLOW.items():
-        pinned = getattr(sc.pin, key)
-        allowed = as_list(getattr(getattr(sc, block), field_name))
-        if pinned is not None and allowed is not None and pinned not in allowed:
-            doc.problems.append(doc.problem(("pin", key), f"pinned value is outside the allow-list {block}.{field_name} = {allowed}", pinned))

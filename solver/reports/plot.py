@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .report_json import atomic_path
+from .io import atomic_path
 
 
 def _x_values(report: dict) -> tuple[list, list[str], str]:

@@ -7,9 +7,9 @@ the YAML line of the offending value is known.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]
@@ -23,9 +23,12 @@ TIERS = ("node_leaf", "leaf_spine", "spine_core")
 
 
 class Strict(BaseModel):
-    """Base: unknown keys are errors; NaN and infinity are rejected everywhere."""
+    """Base: unknown keys are errors; NaN and infinity are rejected everywhere; validated inputs
+    are frozen (a changed copy is made with `model_copy(update=...)`); a field's docstring is its
+    description."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, frozen=True,
+                              use_attribute_docstrings=True)
 
 
 class Priced(Strict):
@@ -80,6 +83,14 @@ class Platform(Priced):
     includes_scaleout_nics: bool
     hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 6.0
     source: str = Field(min_length=1)
+
+    def domain_sizes(self, pinned: Optional[int] = None) -> list[int]:
+        """G_u candidates, largest first: the whole domain and the largest power of two in it (72 → 64
+        on NVL72, so power-of-two batches split evenly; the other GPUs are bought and idle)."""
+        if pinned is not None:
+            return [pinned]
+        pow2 = 1 << (self.gpus_per_domain.bit_length() - 1)
+        return sorted({self.gpus_per_domain, pow2}, reverse=True)
 
     @model_validator(mode="after")
     def _domain_shape(self) -> "Platform":
@@ -190,9 +201,19 @@ class Catalog(Strict):
     links: list[Link] = []
     racks: list[Rack] = []
     facility: Optional[Facility] = None
+    _provenance: Any = PrivateAttr(default=None)
+    _index: dict = PrivateAttr(default_factory=dict)
+
+    @property
+    def provenance(self) -> Any:
+        """Where the entries came from (`inputs.catalog.CatalogProvenance`); None when built in code."""
+        return self._provenance
 
     def by_id(self, kind: str) -> dict:
-        return {item.id: item for item in getattr(self, kind)}
+        """{id: entry} of one kind (gpus, platforms, nics, switches, links, racks)."""
+        if kind not in self._index:
+            self._index[kind] = {item.id: item for item in getattr(self, kind)}
+        return self._index[kind]
 
 
 # ----------------------------------------------------------------------------------- scenario

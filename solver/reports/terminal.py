@@ -4,7 +4,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from .results import Design, SolveResult
+from ..inputs.schema import Catalog
+from ..results import Design, SolveResult
+from ..sweep.summary import point_label
 
 
 def _usd(value: float) -> str:
@@ -67,9 +69,8 @@ def print_design(design: Design, console: Console) -> None:
         t.add_column(col, justify="right" if col != "term" else "left")
     t.add_row("compute", f"{p.compute_s:.3f}", f"{p.compute_s:.3f}", "", "")
     t.add_row("bubble", f"{p.bubble_s:.3f}", f"{p.bubble_s:.3f}", "", "")
-    for k in ("tp", "cp", "pp", "dp"):
-        t.add_row(k, f"{getattr(p, k + '_s'):.3f}", f"{getattr(p, k + '_exposed_s'):.3f}",
-                  _gb(getattr(p, k + "_nvlink_bytes")), _gb(getattr(p, k + "_scaleout_bytes")))
+    for k, tr in p.traffic.items():
+        t.add_row(k, f"{tr.time_s:.3f}", f"{tr.exposed_s:.3f}", _gb(tr.nvlink_bytes), _gb(tr.scaleout_bytes))
     t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
     console.print(t)
     fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
@@ -99,8 +100,7 @@ def bom_table(design: Design) -> Table:
     return t
 
 
-def catalog_tables(catalog) -> list[Table]:
-    cat = getattr(catalog, "catalog", catalog)
+def catalog_tables(cat: Catalog) -> list[Table]:
     out = []
     t = Table(title="GPUs", title_justify="left")
     for col in ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"):
@@ -147,3 +147,45 @@ def catalog_tables(catalog) -> list[Table]:
         t.caption = (f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
                      f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
     return out
+
+
+# --------------------------------------------------------------------------------- sweeps
+
+
+def _usd_or_dash(value) -> str:
+    return "—" if value is None else f"${value:,.0f}"
+
+
+def sweep_table(report: dict) -> Table:
+    t = Table(title=f"{report['scenario']}: sweep of {len(report['points'])} point(s)", title_justify="left")
+    names = [a["name"] for a in report["axes"]]
+    for name in names:
+        t.add_column(name, justify="right")
+    for col in ("status", "architecture", "GPUs", "nodes", "step s", "MFU", "capex", "TCO", "$/PFLOP/s", "TCO $/Mtok"):
+        t.add_column(col, justify="left" if col in ("status", "architecture") else "right")
+    for r in report["points"]:
+        cells = [r["labels"].get(n, "") for n in names]
+        if r.get("architecture"):
+            cells += [r["status"], r["architecture"], f"{r['gpus']:,}", f"{r['nodes']:,}",
+                      f"{r['step_time_s']:.2f} / {r['target_step_time_s']:.2f}", f"{r['mfu']:.1%}", _usd_or_dash(r["capex_usd"]),
+                      _usd_or_dash(r["tco_usd"]), _usd_or_dash(r["capex_usd_per_pflop_s"]), f"${r['tco_usd_per_million_tokens']:,.2f}"]
+        else:
+            cells += [f"[red]{r['status']}[/]", (r.get("reason") or "")[:80]] + [""] * 8
+        t.add_row(*cells)
+    return t
+
+
+def print_report(report: dict, console) -> None:
+    console.print(sweep_table(report))
+    for s in report["switch_points"]:
+        console.print(f"switch point at {', '.join(f'{k}={v}' for k, v in s['labels'].items())}: "
+                      f"{s['from']} → [bold]{s['to']}[/]")
+    if not report["switch_points"]:
+        console.print("no switch point: the best architecture is the same at every solved point")
+    for inc in report["increments"]:
+        console.print(f"to {', '.join(f'{k}={v}' for k, v in inc['labels'].items())}: add {inc['added_gpus']:,} GPUs, "
+                      f"{inc['added_nodes']:,} nodes, {inc['added_switches']:,} switches, {inc['added_racks']:,} racks "
+                      f"({_usd_or_dash(inc['capex_delta_usd'])})")
+    for r in report["points"]:
+        if r["status"] in ("infeasible", "error"):
+            console.print(f"[yellow]point {r['index']}[/] ({point_label(r)}) {r['status']}: {r.get('reason')}")

@@ -1,17 +1,13 @@
-"""JSON reports (SPEC §8.3) and the atomic-write helpers every output file uses."""
+"""Output files: checked before any work starts, written atomically (temp file + rename)."""
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
-
-class OutputError(Exception):
-    """An output path that cannot be written (checked before any solving starts)."""
+from ..errors import OutputError
 
 
 def check_writable(path: str | Path) -> Path:
@@ -50,25 +46,3 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
-
-
-def _clean(value):
-    """JSON has no NaN or infinity: write them as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def dumps(data: dict) -> str:
-    return json.dumps(_clean(data), indent=2, sort_keys=False, allow_nan=False) + "\n"
-
-
-def write_json(data: dict, path: str | Path) -> Path:
-    """Write `data` as JSON atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(dumps(data), encoding="utf-8")
-    return Path(path)

@@ -1,0 +1,469 @@
+"""Cost, power and the bill of materials (SPEC §6): one category table for every consumer.
+
+`bom_lines(parts, quantities)` is the bill-of-materials category table: compute units, spares,
+scale-out NICs, switches by role, links by tier (cable and the module at each end), compute and
+network racks. It prices *quantities* that may be plain integers (the evaluator, `design_cost`),
+Pyomo expressions (the optimisation model's capex and power) or lower bounds (the bound pruning,
+with every fabric and rack count at zero), so each cost rule is written once:
+
+    extended = quantity · unit price            capex = (1 + contingency) · Σ extended
+    IT kW    = Σ quantity · power_w / 1000      facility kW = IT kW · PUE
+    TCO      = capex + years · 8,760 h · facility kW · $/kWh
+
+How many of each part a design needs is sized twice, on purpose: in closed form here and in the
+fabric family (evaluator), and as linear rows in the model; the exhaustive-enumeration tests keep
+the two in step.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional
+
+from .errors import CatalogCannotBuild
+from .fabrics import FabricSize, family
+from .fabrics.links import facility_of, link_for, link_parts
+from .inputs.schema import TIERS, Catalog, Facility, Link, Nic, Platform, Rack, Scenario, Switch
+from .integers import ceil_int, floor_int
+
+HOURS_PER_YEAR = 8_760.0
+MODULE_ENDS = ("switch", "far")
+
+
+# ----------------------------------------------------------------------------------- compute
+
+
+def compute_units(platform: Platform, domains: int) -> int:
+    """Units bought for whole domains: unit = node → domains·nodes_per_domain; unit = domain → domains."""
+    return domains * platform.nodes_per_domain if platform.unit == "node" else domains
+
+
+def nodes_per_unit(platform: Platform) -> int:
+    return 1 if platform.unit == "node" else platform.nodes_per_domain
+
+
+def spare_units_for(units: int, spare_nodes_fraction: float) -> int:
+    """spares = ⌈fraction · units⌉ whole compute units."""
+    return ceil_int(spare_nodes_fraction * units)
+
+
+def total_nodes(platform: Platform, domains: int, spare_nodes_fraction: float) -> int:
+    """Nodes bought and cabled for `domains` job domains: (units + spares) · nodes_per_unit."""
+    units = compute_units(platform, domains)
+    return (units + spare_units_for(units, spare_nodes_fraction)) * nodes_per_unit(platform)
+
+
+# ----------------------------------------------------------------------------------- racks
+
+
+def units_per_rack(platform: Platform, rack: Rack) -> int:
+    """Compute units per rack = min(⌊usable_kw / unit_power_kw⌋, ⌊usable_ru / unit_ru⌋).
+
+    1 for a unit that is its own rack (NVL72). 0 means the unit does not fit in this rack.
+    """
+    if platform.unit_is_rack:
+        return 1
+    by_power = floor_int(rack.usable_kw / platform.unit_power_kw)
+    by_space = floor_int(rack.usable_ru / platform.unit_ru)
+    return min(by_power, by_space)
+
+
+def compute_racks(platform: Platform, rack: Rack, units: int) -> int:
+    """racks = units when the unit is a rack, else ⌈units / units_per_rack⌉."""
+    if platform.unit_is_rack:
+        return units
+    per_rack = units_per_rack(platform, rack)
+    if per_rack < 1:
+        raise CatalogCannotBuild(
+            f"platform {platform.id} ({platform.unit_power_kw:g} kW, {platform.unit_ru:g} RU) does not fit"
+            f" in rack {rack.id} ({rack.usable_kw:g} kW, {rack.usable_ru} RU)"
+        )
+    return -(-units // per_rack)
+
+
+def network_racks(switch: Switch, rack: Rack, switches: int) -> int:
+    """racks = ⌈max(switches·ru / usable_ru, switches·power_w/1000 / usable_kw)⌉.
+
+    Switches only (their optics are not counted against the rack's kW); RU is pooled across racks,
+    so a switch is not forced to sit whole in one rack.
+    """
+    by_space = switches * switch.ru / rack.usable_ru
+    by_power = switches * switch.power_w / 1000.0 / rack.usable_kw
+    return ceil_int(max(by_space, by_power))
+
+
+def rack_of(catalog: Catalog, rack_id: str) -> Rack:
+    racks = catalog.by_id("racks")
+    if rack_id not in racks:
+        raise CatalogCannotBuild(f"facility names rack {rack_id!r}, which the catalog lacks (has: {sorted(racks)})")
+    return racks[rack_id]
+
+
+# ----------------------------------------------------------------------------------- parts
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The catalog entries one architecture buys. `nic` is None when the platform includes its
+    scale-out NICs; `compute_rack` is None when the unit ships as its own rack (NVL72); a link
+    tier is absent when no catalog option reaches it."""
+
+    platform: Platform
+    nic: Optional[Nic]
+    switch: Switch
+    rails: int
+    links: dict[str, Link]
+    compute_rack: Optional[Rack]
+    network_rack: Rack
+
+
+def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int) -> Parts:
+    """The parts of one architecture; raises CatalogCannotBuild when no node–leaf link reaches or a
+    rack is missing (higher tiers without a link option are left out: those tier counts cannot be built)."""
+    facility = facility_of(catalog)
+    links = {}
+    for tier in TIERS:
+        try:
+            links[tier] = link_for(catalog, switch, tier)
+        except CatalogCannotBuild:
+            if tier == "node_leaf":
+                raise
+    compute_rack = rack_of(catalog, facility.compute_rack)
+    return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
+                 links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
+                 network_rack=rack_of(catalog, facility.network_rack))
+
+
+# ----------------------------------------------------------------------------------- quantities
+
+
+@dataclass
+class Quantities:
+    """How many of each part: integers (the evaluator), Pyomo expressions (the model) or lower
+    bounds (the bound pruning). `nodes` counts spares; `links` are cables per tier; `modules` per
+    (tier, end)."""
+
+    units: Any
+    spare_units: Any
+    nodes: Any
+    switches: dict[str, Any] = field(default_factory=dict)
+    links: dict[str, Any] = field(default_factory=dict)
+    modules: dict[tuple[str, str], Any] = field(default_factory=dict)
+    compute_racks: Any = 0
+    network_racks: Any = 0
+
+
+# ----------------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Line:
+    """One priced line before evaluation: the quantity may be an int or a model expression."""
+
+    category: str
+    part: str
+    description: str
+    quantity: Any
+    unit_price_usd: float
+    power_w: float  # per unit
+    priced: Any  # the catalog entry with price_source, price_date, price_is_estimate
+
+
+def module_price(link: Link, end: str) -> tuple[float, float, int]:
+    """(usd, W, links per module) of the module at one end of a link."""
+    if end == "switch":
+        return link.switch_end_module_usd, link.switch_end_module_w, link.switch_end_links_per_module
+    return link.far_end_module_usd, link.far_end_module_w, link.far_end_links_per_module
+
+
+def _compute(parts: Parts, q: Quantities) -> list[Line]:
+    p = parts.platform
+    what = f"{p.name} (per {p.unit})"
+    watts = p.unit_power_kw * 1000.0
+    return [Line("compute", p.id, what, q.units, p.unit_price_usd, watts, p),
+            Line("spares", p.id, f"spare {what}", q.spare_units, p.unit_price_usd, watts, p)]
+
+
+def _nics(parts: Parts, q: Quantities) -> list[Line]:
+    if parts.nic is None:
+        return []
+    n = parts.nic
+    return [Line("nic", n.id, f"{n.name}, {parts.rails} per node", parts.rails * q.nodes, n.unit_price_usd, n.power_w, n)]
+
+
+def _switches(parts: Parts, q: Quantities) -> list[Line]:
+    s = parts.switch
+    return [Line("switch", s.id, f"{role} switch: {s.name}", count, s.unit_price_usd, s.power_w, s)
+            for role, count in q.switches.items()]
+
+
+def _links(parts: Parts, q: Quantities) -> list[Line]:
+    lines = []
+    for tier, link in parts.links.items():
+        if tier not in q.links:
+            continue
+        lines.append(Line("link", link.id, f"{tier} cable: {link.description}", q.links[tier], link.cable_usd, 0.0, link))
+        for end in MODULE_ENDS:
+            if (tier, end) in q.modules:
+                usd, watts, per = module_price(link, end)
+                name = "switch-end" if end == "switch" else "far-end"
+                lines.append(Line("link", link.id, f"{tier} {name} module ({per} link/module)", q.modules[tier, end],
+                                  usd, watts, link))
+    return lines
+
+
+def _racks(parts: Parts, q: Quantities) -> list[Line]:
+    lines = []
+    if parts.compute_rack is not None:  # a unit that is a rack (NVL72) ships in its own rack
+        r = parts.compute_rack
+        lines.append(Line("rack", r.id, f"compute rack: {r.name}", q.compute_racks, r.unit_price_usd, 0.0, r))
+    r = parts.network_rack
+    lines.append(Line("rack", r.id, f"network rack: {r.name}", q.network_racks, r.unit_price_usd, 0.0, r))
+    return lines
+
+
+# The bill-of-materials categories, in report order: (name, what it holds, its lines).
+CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ...] = (
+    ("compute", "compute units (nodes, or whole NVLink-domain racks) and spares", _compute),
+    ("nic", "scale-out NICs, rails × nodes (unless the platform includes them)", _nics),
+    ("switch", "leaf / spine / core switches", _switches),
+    ("link", "cables and the modules at both ends, per fabric tier", _links),
+    ("rack", "compute and network racks", _racks),
+)
+CATEGORY_ORDER = ("compute", "spares", "nic", "switch", "link", "rack", "contingency")
+
+
+def bom_lines(parts: Parts, q: Quantities) -> list[Line]:
+    """Every line of the table for these quantities (in category order)."""
+    return [line for _, _, make in CATEGORIES for line in make(parts, q)]
+
+
+def lines_capex_usd(lines: list[Line], contingency_fraction: float) -> Any:
+    """capex = (1 + contingency) · Σ quantity · unit price (an int, float or model expression)."""
+    return (1 + contingency_fraction) * sum(line.quantity * line.unit_price_usd for line in lines)
+
+
+def lines_power_kw(lines: list[Line]) -> Any:
+    """IT power = Σ quantity · power_w / 1000 (compute units, NICs, switches, link modules)."""
+    return sum(line.quantity * line.power_w for line in lines) / 1000.0
+
+
+def energy_usd(facility_power_kw: Any, years: float, usd_per_kwh: float) -> Any:
+    """years · 8,760 h · facility kW · $/kWh."""
+    return years * HOURS_PER_YEAR * facility_power_kw * usd_per_kwh
+
+
+def tco_usd(capex: float, facility_power_kw: float, years: float, usd_per_kwh: float) -> float:
+    """TCO = capex + years · 8,760 h · facility kW · $/kWh."""
+    return capex + energy_usd(facility_power_kw, years, usd_per_kwh)
+
+
+def pue_and_usd_per_kwh(scenario: Scenario, facility: Facility) -> tuple[float, float]:
+    """scenario.tco.pue / usd_per_kwh override the facility's."""
+    pue = scenario.tco.pue if scenario.tco.pue is not None else facility.pue
+    price = scenario.tco.usd_per_kwh if scenario.tco.usd_per_kwh is not None else facility.usd_per_kwh
+    return pue, price
+
+
+# ----------------------------------------------------------------------------------- the evaluator's BOM
+
+
+@dataclass(frozen=True)
+class BomLine:
+    """One bill-of-materials line; extended_usd = quantity · unit_price_usd; power_w is per unit."""
+
+    category: str  # compute | spares | nic | switch | link | rack | contingency
+    part: str
+    description: str
+    quantity: int
+    unit_price_usd: float
+    extended_usd: float
+    power_w: float
+    price_source: str
+    price_date: str
+    price_is_estimate: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _bom_line(line: Line) -> BomLine:
+    p = line.priced
+    return BomLine(line.category, line.part, line.description, line.quantity, line.unit_price_usd,
+                   line.quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate)
+
+
+def contingency_line(lines: list[BomLine], contingency_fraction: float) -> BomLine:
+    """contingency = fraction · Σ extended_usd of the other lines (one line, quantity 1)."""
+    amount = contingency_fraction * sum(line.extended_usd for line in lines)
+    return BomLine("contingency", "contingency", f"contingency {contingency_fraction:.1%} of the lines above",
+                   1, amount, amount, 0.0, "scenario constraints.contingency_fraction", "", True)
+
+
+def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float = 0.0) -> list[BomLine]:
+    """The table evaluated for integer quantities: a line is dropped when its quantity is 0 or when
+    it is both free and powerless (passive copper modules), so power stays a sum of lines; then the
+    contingency line."""
+    lines = [_bom_line(x) for x in bom_lines(parts, q)]
+    lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0)]
+    if contingency_fraction > 0:
+        lines.append(contingency_line(lines, contingency_fraction))
+    return lines
+
+
+def capex_usd(bom: list[BomLine]) -> float:
+    """capex = Σ extended_usd."""
+    return sum(line.extended_usd for line in bom)
+
+
+def it_power_kw(bom: list[BomLine]) -> float:
+    """IT power = Σ quantity · power_w / 1000."""
+    return sum(line.quantity * line.power_w for line in bom) / 1000.0
+
+
+# ----------------------------------------------------------------------------------- design
+
+
+@dataclass(frozen=True)
+class CostedDesign:
+    """A fully sized cluster: fabric, racks, power and costs; every total is a sum of `bom`."""
+
+    platform: str
+    nic: str
+    switch: str
+    rails_per_node: int
+    units: int
+    spare_units: int
+    nodes: int
+    domains: int
+    gpus: int
+    fabric: FabricSize
+    racks_compute: int
+    racks_network: int
+    racks: int
+    it_power_kw: float
+    facility_power_kw: float
+    pue: float
+    usd_per_kwh: float
+    tco_years: float
+    capex_usd: float
+    tco_usd: float
+    bom: list
+
+    @property
+    def job_nodes(self) -> int:
+        """Nodes that run the job (spares excluded)."""
+        return self.nodes * self.units // (self.units + self.spare_units)
+
+    def to_dict(self) -> dict:
+        """The SPEC §8.3 design keys this module owns."""
+        f = self.fabric
+        return {
+            "platform": self.platform,
+            "gpus": self.gpus,
+            "nodes": self.nodes,
+            "domains": self.domains,
+            "fabric": {
+                "family": f.family,
+                "nic": self.nic,
+                "rails_per_node": self.rails_per_node,
+                "switch": self.switch,
+                "tiers": f.tiers,
+                "oversubscription": f.oversubscription,
+                "leaf_switches": f.leaf_switches,
+                "spine_switches": f.spine_switches,
+                "core_switches": f.core_switches,
+                "links": dict(f.links),
+            },
+            "bom": [line.to_dict() for line in self.bom],
+            "racks": self.racks,
+            "power_kw": {"it": self.it_power_kw, "facility": self.facility_power_kw},
+            "capex_usd": self.capex_usd,
+            "tco_usd": self.tco_usd,
+        }
+
+
+def _get(catalog: Catalog, kind: str, item_id: str) -> Any:
+    items = catalog.by_id(kind)
+    if item_id not in items:
+        raise CatalogCannotBuild(f"unknown {kind[:-1]} {item_id!r} (catalog has: {sorted(items)})")
+    return items[item_id]
+
+
+def check_combination(platform: Platform, nic: Nic, switch: Switch, rails_per_node: int) -> None:
+    """Raise CatalogCannotBuild when the NIC, rail count or switch cannot go with the platform."""
+    if nic.id not in platform.compatible_nics:
+        raise CatalogCannotBuild(f"NIC {nic.id} is not compatible with {platform.id} (allowed: {platform.compatible_nics})")
+    if rails_per_node not in platform.scaleout_nics_per_node:
+        raise CatalogCannotBuild(
+            f"{platform.id} takes {platform.scaleout_nics_per_node} scale-out NICs per node, not {rails_per_node}"
+        )
+    if nic.fabric != switch.fabric:
+        raise CatalogCannotBuild(f"NIC {nic.id} is {nic.fabric} but switch {switch.id} is {switch.fabric}")
+
+
+def sized_quantities(parts: Parts, units: int, spare_units: int, fabric: FabricSize) -> Quantities:
+    """Closed-form quantities of one design: whole modules per tier end, whole racks."""
+    nodes = (units + spare_units) * nodes_per_unit(parts.platform)
+    links = {tier: n for tier, n in fabric.links.items() if n > 0}
+    modules = {}
+    for tier, n in links.items():
+        lp = link_parts(n, parts.links[tier])
+        modules[tier, "switch"], modules[tier, "far"] = lp.switch_end_modules, lp.far_end_modules
+    compute_rack = parts.compute_rack
+    rack_for_count = compute_rack if compute_rack is not None else parts.network_rack
+    return Quantities(
+        units=units, spare_units=spare_units, nodes=nodes, switches=dict(fabric.switches), links=links,
+        modules=modules, compute_racks=compute_racks(parts.platform, rack_for_count, units + spare_units),
+        network_racks=network_racks(parts.switch, parts.network_rack, fabric.total_switches),
+    )
+
+
+def design_cost(
+    scenario: Scenario,
+    catalog: Catalog,
+    platform_id: str,
+    nic_id: str,
+    rails_per_node: int,
+    switch_id: str,
+    oversubscription: float,
+    domains: int,
+    tiers: Optional[int] = None,
+    fabric_family: str = "fat-tree",
+) -> Optional[CostedDesign]:
+    """Size, bill and cost `domains` whole NVLink domains of a platform on one fabric.
+
+    nodes = (units + spares) · nodes_per_unit; facility kW = IT kW · PUE; TCO as in `tco_usd`.
+    None when the fabric does not fit in 3 tiers (or the forced `tiers`); CatalogCannotBuild on
+    input the catalog cannot build.
+    """
+    if domains < 1:
+        raise ValueError(f"domains must be ≥ 1, got {domains}")
+    platform = _get(catalog, "platforms", platform_id)
+    nic = _get(catalog, "nics", nic_id)
+    switch = _get(catalog, "switches", switch_id)
+    check_combination(platform, nic, switch, rails_per_node)
+
+    units = compute_units(platform, domains)
+    spare_units = spare_units_for(units, scenario.constraints.spare_nodes_fraction)
+    nodes = total_nodes(platform, domains, scenario.constraints.spare_nodes_fraction)
+    fabric = family(fabric_family).size(nodes, rails_per_node, switch.radix, oversubscription, tiers)
+    if fabric is None:
+        return None
+    parts = parts_for(catalog, platform, nic, switch, rails_per_node)
+    missing = [t for t, n in fabric.links.items() if n > 0 and t not in parts.links]
+    if missing:  # re-raise the reason the tier's link option is missing
+        link_for(catalog, switch, missing[0])
+    q = sized_quantities(parts, units, spare_units, fabric)
+    bom = bill_of_materials(parts, q, scenario.constraints.contingency_fraction)
+    pue, usd_per_kwh = pue_and_usd_per_kwh(scenario, facility_of(catalog))
+    it_kw = it_power_kw(bom)
+    capex = capex_usd(bom)
+    return CostedDesign(
+        platform=platform.id, nic=nic.id, switch=switch.id, rails_per_node=rails_per_node,
+        units=units, spare_units=spare_units, nodes=nodes, domains=domains,
+        gpus=nodes * platform.gpus_per_node, fabric=fabric,
+        racks_compute=q.compute_racks, racks_network=q.network_racks, racks=q.compute_racks + q.network_racks,
+        it_power_kw=it_kw, facility_power_kw=it_kw * pue, pue=pue, usd_per_kwh=usd_per_kwh,
+        tco_years=scenario.tco.years, capex_usd=capex,
+        tco_usd=tco_usd(capex, it_kw * pue, scenario.tco.years, usd_per_kwh), bom=bom,
+    )

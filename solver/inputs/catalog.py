@@ -1,0 +1,117 @@
+"""The catalog: YAML files merged by id into one typed `Catalog`, with its provenance.
+
+Several files may be given; later files override entries with the same id (a vendor quote file
+overriding list prices is the common case). Where each entry came from (file, YAML location) is
+kept in a `CatalogProvenance` attached to the catalog, for located errors, reports and hashes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from ..errors import InputError, Problem
+from .schema import Catalog, Facility
+from .yaml_safe import Document, raise_if, read_yaml, validate
+
+CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
+
+def default_catalog_path() -> Path:
+    """The shipped catalog: inside an installed wheel (solver/catalogs/default.yaml), else in the
+    source tree beside the package (catalogs/default.yaml). Both are found from this file's own
+    location, so a second checkout never reads another checkout's catalog."""
+    package = Path(__file__).resolve().parent.parent
+    for path in (package / "catalogs" / "default.yaml", package.parent / "catalogs" / "default.yaml"):
+        if path.is_file():
+            return path
+    return package.parent / "catalogs" / "default.yaml"
+
+
+@dataclass
+class CatalogProvenance:
+    """Where a merged catalog came from: its files with their hashes, the YAML location of every
+    entry (for located errors), and which entries a later file overrode."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)  # (path, sha256)
+    origin: dict[tuple[str, str], tuple[Document, tuple]] = field(default_factory=dict)  # (kind, id) -> (doc, loc)
+    overridden: list[str] = field(default_factory=list)
+
+
+def provenance(catalog: Catalog) -> CatalogProvenance:
+    """The provenance of a loaded catalog (an empty one for a catalog built in code)."""
+    found = catalog.provenance
+    return found if found is not None else CatalogProvenance()
+
+
+def load_catalog(paths: Optional[Iterable[str | Path]] = None) -> Catalog:
+    """Load and merge catalog files; later files override entries with the same id."""
+    paths = [default_catalog_path()] if not paths else list(paths)
+    docs = [read_yaml(p) for p in paths]
+    merged: dict[str, dict[str, Any]] = {kind: {} for kind in CATALOG_KINDS}
+    origin: dict[tuple[str, str], tuple[Document, tuple]] = {}
+    overridden: list[str] = []
+    facility: dict[str, Any] = {}
+    names = []
+    for doc in docs:
+        part = validate(doc, Catalog)
+        if part is None:
+            continue
+        names.append(part.name)
+        for kind in CATALOG_KINDS:
+            ids_here: set[str] = set()
+            for index, item in enumerate(getattr(part, kind)):
+                if item.id in ids_here:
+                    doc.problems.append(doc.problem((kind, index, "id"), f"duplicate {kind} id in this file", item.id))
+                ids_here.add(item.id)
+                if item.id in merged[kind]:
+                    previous = origin[(kind, item.id)][0].path
+                    overridden.append(f"{kind}.{item.id}: {doc.path} overrides {previous}")
+                merged[kind][item.id] = item
+                origin[(kind, item.id)] = (doc, (kind, index))
+        if part.facility is not None:
+            facility.update(part.facility.model_dump(exclude_unset=True))
+            origin[("facility", "facility")] = (doc, ("facility",))
+    raise_if(docs)
+    catalog = Catalog.model_construct(
+        name=" + ".join(names),
+        description="",
+        facility=_facility(facility),
+        **{kind: list(merged[kind].values()) for kind in CATALOG_KINDS},
+    )
+    catalog._provenance = CatalogProvenance([(d.path, d.sha256) for d in docs], origin, overridden)
+    _check_catalog_references(catalog)
+    return catalog
+
+
+def _facility(values: dict) -> Facility:
+    return Facility.model_validate({"source": "defaults (no facility block in the catalog)", **values})
+
+
+def _check_catalog_references(cat: Catalog) -> None:
+    loaded = provenance(cat)
+    problems: list[Problem] = []
+
+    def report(kind: str, ident: str, subloc: tuple, message: str, got=None, has_got=True):
+        doc, loc = loaded.origin[(kind, ident)]
+        problems.append(doc.problem(loc + subloc, message, got) if has_got else doc.problem(loc + subloc, message))
+
+    gpus, nics = cat.by_id("gpus"), cat.by_id("nics")
+    racks = cat.by_id("racks")
+    for plat in cat.platforms:
+        if plat.gpu not in gpus:
+            report("platforms", plat.id, ("gpu",), f"no GPU with this id in the catalog (known: {', '.join(sorted(gpus)) or 'none'})", plat.gpu)
+        for i, nic in enumerate(plat.compatible_nics):
+            if nic not in nics:
+                report("platforms", plat.id, ("compatible_nics", i), f"no NIC with this id in the catalog (known: {', '.join(sorted(nics)) or 'none'})", nic)
+    for role in ("compute_rack", "network_rack"):
+        rack = getattr(cat.facility, role)
+        if cat.platforms and rack not in racks:
+            key = ("facility", "facility")
+            if key in loaded.origin:
+                doc, loc = loaded.origin[key]
+                problems.append(doc.problem(loc + (role,), f"no rack with this id in the catalog (known: {', '.join(sorted(racks)) or 'none'})", rack))
+            else:
+                problems.append(Problem(loaded.files[-1][0], 1, 1, f"facility.{role}", f"the default rack '{rack}' is not in the catalog: add a facility block naming one of: {', '.join(sorted(racks)) or 'none'}"))
+    if problems:
+        raise InputError(problems)
+

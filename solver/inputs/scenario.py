@@ -1,0 +1,100 @@
+"""Scenarios: one YAML file (or an API dict) → a validated `Scenario`, checked against a catalog."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .schema import Catalog, Scenario, as_list
+from .yaml_safe import Document, raise_if, read_yaml, validate
+
+
+@dataclass
+class LoadedScenario:
+    """A validated scenario plus its document (for line numbers) and its catalog files."""
+
+    scenario: Scenario
+    doc: Document
+    catalog_paths: list[Path]
+
+
+def load_scenario(source: str | Path | dict, display: Optional[str] = None) -> LoadedScenario:
+    """Load a scenario from a YAML file or a dict (the API and sweeps pass dicts)."""
+    if isinstance(source, dict):
+        doc = Document(display or "<scenario>", source, None)
+        base = Path.cwd()
+    else:
+        doc = read_yaml(source, display)
+        base = Path(source).resolve().parent
+    scenario = validate(doc, Scenario)
+    raise_if([doc])
+    paths = []
+    for i, rel in enumerate(scenario.catalog):
+        path = (base / rel) if not Path(rel).is_absolute() else Path(rel)
+        if path.suffix.lower() not in (".yaml", ".yml"):
+            doc.problems.append(doc.problem(("catalog", i), "catalog files must be .yaml or .yml", rel))
+        elif not path.is_file():
+            doc.problems.append(doc.problem(("catalog", i), f"catalog file not found (resolved relative to the scenario: {path.name})", rel))
+        paths.append(path)
+    ls = LoadedScenario(scenario, doc, paths)
+    _check_pins_allowed(ls)
+    raise_if([doc])
+    return ls
+
+
+def check_against_catalog(ls: LoadedScenario, c: Catalog) -> None:
+    """Cross-references between a scenario and the catalog it runs on (allow-lists, pins)."""
+    sc, doc = ls.scenario, ls.doc
+    known = {"platforms": c.by_id("platforms"), "gpus": c.by_id("gpus"), "nics": c.by_id("nics"), "switches": c.by_id("switches")}
+    for kind, items in known.items():
+        for i, ident in enumerate(as_list(getattr(sc.constraints, kind)) or []):
+            if ident not in items:
+                loc = ("constraints", kind) + ((i,) if isinstance(getattr(sc.constraints, kind), list) else ())
+                doc.problems.append(doc.problem(loc, _unknown(kind, ident, items), ident))
+    pin = sc.pin
+    for key, kind in (("platform", "platforms"), ("nic", "nics"), ("switch", "switches")):
+        ident = getattr(pin, key)
+        if ident is not None and ident not in known[kind]:
+            doc.problems.append(doc.problem(("pin", key), _unknown(kind, ident, known[kind]), ident))
+    plat = known["platforms"].get(pin.platform) if pin.platform else None
+    if plat is not None:
+        sizes = plat.domain_sizes(pin.gpus_per_domain_used)
+        if pin.tp is not None and all(size % pin.tp for size in sizes):
+            doc.problems.append(doc.problem(("pin", "tp"), f"tensor parallelism must sit inside one NVLink domain: tp must divide "
+                                            f"{' or '.join(map(str, sizes))} GPUs per domain on {plat.id}", pin.tp))
+        if pin.nic is not None and pin.nic not in plat.compatible_nics:
+            doc.problems.append(doc.problem(("pin", "nic"), f"not compatible with platform {plat.id} (compatible: {', '.join(plat.compatible_nics)})", pin.nic))
+        if pin.rails_per_node is not None and pin.rails_per_node not in plat.scaleout_nics_per_node:
+            doc.problems.append(doc.problem(("pin", "rails_per_node"), f"platform {plat.id} allows {plat.scaleout_nics_per_node} scale-out NICs per node", pin.rails_per_node))
+        if pin.gpus_per_domain_used is not None and pin.gpus_per_domain_used > plat.gpus_per_domain:
+            doc.problems.append(doc.problem(("pin", "gpus_per_domain_used"), f"more than the platform's {plat.gpus_per_domain} GPUs per domain", pin.gpus_per_domain_used))
+    if pin.nic and pin.switch and pin.nic in known["nics"] and pin.switch in known["switches"]:
+        nic, sw = known["nics"][pin.nic], known["switches"][pin.switch]
+        if nic.fabric != sw.fabric:
+            doc.problems.append(doc.problem(("pin", "switch"), f"the {sw.fabric} switch {sw.id} cannot serve the {nic.fabric} NIC {nic.id}", pin.switch))
+    raise_if([doc])
+
+
+def _unknown(kind: str, ident: str, items: dict) -> str:
+    close = difflib.get_close_matches(ident, list(items), n=1, cutoff=0.5)
+    hint = f": did you mean '{close[0]}'?" if close else f" (known: {', '.join(sorted(items))})"
+    return f"no {kind[:-1] if kind != 'switches' else 'switch'} with this id in the catalog{hint}"
+
+
+_PIN_ALLOW = {
+    "platform": ("constraints", "platforms"), "nic": ("constraints", "nics"), "switch": ("constraints", "switches"),
+    "rails_per_node": ("constraints", "rails_per_node"), "oversubscription": ("constraints", "oversubscription"),
+    "tp": ("parallelism", "tp"), "cp": ("parallelism", "cp"), "pp": ("parallelism", "pp"), "vp": ("parallelism", "vp"),
+    "microbatch_size": ("parallelism", "microbatch_size"),
+}
+
+
+def _check_pins_allowed(ls: LoadedScenario) -> None:
+    sc, doc = ls.scenario, ls.doc
+    for key, (block, field_name) in _PIN_ALLOW.items():
+        pinned = getattr(sc.pin, key)
+        allowed = as_list(getattr(getattr(sc, block), field_name))
+        if pinned is not None and allowed is not None and pinned not in allowed:
+            doc.problems.append(doc.problem(("pin", key), f"pinned value is outside the allow-list {block}.{field_name} = {allowed}", pinned))
+

@@ -1,0 +1,154 @@
+"""The constants of the optimisation model, collected once from the design space and the catalog.
+
+Indices (docs/model.md): a architecture, s a layout shape of a's performance class, j the j-th
+allowed data-parallel degree D_sj of shape s, t ∈ {1, 2, 3} fabric tiers. A *point* (s, j, a) is
+one buildable design: its job domains, spare units, nodes and fewest tier count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .. import costing
+from ..design_space import Architecture, DesignSpace, one_tier_allowed
+from ..errors import CatalogCannotBuild, InputError, Problem
+from ..fabrics import FabricConstants, family
+from ..fabrics.links import facility_of
+from ..inputs.catalog import provenance
+
+MUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
+
+
+@dataclass
+class ArchData:
+    """Constants of one architecture: its priced parts (costing.py) and its fabric constants."""
+
+    arch: Architecture
+    parts: costing.Parts
+    fab: FabricConstants
+    tiers: list[int]  # tier counts this architecture may use
+    units_per_domain: int
+    nodes_per_unit: int
+    gpus_per_node: int
+    units_per_rack: int  # 1 and unit_is_rack for NVL72-style platforms
+    unit_is_rack: bool
+    max_domains: int
+
+    @property
+    def rails(self) -> int:
+        return self.fab.rails
+
+
+@dataclass
+class ModelData:
+    space: DesignSpace
+    archs: list[ArchData]
+    target_step_time_s: float
+    objective: str
+    spare_fraction: float
+    contingency_fraction: float
+    pue: float
+    usd_per_kwh: float
+    years: float
+    caps: dict  # max_gpus, budget_usd, facility_power_kw, max_racks (None = no cap)
+    pin_tiers: Optional[int] = None
+    pin_nodes: Optional[int] = None
+    dropped: dict = field(default_factory=dict)
+
+
+def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData:
+    """The constants of one architecture; CatalogCannotBuild when it cannot be built at all."""
+    cat = space.catalog
+    plat = cat.by_id("platforms")[a.platform]
+    nic = cat.by_id("nics")[a.nic]
+    sw = cat.by_id("switches")[a.switch]
+    parts = costing.parts_for(cat, plat, nic, sw, a.rails_per_node)
+    rack = costing.rack_of(cat, facility_of(cat).compute_rack)
+    upr = costing.units_per_rack(plat, rack)
+    if upr < 1:
+        raise CatalogCannotBuild(f"{plat.id} ({plat.unit_power_kw:g} kW, {plat.unit_ru:g} RU) does not fit in rack {rack.id}")
+    fab = family(a.fabric).constants(sw.radix, a.rails_per_node, a.oversubscription)
+    uplinks = "leaf_spine" in parts.links and fab.k_up >= 1
+    tiers = ([1] if one_tier_allowed(a, space.architectures) else []) + ([2] if uplinks else []) \
+        + ([3] if uplinks and "spine_core" in parts.links else [])
+    return ArchData(arch=a, parts=parts, fab=fab, tiers=tiers, units_per_domain=costing.compute_units(plat, 1),
+                    nodes_per_unit=costing.nodes_per_unit(plat), gpus_per_node=plat.gpus_per_node,
+                    units_per_rack=upr, unit_is_rack=plat.unit_is_rack, max_domains=max_domains)
+
+
+def model_data(space: DesignSpace) -> ModelData:
+    """Collect the constants of every architecture from the catalog through costing and the fabric
+    families; an architecture the catalog cannot build is dropped with its reason."""
+    sc = space.scenario
+    pue, usd_per_kwh = costing.pue_and_usd_per_kwh(sc, facility_of(space.catalog))
+    max_dom: dict = {}
+    for s in space.shapes:
+        max_dom[s.perf] = max(max_dom.get(s.perf, 0), max(s.domains))
+    archs, dropped = [], {}
+    for a in space.architectures:
+        try:
+            archs.append(arch_data(space, a, max_dom.get(a.perf, 0)))
+        except CatalogCannotBuild as exc:
+            dropped[a.label()] = str(exc)
+    con = sc.constraints
+    return ModelData(
+        space=space, archs=archs, target_step_time_s=space.target_step_time_s, objective=sc.objective,
+        spare_fraction=con.spare_nodes_fraction, contingency_fraction=con.contingency_fraction,
+        pue=pue, usd_per_kwh=usd_per_kwh, years=sc.tco.years,
+        caps={"max_gpus": con.max_gpus, "budget_usd": con.budget_usd, "facility_power_kw": con.facility_power_kw,
+              "max_racks": con.max_racks},
+        pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped,
+    )
+
+
+def points(data: ModelData) -> dict:
+    """Every (shape i, d index j, architecture a) that can be built: its job domains, spare units,
+    nodes (spares included) and tier count — the fewest tiers that hold the nodes (the pinned count
+    when `pin.tiers`), which must be a tier count the architecture allows (`ArchData.tiers`)."""
+    plats = data.space.catalog.by_id("platforms")
+    by_perf: dict = {}
+    for a, ad in enumerate(data.archs):
+        by_perf.setdefault(ad.arch.perf, []).append(a)
+    out = {}
+    for i, s in enumerate(data.space.shapes):
+        plat = plats[s.perf.platform]
+        for j, dom in enumerate(s.domains):
+            units = costing.compute_units(plat, dom)
+            spares = costing.spare_units_for(units, data.spare_fraction)
+            nodes = costing.total_nodes(plat, dom, data.spare_fraction)
+            for a in by_perf.get(s.perf, []):
+                ad = data.archs[a]
+                fits = [t for t in (1, 2, 3) if nodes <= ad.fab.cap[t]]
+                tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
+                if tiers in ad.tiers and tiers in fits:
+                    out[(i, j, a)] = (dom, spares, nodes, tiers)
+    return out
+
+
+def bounds(ad: ArchData, spare_fraction: float) -> dict:
+    """Largest values the integer counts of one architecture can take at any feasible point."""
+    units = ad.units_per_domain * max(1, ad.max_domains)
+    spares = costing.spare_units_for(units, spare_fraction)
+    nodes = ad.nodes_per_unit * (units + spares)
+    return {
+        "spares": spares,
+        "nodes": nodes,
+        "compute_racks": units + spares if ad.unit_is_rack else -(-(units + spares) // ad.units_per_rack),
+    }
+
+
+def unbuildable_error(space: DesignSpace, data: ModelData) -> InputError:
+    """Every allowed architecture was dropped for a catalog reason: an input error on the facility."""
+    by_reason: dict = {}
+    for label, why in sorted(data.dropped.items()):
+        by_reason.setdefault(why, []).append(label)
+    reasons = "; ".join(f"{why} ({len(labels)} architecture(s), e.g. {labels[0]})" for why, labels in by_reason.items())
+    message = (f"no allowed architecture can be built from the catalog ({reasons}); check "
+               "facility.link_distance_m against the links' max_reach_m, and the compute rack's usable kW and RU")
+    prov = provenance(space.catalog)
+    origin = prov.origin.get(("facility", "facility"))
+    if origin:
+        doc, loc = origin
+        return InputError([doc.problem(loc, message)])
+    files = prov.files or [("<catalog>", "")]
+    return InputError([Problem(files[-1][0], 1, 1, "facility", message)])

@@ -1,0 +1,355 @@
+"""The optimisation model (SPEC §7): one Pyomo MILP whose constraints state the mission.
+
+Indices: a architecture (platform, NIC, rails, switch, oversubscription, fabric family), p its
+performance class (a without the switch), s a layout shape of class p, j the j-th allowed
+data-parallel degree D_sj of shape s, t ∈ {1, 2, 3} fabric tiers, k a traffic class. Decisions:
+w[s,j,a] (shape s runs with d = D_sj on a), x[a] (architecture), tier[a,t], integer domains, spares,
+the fabric family's counts, modules and racks. Costs are in M$ inside the model (conditioning);
+`decode` turns them back into dollars.
+
+`build_model` is the flat list of constraint families below; each family is one small function
+whose docstring is its equation (docs/model.md repeats them with these names, and a test keeps the
+two in step). The fabric's rows come from its family module (solver/fabrics); the cost and power
+expressions from the bill-of-materials table (solver/costing.py). No traffic class is named here:
+the step-time rows read the coefficients the design space took off the performance model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyomo.environ as pyo
+
+from .. import costing
+from ..fabrics import LINK_TIERS, family
+from .data import MUSD, ModelData, bounds, points
+
+CAP_NAMES = ("max_gpus", "budget_usd", "facility_power_kw", "max_racks")
+
+
+def build_model(data: ModelData, soft_caps: bool = False) -> pyo.ConcreteModel:
+    """The MILP as a flat list of constraint families (names are stable and used in reports)."""
+    m = pyo.ConcreteModel(name="fabricplan")
+    m.data = data
+    add_sets_and_variables(m, data, soft_caps)
+    add_one_design(m)
+    add_shape_matches_architecture(m)
+    add_step_time(m)
+    add_exposure(m)
+    add_memory_fit(m)
+    add_whole_domains(m)
+    add_spares(m)
+    add_tier_choice(m)
+    add_fabric(m)
+    add_link_modules(m)
+    add_racks(m)
+    add_cost_and_power(m)
+    add_caps(m, soft_caps)
+    add_pins(m)
+    add_objective(m, soft_caps)
+    return m
+
+
+def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
+    shapes = data.space.shapes
+    m.A = list(range(len(data.archs)))
+    m.point = points(data)  # (i, j, a) -> (domains, spare units, nodes, tiers) of that point
+    m.SJA = sorted(m.point)
+    m.S = sorted({i for i, _, _ in m.SJA})
+    m.AT = sorted({(a, t) for (_, _, a), (_, _, _, t) in m.point.items()})  # tier counts some point uses
+    # exposure variables only where d still varies; a single-d shape's exposure is a constant
+    m.SE = [(i, e) for i in m.S if len(shapes[i].d_values) > 1 for e in range(len(shapes[i].exposures))]
+    m.SEP = [(i, e, q) for (i, e) in m.SE for q in range(len(shapes[i].exposures[e].pieces))]
+    m.w = pyo.Var(m.SJA, domain=pyo.Binary)
+    m.x = pyo.Var(m.A, domain=pyo.Binary)
+    m.tier = pyo.Var(m.AT, domain=pyo.Binary)
+    m.exposed = pyo.Var(m.SE, domain=pyo.NonNegativeReals)
+    big = {a: max(1, data.archs[a].max_domains) for a in m.A}
+    m.domains = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, big[a]))
+    # Upper bounds implied by the constraints (they cut nothing feasible; they help presolve)
+    ub = {a: bounds(data.archs[a], data.spare_fraction) for a in m.A}
+    m.node_bound = {a: ub[a]["nodes"] for a in m.A}
+    m.fab = {a: data.archs[a].fab for a in m.A}
+    m.spare_units = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["spares"]))
+    m.tier_nodes = pyo.Var(m.AT, domain=pyo.NonNegativeIntegers,
+                           bounds=lambda _, a, t: (0, min(data.archs[a].fab.cap[t], ub[a]["nodes"])))
+    m.MOD = [(a, tier, end) for a in m.A for tier, link in data.archs[a].parts.links.items()
+             for end in costing.MODULE_ENDS if _module_matters(link, end)]
+    m.modules = pyo.Var(m.MOD, domain=pyo.NonNegativeIntegers)
+    m.compute_racks = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["compute_racks"]))
+    m.network_racks = pyo.Var(m.A, domain=pyo.NonNegativeIntegers)
+    m.cap_slack = pyo.Var(list(CAP_NAMES), domain=pyo.NonNegativeReals)
+    if not soft_caps:
+        m.cap_slack.fix(0)
+    # handy expressions
+    m.y = {i: 0 for i in m.S}
+    m.d = {i: 0 for i in m.S}
+    for (i, j, a) in m.SJA:
+        m.y[i] += m.w[i, j, a]
+        m.d[i] += shapes[i].d_values[j] * m.w[i, j, a]
+    m.units = {a: data.archs[a].units_per_domain * m.domains[a] for a in m.A}
+    m.nodes = {a: data.archs[a].nodes_per_unit * (m.units[a] + m.spare_units[a]) for a in m.A}
+
+
+def _module_matters(link: Any, end: str) -> bool:
+    usd, watts, _ = costing.module_price(link, end)
+    return usd > 0 or watts > 0
+
+
+def add_one_design(m: Any) -> None:
+    """one_design: Σ_a x[a] = 1 — exactly one architecture is bought."""
+    m.one_design = pyo.Constraint(expr=sum(m.x[a] for a in m.A) == 1)
+
+
+def add_shape_matches_architecture(m: Any) -> None:
+    """shape_matches_architecture[a]: x[a] = Σ_{s,j} w[s,j,a] — the chosen point runs on a
+    (disaggregated per architecture: no big-M, the relaxation is the convex hull of the points)."""
+    rows: dict = {a: [] for a in m.A}
+    for (i, j, a) in m.SJA:
+        rows[a].append(m.w[i, j, a])
+    m.shape_matches_architecture = pyo.Constraint(m.A, rule=lambda _, a: m.x[a] == sum(rows[a]))
+
+
+def add_step_time(m: Any) -> None:
+    """step_time[s]: d·T_s(d) ≤ T_target·d, i.e. (comp0_s·y_s + comp1_s·d_s) + Σ_k exposed[s,k] ≤ T·d_s,
+    with y_s = Σ_{j,a} w[s,j,a], d_s = Σ_{j,a} D_sj·w[s,j,a]; d·(T_comp + bubble) = comp0 + comp1·d
+    (SPEC §7). A shape with one d left has the constant Σ_k d·exposed_k(d)·y_s instead."""
+    shapes, target = m.data.space.shapes, m.data.target_step_time_s
+
+    def rule(_, i):
+        s = shapes[i]
+        if len(s.d_values) == 1:  # d·exposed_k at the only d, times y_s
+            exposed = sum(x.at(s.d_values[0]) for x in s.exposures) * m.y[i]
+        else:
+            exposed = sum(m.exposed[i, e] for e in range(len(s.exposures)))
+        return s.comp0 * m.y[i] + s.comp1 * m.d[i] + exposed <= target * m.d[i]
+
+    m.step_time = pyo.Constraint(m.S, rule=rule)
+
+
+def add_exposure(m: Any) -> None:
+    """exposure[s,k,i]: exposed[s,k] ≥ c0_ski·y_s + c1_ski·d_s = d·(a_i·T_k − W_i), one row per piece i
+    of class k's window rule; exposed ≥ 0 (SPEC §4.5's max(0, ·) multiplied by d)."""
+    shapes = m.data.space.shapes
+
+    def rule(_, i, e, q):
+        c0, c1 = shapes[i].exposures[e].pieces[q]
+        return m.exposed[i, e] >= c0 * m.y[i] + c1 * m.d[i]
+
+    m.exposure = pyo.Constraint(m.SEP, rule=rule)
+
+
+def add_memory_fit(m: Any) -> None:
+    """memory_fit[s]: d·mem_s(d) ≤ HBM_usable·d, i.e. mem0_s·y_s + mem1_s·d_s ≤ HBM_s·d_s (SPEC §4.6)."""
+    shapes = m.data.space.shapes
+
+    def rule(_, i):
+        s = shapes[i]
+        return s.mem0 * m.y[i] + s.mem1 * m.d[i] <= s.hbm_usable_gb * m.d[i]
+
+    m.memory_fit = pyo.Constraint(m.S, rule=rule)
+
+
+def add_whole_domains(m: Any) -> None:
+    """whole_domains[a]: domains[a] = Σ_{s,j} dom_sj·w[s,j,a], dom = t·c·p·d / G_u whole NVLink domains."""
+    rows: dict = {a: 0 for a in m.A}
+    for (i, j, a), (dom, _, _, _) in m.point.items():
+        rows[a] += dom * m.w[i, j, a]
+    m.whole_domains = pyo.Constraint(m.A, rule=lambda _, a: m.domains[a] == rows[a])
+
+
+def add_spares(m: Any) -> None:
+    """spares[a]: spare_units[a] = Σ_{s,j} ⌈f_spare·units_sj⌉·w[s,j,a] (whole spare units per point)."""
+    if m.data.spare_fraction == 0:
+        m.spare_units.fix(0)
+        return
+    rows: dict = {a: 0 for a in m.A}
+    for (i, j, a), (_, spares, _, _) in m.point.items():
+        rows[a] += spares * m.w[i, j, a]
+    m.spares = pyo.Constraint(m.A, rule=lambda _, a: m.spare_units[a] == rows[a])
+
+
+def add_tier_choice(m: Any) -> None:
+    """point_tier[a,t]: tier[a,t] = Σ w over the points of a whose fewest tier count is t;
+    point_tier_nodes[a,t]: tier_nodes[a,t] = Σ nodes_sj·w over those points;
+    tier_choice[a]: Σ_t tier[a,t] = x[a]; tier_nodes_sum[a]: Σ_t tier_nodes[a,t] = nodes[a];
+    tier_capacity[a,t]: tier_nodes[a,t] ≤ cap_t·tier[a,t]; fewest_tiers[a,t]: tier_nodes[a,t] ≥
+    (cap_{t−1} + 1)·tier[a,t] — a tier count is used only when the one below cannot hold the nodes."""
+    archs = m.data.archs
+    tier_rows: dict = {at: 0 for at in m.AT}
+    node_rows: dict = {at: 0 for at in m.AT}
+    for (i, j, a), (_, _, nodes, t) in m.point.items():
+        tier_rows[a, t] += m.w[i, j, a]
+        node_rows[a, t] += nodes * m.w[i, j, a]
+    # the tier count and its nodes follow from the chosen point (disaggregated: tight relaxation)
+    m.point_tier = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier[a, t] == tier_rows[a, t])
+    m.point_tier_nodes = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier_nodes[a, t] == node_rows[a, t])
+    used = {a: [t for (b, t) in m.AT if b == a] for a in m.A}
+    m.tier_choice = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier[a, t] for t in used[a]) == m.x[a])
+    m.tier_nodes_sum = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier_nodes[a, t] for t in used[a]) == m.nodes[a])
+    m.tier_capacity = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier_nodes[a, t] <= archs[a].fab.cap[t] * m.tier[a, t])
+
+    def fewest(_, a, t):
+        if t == 1 or m.data.pin_tiers is not None:  # a pinned tier count is built even where fewer fit
+            return pyo.Constraint.Skip
+        return m.tier_nodes[a, t] >= (archs[a].fab.cap[t - 1] + 1) * m.tier[a, t]
+
+    m.fewest_tiers = pyo.Constraint(m.AT, rule=fewest)
+
+
+def add_fabric(m: Any) -> None:
+    """Each fabric family adds its own port and striping rows for its architectures (solver/fabrics);
+    m.switches[a] (role → count) and m.links[a] (tier → count) are its expressions."""
+    by_family: dict[str, list[int]] = {}
+    for a in m.A:
+        by_family.setdefault(m.data.archs[a].arch.fabric, []).append(a)
+    for name, archs in sorted(by_family.items()):
+        family(name).add_milp(m, archs)
+    m.switches = {a: family(m.data.archs[a].arch.fabric).milp_switches(m, a) for a in m.A}
+    m.links = {a: family(m.data.archs[a].arch.fabric).milp_links(m, a) for a in m.A}
+
+
+def add_link_modules(m: Any) -> None:
+    """link_modules[a,tier,end]: modules·links_per_module ≥ links — whole modules; a twin-port
+    module serves two links."""
+    archs = m.data.archs
+
+    def rule(_, a, tier, end):
+        _, _, per = costing.module_price(archs[a].parts.links[tier], end)
+        return per * m.modules[a, tier, end] >= m.links[a][tier]
+
+    m.link_modules = pyo.Constraint(m.MOD, rule=rule)
+
+
+def _total_switches(m: Any, a: int) -> Any:
+    return sum(m.switches[a].values())
+
+
+def add_racks(m: Any) -> None:
+    """compute_racks_fit[a]: units_per_rack·compute_racks ≥ units + spares (= when the unit is a rack);
+    network_racks_space[a] / network_racks_power[a]: racks hold every switch's RU and kW."""
+    archs = m.data.archs
+
+    def compute(_, a):
+        units = m.units[a] + m.spare_units[a]
+        if archs[a].unit_is_rack:
+            return m.compute_racks[a] == units
+        return archs[a].units_per_rack * m.compute_racks[a] >= units
+
+    def space(_, a):
+        p = archs[a].parts
+        return p.network_rack.usable_ru * m.network_racks[a] >= p.switch.ru * _total_switches(m, a)
+
+    def power(_, a):
+        p = archs[a].parts
+        return p.network_rack.usable_kw * m.network_racks[a] >= p.switch.power_w / 1000.0 * _total_switches(m, a)
+
+    m.compute_racks_fit = pyo.Constraint(m.A, rule=compute)
+    m.network_racks_space = pyo.Constraint(m.A, rule=space)
+    m.network_racks_power = pyo.Constraint(m.A, rule=power)
+
+
+def quantities(m: Any, a: int) -> costing.Quantities:
+    """The model's quantities of architecture a, for the bill-of-materials table (costing.py)."""
+    return costing.Quantities(
+        units=m.units[a], spare_units=m.spare_units[a], nodes=m.nodes[a], switches=m.switches[a],
+        links={tier: n for tier, n in m.links[a].items() if tier in LINK_TIERS},
+        modules={(tier, end): m.modules[a, tier, end] for (b, tier, end) in m.MOD if b == a},
+        compute_racks=m.compute_racks[a], network_racks=m.network_racks[a])
+
+
+def add_cost_and_power(m: Any) -> None:
+    """capex[a] = (1 + f_cont)·Σ_lines quantity·price over the bill-of-materials table (costing.bom_lines:
+    units, spares, NICs, switches, cables, modules, racks) in M$; it_power[a] = Σ_lines quantity·W/1000;
+    facility_power = PUE·it_power; tco = capex + years·8760·facility_power·$/kWh; gpus[a] =
+    nodes·gpus_per_node. Expressions, not constraints."""
+    d, archs = m.data, m.data.archs
+    m.capex, m.it_power_kw, m.gpus = {}, {}, {}
+    for a in m.A:
+        lines = costing.bom_lines(archs[a].parts, quantities(m, a))
+        m.capex[a] = costing.lines_capex_usd(lines, d.contingency_fraction) * MUSD
+        m.it_power_kw[a] = costing.lines_power_kw(lines)
+        m.gpus[a] = m.nodes[a] * archs[a].gpus_per_node
+    m.total_capex_musd = sum(m.capex.values())
+    m.total_facility_kw = d.pue * sum(m.it_power_kw.values())
+    m.total_tco_musd = m.total_capex_musd + costing.energy_usd(m.total_facility_kw, d.years, d.usd_per_kwh) * MUSD
+    m.total_gpus = sum(m.gpus.values())
+    m.total_racks = sum(m.compute_racks[a] + m.network_racks[a] for a in m.A)
+
+
+def add_caps(m: Any, soft: bool) -> None:
+    """max_gpus: GPUs bought ≤ cap; budget: capex ≤ budget_usd; facility_power: PUE·IT kW ≤ cap;
+    max_racks: racks ≤ cap. With `soft`, each has a penalised slack (infeasibility diagnosis)."""
+    caps = m.data.caps
+    terms = {
+        "max_gpus": (m.total_gpus, 1.0),
+        "budget_usd": (m.total_capex_musd, MUSD),
+        "facility_power_kw": (m.total_facility_kw, 1.0),
+        "max_racks": (m.total_racks, 1.0),
+    }
+    for name, (expr, scale) in terms.items():
+        if caps.get(name) is None:
+            continue
+        m.add_component(name, pyo.Constraint(expr=expr <= caps[name] * scale + m.cap_slack[name]))
+
+
+def add_pins(m: Any) -> None:
+    """pin_tiers[a]: tier[a,t] = 0 for t ≠ pinned tiers; pin_nodes: job nodes = pinned nodes."""
+    d = m.data
+    if d.pin_tiers is not None:
+        for (a, t) in m.AT:
+            if t != d.pin_tiers:
+                m.tier[a, t].fix(0)
+    if d.pin_nodes is not None:
+        m.pin_nodes = pyo.Constraint(expr=sum(d.archs[a].nodes_per_unit * m.units[a] for a in m.A) == d.pin_nodes)
+
+
+def add_objective(m: Any, soft: bool) -> None:
+    """minimise capex or TCO (M$); with soft caps, plus a large penalty per relative unit of slack."""
+    base = m.total_tco_musd if m.data.objective == "tco" else m.total_capex_musd
+    if soft:
+        penalty = 0
+        for name, cap in m.data.caps.items():
+            if cap is not None:
+                scale = cap * (MUSD if name == "budget_usd" else 1.0)
+                penalty += 1e9 * m.cap_slack[name] / max(scale, 1e-9)
+        base = base * 1e-6 + penalty
+    m.objective = pyo.Objective(expr=base, sense=pyo.minimize)
+
+
+# ===================================================================================== decode
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What one solve chose: architecture, tier count, shape and data-parallel degree."""
+
+    arch_index: int
+    tiers: int
+    shape_index: int
+    d: int
+    domains: int
+    objective_usd: float
+    capex_usd: float
+
+
+def decode(m: Any) -> Choice:
+    """Read the chosen design out of a solved model."""
+    data = m.data
+    a = next(a for a in m.A if pyo.value(m.x[a]) > 0.5)
+    tiers = next(t for (b, t) in m.AT if b == a and pyo.value(m.tier[a, t]) > 0.5)
+    i, j = next((i, j) for (i, j, b) in m.SJA if b == a and pyo.value(m.w[i, j, b]) > 0.5)
+    shape = data.space.shapes[i]
+    obj_k = pyo.value(m.total_tco_musd if data.objective == "tco" else m.total_capex_musd)
+    return Choice(a, tiers, i, shape.d_values[j], shape.domains[j], obj_k / MUSD, pyo.value(m.total_capex_musd) / MUSD)
+
+
+def add_no_good(m: Any, choice: Choice, distinct_by: str, index: int) -> None:
+    """nogood_k: forbid the identity just found — tier[a,t] ≤ 0 (architecture identity) or
+    y_s + tier[a,t] ≤ 1 (layout identity)."""
+    a, t = choice.arch_index, choice.tiers
+    if distinct_by == "layout":
+        expr = m.y[choice.shape_index] + m.tier[a, t] <= 1
+    else:
+        expr = m.tier[a, t] <= 0
+    m.add_component(f"nogood_{index}", pyo.Constraint(expr=expr))

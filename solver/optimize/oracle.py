@@ -1,0 +1,57 @@
+"""The exhaustive enumeration the optimiser is checked against: every point of the unpruned
+design space, evaluated one by one with the same evaluator, no model, no pruning."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..design_space import architectures, one_tier_allowed
+from ..inputs.schema import Catalog, Scenario
+from ..perf.hardware import hardware_for
+from ..perf.layout import dp_candidates, layout_shapes, placement_problem
+from ..perf.step import performance
+from ..perf.traffic import overlap_for
+from ..results import Design, make_design, within_caps
+
+
+def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: Optional[float] = None) -> list[Design]:
+    """Every feasible design of the unpruned design space, evaluated one by one (the reference the
+    optimiser is checked against; same evaluator, no model, no pruning)."""
+    target = target_step_time_s or scenario.target_step_time_s()
+    wl, con, pin = scenario.workload, scenario.constraints, scenario.pin
+    overlap = overlap_for(scenario)
+    plats = catalog.by_id("platforms")
+    out = []
+    archs = architectures(scenario, catalog)
+    shapes = layout_shapes(scenario)
+    for arch in archs:
+        plat = plats[arch.platform]
+        hw = hardware_for(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+        for g_used in plat.domain_sizes(pin.gpus_per_domain_used):
+            for shape in shapes:
+                for d in dp_candidates(scenario, shape):
+                    lay = shape.layout(dp=d, gpus_per_domain_used=g_used)
+                    if placement_problem(lay, wl, g_used) is not None:
+                        continue
+                    perf = performance(wl, lay, hw, overlap)
+                    if not perf.fits_memory or perf.step_time_s > target * (1 + 1e-9):
+                        continue
+                    design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
+                    if design is None or (design.tiers == 1 and not one_tier_allowed(arch, archs)):
+                        continue
+                    if within_caps(design, con, pin):
+                        out.append(design)
+    out.sort(key=Design.sort_key)
+    return out
+
+
+def best_distinct(designs: list[Design], k: int, distinct_by: str = "architecture") -> list[Design]:
+    """The K best designs with distinct identities from an enumeration (sorted input)."""
+    seen, out = set(), []
+    for d in designs:
+        key = d.identity if distinct_by == "architecture" else d.layout_identity
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+        if len(out) == k:
+            break
+    return out

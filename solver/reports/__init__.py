@@ -1,0 +1,1 @@
+"""Reports: JSON, terminal tables, the Excel workbook and PNG plots, all written atomically."""

@@ -1,0 +1,175 @@
+"""Running a sweep plan: each point solved independently, serially, in a local process pool or on
+a Dask cluster; finished rows appended to a JSONL results file as they arrive (so `--resume`
+loses nothing).
+
+Workers receive and return plain dicts only (Pyomo models and HiGHS objects do not pickle); each
+worker process keeps HiGHS at one thread (the adapter's default).
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..errors import SolverFailure, UsageError
+from ..inputs.schema import Catalog
+from ..reports.io import atomic_path
+from ..reports.json import clean
+from .plan import SweepPlan
+from .summary import SCHEMA, point_summary
+
+
+# ------------------------------------------------------------------------------ one point
+
+
+@lru_cache(maxsize=4)
+def _catalog(files: tuple) -> Catalog:
+    from ..inputs.catalog import load_catalog
+
+    return load_catalog(list(files))
+
+
+def solve_point(task: dict) -> dict:
+    """Solve one point (module level and dict-in/dict-out, so it pickles to any worker)."""
+    from ..optimize.solve import solve
+
+    start = time.perf_counter()
+    row = {"index": task["index"], "values": task["values"], "labels": task["labels"]}
+    try:
+        cat = _catalog(tuple(task["catalog_files"]))
+        result = solve(task["scenario"], cat, top_k=1, time_limit_s=task.get("time_limit_s"))
+        if result.designs:
+            row.update(status=result.status, reason=None, **point_summary(result.designs[0].to_dict(), task["scenario"]))
+        else:
+            row.update(status="infeasible", reason=result.explanation)
+    except SolverFailure as exc:
+        row.update(status="error", reason=f"solver failure: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a failing point is recorded and the others go on
+        row.update(status="error", reason=f"{type(exc).__name__}: {exc}")
+    row["wall_s"] = time.perf_counter() - start
+    return row
+
+
+# ------------------------------------------------------------------------------- execution
+
+
+def results_path_for(json_path: str | Path) -> Path:
+    """The JSONL file of finished points, next to the sweep's JSON output."""
+    p = Path(json_path)
+    return p.with_name(p.stem + ".points.jsonl")
+
+
+def read_results(path: Path, sweep_hash: str) -> dict[int, dict]:
+    """Finished points of an earlier run of the same sweep (a torn last line is ignored)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        return {}
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError:
+        header = {}
+    if header.get("sweep_hash") != sweep_hash:
+        raise UsageError(f"{path} belongs to a different sweep (hash {header.get('sweep_hash')!r}, this sweep is "
+                              f"{sweep_hash!r}): delete it, or run without --resume to start over")
+    done = {}
+    for line in lines[1:]:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the line being written when the run stopped
+        if row.get("status") != "error":  # failed points are tried again
+            done[row["index"]] = row
+    return done
+
+
+def _append(path: Path, row: dict) -> None:
+
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(clean(row), allow_nan=False, separators=(",", ":")) + "\n")
+        fh.flush()
+
+
+def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_path: Optional[Path] = None,
+               resume: bool = False, on_result: Optional[Callable[[dict], None]] = None) -> list[dict]:
+    """Solve every point of `plan`; return one row per point in point order.
+
+    `executor`: "local" (serial when jobs = 1, else a spawn ProcessPoolExecutor of `jobs` workers) or
+    "dask://HOST:PORT" (an existing distributed scheduler). Finished rows are appended to
+    `results_path` as they arrive; with `resume`, rows already there are reused.
+    """
+    done: dict[int, dict] = {}
+    if results_path is not None:
+        results_path = Path(results_path)
+        if resume and results_path.exists():
+            done = read_results(results_path, plan.sweep_hash)
+        _rewrite(results_path, plan, done)
+    todo = [t for t in plan.tasks if t["index"] not in done]
+
+    def finished(row: dict) -> None:
+        done[row["index"]] = row
+        if results_path is not None:
+            _append(results_path, row)
+        if on_result is not None:
+            on_result(row)
+
+    for row in list(done.values()):
+        if on_result is not None:
+            on_result(row)
+    if executor.startswith("dask://"):
+        _run_dask(todo, executor[len("dask://"):], finished)
+    elif executor != "local":
+        raise UsageError(f"--executor must be local or dask://HOST:PORT (got '{executor}')")
+    elif jobs <= 1 or len(todo) <= 1:
+        for task in todo:
+            finished(solve_point(task))
+    else:
+        _run_pool(todo, jobs, finished)
+    return [done[t["index"]] for t in plan.tasks]
+
+
+def _rewrite(path: Path, plan: SweepPlan, done: dict[int, dict]) -> None:
+    """Start the results file: a header naming the sweep, then the rows being kept (atomically)."""
+
+    header = {"schema": SCHEMA + "+points", "scenario": plan.scenario_name, "sweep_hash": plan.sweep_hash,
+              "points": len(plan.tasks)}
+    lines = [json.dumps(header)] + [json.dumps(clean(done[i]), allow_nan=False, separators=(",", ":")) for i in sorted(done)]
+    with atomic_path(path) as tmp:
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None]) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(solve_point, t) for t in tasks]
+        try:
+            for fut in as_completed(futures):
+                finished(fut.result())
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def _run_dask(tasks: list[dict], address: str, finished: Callable[[dict], None]) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise UsageError("--executor dask://… needs Dask: pip install 'fabricplan[dask]'") from None
+    if not re.fullmatch(r"[^\s:/]+:\d+", address):
+        raise UsageError(f"--executor expects dask://HOST:PORT (got 'dask://{address}')")
+    try:
+        client = Client(f"tcp://{address}", timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        futures = client.map(solve_point, tasks, pure=False)
+        for fut in as_completed(futures):
+            finished(fut.result())
+    finally:
+        client.close()
+

@@ -1,0 +1,100 @@
+"""What a finished sweep says: per-point summaries, switch points, increments, the report dict."""
+from __future__ import annotations
+
+from .plan import SweepPlan
+
+SCHEMA = "fabricplan.sweep/1"
+SECONDS_PER_YEAR = 365.25 * 86_400
+
+
+def point_summary(design: dict, scenario: dict) -> dict:
+    """The per-point numbers the sweep reports, including the cost per unit of work.
+
+    tokens_per_step  = B · s
+    throughput       = tokens_per_step / T_step                      (tokens/s at the achieved step time)
+    capex_usd_per_pflop_s      = capex / (F_model / T_step / 1e15)   ($ per sustained model PFLOP/s)
+    tco_usd_per_million_tokens = TCO / (throughput · years · 365.25 · 86400 / 1e6)
+                                 (every hour of the TCO period spent training)
+    """
+    wl = scenario["workload"]
+    tokens_per_step = wl["global_batch_size"] * wl["model"]["seq_len"]
+    step_s = design["step_time_s"]
+    model_flops = design["flops_per_step"]["model"]
+    years = scenario.get("tco", {}).get("years", 5.0)
+    fab = design["fabric"]
+    switches = fab["leaf_switches"] + fab["spine_switches"] + fab["core_switches"]
+    tokens_per_s = tokens_per_step / step_s
+    return {
+        "architecture": design["architecture"],
+        "platform": design["platform"],
+        "gpus": design["gpus"],
+        "nodes": design["nodes"],
+        "racks": design["racks"],
+        "switches": switches,
+        "step_time_s": step_s,
+        "target_step_time_s": design["target_step_time_s"],
+        "mfu": design["mfu"],
+        "capex_usd": design["capex_usd"],
+        "tco_usd": design["tco_usd"],
+        "tokens_per_step": tokens_per_step,
+        "model_flops_per_step": model_flops,
+        "capex_usd_per_pflop_s": design["capex_usd"] / (model_flops / step_s / 1e15),
+        "tco_usd_per_million_tokens": design["tco_usd"] / (tokens_per_s * years * SECONDS_PER_YEAR / 1e6),
+        "design": design,
+    }
+
+
+
+# ---------------------------------------------------------------------------------- results
+
+
+def switch_points(rows: list[dict]) -> list[dict]:
+    """Consecutive solved points (in point order) whose best architecture differs."""
+    solved = [r for r in rows if r.get("architecture")]
+    return [{"index": b["index"], "labels": b["labels"], "from": a["architecture"], "to": b["architecture"],
+             "after_index": a["index"]}
+            for a, b in zip(solved, solved[1:]) if a["architecture"] != b["architecture"]]
+
+
+def increments(rows: list[dict]) -> list[dict]:
+    """What to add between consecutive solved points that keep the same architecture.
+
+    added_x = x_i − x_(i−1) for GPUs, nodes, switches and racks; capex_delta_usd likewise.
+    """
+    out = []
+    for a, b in zip(rows, rows[1:]):
+        if not (a.get("architecture") and b.get("architecture")) or a["architecture"] != b["architecture"]:
+            continue
+        out.append({"from_index": a["index"], "to_index": b["index"], "labels": b["labels"],
+                    "architecture": b["architecture"],
+                    "added_gpus": b["gpus"] - a["gpus"], "added_nodes": b["nodes"] - a["nodes"],
+                    "added_switches": b["switches"] - a["switches"], "added_racks": b["racks"] - a["racks"],
+                    "capex_delta_usd": b["capex_usd"] - a["capex_usd"]})
+    return out
+
+
+def sweep_report(plan: SweepPlan, rows: list[dict]) -> dict:
+    """The sweep's JSON document (`"schema": "fabricplan.sweep/1"`)."""
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("optimal", "feasible", "infeasible", "error")}
+    return {
+        "schema": SCHEMA,
+        "scenario": plan.scenario_name,
+        "sweep_hash": plan.sweep_hash,
+        "combine": plan.combine,
+        "axes": [{"name": a.name, "kind": a.kind, "values": [a.label(v) if a.kind == "model" else v for v in a.values],
+                  "rounded_to_int": a.rounded} for a in plan.axes],
+        "notes": plan.notes,
+        "status_counts": counts,
+        "cost_per_unit_definitions": {
+            "capex_usd_per_pflop_s": "capex / (model FLOPs per step / achieved step time / 1e15)",
+            "tco_usd_per_million_tokens": "TCO / (tokens per second · tco.years · 365.25 · 86400 / 1e6), training all the time",
+        },
+        "points": rows,
+        "switch_points": switch_points(rows),
+        "increments": increments(rows) if plan.one_dimensional else [],
+    }
+
+
+def point_label(row: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in row["labels"].items())
+
