@@ -53,7 +53,7 @@ def _run_json(cmd: list[str], timeout_s: float) -> tuple[dict | None, float, str
         return None, time.perf_counter() - t0, "timeout"
     wall_s = time.perf_counter() - t0
     if proc.returncode != 0:
-        return None, wall_s, (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+        return None, wall_s, (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
     return json.loads(proc.stdout.strip().splitlines()[-1]), wall_s, ""
 
 
@@ -75,7 +75,7 @@ def _run_timed(cmd: list[str], timeout_s: float) -> tuple[float | None, float | 
         pass
     os.unlink(tfile)
     if proc.returncode not in (0, 1):  # 1 = valid but infeasible: still a completed solve
-        return wall_s, peak_mb, (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+        return wall_s, peak_mb, (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
     return wall_s, peak_mb, ""
 
 
@@ -126,7 +126,7 @@ def measure_case(case: dict, runs: int, enum_timeout_s: float, tmp: Path) -> dic
     row["k10_solve_s"] = _median([s["solve_s"] for s in k10])
 
     cli = []
-    for i in range(runs):
+    for _ in range(runs):
         wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "solve", str(path), *cats, "--json",
                                                   str(tmp / f"{case['name']}.json"), "--xlsx",
                                                   str(tmp / f"{case['name']}.xlsx")), 600)
@@ -138,6 +138,12 @@ def measure_case(case: dict, runs: int, enum_timeout_s: float, tmp: Path) -> dic
     row["cli_e2e_s"] = _median(cli)
     row["peak_rss_mb"] = max([p for p in peaks if p is not None], default=None)
 
+    _measure_enumeration(row, case, path, cats, enum_timeout_s, k10)
+    return row
+
+
+def _measure_enumeration(row: dict, case: dict, path: Path, cats: list, enum_timeout_s: float, k10: list) -> None:
+    """The exhaustive enumeration of the same space (unless skipped), agreement and speedups, into `row`."""
     row["enum_s"], row["enum_note"], row["agree"] = None, "", None
     if case.get("skip_enum"):
         row["enum_note"] = "skipped"
@@ -158,7 +164,6 @@ def measure_case(case: dict, runs: int, enum_timeout_s: float, tmp: Path) -> dic
         row["speedup_k10"] = enum_ref / row["k10_total_s"]  # a lower bound when enumeration timed out
     if enum_ref and row.get("total_s"):
         row["speedup_k1"] = enum_ref / row["total_s"]
-    return row
 
 
 def measure_sweep(tmp: Path, timeout_s: float = 600) -> dict:

@@ -9,8 +9,8 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, Optional
 
 from . import inputs
 from .errors import InputError, Problem, SolverFailure
@@ -19,7 +19,7 @@ from .inputs.schema import Catalog
 from .optimize.solve import as_loaded, catalog_for, evaluate, solve
 
 
-def load_catalog(paths: Optional[Iterable[str | Path]] = None) -> Catalog:
+def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
     """Load and merge catalog files (None = the shipped default catalog)."""
     return inputs.load_catalog(paths)
 
@@ -29,9 +29,9 @@ def load_scenario(source) -> LoadedScenario:
     return inputs.load_scenario(source)
 
 
-def sweep(scenario, catalog: Optional[Catalog] = None, vary: Optional[list[str]] = None,
-          combine: Optional[str] = None, jobs: int = 1, executor: str = "local",
-          time_limit_s: Optional[float] = None, on_result: Optional[Callable[[dict], None]] = None) -> dict:
+def sweep(scenario, catalog: Catalog | None = None, vary: list[str] | None = None,
+          combine: str | None = None, jobs: int = 1, executor: str = "local",
+          time_limit_s: float | None = None, on_result: Callable[[dict], None] | None = None) -> dict:
     """Solve every point of the scenario's `sweep:` block (or of `vary` flags); the sweep report dict."""
     from .sweep.plan import plan_sweep
     from .sweep.run import run_points

@@ -167,7 +167,6 @@ def cmd_catalog(args, out, err) -> int:
 
 def _load(args, err):
     from . import api
-
     from .inputs import provenance
 
     ls = api.load_scenario(args.scenario)
@@ -275,8 +274,15 @@ def cmd_sweep(args, out, err) -> int:
 
 
 def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from .sweep.run import read_results, run_points
 

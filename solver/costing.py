@@ -16,8 +16,9 @@ the two in step.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from .errors import CatalogCannotBuild
 from .fabrics import FabricSize, family
@@ -108,11 +109,11 @@ class Parts:
     tier is absent when no catalog option reaches it."""
 
     platform: Platform
-    nic: Optional[Nic]
+    nic: Nic | None
     switch: Switch
     rails: int
     links: dict[str, Link]
-    compute_rack: Optional[Rack]
+    compute_rack: Rack | None
     network_rack: Rack
 
 
@@ -427,9 +428,9 @@ def design_cost(
     switch_id: str,
     oversubscription: float,
     domains: int,
-    tiers: Optional[int] = None,
+    tiers: int | None = None,
     fabric_family: str = "fat-tree",
-) -> Optional[CostedDesign]:
+) -> CostedDesign | None:
     """Size, bill and cost `domains` whole NVLink domains of a platform on one fabric.
 
     nodes = (units + spares) · nodes_per_unit; facility kW = IT kW · PUE; TCO as in `tco_usd`.

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Optional
 
 from .costing import total_nodes
 from .fabrics import DEFAULT_FAMILY, family
@@ -51,7 +50,7 @@ class Architecture:
     def perf(self) -> PerfClass:
         return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription)
 
-    def label(self, tiers: Optional[int] = None) -> str:
+    def label(self, tiers: int | None = None) -> str:
         over = "" if self.oversubscription == 1 else f", {self.oversubscription:g}:1"
         kind = "" if self.fabric == DEFAULT_FAMILY else f" {self.fabric}"
         tier = f", {tiers}-tier{kind}" if tiers else kind
@@ -91,7 +90,7 @@ class Shape:
     hbm_usable_gb: float
     step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
 
-    def describe(self, d: Optional[int] = None) -> str:
+    def describe(self, d: int | None = None) -> str:
         p = self.perf
         dp = f" dp={d}" if d is not None else ""
         return (f"{p.platform}, {p.rails_per_node}×{p.nic}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
@@ -125,7 +124,7 @@ class DesignSpace:
     @property
     def points(self) -> int:
         """(shape, d, switch) points kept: the size of what enumeration would evaluate."""
-        per_perf = {}
+        per_perf: dict[PerfClass, int] = {}
         for a in self.architectures:
             per_perf[a.perf] = per_perf.get(a.perf, 0) + 1
         return sum(len(s.d_values) * per_perf.get(s.perf, 0) for s in self.shapes)
@@ -254,7 +253,7 @@ class _Context:
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     """Node counts at which some architecture of the platform needs one more fabric tier."""
     switches = cat.by_id("switches")
-    caps = set()
+    caps: set[int] = set()
     for a in archs:
         radix = switches[a.switch].radix
         caps.update(family(a.fabric).max_nodes(radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2))
@@ -264,7 +263,8 @@ def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
 def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[list[int]]:
     """The d values of one layout that can be placed, split into regimes: all d whose pipeline stage
     fills whole domains (one shape), then each smaller d on its own."""
-    multi, single = [], []
+    multi: list[int] = []
+    single: list[int] = []
     for d in dp_candidates(ctx.scenario, lay):
         ctx.combinations += n_switch
         layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
@@ -310,7 +310,7 @@ def _exposures(ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Ex
 
 
 def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, ds: list[int], plat,
-           thresholds: list[int], perfs: list[Performance]) -> Optional[Shape]:
+           thresholds: list[int], perfs: list[Performance]) -> Shape | None:
     target, prune = ctx.target, ctx.prune
     comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
     mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])

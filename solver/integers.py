@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 
 def _tolerance(x: float) -> float:
@@ -30,6 +29,6 @@ def divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def smallest_divisor_at_least(n: int, minimum: int) -> Optional[int]:
+def smallest_divisor_at_least(n: int, minimum: int) -> int | None:
     """min{d : d divides n, d ≥ minimum}; None when minimum > n."""
     return next((d for d in divisors(n) if d >= minimum), None)

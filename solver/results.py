@@ -8,7 +8,7 @@ through it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any
 
 from .costing import CostedDesign, design_cost
 from .design_space import Architecture
@@ -66,7 +66,7 @@ class Design:
 
     def to_dict(self) -> dict:
         lay, perf = self.layout, self.perf
-        out = {
+        out: dict[str, Any] = {
             "rank": self.rank,
             "architecture": self.label,
             "objective_usd": self.objective_usd,
@@ -106,7 +106,7 @@ class Design:
 
 
 def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout: Layout, target_step_time_s: float,
-                tiers: Optional[int] = None) -> Optional[Design]:
+                tiers: int | None = None) -> Design | None:
     """Evaluate one design completely; None when its fabric cannot be built in ≤ 3 tiers."""
     plat = catalog.by_id("platforms")[arch.platform]
     hw = hardware_for(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
@@ -165,8 +165,8 @@ class SolveResult:
     status: str  # optimal | feasible | infeasible
     designs: list[Design]
     solve_time_s: float
-    gap: Optional[float] = None
-    explanation: Optional[str] = None
+    gap: float | None = None
+    explanation: str | None = None
     timings_s: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
     solver: dict = field(default_factory=dict)

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from solver.costing import design_cost, network_racks, units_per_rack
 from solver.fabrics.fat_tree import max_nodes, size_fabric, split_ports
 from solver.fabrics.links import choose_link, link_for, link_parts
-from solver.integers import divisors
 from solver.inputs.schema import Catalog, Scenario
+from solver.integers import divisors
 
 SRC = {"source": "test", "price_source": "test", "price_date": "2025-01"}
 

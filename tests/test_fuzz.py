@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from solver.errors import InputError
 from solver import api, inputs
+from solver.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG_FILE = REPO / "catalogs" / "default.yaml"

@@ -13,13 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 import solver
+from solver.api import solve
 from solver.fabrics.fat_tree import size_fabric
 from solver.optimize import oracle
-from solver.api import solve
-
-from conftest import DATA
 
 REPO = Path(__file__).resolve().parent.parent
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")

@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from solver.errors import InputError
 from solver import api, cli, inputs
+from solver.errors import InputError, OutputError
 from solver.optimize import oracle
-from solver.errors import OutputError
 from solver.reports.io import atomic_path, check_writable
 from solver.reports.json import write_json
 
@@ -282,6 +281,7 @@ def test_atomic_path_keeps_old_file_when_block_fails(tmp_path):
 
 def test_failed_workbook_write_leaves_existing_file_intact(tmp_path, monkeypatch):
     from openpyxl.workbook.workbook import Workbook
+
     from solver.reports.excel import write_workbook
 
     ls = api.load_scenario(tiny_scenario())
@@ -361,6 +361,7 @@ def test_input_over_10_mb_is_rejected(tmp_path):
 
 def test_spreadsheet_never_turns_input_text_into_formulas(tmp_path):
     from openpyxl import load_workbook
+
     from solver.reports.excel import write_workbook
 
     evil = '=HYPERLINK("http://example.invalid","EVILMARK")'
@@ -517,6 +518,7 @@ def small_sweep_report() -> dict:
 
 def test_failed_plot_write_leaves_existing_png_intact(tmp_path, monkeypatch, small_sweep_report):
     from matplotlib.figure import Figure
+
     from solver.reports.plot import write_plot
 
     target = tmp_path / "s.png"
@@ -535,6 +537,7 @@ def test_failed_plot_write_leaves_existing_png_intact(tmp_path, monkeypatch, sma
 
 def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monkeypatch, small_sweep_report):
     from openpyxl.workbook.workbook import Workbook
+
     from solver.reports.excel import write_sweep_workbook as write_workbook
 
     target = tmp_path / "s.xlsx"
@@ -549,8 +552,8 @@ def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monke
 
 def test_sweep_writers_succeed_without_the_fault(tmp_path, small_sweep_report):
     # The two tests above can fail: unpatched, the same writers replace the old files with real ones.
-    from solver.reports.plot import write_plot
     from solver.reports.excel import write_sweep_workbook as write_workbook
+    from solver.reports.plot import write_plot
 
     png, xlsx = tmp_path / "s.png", tmp_path / "s.xlsx"
     png.write_bytes(b"previous png")

@@ -17,14 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import solver
-from solver.errors import UsageError
-from solver.reports.excel import write_sweep_workbook
-from solver.sweep.plan import plan_sweep
-from solver.sweep import run as sweep_run
-from solver.sweep.run import run_points, solve_point
-from solver.sweep.summary import increments, point_summary, switch_points
 from solver.api import catalog_for
 from solver.cli import main
+from solver.errors import UsageError
+from solver.reports.excel import write_sweep_workbook
+from solver.sweep import run as sweep_run
+from solver.sweep.plan import plan_sweep
+from solver.sweep.run import run_points, solve_point
+from solver.sweep.summary import increments, point_summary, switch_points
 
 BASE = {
     "name": "sweep-test",

@@ -12,7 +12,7 @@ and tier by tier, so a new family is one new module plus a registry entry in `fa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 LINK_TIERS = ("node_leaf", "leaf_spine", "spine_core")
 SWITCH_ROLES = ("leaf", "spine", "core")
@@ -79,7 +79,7 @@ class FabricFamily(Protocol):
     def max_nodes(self, radix: int, rails: int, oversubscription: float, tiers: int) -> int: ...
 
     def size(self, nodes: int, rails: int, radix: int, oversubscription: float,
-             tiers: Optional[int] = None) -> Optional[FabricSize]: ...
+             tiers: int | None = None) -> FabricSize | None: ...
 
     def constants(self, radix: int, rails: int, oversubscription: float) -> FabricConstants: ...
 

@@ -17,7 +17,7 @@ node_leaf = E, leaf_spine = leaves·k_up, spine_core = spines·k/2.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 from ..integers import divisors, floor_int, is_close_to_one, smallest_divisor_at_least
 from .base import FabricConstants, FabricSize
@@ -47,7 +47,7 @@ def leaves_for(nodes: int, rails: int, k_down: int) -> int:
     return rails * math.ceil(nodes / k_down)
 
 
-def one_tier_switches(nodes: int, rails: int, radix: int) -> Optional[int]:
+def one_tier_switches(nodes: int, rails: int, radix: int) -> int | None:
     """1 tier: q = min(rails, ⌊k/nodes⌋) whole rail groups per switch; switches = ⌈rails/q⌉.
 
     None when nodes > k.
@@ -58,7 +58,7 @@ def one_tier_switches(nodes: int, rails: int, radix: int) -> Optional[int]:
     return math.ceil(rails / per_switch)
 
 
-def spines_for(leaves: int, radix: int, k_up: int) -> Optional[int]:
+def spines_for(leaves: int, radix: int, k_up: int) -> int | None:
     """2 tiers: spines = smallest divisor of k_up that is ≥ ⌈leaves·k_up / k⌉.
 
     Every leaf then sends k_up/spines links to every spine. None when no divisor is big enough
@@ -67,7 +67,7 @@ def spines_for(leaves: int, radix: int, k_up: int) -> Optional[int]:
     return smallest_divisor_at_least(k_up, math.ceil(leaves * k_up / radix))
 
 
-def cores_per_plane(pods: int, radix: int) -> Optional[int]:
+def cores_per_plane(pods: int, radix: int) -> int | None:
     """3 tiers: C = smallest divisor of k/2 that is ≥ ⌈pods/2⌉ (None when pods > k).
 
     Spine j of every pod connects to the C cores of plane j with (k/2)/C links each, so a core
@@ -96,7 +96,7 @@ def _links(nodes: int, rails: int, leaf_spine: int = 0, spine_core: int = 0) -> 
     return {"node_leaf": nodes * rails, "leaf_spine": leaf_spine, "spine_core": spine_core}
 
 
-def _size_one_tier(nodes: int, rails: int, radix: int, oversubscription: float) -> Optional[FabricSize]:
+def _size_one_tier(nodes: int, rails: int, radix: int, oversubscription: float) -> FabricSize | None:
     switches = one_tier_switches(nodes, rails, radix)
     if switches is None:
         return None
@@ -104,7 +104,7 @@ def _size_one_tier(nodes: int, rails: int, radix: int, oversubscription: float) 
                       _links(nodes, rails), nodes * rails)
 
 
-def _size_two_tier(nodes: int, rails: int, radix: int, oversubscription: float) -> Optional[FabricSize]:
+def _size_two_tier(nodes: int, rails: int, radix: int, oversubscription: float) -> FabricSize | None:
     k_down, k_up = split_ports(radix, oversubscription)
     if k_up < 1 or k_down < 1:
         return None
@@ -116,7 +116,7 @@ def _size_two_tier(nodes: int, rails: int, radix: int, oversubscription: float) 
                       _links(nodes, rails, leaves * k_up), nodes * rails)
 
 
-def _size_three_tier(nodes: int, rails: int, radix: int, oversubscription: float) -> Optional[FabricSize]:
+def _size_three_tier(nodes: int, rails: int, radix: int, oversubscription: float) -> FabricSize | None:
     k_down, k_up = split_ports(radix, oversubscription)
     half = radix // 2
     if k_up < 1 or k_down < 1 or half < 1:
@@ -137,7 +137,7 @@ _SIZERS = {1: _size_one_tier, 2: _size_two_tier, 3: _size_three_tier}
 
 
 def size_fabric(nodes: int, rails: int, radix: int, oversubscription: float,
-                tiers: Optional[int] = None) -> Optional[FabricSize]:
+                tiers: int | None = None) -> FabricSize | None:
     """Fewest-tier rail-optimised fat tree for `nodes` × `rails` endpoints on radix-k switches.
 
     `tiers` forces a tier count. None when it does not fit in 3 tiers (or in the forced count).
@@ -248,7 +248,7 @@ class FatTree:
         return max_nodes(radix, rails, oversubscription, tiers)
 
     def size(self, nodes: int, rails: int, radix: int, oversubscription: float,
-             tiers: Optional[int] = None) -> Optional[FabricSize]:
+             tiers: int | None = None) -> FabricSize | None:
         return size_fabric(nodes, rails, radix, oversubscription, tiers)
 
     def constants(self, radix: int, rails: int, oversubscription: float) -> FabricConstants:

@@ -6,9 +6,10 @@ kept in a `CatalogProvenance` attached to the catalog, for located errors, repor
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from ..errors import InputError, Problem
 from .schema import Catalog, Facility
@@ -43,7 +44,7 @@ def provenance(catalog: Catalog) -> CatalogProvenance:
     return found if found is not None else CatalogProvenance()
 
 
-def load_catalog(paths: Optional[Iterable[str | Path]] = None) -> Catalog:
+def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
     """Load and merge catalog files; later files override entries with the same id."""
     paths = [default_catalog_path()] if not paths else list(paths)
     docs = [read_yaml(p) for p in paths]
@@ -76,7 +77,7 @@ def load_catalog(paths: Optional[Iterable[str | Path]] = None) -> Catalog:
         name=" + ".join(names),
         description="",
         facility=_facility(facility),
-        **{kind: list(merged[kind].values()) for kind in CATALOG_KINDS},
+        **{kind: list(merged[kind].values()) for kind in CATALOG_KINDS},  # type: ignore[arg-type]
     )
     catalog._provenance = CatalogProvenance([(d.path, d.sha256) for d in docs], origin, overridden)
     _check_catalog_references(catalog)

@@ -4,9 +4,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
-from .schema import Catalog, Scenario, as_list
+from .schema import Catalog, Pin, Platform, Scenario, as_list
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
 
@@ -19,7 +18,7 @@ class LoadedScenario:
     catalog_paths: list[Path]
 
 
-def load_scenario(source: str | Path | dict, display: Optional[str] = None) -> LoadedScenario:
+def load_scenario(source: str | Path | dict, display: str | None = None) -> LoadedScenario:
     """Load a scenario from a YAML file or a dict (the API and sweeps pass dicts)."""
     if isinstance(source, dict):
         doc = Document(display or "<scenario>", source, None)
@@ -46,7 +45,7 @@ def load_scenario(source: str | Path | dict, display: Optional[str] = None) -> L
 def check_against_catalog(ls: LoadedScenario, c: Catalog) -> None:
     """Cross-references between a scenario and the catalog it runs on (allow-lists, pins)."""
     sc, doc = ls.scenario, ls.doc
-    known = {"platforms": c.by_id("platforms"), "gpus": c.by_id("gpus"), "nics": c.by_id("nics"), "switches": c.by_id("switches")}
+    known = {kind: c.by_id(kind) for kind in ("platforms", "gpus", "nics", "switches")}
     for kind, items in known.items():
         for i, ident in enumerate(as_list(getattr(sc.constraints, kind)) or []):
             if ident not in items:
@@ -59,21 +58,26 @@ def check_against_catalog(ls: LoadedScenario, c: Catalog) -> None:
             doc.problems.append(doc.problem(("pin", key), _unknown(kind, ident, known[kind]), ident))
     plat = known["platforms"].get(pin.platform) if pin.platform else None
     if plat is not None:
-        sizes = plat.domain_sizes(pin.gpus_per_domain_used)
-        if pin.tp is not None and all(size % pin.tp for size in sizes):
-            doc.problems.append(doc.problem(("pin", "tp"), f"tensor parallelism must sit inside one NVLink domain: tp must divide "
-                                            f"{' or '.join(map(str, sizes))} GPUs per domain on {plat.id}", pin.tp))
-        if pin.nic is not None and pin.nic not in plat.compatible_nics:
-            doc.problems.append(doc.problem(("pin", "nic"), f"not compatible with platform {plat.id} (compatible: {', '.join(plat.compatible_nics)})", pin.nic))
-        if pin.rails_per_node is not None and pin.rails_per_node not in plat.scaleout_nics_per_node:
-            doc.problems.append(doc.problem(("pin", "rails_per_node"), f"platform {plat.id} allows {plat.scaleout_nics_per_node} scale-out NICs per node", pin.rails_per_node))
-        if pin.gpus_per_domain_used is not None and pin.gpus_per_domain_used > plat.gpus_per_domain:
-            doc.problems.append(doc.problem(("pin", "gpus_per_domain_used"), f"more than the platform's {plat.gpus_per_domain} GPUs per domain", pin.gpus_per_domain_used))
+        _check_pins_on_platform(doc, pin, plat)
     if pin.nic and pin.switch and pin.nic in known["nics"] and pin.switch in known["switches"]:
         nic, sw = known["nics"][pin.nic], known["switches"][pin.switch]
         if nic.fabric != sw.fabric:
             doc.problems.append(doc.problem(("pin", "switch"), f"the {sw.fabric} switch {sw.id} cannot serve the {nic.fabric} NIC {nic.id}", pin.switch))
     raise_if([doc])
+
+
+def _check_pins_on_platform(doc: Document, pin: Pin, plat: Platform) -> None:
+    """Pins that must agree with the pinned platform: tp inside a domain, its NICs and rail counts."""
+    sizes = plat.domain_sizes(pin.gpus_per_domain_used)
+    if pin.tp is not None and all(size % pin.tp for size in sizes):
+        doc.problems.append(doc.problem(("pin", "tp"), f"tensor parallelism must sit inside one NVLink domain: tp must divide "
+                                        f"{' or '.join(map(str, sizes))} GPUs per domain on {plat.id}", pin.tp))
+    if pin.nic is not None and pin.nic not in plat.compatible_nics:
+        doc.problems.append(doc.problem(("pin", "nic"), f"not compatible with platform {plat.id} (compatible: {', '.join(plat.compatible_nics)})", pin.nic))
+    if pin.rails_per_node is not None and pin.rails_per_node not in plat.scaleout_nics_per_node:
+        doc.problems.append(doc.problem(("pin", "rails_per_node"), f"platform {plat.id} allows {plat.scaleout_nics_per_node} scale-out NICs per node", pin.rails_per_node))
+    if pin.gpus_per_domain_used is not None and pin.gpus_per_domain_used > plat.gpus_per_domain:
+        doc.problems.append(doc.problem(("pin", "gpus_per_domain_used"), f"more than the platform's {plat.gpus_per_domain} GPUs per domain", pin.gpus_per_domain_used))
 
 
 def _unknown(kind: str, ident: str, items: dict) -> str:

@@ -7,7 +7,7 @@ the YAML line of the offending value is known.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -84,7 +84,7 @@ class Platform(Priced):
     hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 6.0
     source: str = Field(min_length=1)
 
-    def domain_sizes(self, pinned: Optional[int] = None) -> list[int]:
+    def domain_sizes(self, pinned: int | None = None) -> list[int]:
         """G_u candidates, largest first: the whole domain and the largest power of two in it (72 → 64
         on NVL72, so power-of-two batches split evenly; the other GPUs are bought and idle)."""
         if pinned is not None:
@@ -93,7 +93,7 @@ class Platform(Priced):
         return sorted({self.gpus_per_domain, pow2}, reverse=True)
 
     @model_validator(mode="after")
-    def _domain_shape(self) -> "Platform":
+    def _domain_shape(self) -> Platform:
         if self.gpus_per_node * self.nodes_per_domain != self.gpus_per_domain:
             raise ValueError(
                 f"gpus_per_node × nodes_per_domain = {self.gpus_per_node} × {self.nodes_per_domain}"
@@ -200,7 +200,7 @@ class Catalog(Strict):
     switches: list[Switch] = []
     links: list[Link] = []
     racks: list[Rack] = []
-    facility: Optional[Facility] = None
+    facility: Facility | None = None
     _provenance: Any = PrivateAttr(default=None)
     _index: dict = PrivateAttr(default_factory=dict)
 
@@ -227,13 +227,13 @@ class TransformerShape(Strict):
     ffn_hidden_size: Annotated[int, Field(ge=1, le=10_000_000)]  # f
     ffn_type: Literal["swiglu", "gelu"] = "swiglu"
     attention_heads: Annotated[int, Field(ge=1, le=100_000)]  # a
-    kv_heads: Optional[Annotated[int, Field(ge=1, le=100_000)]] = None  # a_kv (None = a)
+    kv_heads: Annotated[int, Field(ge=1, le=100000)] | None = None  # a_kv (None = a)
     vocab_size: Annotated[int, Field(ge=1, le=100_000_000)]  # V
     seq_len: Annotated[int, Field(ge=1, le=100_000_000)]  # s
     tied_embeddings: bool = False
 
     @model_validator(mode="after")
-    def _heads(self) -> "TransformerShape":
+    def _heads(self) -> TransformerShape:
         kv = self.kv_heads or self.attention_heads
         if self.hidden_size % self.attention_heads:
             raise ValueError(
@@ -254,12 +254,12 @@ class Workload(Strict):
 
 
 class Target(Strict):
-    step_time_s: Optional[Annotated[float, Field(gt=0, le=1e7)]] = None
-    train_tokens: Optional[Annotated[float, Field(gt=0, le=1e18)]] = None
-    train_days: Optional[Annotated[float, Field(gt=0, le=1e5)]] = None
+    step_time_s: Annotated[float, Field(gt=0, le=10000000.0)] | None = None
+    train_tokens: Annotated[float, Field(gt=0, le=1e+18)] | None = None
+    train_days: Annotated[float, Field(gt=0, le=100000.0)] | None = None
 
     @model_validator(mode="after")
-    def _one_way(self) -> "Target":
+    def _one_way(self) -> Target:
         by_time = self.step_time_s is not None
         by_tokens = self.train_tokens is not None or self.train_days is not None
         if by_time and by_tokens:
@@ -269,16 +269,17 @@ class Target(Strict):
         return self
 
 
-IntChoice = Union[PosInt, list[PosInt], None]
-FloatChoice = Union[Annotated[float, Field(ge=1, le=64)], list[Annotated[float, Field(ge=1, le=64)]], None]
-IdChoice = Union[Identifier, list[Identifier], None]
+IntChoice = PosInt | list[PosInt] | None
+Ratio = Annotated[float, Field(ge=1, le=64)]
+FloatChoice = Ratio | list[Ratio] | None
+IdChoice = Identifier | list[Identifier] | None
 
 
 class Constraints(Strict):
-    max_gpus: Optional[Annotated[int, Field(ge=1, le=100_000_000)]] = None
-    budget_usd: Optional[Annotated[float, Field(gt=0, le=1e14)]] = None
-    facility_power_kw: Optional[Annotated[float, Field(gt=0, le=1e9)]] = None
-    max_racks: Optional[Annotated[int, Field(ge=1, le=10_000_000)]] = None
+    max_gpus: Annotated[int, Field(ge=1, le=100000000)] | None = None
+    budget_usd: Annotated[float, Field(gt=0, le=100000000000000.0)] | None = None
+    facility_power_kw: Annotated[float, Field(gt=0, le=1000000000.0)] | None = None
+    max_racks: Annotated[int, Field(ge=1, le=10000000)] | None = None
     platforms: IdChoice = None
     gpus: IdChoice = None
     nics: IdChoice = None
@@ -300,41 +301,41 @@ class Parallelism(Strict):
 
 
 class EfficiencyOverrides(Strict):
-    compute_efficiency: Optional[Fraction] = None
-    nvlink_efficiency: Optional[Fraction] = None
-    nic_efficiency: Optional[Fraction] = None
+    compute_efficiency: Fraction | None = None
+    nvlink_efficiency: Fraction | None = None
+    nic_efficiency: Fraction | None = None
 
 
 class Overlap(Strict):
     """Share of T_comp behind which each class's communication can hide (SPEC §4.5)."""
 
-    tp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
-    cp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
-    pp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
-    dp: Optional[Annotated[float, Field(ge=0, le=1)]] = None
+    tp: Annotated[float, Field(ge=0, le=1)] | None = None
+    cp: Annotated[float, Field(ge=0, le=1)] | None = None
+    pp: Annotated[float, Field(ge=0, le=1)] | None = None
+    dp: Annotated[float, Field(ge=0, le=1)] | None = None
 
 
 class Tco(Strict):
     years: Annotated[float, Field(gt=0, le=50)] = 5.0
-    usd_per_kwh: Optional[Annotated[float, Field(ge=0, le=10)]] = None
-    pue: Optional[Annotated[float, Field(ge=1, le=5)]] = None
+    usd_per_kwh: Annotated[float, Field(ge=0, le=10)] | None = None
+    pue: Annotated[float, Field(ge=1, le=5)] | None = None
 
 
 class Pin(Strict):
-    platform: Optional[Identifier] = None
-    nic: Optional[Identifier] = None
-    rails_per_node: Optional[PosInt] = None
-    switch: Optional[Identifier] = None
-    tiers: Optional[Annotated[int, Field(ge=1, le=3)]] = None
-    oversubscription: Optional[Annotated[float, Field(ge=1, le=64)]] = None
-    tp: Optional[PosInt] = None
-    cp: Optional[PosInt] = None
-    pp: Optional[PosInt] = None
-    vp: Optional[PosInt] = None
-    dp: Optional[PosInt] = None
-    microbatch_size: Optional[PosInt] = None
-    gpus_per_domain_used: Optional[PosInt] = None
-    nodes: Optional[PosInt] = None
+    platform: Identifier | None = None
+    nic: Identifier | None = None
+    rails_per_node: PosInt | None = None
+    switch: Identifier | None = None
+    tiers: Annotated[int, Field(ge=1, le=3)] | None = None
+    oversubscription: Annotated[float, Field(ge=1, le=64)] | None = None
+    tp: PosInt | None = None
+    cp: PosInt | None = None
+    pp: PosInt | None = None
+    vp: PosInt | None = None
+    dp: PosInt | None = None
+    microbatch_size: PosInt | None = None
+    gpus_per_domain_used: PosInt | None = None
+    nodes: PosInt | None = None
 
 
 class SweepRange(Strict):
@@ -350,13 +351,13 @@ class SweepGrowth(Strict):
 
 class SweepParameter(Strict):
     path: str = Field(min_length=1)
-    values: Optional[list[float]] = Field(default=None, min_length=1, max_length=10_000)
-    range: Optional[SweepRange] = None
-    growth: Optional[SweepGrowth] = None
-    round_to_int: Optional[bool] = None
+    values: list[float] | None = Field(default=None, min_length=1, max_length=10_000)
+    range: SweepRange | None = None
+    growth: SweepGrowth | None = None
+    round_to_int: bool | None = None
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "SweepParameter":
+    def _exactly_one(self) -> SweepParameter:
         given = [k for k in ("values", "range", "growth") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of values, range or growth (got {given or 'none'})")
@@ -366,8 +367,8 @@ class SweepParameter(Strict):
 class NamedModel(Strict):
     name: str = Field(min_length=1)
     model: TransformerShape
-    global_batch_size: Optional[PosInt] = None
-    step_time_s: Optional[Positive] = None
+    global_batch_size: PosInt | None = None
+    step_time_s: Positive | None = None
 
 
 class Sweep(Strict):
@@ -402,12 +403,14 @@ class Scenario(Strict):
         t = self.target
         if t.step_time_s is not None:
             return t.step_time_s
+        assert t.train_tokens is not None, "Target._one_way"
+        assert t.train_days is not None, "Target._one_way"
         tokens_per_step = self.workload.global_batch_size * self.workload.model.seq_len
         steps = t.train_tokens / tokens_per_step
         return t.train_days * 86_400.0 / math.ceil(steps)
 
 
-def as_list(choice) -> Optional[list]:
+def as_list(choice) -> list | None:
     """A scalar-or-list allow-list as a list (None stays None = everything allowed)."""
     if choice is None:
         return None

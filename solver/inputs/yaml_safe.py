@@ -12,9 +12,10 @@ import difflib
 import hashlib
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -86,7 +87,7 @@ class Document:
 
     path: str
     data: Any
-    node: Optional[yaml.Node]
+    node: yaml.Node | None
     sha256: str = ""
     problems: list[Problem] = field(default_factory=list)
 
@@ -124,7 +125,7 @@ def dotted(loc: Iterable) -> str:
     return out
 
 
-def _node_checks(doc: Document, node: yaml.Node, depth: int = 0, seen: Optional[set] = None, loc: tuple = ()) -> None:
+def _node_checks(doc: Document, node: yaml.Node, depth: int = 0, seen: set | None = None, loc: tuple = ()) -> None:
     """Duplicate keys, YAML 1.1 integers and nesting depth, checked on the node tree."""
     seen = set() if seen is None else seen
     if id(node) in seen:  # an alias: already checked
@@ -171,34 +172,37 @@ def _expanded_size(node: yaml.Node, memo: dict) -> int:
     return memo[key]
 
 
-def read_yaml(path: str | Path, display: Optional[str] = None) -> Document:
-    """Parse one YAML file safely; raise InputError for anything that is not a usable mapping."""
-    path = Path(path)
-    name = display or str(path)
+def _fail(name: str, message: str, line: int = 1, column: int = 1) -> InputError:
+    return InputError([Problem(name, line, column, "", message)])
 
-    def fail(message: str, line: int = 1, column: int = 1) -> InputError:
-        return InputError([Problem(name, line, column, "", message)])
 
+def _read_text(path: Path, name: str) -> tuple[str, bytes]:
+    """The file as UTF-8 text (and its bytes, for the hash); InputError for anything else."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise fail("file not found: check the path") from None
+        raise _fail(name, "file not found: check the path") from None
     except IsADirectoryError:
-        raise fail("is a directory, not a YAML file") from None
+        raise _fail(name, "is a directory, not a YAML file") from None
     except OSError as exc:
-        raise fail(f"cannot read the file: {exc.strerror or exc}") from None
+        raise _fail(name, f"cannot read the file: {exc.strerror or exc}") from None
     if len(raw) > MAX_FILE_BYTES:
-        raise fail(f"file is {len(raw) / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
+        raise _fail(name, f"file is {len(raw) / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
     if b"\x00" in raw:
-        raise fail("binary file (contains NUL bytes): expected a YAML text file")
+        raise _fail(name, "binary file (contains NUL bytes): expected a YAML text file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise fail(f"not UTF-8 text (byte 0x{raw[exc.start]:02x}): save the file as UTF-8", line, column) from None
+        raise _fail(name, f"not UTF-8 text (byte 0x{raw[exc.start]:02x}): save the file as UTF-8", line, column) from None
     if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
-        raise fail("empty file: expected a YAML mapping")
+        raise _fail(name, "empty file: expected a YAML mapping")
+    return text, raw
+
+
+def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
+    """(data, node tree) of one YAML document, with the loader's scalar rules and alias budget."""
     loader = _Loader(text)
     loader.name = name
     try:
@@ -207,17 +211,26 @@ def read_yaml(path: str | Path, display: Optional[str] = None) -> Document:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise fail(f"YAML syntax error: {exc.problem or exc}", line, col) from None
+        raise _fail(name, f"YAML syntax error: {exc.problem or exc}", line, col) from None
     except (yaml.YAMLError, RecursionError) as exc:
-        raise fail(f"YAML error: {exc}") from None
+        raise _fail(name, f"YAML error: {exc}") from None
     finally:
         loader.dispose()
+    return data, node
+
+
+def read_yaml(path: str | Path, display: str | None = None) -> Document:
+    """Parse one YAML file safely; raise InputError for anything that is not a usable mapping."""
+    path = Path(path)
+    name = display or str(path)
+    text, raw = _read_text(path, name)
+    data, node = _parse(text, name)
     if node is not None and _expanded_size(node, {}) > MAX_EXPANDED_VALUES:
-        raise fail(f"the YAML expands to more than {MAX_EXPANDED_VALUES:,} values through anchors and aliases: "
-                   "write the values out instead")
+        raise _fail(name, f"the YAML expands to more than {MAX_EXPANDED_VALUES:,} values through anchors and "
+                          "aliases: write the values out instead")
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
-        raise fail(f"expected a YAML mapping at the top level (got {kind})")
+        raise _fail(name, f"expected a YAML mapping at the top level (got {kind})")
     doc = Document(name, data, node, hashlib.sha256(raw).hexdigest())
     _node_checks(doc, node)
     return doc
@@ -226,9 +239,9 @@ def read_yaml(path: str | Path, display: Optional[str] = None) -> Document:
 # ------------------------------------------------------------------------ pydantic → problems
 
 
-def _nearest_key(model_cls: type[BaseModel], loc: tuple) -> Optional[type[BaseModel]]:
+def _nearest_key(model_cls: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
     """The pydantic model class that owns the last key of `loc` (to suggest a valid key)."""
-    cls = model_cls
+    cls: type[BaseModel] | None = model_cls
     for key in loc[:-1]:
         if isinstance(key, int) or cls is None:
             continue
@@ -239,7 +252,7 @@ def _nearest_key(model_cls: type[BaseModel], loc: tuple) -> Optional[type[BaseMo
     return cls
 
 
-def _model_in(annotation) -> Optional[type[BaseModel]]:
+def _model_in(annotation) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in getattr(annotation, "__args__", ()) or ():
@@ -259,7 +272,7 @@ def validate(doc: Document, model_cls: type[BaseModel], data: Any = None):
         return None
 
 
-def _problem_from(doc: Document, model_cls, err: dict) -> Problem:
+def _problem_from(doc: Document, model_cls: type[BaseModel], err: Any) -> Problem:
     # drop pydantic's union-branch tags (e.g. 'list[...]', 'int') from the location
     loc = tuple(k for k in err["loc"] if isinstance(k, int) or not re.match(r"^(list|int|float|str|constrained|function|tagged)", str(k)) and "[" not in str(k))
     message = err["msg"]

@@ -7,7 +7,6 @@ one buildable design: its job domains, spare units, nodes and fewest tier count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .. import costing
 from ..design_space import Architecture, DesignSpace, one_tier_allowed
@@ -51,8 +50,8 @@ class ModelData:
     usd_per_kwh: float
     years: float
     caps: dict  # max_gpus, budget_usd, facility_power_kw, max_racks (None = no cap)
-    pin_tiers: Optional[int] = None
-    pin_nodes: Optional[int] = None
+    pin_tiers: int | None = None
+    pin_nodes: int | None = None
     dropped: dict = field(default_factory=dict)
 
 

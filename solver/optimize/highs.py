@@ -10,17 +10,16 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Optional
 
-_THREADS_IN_PROCESS: Optional[int] = None  # HiGHS fixes its thread pool at the first solve
+_THREADS_IN_PROCESS: int | None = None  # HiGHS fixes its thread pool at the first solve
 
 
 @dataclass(frozen=True)
 class SolveOutcome:
     status: str  # optimal | feasible | infeasible | time_limit | error
-    objective: Optional[float]
-    bound: Optional[float]
-    gap: Optional[float]  # relative, proven (0 when optimal)
+    objective: float | None
+    bound: float | None
+    gap: float | None  # relative, proven (0 when optimal)
     solve_time_s: float
     termination: str
 
@@ -32,7 +31,7 @@ class SolveOutcome:
 class HighsAdapter:
     """Persistent HiGHS solver for one Pyomo model."""
 
-    def __init__(self, time_limit_s: Optional[float] = None, mip_rel_gap: float = 0.0, threads: Optional[int] = None):
+    def __init__(self, time_limit_s: float | None = None, mip_rel_gap: float = 0.0, threads: int | None = None):
         from pyomo.contrib.solver.common.factory import SolverFactory
 
         global _THREADS_IN_PROCESS
@@ -53,7 +52,7 @@ class HighsAdapter:
 
         return str(highspy.Highs().version())
 
-    def solve(self, model, time_limit_s: Optional[float] = None) -> SolveOutcome:
+    def solve(self, model, time_limit_s: float | None = None) -> SolveOutcome:
         """Solve `model`; load the solution into it when there is one."""
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 

@@ -2,8 +2,6 @@
 design space, evaluated one by one with the same evaluator, no model, no pruning."""
 from __future__ import annotations
 
-from typing import Optional
-
 from ..design_space import architectures, one_tier_allowed
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import hardware_for
@@ -13,7 +11,7 @@ from ..perf.traffic import overlap_for
 from ..results import Design, make_design, within_caps
 
 
-def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: Optional[float] = None) -> list[Design]:
+def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: float | None = None) -> list[Design]:
     """Every feasible design of the unpruned design space, evaluated one by one (the reference the
     optimiser is checked against; same evaluator, no model, no pruning)."""
     target = target_step_time_s or scenario.target_step_time_s()

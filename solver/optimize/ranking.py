@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .. import costing
 from ..design_space import DesignSpace, one_tier_allowed
@@ -15,10 +15,10 @@ from .data import ModelData, model_data, points, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
 
 
-def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_limit_s: Optional[float] = None,
-           progress: Optional[Callable[[int, int], None]] = None) -> tuple[list[Design], list[SolveOutcome], dict]:
+def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_limit_s: float | None = None,
+           progress: Callable[[int, int], None] | None = None) -> tuple[list[Design], list[SolveOutcome], dict]:
     """Solve, cut the found identity off, solve again — K times or until infeasible."""
-    timings = {}
+    timings: dict[str, float] = {}
     start = time.perf_counter()
     data = model_data(space)
     if not data.archs:

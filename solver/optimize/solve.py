@@ -3,7 +3,7 @@ evaluated designs. `solver.api` re-exports these for users; sweeps and plans cal
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from ..design_space import Architecture, build_design_space, switch_serves_nic
 from ..errors import CatalogCannotBuild, InputError, SolverFailure
@@ -13,7 +13,7 @@ from ..perf.layout import Layout, placement_problem
 from ..results import Design, SolveResult, make_design
 
 
-def catalog_for(scenario: LoadedScenario, base_paths: Optional[list] = None) -> Catalog:
+def catalog_for(scenario: LoadedScenario, base_paths: list | None = None) -> Catalog:
     """The catalog a scenario runs on: the base files (default: shipped) plus its own `catalog:` list."""
     base = list(base_paths) if base_paths else [default_catalog_path()]
     return load_catalog(base + list(scenario.catalog_paths))
@@ -24,9 +24,9 @@ def as_loaded(scenario) -> LoadedScenario:
     return scenario if isinstance(scenario, LoadedScenario) else load_scenario(scenario)
 
 
-def solve(scenario, catalog: Optional[Catalog] = None, top_k: Optional[int] = None,
-          distinct_by: str = "architecture", time_limit_s: Optional[float] = None,
-          progress: Optional[Callable[[int, int], None]] = None, prune: str = "dominated") -> SolveResult:
+def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
+          distinct_by: str = "architecture", time_limit_s: float | None = None,
+          progress: Callable[[int, int], None] | None = None, prune: str = "dominated") -> SolveResult:
     """Find the K cheapest distinct designs that meet the target (SPEC §7)."""
     from .diagnose import explain_infeasible  # lazy: Pyomo is only needed to solve
     from .highs import HighsAdapter
@@ -76,7 +76,7 @@ def solve(scenario, catalog: Optional[Catalog] = None, top_k: Optional[int] = No
 EVALUATE_PINS = ("platform", "nic", "rails_per_node", "tp", "cp", "pp", "vp", "dp", "microbatch_size")
 
 
-def evaluate(scenario, catalog: Optional[Catalog] = None) -> Design:
+def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     """Evaluate the one design every decision of the scenario's `pin` block fixes."""
     ls = as_loaded(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)
@@ -97,6 +97,7 @@ def evaluate(scenario, catalog: Optional[Catalog] = None) -> Design:
     problem = placement_problem(lay, sc.workload, g_used)
     if problem:
         raise InputError([doc.problem(("pin",), f"the pinned layout cannot be placed: {problem}")])
+    assert pin.rails_per_node is not None  # EVALUATE_PINS
     arch = Architecture(plat.id, nic.id, pin.rails_per_node, switch, float(pin.oversubscription or 1.0))
     try:
         design = make_design(sc, cat, arch, lay, sc.target_step_time_s(), pin.tiers)
@@ -113,7 +114,7 @@ def evaluate(scenario, catalog: Optional[Catalog] = None) -> Design:
     return design
 
 
-def _default_switch(cat: Catalog, nic) -> Optional[str]:
+def _default_switch(cat: Catalog, nic) -> str | None:
     options = sorted((s.unit_price_usd / s.radix, s.id) for s in cat.switches if switch_serves_nic(s, nic))
     return options[0][1] if options else None
 

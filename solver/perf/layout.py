@@ -11,7 +11,6 @@ NVLink domain communicates over NVLink only.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
 
 from ..inputs.schema import Scenario, Workload, as_list
 from ..integers import divisors
@@ -32,7 +31,7 @@ class LayoutShape:
     vp: int
     microbatch_size: int
 
-    def layout(self, *, dp: int, gpus_per_domain_used: int) -> "Layout":
+    def layout(self, *, dp: int, gpus_per_domain_used: int) -> Layout:
         return Layout(tp=self.tp, cp=self.cp, pp=self.pp, vp=self.vp, dp=dp, microbatch_size=self.microbatch_size,
                       gpus_per_domain_used=gpus_per_domain_used)
 
@@ -65,7 +64,7 @@ class Layout:
     def shape(self) -> LayoutShape:
         return LayoutShape(tp=self.tp, cp=self.cp, pp=self.pp, vp=self.vp, microbatch_size=self.microbatch_size)
 
-    def with_dp(self, dp: int) -> "Layout":
+    def with_dp(self, dp: int) -> Layout:
         return replace(self, dp=dp)
 
     def microbatches(self, global_batch_size: int) -> int:
@@ -79,7 +78,7 @@ class Layout:
 # ----------------------------------------------------------------------------------- allowed shapes
 
 
-def _allowed(values: Optional[list], pinned, default: list) -> list:
+def _allowed(values: list | None, pinned, default: list) -> list:
     if pinned is not None:
         return [pinned]
     return list(values) if values is not None else list(default)
@@ -139,7 +138,7 @@ def group_sizes(layout: Layout) -> dict[str, int]:
     return {"tp": layout.tp, "cp": layout.cp, "dp": layout.dp, "pp": layout.pp}
 
 
-def _alignment_problem(name: str, size: int, stride: int, g_u: int, job_in_one_domain: bool) -> Optional[str]:
+def _alignment_problem(name: str, size: int, stride: int, g_u: int, job_in_one_domain: bool) -> str | None:
     """Groups must tile the domains evenly; see `placement_problem`."""
     if size == 1 or job_in_one_domain:
         return None
@@ -154,7 +153,7 @@ def _alignment_problem(name: str, size: int, stride: int, g_u: int, job_in_one_d
     return f"{name} group (size {size}, stride {stride}) straddles NVLink domains of {g_u} GPUs unevenly"
 
 
-def _shape_problem(layout: Layout, workload: Workload) -> Optional[str]:
+def _shape_problem(layout: Layout, workload: Workload) -> str | None:
     """Divisibility rules of the model shape and the batch."""
     m = workload.model
     t, c, p, v, d, b = layout.tp, layout.cp, layout.pp, layout.vp, layout.dp, layout.microbatch_size
@@ -173,7 +172,7 @@ def _shape_problem(layout: Layout, workload: Workload) -> Optional[str]:
     return None
 
 
-def placement_problem(layout: Layout, workload: Workload, gpus_per_domain: int) -> Optional[str]:
+def placement_problem(layout: Layout, workload: Workload, gpus_per_domain: int) -> str | None:
     """None when the layout can be placed on domains of `gpus_per_domain` GPUs, else why not.
 
     The job uses G_u GPUs per domain; TP lives inside a domain (t | G_u); N is a multiple of G_u

@@ -9,7 +9,6 @@ coefficients) and the bounds all call `performance`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..inputs.schema import Workload
 from .hardware import Hardware
@@ -113,7 +112,7 @@ def _dominant(terms: dict[str, float], step: float) -> tuple[str, ...]:
     return big or (ranked[0],)
 
 
-def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: Optional[dict[str, float]] = None,
+def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[str, float] | None = None,
                 ) -> Performance:
     """Step time and every term of it. SPEC 4.2–4.6.
 

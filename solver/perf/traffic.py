@@ -17,8 +17,8 @@ Bytes are per GPU per step. Notation as in SPEC §4: b microbatch, s sequence, h
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..inputs.schema import Scenario, Workload
 from .hardware import Hardware, transfer_s

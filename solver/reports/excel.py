@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from openpyxl import Workbook
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
@@ -70,7 +70,7 @@ def _text(value: Any) -> str:
     return ILLEGAL_CHARACTERS_RE.sub("", str(value))
 
 
-def put(ws, row: int, col: int, value: Any, number_format: Optional[str] = None):
+def put(ws, row: int, col: int, value: Any, number_format: str | None = None):
     """Write a value; a str is ALWAYS stored as text, so "=HYPERLINK(…)" can never become a formula."""
     cell = ws.cell(row=row, column=col)
     if isinstance(value, str):
@@ -83,7 +83,7 @@ def put(ws, row: int, col: int, value: Any, number_format: Optional[str] = None)
     return cell
 
 
-def formula(ws, row: int, col: int, expression: str, number_format: Optional[str] = None):
+def formula(ws, row: int, col: int, expression: str, number_format: str | None = None):
     """Write a formula we built ourselves (never from input text); `expression` starts with "="."""
     assert expression.startswith("="), expression
     cell = ws.cell(row=row, column=col)
@@ -665,8 +665,8 @@ def add_sweep_sheet(ws, report: dict) -> None:
     switch_at = {s["index"]: f"{s['from']} → {s['to']}" for s in report["switch_points"]}
     for row_index, r in enumerate(report["points"], 2):
         swept = [r["values"].get(n) for n in axis_names]
-        solved = bool(r.get("architecture"))
-        get = (lambda k: r.get(k)) if solved else (lambda k: None)
+        got = r if r.get("architecture") else {}  # an unsolved point leaves its numbers empty
+        get = got.get
         row = swept + [point_label(r), r["status"], r.get("architecture") or r.get("reason"), get("gpus"), get("nodes"),
                        get("switches"), get("racks"), get("step_time_s"), get("mfu"), get("capex_usd"), get("tco_usd"),
                        get("capex_usd_per_pflop_s"), get("tco_usd_per_million_tokens"), switch_at.get(r["index"]),

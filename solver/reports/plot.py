@@ -48,7 +48,7 @@ def write_plot(report: dict, path: str | Path) -> Path:
         ax.plot(sx, [p["capex_usd"] / 1e6 for _, p in solved], "o-", label="capex")
         ax.plot(sx, [p["tco_usd"] / 1e6 for _, p in solved], "s--", alpha=0.7, label="TCO")
         # each point's marker is coloured by its architecture (named in the legend); GPUs written next to it
-        colours = {}
+        colours: dict[str, str] = {}
         for x, p in solved:
             arch = short_architecture(p["architecture"])
             first = arch not in colours

@@ -13,7 +13,7 @@ def _usd(value: float) -> str:
     return f"${value:,.0f}"
 
 
-def _price(item, text: str = None) -> str:
+def _price(item, text: str | None = None) -> str:
     """A catalog price, flagged when the catalog marks it as an estimate."""
     return (text or _usd(item.unit_price_usd)) + (" est." if item.price_is_estimate else "")
 
@@ -24,11 +24,9 @@ def _gb(value: float) -> str:
 
 def solve_table(result: SolveResult) -> Table:
     t = Table(title=f"{result.scenario}: {len(result.designs)} design(s), status {result.status}", title_justify="left")
-    for col, kw in (("#", {"justify": "right"}), ("architecture", {}), ("GPUs", {"justify": "right"}),
-                    ("nodes", {"justify": "right"}), ("layout tp·cp·pp·vp·dp·mbs", {}), ("step s", {"justify": "right"}),
-                    ("MFU", {"justify": "right"}), ("facility kW", {"justify": "right"}), ("racks", {"justify": "right"}),
-                    ("capex", {"justify": "right"}), ("TCO", {"justify": "right"})):
-        t.add_column(col, **kw)
+    for col in ("#", "architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "MFU", "facility kW",
+                "racks", "capex", "TCO"):
+        t.add_column(col, justify="left" if col in ("architecture", "layout tp·cp·pp·vp·dp·mbs") else "right")
     for d in result.designs:
         lay = d.layout
         t.add_row(str(d.rank), d.label, f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
@@ -100,53 +98,42 @@ def bom_table(design: Design) -> Table:
     return t
 
 
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
+    t = Table(title=title, title_justify="left")
+    for col in columns:
+        t.add_column(col)
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
 def catalog_tables(cat: Catalog) -> list[Table]:
-    out = []
-    t = Table(title="GPUs", title_justify="left")
-    for col in ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"):
-        t.add_column(col)
-    for g in cat.gpus:
-        t.add_row(g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}",
-                  f"{g.tdp_w:,.0f}", f"{g.compute_efficiency.bf16:.2f}/{g.compute_efficiency.fp8:.2f}")
-    out.append(t)
-    t = Table(title="platforms", title_justify="left")
-    for col in ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit", "price", "kW", "date"):
-        t.add_column(col)
-    for p in cat.platforms:
-        t.add_row(p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
-                  ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit,
-                  _price(p), f"{p.unit_power_kw:g}", p.price_date)
-    out.append(t)
-    t = Table(title="NICs and switches", title_justify="left")
-    for col in ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"):
-        t.add_column(col)
-    for n in cat.nics:
-        t.add_row(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n),
-                  f"{n.power_w:g}", n.price_date)
-    for s in cat.switches:
-        t.add_row(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G",
-                  _price(s), f"{s.power_w:g}", s.price_date)
-    out.append(t)
-    t = Table(title="links (per link: cable + modules at both ends)", title_justify="left")
-    for col in ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"):
-        t.add_column(col)
-    for x in cat.links:
-        t.add_row(x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", _price(x, f"{x.usd_per_link:,.0f}"),
-                  f"{x.w_per_link:g}", x.price_date)
-    out.append(t)
-    t = Table(title="racks and facility", title_justify="left")
-    for col in ("id", "name", "usable kW", "usable RU", "price", "date"):
-        t.add_column(col)
-    for r in cat.racks:
-        t.add_row(r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r),
-                  r.price_date)
-    out.append(t)
+    """The catalog as five tables: GPUs, platforms, NICs and switches, links, racks and facility."""
+    gpus = _table("GPUs", ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"), [
+        (g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
+         f"{g.compute_efficiency.bf16:.2f}/{g.compute_efficiency.fp8:.2f}") for g in cat.gpus])
+    platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
+                                     "price", "kW", "date"), [
+        (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
+         ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit, _price(p),
+         f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms])
+    network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
+                     [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n), f"{n.power_w:g}",
+                       n.price_date) for n in cat.nics]
+                     + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G", _price(s),
+                         f"{s.power_w:g}", s.price_date) for s in cat.switches])
+    links = _table("links (per link: cable + modules at both ends)",
+                   ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"), [
+        (x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", _price(x, f"{x.usd_per_link:,.0f}"),
+         f"{x.w_per_link:g}", x.price_date) for x in cat.links])
+    racks = _table("racks and facility", ("id", "name", "usable kW", "usable RU", "price", "date"), [
+        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r), r.price_date) for r in cat.racks])
     if cat.facility is not None:
         f = cat.facility
         d = f.link_distance_m
-        t.caption = (f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
-                     f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
-    return out
+        racks.caption = (f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
+                         f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
+    return [gpus, platforms, network, links, racks]
 
 
 # --------------------------------------------------------------------------------- sweeps

@@ -14,14 +14,14 @@ import math
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError, UsageError
-from ..inputs.schema import Catalog, NamedModel, Scenario, Sweep, SweepGrowth, SweepParameter, SweepRange
 from ..inputs.catalog import provenance
 from ..inputs.scenario import LoadedScenario
+from ..inputs.schema import Catalog, NamedModel, Scenario, Sweep, SweepGrowth, SweepParameter, SweepRange
 from ..inputs.yaml_safe import Document
 
 MAX_POINTS = 10_000
@@ -47,7 +47,7 @@ def _leaf_types(annotation) -> set:
     return {annotation}
 
 
-def _submodel(annotation) -> Optional[type[BaseModel]]:
+def _submodel(annotation) -> type[BaseModel] | None:
     for leaf in _leaf_types(annotation):
         if isinstance(leaf, type) and issubclass(leaf, BaseModel):
             return leaf
@@ -59,7 +59,7 @@ def field_kind(path: str) -> str:
     parts = path.split(".")
     if parts[0] in FORBIDDEN_ROOTS:
         raise ValueError(f"'{parts[0]}' cannot be swept")
-    cls: Optional[type[BaseModel]] = Scenario
+    cls: type[BaseModel] | None = Scenario
     for depth, key in enumerate(parts):
         info = cls.model_fields.get(key) if cls is not None else None
         if info is None:
@@ -83,7 +83,7 @@ def field_kind(path: str) -> str:
 
 
 def _get(data: dict, path: str):
-    node = data
+    node: Any = data
     for key in path.split("."):
         if not isinstance(node, dict):
             return None
@@ -141,6 +141,7 @@ def parameter_values(param: SweepParameter, base: dict) -> list[float]:
         raise ValueError(f"growth starts from the scenario's value of {param.path}, which is not set to a number "
                          f"(got {start!r}): set it, or use values or range")
     g = param.growth
+    assert g is not None  # SweepParameter._exactly_one
     return [float(start) * g.factor ** k for k in range(g.steps + 1)]
 
 
@@ -232,14 +233,14 @@ def _combinations(axes: list[Axis], combine: str) -> list[tuple]:
     return list(itertools.product(*(a.values for a in axes)))
 
 
-def plan_sweep(ls: LoadedScenario, cat: Catalog, vary: Optional[list[str]] = None,
-               combine: Optional[str] = None, time_limit_s: Optional[float] = None) -> SweepPlan:
+def plan_sweep(ls: LoadedScenario, cat: Catalog, vary: list[str] | None = None,
+               combine: str | None = None, time_limit_s: float | None = None) -> SweepPlan:
     """Build and validate every point. `vary` flags replace the scenario's `sweep:` block."""
     doc = ls.doc
     base = _base_dict(ls)
     if vary:
-        sweep = Sweep(combine=combine or "product", parameters=[parse_vary(v) for v in vary])
-        locs = [() for _ in sweep.parameters]
+        sweep = Sweep(combine="zip" if combine == "zip" else "product", parameters=[parse_vary(v) for v in vary])
+        locs: list[tuple] = [() for _ in sweep.parameters]
     else:
         sweep = ls.scenario.sweep
         if combine:

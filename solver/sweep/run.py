@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Optional
 
 from ..errors import SolverFailure, UsageError
 from ..inputs.schema import Catalog
@@ -20,7 +20,6 @@ from ..reports.io import atomic_path
 from ..reports.json import clean
 from .plan import SweepPlan
 from .summary import SCHEMA, point_summary
-
 
 # ------------------------------------------------------------------------------ one point
 
@@ -92,8 +91,8 @@ def _append(path: Path, row: dict) -> None:
         fh.flush()
 
 
-def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_path: Optional[Path] = None,
-               resume: bool = False, on_result: Optional[Callable[[dict], None]] = None) -> list[dict]:
+def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_path: Path | None = None,
+               resume: bool = False, on_result: Callable[[dict], None] | None = None) -> list[dict]:
     """Solve every point of `plan`; return one row per point in point order.
 
     `executor`: "local" (serial when jobs = 1, else a spawn ProcessPoolExecutor of `jobs` workers) or
