@@ -213,6 +213,55 @@ def test_twin_port_modules_serve_two_links(catalog):
             assert link.far_end_links_per_module == 1, link.id
 
 
+# ------------------------------------------------------------------------------ citations
+
+SOURCES_PATH = ROOT / "docs" / "sources.md"
+SOURCE_ID = r"(?:\d{1,2}b?|[CXSM]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7]
+SOURCE_CHAIN = re.compile(r"docs/sources\.md((?:\s*\[[^\]\s]*\])+)")  # docs/sources.md [5][6]
+BARE_ID = re.compile(rf"\[({SOURCE_ID})\]")
+SECTION = re.compile(r"§([a-z][a-z-]*)")  # docs/sources.md §prices (§1.1 of a user guide is not one)
+COMMENT = re.compile(r"(?:^|\s)#(?!\d)(.*)$")  # "# …" but not "nccl #412"
+OUTSIDE_REFERENCES = re.compile(r"hardware\.md|calibration\.md|moe\.md|stack-notes|SPEC\s*§|/work/shared|reference/")
+
+
+def yaml_strings(node):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from yaml_strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from yaml_strings(value)
+
+
+def test_every_cited_source_is_an_entry_of_docs_sources():
+    # The shipped files cite docs/sources.md by entry id ("docs/sources.md [40]"; a bare [40] in a
+    # source string or comment means the same) and by section ("docs/sources.md §prices"). Each must
+    # exist there, and nothing may cite the research notes outside the repository.
+    sources = SOURCES_PATH.read_text(encoding="utf-8")
+    entries = set(re.findall(rf"^(?:- \*\*\[({SOURCE_ID})\]\*\*|#+ \[({SOURCE_ID})\] )", sources, re.MULTILINE))
+    entries = {a or b for a, b in entries}
+    sections = set(re.findall(r"^#+ §([a-z][a-z-]*) ", sources, re.MULTILINE))
+    assert {"1", "39", "39b", "40", "69", "C1", "C8", "X1", "M1"} <= entries
+    cited_ids, cited_sections = set(), set()
+    for path in sorted((ROOT / "catalogs").glob("*.yaml")) + SCENARIO_PATHS:
+        text = path.read_text(encoding="utf-8")
+        assert not OUTSIDE_REFERENCES.search(text), f"{path.name}: {OUTSIDE_REFERENCES.search(text).group()}"
+        for chain in SOURCE_CHAIN.findall(text):
+            for ident in re.findall(r"\[([^\]]*)\]", chain):
+                cited_ids.add((path.name, ident))
+        comments = [m.group(1) for line in text.splitlines() if (m := COMMENT.search(line))]
+        for piece in [*yaml_strings(yaml.safe_load(text)), *comments]:
+            cited_ids.update((path.name, ident) for ident in BARE_ID.findall(piece))
+            cited_sections.update((path.name, name) for name in SECTION.findall(piece))
+    assert len(cited_ids) > 50 and cited_sections
+    missing = sorted(c for c in cited_ids if c[1] not in entries)
+    assert not missing, f"cited but not an entry of docs/sources.md: {missing}"
+    missing = sorted(c for c in cited_sections if c[1] not in sections)
+    assert not missing, f"cited but not a section of docs/sources.md: {missing}"
+
+
 # ------------------------------------------------------------------------ hardware figures
 
 
