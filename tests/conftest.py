@@ -1,11 +1,17 @@
-"""Shared fixtures: the catalogs are loaded once per test session."""
+"""Shared fixtures and paths: the catalogs are loaded once per test session.
+
+Tests are laid out like the package (tests/inputs, tests/perf, tests/fabrics, tests/optimize,
+tests/reports, tests/sweep) plus end-to-end tests at the top level; `REPO` and `DATA` are the
+repository root and tests/data wherever a test file sits.
+"""
 from pathlib import Path
 
 import pytest
 
 import solver
 
-DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 Uses Pyomo's `pyomo.contrib.solver` HiGHS interface (persistent: re-solving after adding a
 no-good cut only sends the change). It never raises on a non-optimal outcome: the status is mapped
 to the tool's own vocabulary, with the proven gap and wall-clock times measured here (HiGHS's own
-run time accumulates over the life of one solver object, stack-notes §7.3).
+run time accumulates over the life of one solver object, docs/sources.md [S1]).
 """
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ import copy
 import json
 import math
 import struct
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -337,7 +337,7 @@ def test_workbook_marks_switch_points_and_neutralises_formulas(tmp_path):
 
 
 def test_shipped_growth_sweep_plans_six_points():
-    root = Path(__file__).resolve().parent.parent
+    root = REPO
     ls = solver.load_scenario(root / "scenarios" / "growth-sweep.yaml")
     plan = plan_sweep(ls, catalog_for(ls))
     # 2048 · 1.5^k, k = 0..5: 2048, 3072, 4608, 6912, 10368, 15552 sequences of 8192 tokens

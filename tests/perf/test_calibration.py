@@ -1,6 +1,6 @@
 """Calibration: published runs reproduced by the performance model with the shipped defaults.
 
-Rows come from /work/shared/reference/calibration.md; each test id names its source and row.
+Rows come from the published tables quoted in docs/sources.md [C1]–[C4]; each test id names its source and row.
 Hardware comes from catalogs/default.yaml (compute_efficiency, nvlink_efficiency, NIC efficiency
 as calibrated there) and DEFAULT_OVERLAP. Error = predicted throughput / published − 1.
 
@@ -10,10 +10,10 @@ Model shapes are the published configs; each NeMo/Megatron-Bridge shape was chec
 the published "Model TFLOP/s/GPU" from tokens/s/GPU with SPEC 4.1 model FLOPs
 (test_published_model_tflops_match_spec_flops).
 """
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from solver.inputs.schema import Catalog, Scenario
 from solver.perf.hardware import hardware_for
@@ -22,7 +22,7 @@ from solver.perf.model import flops_per_step
 from solver.perf.step import performance, tokens_per_s_per_gpu
 from solver.perf.traffic import DEFAULT_OVERLAP
 
-CATALOG = Catalog.model_validate(yaml.safe_load((Path(__file__).parents[1] / "catalogs/default.yaml").read_text()))
+CATALOG = Catalog.model_validate(yaml.safe_load((REPO / "catalogs/default.yaml").read_text()))
 
 # platform, NIC and rails per node of the published systems
 SYSTEMS = {

@@ -3,21 +3,21 @@
 Checks that every file validates, that the catalog is internally consistent (ids, references,
 a switch and links for every NIC generation), that every price names its source and date and
 is flagged as an estimate when its source says so, and that the figures agree with the published
-values they were taken from (hardware.md footnotes named in each test).
+values they were taken from (docs/sources.md entries named in each test).
 """
 from __future__ import annotations
 
 import datetime
 import re
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from solver.inputs import check_against_catalog, load_catalog, load_scenario
 from solver.inputs.schema import TIERS, Catalog, Scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 CATALOG_PATH = ROOT / "catalogs" / "default.yaml"
 SCENARIO_PATHS = sorted((ROOT / "scenarios").glob("*.yaml"))
 KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
@@ -117,7 +117,7 @@ def test_every_generation_and_tier_has_copper_and_an_optical_option_that_reaches
 
 
 def test_xdr_has_no_passive_copper_and_no_multimode(catalog):
-    # hardware.md [24]: at 200G-PAM4 there is no passive DAC, multimode or AOC; LACC (active, so it
+    # docs/sources.md [24]: at 200G-PAM4 there is no passive DAC, multimode or AOC; LACC (active, so it
     # draws power) or single-mode optics (reach well beyond 50 m multimode).
     for link in (l for l in catalog.links if l.generation == "xdr"):
         assert link.w_per_link > 0, link.id
@@ -157,7 +157,7 @@ def test_estimate_flag_matches_the_price_source(catalog):
 
 
 def test_parts_with_no_public_price_are_estimates(catalog):
-    # hardware.md §6 / §10: no sourced price for NICs, transceivers, cables, Quantum-X800,
+    # docs/sources.md §prices / §gaps: no sourced price for NICs, transceivers, cables, Quantum-X800,
     # DGX B300 or HGX B200; the NVL72 rack prices are press/blog figures.
     for kind in ("nics", "links"):
         for item in getattr(catalog, kind):
@@ -169,7 +169,7 @@ def test_parts_with_no_public_price_are_estimates(catalog):
 
 
 def test_dated_listings_keep_the_published_price(catalog):
-    # hardware.md §6, Epoch 'Hardware prices.csv' [39] rows, price per chip × 8.
+    # docs/sources.md §prices, Epoch 'Hardware prices.csv' [39] rows, price per chip × 8.
     plat = catalog.by_id("platforms")
     assert plat["hgx-h100"].unit_price_usd == 8 * 31_905  # 255,240, "≈ $255,200"
     assert plat["hgx-h200"].unit_price_usd == pytest.approx(8 * 39_083, abs=100)  # 312,664
@@ -205,7 +205,7 @@ def test_ndr_optics_for_1024_gpus_exceed_the_published_floor(catalog):
 
 
 def test_twin_port_modules_serve_two_links(catalog):
-    # hardware.md §5: a twin-port OSFP at the switch serves 2 links; a NIC-end module serves 1.
+    # docs/sources.md §links: a twin-port OSFP at the switch serves 2 links; a NIC-end module serves 1.
     for link in catalog.links:
         if link.switch_end_module_usd > 0:
             assert link.switch_end_links_per_module == 2, link.id
@@ -284,7 +284,7 @@ def test_a100_has_no_faster_fp8(catalog):
 
 
 def test_memory_is_the_usable_shipping_figure(catalog):
-    # hardware.md §1 notes: DGX B200 1,440 GB / 8 = 180; "GB200 186GB"; "B300-SXM-270GB"; GB300 279.
+    # docs/sources.md §gpus notes: DGX B200 1,440 GB / 8 = 180; "GB200 186GB"; "B300-SXM-270GB"; GB300 279.
     gpus = catalog.by_id("gpus")
     assert gpus["b200"].hbm_gb == 1440 / 8
     assert (gpus["gb200"].hbm_gb, gpus["b300"].hbm_gb, gpus["gb300"].hbm_gb) == (186, 270, 279)
@@ -298,7 +298,7 @@ def test_nvlink_is_per_direction(catalog):
 
 
 def test_nvlink_efficiency_within_the_measured_range(catalog):
-    # hardware.md §8 (the calibration owns the exact values): the lowest measured NVLink ratio is
+    # docs/sources.md §nccl (the calibration owns the exact values): the lowest measured NVLink ratio is
     # A100's ~160 of 300 GB/s (0.53, NVIDIA/nccl #412), the highest Ring ratio B200's 830 of 900
     # (0.92, [56]); NVLS busbw above the wire rate is an all-reduce artefact, not a link rate.
     for plat in catalog.platforms:
@@ -314,7 +314,7 @@ def test_nic_efficiency_within_the_measured_range(catalog):
 
 
 def test_power_per_gpu_matches_the_system_figures(catalog):
-    # hardware.md §7b: system maximum / GPUs, host and NICs included.
+    # docs/sources.md §power: system maximum / GPUs, host and NICs included.
     expected_kw_per_gpu = {
         "dgx-h100": 10.2 / 8,      # 1.275 ≈ "1.28 kW"
         "dgx-b200": 14.3 / 8,      # 1.7875 ≈ "1.79 kW"
@@ -347,7 +347,7 @@ def test_dgx_includes_its_nics_and_oem_hgx_does_not(catalog):
 
 def test_switch_radix_and_ports(catalog):
     sw = catalog.by_id("switches")
-    # hardware.md §4: QM8700 40 × 200G; QM9700 64 × 400G; Q3400 144 × 800G;
+    # docs/sources.md §switches: QM8700 40 × 200G; QM9700 64 × 400G; Q3400 144 × 800G;
     # SN5600 64 × 800GbE = 128 × 400G through twin-port breakout.
     assert (sw["qm8700"].radix, sw["qm8700"].port_speed_gbps) == (40, 200)
     assert (sw["qm9700"].radix, sw["qm9700"].port_speed_gbps) == (64, 400)
@@ -388,7 +388,7 @@ SEARCH_SCENARIOS = [p for p in SCENARIO_PATHS if not p.name.startswith("evaluate
 @pytest.mark.parametrize("path", SEARCH_SCENARIOS, ids=lambda p: p.name)
 def test_target_needs_between_1k_and_16k_hopper_gpus(path):
     # Sizing anchor: ~400 TFLOP/s of model FLOPs per H100 in BF16 (Llama 3 405B on 16k H100s,
-    # MFU 0.4042 in Epoch's dataset, hardware.md [62]: 0.4042 × 989 = 400).
+    # MFU 0.4042 in Epoch's dataset, docs/sources.md [62]: 0.4042 × 989 = 400).
     sc = Scenario.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
     gpus = model_flops_per_step(sc) / (sc.target_step_time_s() * 400e12)
     assert 1_000 <= gpus <= 16_384, f"{path.name}: {gpus:.0f} H100s"

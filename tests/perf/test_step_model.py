@@ -20,7 +20,7 @@ def workload(shape, batch, **kw):
 
 
 def hgx_h100(**kw):
-    """DGX H100 from hardware.md: 989 TFLOP/s bf16, 450 GB/s NVLink per direction, 8 × 400G."""
+    """DGX H100 from docs/sources.md §gpus: 989 TFLOP/s bf16, 450 GB/s NVLink per direction, 8 × 400G."""
     base = dict(gpu_id="h100", peak_tflops=989.0, compute_efficiency=0.5, hbm_usable_gb=74.0,
                 nvlink_gbyte_s=450.0, nvlink_efficiency=1.0, gpus_per_node=8, rails_per_node=8,
                 nic_speed_gbps=400.0, nic_efficiency=1.0, oversubscription=1.0)
@@ -78,7 +78,7 @@ def test_flops_match_published_megatron_formulas(layers, hidden, heads, batch):
 
 
 def test_22b_model_flops_reproduce_published_mfu():
-    # calibration.md: Korthikanti 22B, 8 GPUs, 1.10 s per iteration, derived MFU 41.7 %
+    # docs/sources.md [C1]: Korthikanti 22B, 8 GPUs, 1.10 s per iteration, derived MFU 41.7 %
     shape = dict(layers=48, hidden_size=6144, ffn_hidden_size=4 * 6144, ffn_type="gelu", attention_heads=64,
                  vocab_size=51200, seq_len=2048)
     model, _ = flops_per_step(workload(shape, 4))

@@ -10,17 +10,15 @@ import copy
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import DATA, REPO
 
 import solver
 from solver.api import solve
 from solver.fabrics.fat_tree import size_fabric
 from solver.optimize import oracle
 
-REPO = Path(__file__).resolve().parent.parent
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 K = 5
 

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import DATA, REPO
 
 from solver import cli
 from solver.errors import InputError
 from solver.inputs import load_catalog, load_scenario
 
-INPUTS = Path(__file__).resolve().parent / "data" / "inputs"
-ROOT = INPUTS.parent.parent.parent
+INPUTS = DATA / "inputs"
+ROOT = REPO
 MINI_CATALOG = INPUTS / "mini-catalog.yaml"
 MINI_SCENARIO = INPUTS / "mini-scenario.yaml"
 NIC_QUOTE = INPUTS / "nic-quote.yaml"

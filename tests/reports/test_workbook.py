@@ -21,13 +21,14 @@ from pathlib import Path
 import openpyxl
 import pytest
 import yaml
+from conftest import REPO
 
 import solver
 from solver import api
 from solver.reports import excel as report_excel
 from solver.reports.excel import BOM_HEADERS, flatten, put, write_workbook
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 HYPERLINK = '=HYPERLINK("http://example.invalid","click")'
 AT_SOURCE = "@SUM(1,2) test price source"
 CONTINGENCY = 0.10
