@@ -35,9 +35,13 @@ class Priced(Strict):
     """Anything with a price carries where the price comes from."""
 
     unit_price_usd: Annotated[float, Field(ge=0, le=1e12)]
+    """Price of one unit in US dollars (the unit the entry is bought in)."""
     price_source: str = Field(min_length=1)
+    """Where the price comes from: a document a reader can open (docs/sources.md [n]) or a quote."""
     price_date: Date
+    """Date of the price: YYYY, YYYY-MM or YYYY-MM-DD."""
     price_is_estimate: bool = False
+    """True when the price is an estimate (analyst figure, conversion or own arithmetic)."""
 
 
 # ----------------------------------------------------------------------------------- catalog
@@ -55,9 +59,13 @@ class Gpu(Strict):
     bf16_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     fp8_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     hbm_gb: Annotated[float, Field(gt=0, le=1e5)]
+    """HBM capacity, 10^9 bytes (the shipping, usable figure)."""
     hbm_tbyte_s: Annotated[float, Field(gt=0, le=1e4)]
+    """HBM bandwidth, TB/s."""
     tdp_w: Annotated[float, Field(gt=0, le=1e5)]
+    """Thermal design power, W."""
     compute_efficiency: ComputeEfficiency
+    """Fraction of the dense peak the training math reaches, per precision (calibrated; docs/model.md)."""
     compute_efficiency_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
 
@@ -69,19 +77,33 @@ class Platform(Priced):
     id: Identifier
     name: str
     gpu: Identifier
+    """Id of the GPU the platform carries."""
     gpus_per_domain: Annotated[int, Field(ge=1, le=4096)]
+    """GPUs per NVLink domain (8 for HGX/DGX, 72 for NVL72)."""
     gpus_per_node: Annotated[int, Field(ge=1, le=64)]
+    """GPUs per node (one OS image): 8 for an HGX server, 4 for an NVL72 compute tray."""
     nodes_per_domain: Annotated[int, Field(ge=1, le=1024)]
+    """Nodes per NVLink domain; gpus_per_node × nodes_per_domain = gpus_per_domain."""
     nvlink_gbyte_s: Annotated[float, Field(gt=0, le=1e5)]
+    """NVLink bandwidth per GPU, per direction, GB/s."""
     nvlink_efficiency: Fraction
+    """Effective fraction of nvlink_gbyte_s that collectives reach (measured)."""
     scaleout_nics_per_node: list[Annotated[int, Field(ge=1, le=64)]] = Field(min_length=1)
+    """Allowed scale-out NIC (rail) counts per node."""
     compatible_nics: list[Identifier] = Field(min_length=1)
+    """Ids of the NICs the platform can carry."""
     unit: Literal["node", "domain"]
+    """How it is bought and priced: per `node`, or per whole `domain` (an NVL72 rack)."""
     unit_power_kw: Annotated[float, Field(gt=0, le=1e4)]
+    """Maximum power of one unit, kW."""
     unit_ru: Annotated[float, Field(gt=0, le=100)]
+    """Rack units of one unit."""
     unit_is_rack: bool = False
+    """True when one unit ships as its own rack (NVL72): no compute rack is bought for it."""
     includes_scaleout_nics: bool
+    """True when the unit price includes its scale-out NICs."""
     hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 6.0
+    """HBM kept free for the CUDA context, NCCL buffers and fragmentation, GB."""
     source: str = Field(min_length=1)
 
     def domain_sizes(self, pinned: int | None = None) -> list[int]:
@@ -106,10 +128,15 @@ class Nic(Priced):
     id: Identifier
     name: str
     speed_gbps: Annotated[float, Field(gt=0, le=1e5)]
+    """Line rate per port, Gb/s per direction."""
     fabric: Literal["infiniband", "ethernet"]
+    """`infiniband` or `ethernet` (RoCE); a NIC is served only by a switch of the same fabric."""
     generation: Identifier
+    """Link generation (HDR, NDR, XDR, 400gbe, …): picks the matching cables and optics."""
     power_w: Annotated[float, Field(ge=0, le=1e4)]
+    """Power per NIC, W."""
     efficiency: Fraction
+    """Effective fraction of the line rate NCCL collectives reach (measured; docs/model.md)."""
     efficiency_source: str = Field(min_length=1)
     source: str = Field(min_length=1)
 
@@ -120,9 +147,13 @@ class Switch(Priced):
     fabric: Literal["infiniband", "ethernet"]
     generation: Identifier
     radix: Annotated[int, Field(ge=2, le=4096)]
+    """Ports at port_speed_gbps."""
     port_speed_gbps: Annotated[float, Field(gt=0, le=1e5)]
+    """Speed of one port, Gb/s."""
     power_w: Annotated[float, Field(ge=0, le=1e6)]
+    """Power of the switch without optics, W."""
     ru: Annotated[float, Field(gt=0, le=100)]
+    """Rack units."""
     source: str = Field(min_length=1)
 
 
@@ -138,9 +169,12 @@ class Link(Strict):
     description: str
     generation: Identifier
     tier: Literal["node_leaf", "leaf_spine", "spine_core"]
+    """The fabric tier the option builds: node_leaf, leaf_spine or spine_core."""
     medium: Literal["copper", "optical"]
     max_reach_m: Annotated[float, Field(gt=0, le=1e5)]
+    """Longest span the option reaches, m (compared with the facility's link_distance_m)."""
     cable_usd: Annotated[float, Field(ge=0, le=1e9)]
+    """Price of the cable of one link, USD."""
     switch_end_module_usd: Annotated[float, Field(ge=0, le=1e9)] = 0.0
     switch_end_module_w: Annotated[float, Field(ge=0, le=1e4)] = 0.0
     switch_end_links_per_module: Annotated[int, Field(ge=1, le=8)] = 1
@@ -172,7 +206,9 @@ class Rack(Priced):
     id: Identifier
     name: str
     usable_kw: Annotated[float, Field(gt=0, le=1e4)]
+    """Power a rack can feed, kW."""
     usable_ru: Annotated[int, Field(ge=1, le=100)]
+    """Rack units available for equipment."""
     source: str = Field(min_length=1)
 
 
@@ -184,10 +220,13 @@ class LinkDistance(Strict):
 
 class Facility(Strict):
     pue: Annotated[float, Field(ge=1, le=5)] = 1.25
+    """Power usage effectiveness: facility power = IT power × PUE."""
     usd_per_kwh: Annotated[float, Field(ge=0, le=10)] = 0.08
+    """Electricity price, USD per kWh."""
     compute_rack: Identifier = "rack-42u"
     network_rack: Identifier = "rack-42u"
     link_distance_m: LinkDistance = LinkDistance()
+    """Typical span of each fabric tier, m: decides copper or optics."""
     source: str = Field(min_length=1)
 
 
@@ -223,14 +262,23 @@ class TransformerShape(Strict):
     """A dense decoder-only transformer (SPEC §4 notation in comments)."""
 
     layers: Annotated[int, Field(ge=1, le=10_000)]  # L
+    """L, transformer layers."""
     hidden_size: Annotated[int, Field(ge=1, le=1_000_000)]  # h
+    """h, the model width."""
     ffn_hidden_size: Annotated[int, Field(ge=1, le=10_000_000)]  # f
+    """f, the MLP width."""
     ffn_type: Literal["swiglu", "gelu"] = "swiglu"
+    """`swiglu` (3 matrices) or `gelu` (2 matrices)."""
     attention_heads: Annotated[int, Field(ge=1, le=100_000)]  # a
+    """a, attention heads."""
     kv_heads: Annotated[int, Field(ge=1, le=100000)] | None = None  # a_kv (None = a)
+    """a_kv, key/value heads (grouped-query attention); null = attention_heads."""
     vocab_size: Annotated[int, Field(ge=1, le=100_000_000)]  # V
+    """V, vocabulary size."""
     seq_len: Annotated[int, Field(ge=1, le=100_000_000)]  # s
+    """s, tokens per sequence."""
     tied_embeddings: bool = False
+    """True when input and output embeddings share one matrix."""
 
     @model_validator(mode="after")
     def _heads(self) -> TransformerShape:
@@ -247,16 +295,24 @@ class TransformerShape(Strict):
 class Workload(Strict):
     model: TransformerShape
     global_batch_size: Annotated[int, Field(ge=1, le=100_000_000)]  # B, sequences per step
+    """B, sequences per optimizer step."""
     precision: Literal["bf16", "fp8"] = "bf16"
+    """GEMM precision: `bf16` or `fp8` (activations are communicated in bf16)."""
     activation_recompute: Literal["none", "selective", "full"] = "selective"
+    """`none`, `selective` (attention core) or `full` (every layer's forward again)."""
     optimizer: Literal["replicated", "distributed", "fsdp"] = "distributed"
+    """`replicated`, `distributed` (ZeRO-1 style) or `fsdp` (ZeRO-3 style)."""
     flash_attention: bool = True
+    """FlashAttention never stores the s×s attention matrix."""
 
 
 class Target(Strict):
     step_time_s: Annotated[float, Field(gt=0, le=10000000.0)] | None = None
+    """The step time to meet, s."""
     train_tokens: Annotated[float, Field(gt=0, le=1e+18)] | None = None
+    """Tokens to train on (with train_days instead of step_time_s)."""
     train_days: Annotated[float, Field(gt=0, le=100000.0)] | None = None
+    """Days to train train_tokens in."""
 
     @model_validator(mode="after")
     def _one_way(self) -> Target:
@@ -277,17 +333,25 @@ IdChoice = Identifier | list[Identifier] | None
 
 class Constraints(Strict):
     max_gpus: Annotated[int, Field(ge=1, le=100000000)] | None = None
+    """At most this many GPUs bought."""
     budget_usd: Annotated[float, Field(gt=0, le=100000000000000.0)] | None = None
+    """Capex at most this, USD."""
     facility_power_kw: Annotated[float, Field(gt=0, le=1000000000.0)] | None = None
+    """Facility power (IT × PUE) at most this, kW."""
     max_racks: Annotated[int, Field(ge=1, le=10000000)] | None = None
+    """At most this many racks."""
     platforms: IdChoice = None
     gpus: IdChoice = None
     nics: IdChoice = None
     switches: IdChoice = None
     rails_per_node: IntChoice = None
+    """Allowed scale-out NICs per node."""
     oversubscription: FloatChoice = None
+    """Allowed leaf down:up ratios (1 = non-blocking)."""
     spare_nodes_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """Spare compute units bought and cabled, as a fraction of the job's units."""
     contingency_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """Contingency added to capex, as a fraction."""
 
 
 class Parallelism(Strict):
