@@ -16,7 +16,7 @@ import pyomo.environ as pyo
 import pytest
 from builders import make_catalog, make_scenario
 
-from solver.design_space import Architecture, DesignSpace, Exposure, PerfClass, Shape
+from solver.design_space import Architecture, DesignSpace, Exposure, Shape
 from solver.optimize.data import model_data
 from solver.optimize.highs import HighsAdapter
 from solver.optimize.model import build_model, decode
