@@ -131,7 +131,7 @@ def parameter_values(param: SweepParameter, base: dict) -> list[float]:
     if param.range is not None:
         r = param.range
         if r.stop < r.start:
-            raise ValueError(f"range stop {r.stop:g} is below start {r.start:g}")
+            raise ValueError(descending_range_message(r.start, r.stop, r.step))
         count = math.floor((r.stop - r.start) / r.step * (1 + 1e-9) + 1e-9) + 1
         if count > MAX_POINTS:
             raise ValueError(f"range gives {count:,} values; the limit is {MAX_POINTS:,}")
@@ -143,6 +143,16 @@ def parameter_values(param: SweepParameter, base: dict) -> list[float]:
     g = param.growth
     assert g is not None  # SweepParameter._exactly_one
     return [float(start) * g.factor ** k for k in range(g.steps + 1)]
+
+
+def descending_range_message(start: float, stop: float, step: float) -> str:
+    """A range runs upwards; say how to write a downward sweep instead (as a list of values)."""
+    step = abs(step) or 1.0
+    count = min(6, math.floor(abs(start - stop) / step + 1e-9) + 1)
+    values = ",".join(f"{start - i * step:g}" for i in range(count))
+    more = ",..." if abs(start - stop) / step + 1e-9 >= count else ""
+    return (f"the range {start:g}:{stop:g} runs downwards: a range is start:stop:step with start ≤ stop and a "
+            f"positive step; to sweep downwards list the values ({values}{more})")
 
 
 def make_axis(param: SweepParameter, base: dict, loc: tuple) -> Axis:
@@ -183,6 +193,9 @@ def parse_vary(spec: str) -> SweepParameter:
             return SweepParameter(path=path, growth=SweepGrowth(factor=float(m[1]), steps=int(m[2])))
         if re.fullmatch(rf"{_NUMBER}:{_NUMBER}:{_NUMBER}", rhs):
             start, stop, step = (float(x) for x in rhs.split(":"))
+            if stop < start or step <= 0 and stop != start:
+                raise UsageError(f"--vary {path}: " + (descending_range_message(start, stop, step) if stop < start else
+                                 f"the step of a range must be positive (got {step:g})"))
             return SweepParameter(path=path, range=SweepRange(start=start, stop=stop, step=step))
         if re.fullmatch(rf"{_NUMBER}(,{_NUMBER})*", rhs):
             return SweepParameter(path=path, values=[float(x) for x in rhs.split(",")])
