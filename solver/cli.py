@@ -320,7 +320,7 @@ def cmd_evaluate(args, out, err) -> int:
     design = result.designs[0]
     if result.explanation:
         out.print(f"[bold red]infeasible[/]: {result.explanation}")
-    print_design(design, out)
+    print_design(design, out, wide=getattr(args, "wide", False))
     status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
     data = {"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": result.solve_time_s,
             "pinned": result.stats.get("pinned", []), "designs": [design.to_dict()]}
@@ -392,7 +392,7 @@ def cmd_sweep(args, out, err) -> int:
     rows = _run_with_progress(plan, args, results_path, err)
     args.interrupt_hint = ""
     report = sweep_report(plan, rows)
-    print_report(report, out)
+    print_report(report, out, wide=getattr(args, "wide", False))
     written = _write_json(report, json_path)
     if xlsx_path is not None:
         from .reports.excel import write_sweep_workbook
@@ -404,7 +404,8 @@ def cmd_sweep(args, out, err) -> int:
 
         write_plot(report, plot_path)
         written.append(str(plot_path))
-    _wrote(out, written + [f"(finished points in {results_path})"])
+    _wrote(out, written)
+    out.print(f"finished points in {results_path}", highlight=False)
     counts = report["status_counts"]
     if counts["error"]:
         return EXIT_SOLVER

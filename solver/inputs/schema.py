@@ -425,7 +425,8 @@ class SweepGrowth(Strict):
 
 class SweepParameter(Strict):
     path: str = Field(min_length=1)
-    values: list[float] | None = Field(default=None, min_length=1, max_length=10_000)
+    values: list[float | str] | None = Field(default=None, min_length=1, max_length=10_000)
+    """The values, one per point: numbers, or words for a word field (precision, a platform id)."""
     range: SweepRange | None = None
     growth: SweepGrowth | None = None
     round_to_int: bool | None = None

@@ -198,7 +198,7 @@ def _compare_cells(d: Design) -> dict[str, str]:
             "capex per GPU": _usd(d.cost.capex_usd / max(1, d.cost.gpus))}
 
 
-def print_design(design: Design, console: Console) -> None:
+def print_design(design: Design, console: Console, wide: bool = False) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
     console.print(f"[bold]{design.label}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
@@ -223,23 +223,27 @@ def print_design(design: Design, console: Console) -> None:
     console.print(f"fabric: {f.tiers} tier(s), {f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core "
                   f"{c.switch}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
-    console.print(bom_table(design))
+    console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
         console.print(f"  {flag}{b['text']}")
 
 
-def bom_table(design: Design) -> Table:
-    t = Table(title="bill of materials", title_justify="left")
-    for col in ("category", "part", "description", "qty", "unit $", "extended $", "source", "date"):
-        t.add_column(col, justify="right" if col in ("qty", "unit $", "extended $") else "left", overflow="fold")
-    for line in design.cost.bom:
-        est = " (est.)" if line.price_is_estimate else ""
-        t.add_row(line.category, line.part, line.description, f"{line.quantity:,}", f"{line.unit_price_usd:,.2f}",
-                  f"{line.extended_usd:,.2f}", line.price_source[:40] + est, line.price_date)
-    t.add_row("", "", "[bold]total[/]", "", "", f"[bold]{design.cost.capex_usd:,.2f}[/]", "", "")
-    return t
+def bom_table(design: Design, width: int | None = None, wide: bool = False) -> Table:
+    lines = design.cost.bom
+    cols = [
+        Column("category", [x.category for x in lines] + [""], number=False, min_width=8, drop=2),
+        Column("part", [x.part for x in lines] + [""], number=False, min_width=10),
+        Column("description", [x.description for x in lines] + ["[bold]total[/]"], number=False, min_width=12, drop=1),
+        Column("qty", [f"{x.quantity:,}" for x in lines] + [""]),
+        Column("unit $", [f"{x.unit_price_usd:,.2f}" for x in lines] + [""]),
+        Column("extended $", [f"{x.extended_usd:,.2f}" for x in lines] + [f"[bold]{design.cost.capex_usd:,.2f}[/]"]),
+        Column("source", [x.price_source[:40] + (" (est.)" if x.price_is_estimate else "") for x in lines] + [""],
+               number=False, min_width=12, drop=3),
+        Column("date", [x.price_date for x in lines] + [""], drop=4),
+    ]
+    return make_table("bill of materials", cols, width, wide)
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
@@ -287,27 +291,35 @@ def _usd_or_dash(value) -> str:
     return "—" if value is None else f"${value:,.0f}"
 
 
-def sweep_table(report: dict) -> Table:
-    t = Table(title=f"{report['scenario']}: sweep of {len(report['points'])} point(s)", title_justify="left")
+def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> Table:
+    title = f"{report['scenario']}: sweep of {len(report['points'])} point(s)"
+    points = report["points"]
     names = [a["name"] for a in report["axes"]]
-    for name in names:
-        t.add_column(name, justify="right")
-    for col in ("status", "architecture", "GPUs", "nodes", "step s", "MFU", "capex", "TCO", "$/PFLOP/s", "TCO $/Mtok"):
-        t.add_column(col, justify="left" if col in ("status", "architecture") else "right")
-    for r in report["points"]:
-        cells = [r["labels"].get(n, "") for n in names]
-        if r.get("architecture"):
-            cells += [r["status"], r["architecture"], f"{r['gpus']:,}", f"{r['nodes']:,}",
-                      f"{r['step_time_s']:.2f} / {r['target_step_time_s']:.2f}", f"{r['mfu']:.1%}", _usd_or_dash(r["capex_usd"]),
-                      _usd_or_dash(r["tco_usd"]), _usd_or_dash(r["capex_usd_per_pflop_s"]), f"${r['tco_usd_per_million_tokens']:,.2f}"]
-        else:
-            cells += [f"[red]{r['status']}[/]", (r.get("reason") or "")[:80]] + [""] * 8
-        t.add_row(*cells)
-    return t
+    solved = [r if r.get("architecture") else None for r in points]
+
+    def col(header: str, cell, number: bool = True, drop: int = 0, min_width: int = 10) -> Column:
+        return Column(header, [cell(r) if r is not None else "" for r in solved], number, drop, min_width)
+
+    cols = [Column(n, [r["labels"].get(n, "") for r in points]) for n in names]
+    cols.append(Column("status", [r["status"] if r.get("architecture") else f"[red]{r['status']}[/]" for r in points],
+                       number=False, min_width=8))
+    cols.append(Column("architecture", [r.get("architecture") or (r.get("reason") or "")[:80] for r in points],
+                       number=False, min_width=14))
+    cols += [
+        col("GPUs", lambda r: f"{r['gpus']:,}"),
+        col("step s", lambda r: f"{r['step_time_s']:.2f} / {r['target_step_time_s']:.2f}"),
+        col("capex", lambda r: _usd_or_dash(r["capex_usd"])),
+        col("nodes", lambda r: f"{r['nodes']:,}", drop=4),
+        col("MFU", lambda r: f"{r['mfu']:.1%}", drop=3),
+        col("TCO", lambda r: _usd_or_dash(r["tco_usd"]), drop=2),
+        col("$/PFLOP/s", lambda r: _usd_or_dash(r["capex_usd_per_pflop_s"]), drop=5),
+        col("TCO $/Mtok", lambda r: f"${r['tco_usd_per_million_tokens']:,.2f}", drop=1),
+    ]
+    return make_table(title, cols, width, wide)
 
 
-def print_report(report: dict, console) -> None:
-    console.print(sweep_table(report))
+def print_report(report: dict, console, wide: bool = False) -> None:
+    console.print(sweep_table(report, console.width, wide))
     for s in report["switch_points"]:
         console.print(f"switch point at {', '.join(f'{k}={v}' for k, v in s['labels'].items())}: "
                       f"{s['from']} → [bold]{s['to']}[/]")
