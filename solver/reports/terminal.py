@@ -1,6 +1,7 @@
 """Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -40,10 +41,11 @@ class Column:
     min_width: int = 10
 
     def width(self) -> int:
-        longest = max([len(c) for c in self.cells] + [len(w) for w in self.header.split()] + [1])
+        longest = max([len(_MARKUP.sub("", c)) for c in self.cells] + [len(w) for w in self.header.split()] + [1])
         return longest if self.number else min(longest, self.min_width)
 
 
+_MARKUP = re.compile(r"\[/?[a-z ]*\]")  # rich style tags take no room on screen
 CELL_OVERHEAD = 3  # one space each side and one border per column (rich's default box)
 
 
