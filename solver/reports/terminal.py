@@ -94,7 +94,7 @@ def differs_from_first(design: Design, first: Design) -> str:
     if a.switch != b.switch:
         out.append(f"switch {a.switch}")
     if design.tiers != first.tiers:
-        out.append(f"{design.tiers} tiers")
+        out.append(f"{design.tiers} tier" + ("s" if design.tiers != 1 else ""))
     if a.oversubscription != b.oversubscription:
         out.append(f"{a.oversubscription:g}:1")
     if _layout(design) != _layout(first):
