@@ -16,7 +16,7 @@ from . import inputs
 from .errors import InputError, Problem, SolverFailure
 from .inputs import LoadedScenario
 from .inputs.schema import Catalog
-from .optimize.solve import as_loaded, catalog_for, evaluate, solve
+from .optimize.solve import as_loaded, catalog_for, evaluate, evaluate_pins, solve
 
 
 def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
@@ -43,5 +43,6 @@ def sweep(scenario, catalog: Catalog | None = None, vary: list[str] | None = Non
     return sweep_report(plan, run_points(plan, jobs, executor, on_result=on_result))
 
 
-__all__ = ["InputError", "Problem", "SolverFailure", "catalog_for", "evaluate", "load_catalog", "load_scenario",
+__all__ = ["InputError", "Problem", "SolverFailure", "catalog_for", "evaluate", "evaluate_pins", "load_catalog",
+           "load_scenario",
            "solve", "sweep"]

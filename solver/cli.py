@@ -13,56 +13,92 @@ from pathlib import Path
 from .errors import UsageError
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+WIDE_COLUMNS = 250  # --wide: every table column, whatever the terminal's width
+
+
+def _version() -> str:
+    """The package's version (tests/test_cli.py checks it equals pyproject.toml's)."""
+    from . import __version__
+
+    return __version__
 
 
 def _parser() -> argparse.ArgumentParser:
-    flags = argparse.ArgumentParser(add_help=False)  # --debug/--verbose also after the command
+    flags = argparse.ArgumentParser(add_help=False)  # --debug/--verbose/--wide also after the command
     flags.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     flags.add_argument("--verbose", "-v", action="store_true", default=argparse.SUPPRESS, help="say more")
+    flags.add_argument("--wide", action="store_true", default=argparse.SUPPRESS,
+                       help="print every table column whatever the terminal width")
     p = argparse.ArgumentParser(prog="fabricplan", description=(
         "Plan a GPU cluster purchase: the cheapest platform, NVLink domain size, nodes, NICs, rails, "
         "switch tiers and parallel layout that meet a training step-time target."))
+    p.add_argument("--version", action="version", version=f"fabricplan {_version()}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--verbose", "-v", action="store_true", help="say more (e.g. which catalog entries were overridden)")
+    p.add_argument("--wide", action="store_true", help="print every table column whatever the terminal width")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     v = sub.add_parser("validate", parents=[flags], help="check catalog and scenario files")
     v.add_argument("paths", nargs="+", metavar="PATH")
-    v.add_argument("--catalog", action="append", metavar="PATH", help="catalog(s) to check scenarios against")
+    _catalog_flags(v)
 
     c = sub.add_parser("catalog", parents=[flags], help="list the parts of the catalog")
-    c.add_argument("--catalog", action="append", metavar="PATH", help="catalog file (repeatable; later files override)")
+    _catalog_flags(c)
     c.add_argument("--json", action="store_true", help="print the merged catalog as JSON")
 
-    s = sub.add_parser("solve", parents=[flags], help="find the K cheapest distinct designs meeting the target")
-    _common(s)
+    s = sub.add_parser("solve", parents=[flags], help="find the K best distinct designs (cheapest, or fastest)")
+    _common(s, "outputs/<scenario name>.json")
     s.add_argument("--top", type=int, metavar="K", help="number of distinct designs (default: scenario top_k, else 5)")
-    s.add_argument("--distinct-by", choices=["architecture", "layout"], default="architecture")
-    s.add_argument("--xlsx", metavar="FILE", help="workbook path (default outputs/<scenario>.xlsx)")
-    s.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
+    s.add_argument("--distinct-by", choices=["architecture", "platform", "layout"], default="architecture",
+                   help="what makes two designs distinct: architecture (default), platform (best design per "
+                        "platform) or layout")
+    _xlsx_flags(s, "outputs/<scenario name>.xlsx")
     s.add_argument("--time-limit", type=float, metavar="S", help="solver time limit in seconds")
 
-    e = sub.add_parser("evaluate", parents=[flags], help="evaluate the one design the scenario's pin block fixes")
-    _common(e)
+    e = sub.add_parser("evaluate", parents=[flags],
+                       help="evaluate the design the scenario's pin block fixes (unpinned decisions are optimised)")
+    _common(e, "outputs/<scenario name>-evaluate.json")
+    _xlsx_flags(e, "outputs/<scenario name>-evaluate.xlsx")
+
+    m = sub.add_parser("compare", parents=[flags], help="solve several scenarios and show their best designs side by side")
+    m.add_argument("scenarios", nargs="+", metavar="SCENARIO")
+    _catalog_flags(m)
+    m.add_argument("--json", metavar="FILE", help="JSON path, '-' for standard output (default outputs/compare.json)")
+    m.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per scenario")
 
     w = sub.add_parser("sweep", parents=[flags], help="solve a list of scenario variants (growth sweeps)")
-    _common(w)
-    w.add_argument("--xlsx", metavar="FILE", help="workbook path (default outputs/<scenario>-sweep.xlsx)")
-    w.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario>-sweep.png)")
-    w.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel worker processes")
-    w.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT")
+    _common(w, "outputs/<scenario name>-sweep.json")
+    _xlsx_flags(w, "outputs/<scenario name>-sweep.xlsx")
+    w.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario name>-sweep.png)")
+    w.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    w.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel worker processes (default 1)")
+    w.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT|tcp://HOST:PORT",
+                   help="where the points run (default local)")
     w.add_argument("--resume", action="store_true", help="continue an interrupted sweep from its results file")
     w.add_argument("--vary", action="append", metavar="PATH=SPEC",
-                   help="sweep a field: PATH=v1,v2,... or PATH=start:stop:step or PATH=xFACTOR^STEPS (repeatable)")
-    w.add_argument("--combine", choices=["product", "zip"], help="how several --vary fields combine")
+                   help="sweep a field: PATH=v1,v2,... (numbers or words, e.g. workload.precision=bf16,fp8) or "
+                        "PATH=start:stop:step or PATH=xFACTOR^STEPS (repeatable)")
+    w.add_argument("--combine", choices=["product", "zip"], help="how several --vary fields combine (default product)")
     w.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per point")
     return p
 
 
-def _common(sp) -> None:
+def _catalog_flags(sp) -> None:
+    sp.add_argument("--catalog", action="append", metavar="PATH",
+                    help="catalog file layered over the shipped default by id (repeatable; later files override)")
+    sp.add_argument("--no-default-catalog", action="store_true",
+                    help="start from nothing instead of the shipped default catalog")
+
+
+def _common(sp, json_default: str) -> None:
     sp.add_argument("scenario", metavar="SCENARIO")
-    sp.add_argument("--catalog", action="append", metavar="PATH", help="catalog file (repeatable; default: shipped)")
-    sp.add_argument("--json", metavar="FILE", help="JSON result path (default outputs/<scenario>.json)")
+    _catalog_flags(sp)
+    sp.add_argument("--json", metavar="FILE", help=f"JSON result path, '-' for standard output (default {json_default})")
+
+
+def _xlsx_flags(sp, default: str) -> None:
+    sp.add_argument("--xlsx", metavar="FILE", help=f"workbook path (default {default})")
+    sp.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
 
 
 def main(argv=None) -> int:
@@ -73,12 +109,14 @@ def main(argv=None) -> int:
         return EXIT_INPUT
     from rich.console import Console
 
-    wide = None if sys.stdout.isatty() else 160  # pipes and logs get full-width tables
-    out, err = Console(width=wide), Console(stderr=True)
+    # pipes and logs get full-width tables; --wide prints every column on a terminal too
+    width = WIDE_COLUMNS if getattr(args, "wide", False) else (None if sys.stdout.isatty() else 160)
+    err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None)
+    out = err if getattr(args, "json", None) == "-" else Console(width=width)  # stdout carries only the JSON
     try:
         return _COMMANDS[args.command](args, out, err)
     except KeyboardInterrupt:
-        err.print("interrupted: earlier output files are unchanged")
+        err.print("interrupted: earlier output files are unchanged" + getattr(args, "interrupt_hint", ""))
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes below
         return _handle(exc, args, err)
@@ -109,7 +147,18 @@ def _handle(exc: Exception, args, err) -> int:
 
 
 def _catalog_paths(args) -> list:
-    return list(args.catalog) if getattr(args, "catalog", None) else []
+    """The catalog files of the command line, the shipped default first unless --no-default-catalog."""
+    from .optimize.solve import layered_paths
+
+    return layered_paths(getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
+
+
+def _catalog_for(args, ls):
+    from . import api
+
+    if getattr(args, "no_default_catalog", False) and not args.catalog and not ls.catalog_paths:
+        raise UsageError("--no-default-catalog needs a --catalog file (or a catalog: list in the scenario)")
+    return api.catalog_for(ls, getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
 
 
 def cmd_validate(args, out, err) -> int:
@@ -123,7 +172,7 @@ def cmd_validate(args, out, err) -> int:
             doc = read_yaml(path)
             if "workload" in doc.data or "target" in doc.data:
                 ls = api.load_scenario(path)
-                cat = api.catalog_for(ls, _catalog_paths(args))
+                cat = _catalog_for(args, ls)
                 check_against_catalog(ls, cat)
                 kind = "scenario"
                 if ls.scenario.sweep.parameters or ls.scenario.sweep.models:
@@ -131,8 +180,9 @@ def cmd_validate(args, out, err) -> int:
 
                     points = len(plan_sweep(ls, cat).tasks)  # every sweep path and value checked
                     kind = f"scenario with a {points}-point sweep"
+                _print_warnings(ls, err)
             else:
-                api.load_catalog([path])
+                api.load_catalog(_catalog_paths(args) + [path])  # a quote file is checked over its base
                 kind = "catalog"
             out.print(f"{path}: valid {kind}")
         except InputError as exc:
@@ -147,7 +197,10 @@ def cmd_catalog(args, out, err) -> int:
     from .inputs import provenance
     from .reports.json import dumps
 
-    cat = api.load_catalog(_catalog_paths(args) or None)
+    paths = _catalog_paths(args)
+    if not paths:
+        raise UsageError("--no-default-catalog needs a --catalog file")
+    cat = api.load_catalog(paths)
     files = provenance(cat).files
     if args.verbose:
         for line in provenance(cat).overridden:
@@ -165,26 +218,64 @@ def cmd_catalog(args, out, err) -> int:
     return EXIT_OK
 
 
-def _load(args, err):
+def _load(args, err, path=None):
     from . import api
     from .inputs import provenance
 
-    ls = api.load_scenario(args.scenario)
-    cat = api.catalog_for(ls, _catalog_paths(args))
+    ls = api.load_scenario(path or args.scenario)
+    cat = _catalog_for(args, ls)
     if args.verbose:
         for line in provenance(cat).overridden:
             err.print(f"override: {line}")
+    _print_warnings(ls, err)
     return ls, cat
+
+
+def _print_warnings(ls, err) -> None:
+    from .inputs.plausibility import plausibility_warnings
+
+    for warning in plausibility_warnings(ls):
+        err.print(f"[yellow]warning[/]: {warning}", highlight=False, soft_wrap=True)
 
 
 def _default_output(name: str, suffix: str) -> Path:
     return Path("outputs") / f"{name}{suffix}"
 
 
+def _json_path(args, name: str, suffix: str) -> Path | None:
+    """Where the JSON goes: None for '-' (standard output), else a checked, writable path."""
+    from .reports.io import check_writable
+
+    if args.json == "-":
+        return None
+    return check_writable(args.json or _default_output(name, suffix))
+
+
+def _write_json(data: dict, path: Path | None) -> list[str]:
+    """Write the JSON to `path`, or to standard output when None; the names of the files written."""
+    from .reports.json import dumps, write_json
+
+    if path is None:
+        sys.stdout.write(dumps(data))
+        sys.stdout.flush()
+        return []
+    write_json(data, path)
+    return [str(path)]
+
+
+def _xlsx_path(args, name: str, suffix: str) -> Path | None:
+    from .reports.io import check_writable
+
+    return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix))
+
+
+def _wrote(out, written: list[str]) -> None:
+    if written:
+        out.print(f"wrote {', '.join(written)}", highlight=False)
+
+
 def cmd_solve(args, out, err) -> int:
     from . import api
-    from .reports.io import check_writable
-    from .reports.json import write_json
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
@@ -192,20 +283,19 @@ def cmd_solve(args, out, err) -> int:
     if args.time_limit is not None and args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
     ls, cat = _load(args, err)
-    json_path = check_writable(args.json or _default_output(ls.scenario.name, ".json"))
-    xlsx_path = None if args.no_xlsx else check_writable(args.xlsx or _default_output(ls.scenario.name, ".xlsx"))
+    json_path = _json_path(args, ls.scenario.name, ".json")
+    xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
     with err.status("solving…") as status:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
-    print_solve(result, out)
-    write_json(result.to_dict(), json_path)
-    written = [str(json_path)]
+    print_solve(result, out, wide=getattr(args, "wide", False))
+    written = _write_json(result.to_dict(), json_path)
     if xlsx_path is not None and result.designs:
         from .reports.excel import write_workbook
 
         write_workbook(result, ls, cat, xlsx_path)
         written.append(str(xlsx_path))
-    out.print(f"wrote {', '.join(written)}")
+    _wrote(out, written)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
     if result.status == "feasible":
@@ -214,22 +304,63 @@ def cmd_solve(args, out, err) -> int:
 
 
 def cmd_evaluate(args, out, err) -> int:
+    """Evaluate the pinned design; decisions the pin block leaves open are optimised (SPEC §8.1)."""
     from . import api
-    from .reports.io import check_writable
-    from .reports.json import write_json
-    from .reports.terminal import print_design
+    from .reports.terminal import print_design, print_solve
+    from .results import SCHEMA, SolveResult
 
     ls, cat = _load(args, err)
-    json_path = check_writable(args.json or _default_output(ls.scenario.name, "-evaluate.json"))
-    design = api.evaluate(ls, cat)
-    print_design(design, out)
+    json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
+    xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
+    result = api.evaluate_pins(ls, cat)
+    if not result.designs:
+        print_solve(result, out, wide=getattr(args, "wide", False))
+        _wrote(out, _write_json(result.to_dict(), json_path))
+        return EXIT_INFEASIBLE
+    design = result.designs[0]
+    if result.explanation:
+        out.print(f"[bold red]infeasible[/]: {result.explanation}")
+    print_design(design, out, wide=getattr(args, "wide", False))
+    status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
+    data = {"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": result.solve_time_s,
+            "pinned": result.stats.get("pinned", []), "designs": [design.to_dict()]}
+    if result.explanation:
+        data["explanation"] = result.explanation
+    written = _write_json(data, json_path)
+    if xlsx_path is not None:
+        from .reports.excel import write_workbook
+
+        book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
+                           result.timings_s, result.stats, result.solver)
+        write_workbook(book, ls, cat, xlsx_path)
+        written.append(str(xlsx_path))
+    _wrote(out, written)
+    return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE
+
+
+def cmd_compare(args, out, err) -> int:
+    """Solve each scenario (its best design) and print them side by side."""
+    from . import api
+    from .reports.terminal import compare_table
+
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise UsageError("--time-limit must be positive")
+    loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
+    json_path = _json_path(args, "compare", ".json")
+    results = []
+    for path, (ls, cat) in zip(args.scenarios, loaded):
+        with err.status(f"solving {path}…"):
+            results.append(api.solve(ls, cat, top_k=1, time_limit_s=args.time_limit))
+    out.print(compare_table(results, [str(p) for p in args.scenarios], wide=getattr(args, "wide", False)))
+    for path, r in zip(args.scenarios, results):
+        if not r.designs:
+            out.print(f"[bold red]{r.scenario}[/] ({path}) infeasible: {r.explanation}")
     from .results import SCHEMA
 
-    status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
-    write_json({"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": 0.0,
-                "designs": [design.to_dict()]}, json_path)
-    out.print(f"wrote {json_path}")
-    return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE
+    data = {"schema": SCHEMA.replace("result", "compare"), "scenarios": [
+        {"file": str(p), **r.to_dict()} for p, r in zip(args.scenarios, results)]}
+    _wrote(out, _write_json(data, json_path))
+    return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
 
 def cmd_sweep(args, out, err) -> int:
@@ -237,11 +368,7 @@ def cmd_sweep(args, out, err) -> int:
 
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
-    from . import api
-    from .reports.excel import write_sweep_workbook
     from .reports.io import check_writable
-    from .reports.json import write_json
-    from .reports.plot import write_plot
     from .reports.terminal import print_report
     from .sweep.plan import plan_sweep
     from .sweep.run import results_path_for
@@ -251,22 +378,34 @@ def cmd_sweep(args, out, err) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.time_limit is not None and args.time_limit <= 0:
         raise UsageError("--time-limit must be positive")
-    ls = api.load_scenario(args.scenario)
-    cat = api.catalog_for(ls, list(args.catalog) if args.catalog else None)
+    ls, cat = _load(args, err)
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
     name = ls.scenario.name
-    json_path = check_writable(args.json or Path("outputs") / f"{name}-sweep.json")
-    xlsx_path = check_writable(args.xlsx or Path("outputs") / f"{name}-sweep.xlsx")
-    plot_path = check_writable(args.plot or Path("outputs") / f"{name}-sweep.png")
+    json_path = _json_path(args, name, "-sweep.json")
+    xlsx_path = _xlsx_path(args, name, "-sweep.xlsx")
+    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png"))
+    results_path = results_path_for(json_path or check_writable(_default_output(name, "-sweep.json")))
     for note in plan.notes:
         err.print(f"note: {note}")
-    rows = _run_with_progress(plan, args, results_path_for(json_path), err)
+    args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
+                           "to continue")
+    rows = _run_with_progress(plan, args, results_path, err)
+    args.interrupt_hint = ""
     report = sweep_report(plan, rows)
-    print_report(report, out)
-    write_json(report, json_path)
-    write_sweep_workbook(report, xlsx_path)
-    write_plot(report, plot_path)
-    out.print(f"wrote {json_path}, {xlsx_path}, {plot_path} (finished points in {results_path_for(json_path)})")
+    print_report(report, out, wide=getattr(args, "wide", False))
+    written = _write_json(report, json_path)
+    if xlsx_path is not None:
+        from .reports.excel import write_sweep_workbook
+
+        write_sweep_workbook(report, xlsx_path)
+        written.append(str(xlsx_path))
+    if plot_path is not None:
+        from .reports.plot import write_plot
+
+        write_plot(report, plot_path)
+        written.append(str(plot_path))
+    _wrote(out, written)
+    out.print(f"finished points in {results_path}", highlight=False)
     counts = report["status_counts"]
     if counts["error"]:
         return EXIT_SOLVER
@@ -301,7 +440,7 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
 
 
 _COMMANDS = {"validate": cmd_validate, "catalog": cmd_catalog, "solve": cmd_solve, "evaluate": cmd_evaluate,
-             "sweep": cmd_sweep}
+             "compare": cmd_compare, "sweep": cmd_sweep}
 
 
 if __name__ == "__main__":

@@ -199,6 +199,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
     if prune == "dominated" and scenario.pin.nodes is not None:
         prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
+    if prune == "dominated" and scenario.objective == "fastest":
+        prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
     archs = architectures(scenario, catalog)
     ctx = _Context(scenario, catalog, prune)
     platforms = catalog.by_id("platforms")

@@ -31,9 +31,11 @@ class Design:
     perf: Performance
     cost: CostedDesign
     target_step_time_s: float
-    objective: str  # capex | tco
+    objective: str  # capex | tco | fastest
     rank: int = 0
     binding: list = field(default_factory=list)
+    train_steps: int | None = None  # ⌈train_tokens / (B·s)⌉ when the scenario gives train_tokens
+    goodput: float = 1.0
 
     @property
     def tiers(self) -> int:
@@ -50,8 +52,26 @@ class Design:
         return self.identity + (lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size, lay.gpus_per_domain_used)
 
     @property
+    def platform_identity(self) -> tuple:
+        return (self.architecture.platform,)
+
+    def identity_by(self, distinct_by: str) -> tuple:
+        """What makes two designs distinct in a ranking: architecture (default), platform or layout."""
+        if distinct_by == "layout":
+            return self.layout_identity
+        return self.platform_identity if distinct_by == "platform" else self.identity
+
+    @property
     def objective_usd(self) -> float:
+        """The cost the ranking uses: TCO for `tco`, else capex (`fastest` breaks speed ties by capex)."""
         return self.cost.tco_usd if self.objective == "tco" else self.cost.capex_usd
+
+    @property
+    def train_days(self) -> float | None:
+        """Days to train the scenario's train_tokens: steps·step_time / (goodput·86,400)."""
+        if self.train_steps is None:
+            return None
+        return self.train_steps * self.perf.step_time_s / (self.goodput * 86_400.0)
 
     @property
     def label(self) -> str:
@@ -62,7 +82,10 @@ class Design:
         return self.perf.step_time_s <= self.target_step_time_s * (1 + 1e-9)
 
     def sort_key(self) -> tuple:
-        return (round(self.objective_usd, 2), self.layout_identity, self.layout.dp)
+        """Cheapest first; at equal cost (to the cent) the faster design (SPEC §7). `fastest` ranks by
+        step time first (ranking.same_speed decides ties)."""
+        cost = (round(self.objective_usd, 2), self.perf.step_time_s, self.layout_identity, self.layout.dp)
+        return ((self.perf.step_time_s,) + cost) if self.objective == "fastest" else cost
 
     def to_dict(self) -> dict:
         lay, perf = self.layout, self.perf
@@ -90,6 +113,7 @@ class Design:
             "step_time_s": perf.step_time_s,
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
+            "train_days": self.train_days,
             "binding_constraints": self.binding,
         }
         cost = self.cost.to_dict()
@@ -115,7 +139,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                        arch.oversubscription, layout.domains, tiers, arch.fabric)
     if cost is None:
         return None
-    design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective)
+    design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
+                    train_steps=scenario.train_steps(), goodput=scenario.target.goodput)
     design.binding = binding_constraints(design, scenario)
     return design
 
@@ -133,8 +158,9 @@ def within_caps(design: Design, con: Constraints, pin: Pin) -> bool:
 def binding_constraints(design: Design, scenario: Scenario) -> list[dict]:
     """Every requirement with its value, limit and slack; `binding` when the slack is under 5 %."""
     con = scenario.constraints
-    rows = [
-        _row("step_time", "step time", design.perf.step_time_s, design.target_step_time_s, "s"),
+    rows = [] if design.target_step_time_s == float("inf") else [
+        _row("step_time", "step time", design.perf.step_time_s, design.target_step_time_s, "s")]
+    rows += [
         _row("memory_fit", "memory per GPU", design.perf.memory_per_gpu_gb, design.perf.hbm_usable_gb, "GB"),
     ]
     caps = (

@@ -86,8 +86,8 @@ def test_catalog_json_parses(tmp_path):
 
 def test_catalog_json_with_an_override(tmp_path):
     # nic-quote.yaml prices nic-a at $1,500 over the mini catalog's $1,700
-    proc = run(["catalog", "--catalog", INPUTS / "mini-catalog.yaml", "--catalog", INPUTS / "nic-quote.yaml", "--json"],
-               tmp_path)
+    proc = run(["catalog", "--no-default-catalog", "--catalog", INPUTS / "mini-catalog.yaml", "--catalog",
+                INPUTS / "nic-quote.yaml", "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     [nic] = json.loads(proc.stdout)["nics"]
     assert nic["unit_price_usd"] == 1500
@@ -194,15 +194,33 @@ def test_evaluate_a_fully_pinned_scenario(tmp_path):
     assert b["compute"] > 0
 
 
-def test_evaluate_needs_every_decision_pinned(tmp_path):
+def test_evaluate_with_partial_pins_optimises_the_rest(tmp_path):
+    """dp left out of the pin block: evaluate optimises it (SPEC §8.1) and writes JSON and a workbook.
+    The expected dp comes from evaluating every fully pinned variant (the one-design evaluator, not
+    the optimiser): the cheapest design is the smallest dp whose step time meets the 60 s target."""
+    import solver
+    from solver.api import catalog_for
+
     scenario = tmp_path / "half.yaml"
-    # drop dp from the pin block (line 9 of PINNED)
     scenario.write_text(PINNED.replace(" dp: 8,", ""), encoding="utf-8")
-    proc = run(["evaluate", scenario, "--json", tmp_path / "x.json"], tmp_path)
-    assert proc.returncode == 2
-    # the pin block starts on line 8, column 1
-    assert f"{scenario}:8:1: pin: evaluate needs every decision pinned; missing: dp" in proc.stderr
-    assert not (tmp_path / "x.json").exists()
+    ls = solver.load_scenario(scenario)
+    cat = catalog_for(ls)
+    meets = []
+    for dp in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512):  # d·b divides B = 512
+        full = solver.load_scenario({**ls.scenario.model_dump(mode="json"),
+                                     "pin": {**ls.scenario.pin.model_dump(exclude_none=True), "dp": dp}})
+        design = solver.evaluate(full, cat)
+        if design.meets_target and design.perf.fits_memory:
+            meets.append(dp)
+    out, book = tmp_path / "evaluate.json", tmp_path / "evaluate.xlsx"
+    proc = run(["evaluate", scenario, "--json", out, "--xlsx", book], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    [design] = data["designs"]
+    assert design["parallelism"]["dp"] == min(meets)
+    assert (design["parallelism"]["tp"], design["parallelism"]["pp"], design["fabric"]["nic"]) == (4, 2, "cx7-ndr")
+    assert data["pinned"] == ["platform", "nic", "rails_per_node", "tp", "cp", "pp", "vp", "microbatch_size"]
+    assert book.stat().st_size > 0
 
 
 def _assert_unwritable_rejected_before_solving(json_path, tmp_path: Path) -> None:

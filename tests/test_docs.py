@@ -36,8 +36,8 @@ def documented_constraints() -> set[str]:
 
 
 def declared_constraints() -> set[str]:
-    """Every `m.<name> = pyo.Constraint(...)` in the model and fabric modules, plus the caps and the
-    no-good cuts (added with add_component under their own names)."""
+    """Every `m.<name> = pyo.Constraint(...)` in the model and fabric modules, plus the caps, the
+    no-good cuts and `fastest`'s same-speed rows (added with add_component under their own names)."""
     names = set()
     for path in CONSTRAINT_MODULES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -48,7 +48,7 @@ def declared_constraints() -> set[str]:
                     for target in node.targets:
                         if isinstance(target, ast.Attribute):
                             names.add(target.attr)
-    return names | set(CAP_NAMES) | {"nogood_k"}
+    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k"}
 
 
 def test_model_md_names_exactly_the_declared_constraint_families():

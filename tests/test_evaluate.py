@@ -53,7 +53,7 @@ def test_evaluate_of_pinned_optimum_adds_up_and_matches_solve(path, tmp_path):
     # compute + bubble + exposed tp/cp/pp/dp is the step time (SPEC §4.5), and exposed_comm their sum
     assert b["compute"] + b["bubble"] + b["tp"] + b["cp"] + b["pp"] + b["dp"] == pytest.approx(design["step_time_s"], rel=1e-12)
     assert b["tp"] + b["cp"] + b["pp"] + b["dp"] == pytest.approx(b["exposed_comm"], rel=1e-12)
-    assert design["step_time_s"] <= design["target_step_time_s"]
+    assert design["meets_target"]  # step time ≤ target (no target for objective: fastest)
     # the same design through solve and through evaluate
     assert design["step_time_s"] == pytest.approx(best.perf.step_time_s, rel=1e-12)
     assert design["capex_usd"] == pytest.approx(best.cost.capex_usd, abs=0.01)

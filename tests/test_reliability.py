@@ -480,6 +480,7 @@ def test_ctrl_c_during_sweep_keeps_outputs_and_finished_points_then_resume_finis
     assert proc.returncode == 130, err  # EXIT_INTERRUPTED in solver/cli.py
     assert "Traceback" not in err + out
     assert "interrupted" in err
+    assert "--resume" in err  # the message says how to continue (issue 17)
     kept = point_lines(results)
     assert 1 <= len(seen) <= len(kept) < 6  # finished points stay; at least one was left unsolved
     assert kept[:len(seen)] == seen

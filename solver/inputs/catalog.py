@@ -17,6 +17,7 @@ from .yaml_safe import Document, raise_if, read_yaml, validate
 
 CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
 
+
 def default_catalog_path() -> Path:
     """The shipped catalog: inside an installed wheel (solver/catalogs/default.yaml), else in the
     source tree beside the package (catalogs/default.yaml). Both are found from this file's own
@@ -45,16 +46,31 @@ def provenance(catalog: Catalog) -> CatalogProvenance:
 
 
 def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
-    """Load and merge catalog files; later files override entries with the same id."""
+    """Load and merge catalog files in order (None = the shipped default catalog alone).
+
+    A later file's entry with an id an earlier file has overrides it field by field: it may give
+    only some fields (a price-only quote: `id`, `unit_price_usd`, `price_source`, `price_date`), the
+    rest are kept. A quote that sets a price without `price_is_estimate` is a firm price (false).
+    An entry with an id no earlier file has must give every field.
+    """
     paths = [default_catalog_path()] if not paths else list(paths)
     docs = [read_yaml(p) for p in paths]
+    raw: dict[str, dict[str, dict]] = {kind: {} for kind in CATALOG_KINDS}  # merged YAML mappings by id
     merged: dict[str, dict[str, Any]] = {kind: {} for kind in CATALOG_KINDS}
     origin: dict[tuple[str, str], tuple[Document, tuple]] = {}
     overridden: list[str] = []
     facility: dict[str, Any] = {}
     names = []
     for doc in docs:
-        part = validate(doc, Catalog)
+        before = len(doc.problems)
+        data, partial = _layered(doc, raw)
+        flagged = len(doc.problems)
+        part = validate(doc, Catalog, data)
+        if flagged > before:  # an entry already reported as "nothing to override" needs no list of missing fields
+            orphans = {p.path.rsplit(".", 1)[0] for p in doc.problems[before:flagged]}
+            doc.problems[flagged:] = [p for p in doc.problems[flagged:]
+                                      if not (p.message.startswith("required field is missing")
+                                              and p.path.rsplit(".", 1)[0] in orphans)]
         if part is None:
             continue
         names.append(part.name)
@@ -66,8 +82,11 @@ def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
                 ids_here.add(item.id)
                 if item.id in merged[kind]:
                     previous = origin[(kind, item.id)][0].path
-                    overridden.append(f"{kind}.{item.id}: {doc.path} overrides {previous}")
+                    fields = partial.get((kind, index))
+                    what = f" ({', '.join(fields)})" if fields else ""
+                    overridden.append(f"{kind}.{item.id}: {doc.path} overrides {previous}{what}")
                 merged[kind][item.id] = item
+                raw[kind][item.id] = data[kind][index]
                 origin[(kind, item.id)] = (doc, (kind, index))
         if part.facility is not None:
             facility.update(part.facility.model_dump(exclude_unset=True))
@@ -82,6 +101,58 @@ def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
     catalog._provenance = CatalogProvenance([(d.path, d.sha256) for d in docs], origin, overridden)
     _check_catalog_references(catalog)
     return catalog
+
+
+def _layered(doc: Document, raw: dict[str, dict[str, dict]]) -> tuple[dict, dict]:
+    """The file's data with each entry whose id an earlier file has laid over that entry's fields,
+    and {(kind, index): the fields it gives}. An incomplete entry with a new id is reported here
+    (an override needs an entry to override), not as a list of missing fields."""
+    data = dict(doc.data)
+    partial: dict[tuple[str, int], list[str]] = {}
+    earlier = any(raw[kind] for kind in CATALOG_KINDS)
+    for kind in CATALOG_KINDS:
+        items = data.get(kind)
+        if not isinstance(items, list):
+            continue
+        layered = []
+        for index, item in enumerate(items):
+            ident = item.get("id") if isinstance(item, dict) else None
+            if isinstance(ident, str) and ident in raw[kind]:
+                given = dict(item)
+                if "unit_price_usd" in given and "price_is_estimate" not in given:
+                    given["price_is_estimate"] = False  # a quoted price is a firm price
+                if _missing(kind, item):
+                    partial[(kind, index)] = [k for k in item if k != "id"]
+                item = {**raw[kind][ident], **given}
+            elif isinstance(ident, str) and earlier and _looks_partial(kind, item):
+                doc.problems.append(doc.problem((kind, index, "id"), _no_entry_to_override(kind, ident, raw), ident))
+            layered.append(item)
+        data[kind] = layered
+    return data, partial
+
+
+def _missing(kind: str, item: dict) -> list[str]:
+    """The required fields of its kind a catalog entry does not give."""
+    model = Catalog.model_fields[kind].annotation.__args__[0]  # type: ignore[union-attr]
+    return [name for name, info in model.model_fields.items() if info.is_required() and name not in item]
+
+
+def _looks_partial(kind: str, item: dict) -> bool:
+    """An entry that gives fewer than half of its kind's required fields is meant as an override
+    (a price-only quote), not as a new entry with a few fields forgotten."""
+    model = Catalog.model_fields[kind].annotation.__args__[0]  # type: ignore[union-attr]
+    required = sum(1 for info in model.model_fields.values() if info.is_required())
+    return len(_missing(kind, item)) > required / 2
+
+
+def _no_entry_to_override(kind: str, ident: str, raw: dict[str, dict[str, dict]]) -> str:
+    import difflib
+
+    known = sorted(raw[kind])
+    close = difflib.get_close_matches(ident, known, n=1, cutoff=0.5)
+    hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(known) or 'none'}"
+    return (f"no {kind} entry with this id in the catalogs before this file ({hint}); an entry that gives only "
+            "some fields (e.g. a price-only quote) overrides an existing id; a new entry must give every field")
 
 
 def _facility(values: dict) -> Facility:

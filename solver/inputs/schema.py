@@ -310,21 +310,31 @@ class Target(Strict):
     step_time_s: Annotated[float, Field(gt=0, le=10000000.0)] | None = None
     """The step time to meet, s."""
     train_tokens: Annotated[float, Field(gt=0, le=1e+18)] | None = None
-    """Tokens to train on (with train_days instead of step_time_s)."""
+    """Tokens to train on: with train_days instead of step_time_s, or alone to show each design's training days."""
     train_days: Annotated[float, Field(gt=0, le=100000.0)] | None = None
     """Days to train train_tokens in."""
+    goodput: Annotated[float, Field(gt=0, le=1)] = 1.0
+    """Fraction of wall-clock time spent on training steps (restarts, failures and checkpoints take the rest):
+    the step-time target is train_days·86,400·goodput / steps, and training days = steps·step_time / (goodput·86,400)."""
 
     @model_validator(mode="after")
     def _one_way(self) -> Target:
         by_time = self.step_time_s is not None
-        by_tokens = self.train_tokens is not None or self.train_days is not None
-        if by_time and by_tokens:
+        if by_time and self.train_days is not None:
             raise ValueError("give either step_time_s, or train_tokens with train_days, not both")
-        if not by_time and not (self.train_tokens is not None and self.train_days is not None):
-            raise ValueError("give step_time_s, or both train_tokens and train_days")
+        if self.train_days is not None and self.train_tokens is None:
+            raise ValueError("train_days needs train_tokens (the tokens to train on in that time)")
+        if self.goodput != 1.0 and self.train_tokens is None:
+            raise ValueError("goodput needs train_tokens: it scales the training days of train_tokens")
         return self
 
+    @property
+    def given(self) -> bool:
+        """A step time follows from the target (step_time_s, or train_tokens with train_days)."""
+        return self.step_time_s is not None or self.train_days is not None
 
+
+CAPS = ("budget_usd", "facility_power_kw", "max_gpus", "max_racks")
 IntChoice = PosInt | list[PosInt] | None
 Ratio = Annotated[float, Field(ge=1, le=64)]
 FloatChoice = Ratio | list[Ratio] | None
@@ -415,7 +425,8 @@ class SweepGrowth(Strict):
 
 class SweepParameter(Strict):
     path: str = Field(min_length=1)
-    values: list[float] | None = Field(default=None, min_length=1, max_length=10_000)
+    values: list[float | str] | None = Field(default=None, min_length=1, max_length=10_000)
+    """The values, one per point: numbers, or words for a word field (precision, a platform id)."""
     range: SweepRange | None = None
     growth: SweepGrowth | None = None
     round_to_int: bool | None = None
@@ -446,12 +457,15 @@ class Scenario(Strict):
     description: str = ""
     catalog: list[str] = []
     workload: Workload
-    target: Target
+    target: Target = Target()
+    """The step time to meet; only `objective: fastest` may leave it out."""
     constraints: Constraints = Constraints()
     parallelism: Parallelism = Parallelism()
     efficiency: EfficiencyOverrides = EfficiencyOverrides()
     overlap: Overlap = Overlap()
-    objective: Literal["capex", "tco"] = "capex"
+    objective: Literal["capex", "tco", "fastest"] = "capex"
+    """`capex` or `tco`: the cheapest design meeting the target; `fastest`: the shortest step time within the
+    caps (budget_usd, facility_power_kw, max_gpus, max_racks), then the cheapest (SPEC §7)."""
     tco: Tco = Tco()
     top_k: Annotated[int, Field(ge=1, le=100)] = 5
     pin: Pin = Pin()
@@ -462,16 +476,33 @@ class Scenario(Strict):
     def _catalog_list(cls, value):
         return [value] if isinstance(value, str) else value
 
+    @model_validator(mode="after")
+    def _target_or_fastest(self) -> Scenario:
+        if not self.target.given and self.objective != "fastest":
+            raise ValueError("target: give step_time_s, or train_tokens with train_days (only objective: fastest "
+                             "may leave the target out)")
+        if self.objective == "fastest" and not any(getattr(self.constraints, cap) is not None for cap in CAPS):
+            raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
+                             "facility_power_kw, max_gpus or max_racks")
+        return self
+
+    def train_steps(self) -> int | None:
+        """Optimizer steps to train target.train_tokens: ⌈train_tokens / (B·s)⌉ (None without train_tokens)."""
+        if self.target.train_tokens is None:
+            return None
+        tokens_per_step = self.workload.global_batch_size * self.workload.model.seq_len
+        return math.ceil(self.target.train_tokens / tokens_per_step)
+
     def target_step_time_s(self) -> float:
-        """The step-time target; from train_tokens and train_days when given that way."""
+        """The step-time target: step_time_s, or train_days·86,400·goodput / ⌈train_tokens / (B·s)⌉;
+        infinite for `objective: fastest` without a target (the caps bound the design instead)."""
         t = self.target
         if t.step_time_s is not None:
             return t.step_time_s
-        assert t.train_tokens is not None, "Target._one_way"
-        assert t.train_days is not None, "Target._one_way"
-        tokens_per_step = self.workload.global_batch_size * self.workload.model.seq_len
-        steps = t.train_tokens / tokens_per_step
-        return t.train_days * 86_400.0 / math.ceil(steps)
+        steps = self.train_steps()
+        if t.train_days is None or steps is None:
+            return math.inf  # objective: fastest without a target (_target_or_fastest)
+        return t.train_days * 86_400.0 * t.goodput / steps
 
 
 def as_list(choice) -> list | None:

@@ -288,6 +288,10 @@ def _problem_from(doc: Document, model_cls: type[BaseModel], err: Any) -> Proble
         return doc.problem(loc, "required field is missing: add it")
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
+    head, sep, rest = message.partition(": ")
+    if sep and not loc and isinstance(err.get("input"), dict) and head in model_cls.model_fields:
+        # a whole-model check names the key it is about ("target: give ..."): point at that key
+        return doc.problem(loc + (head,), rest)
     if err["type"] in ("finite_number",):
         message = "must be a finite number (NaN and infinity are not allowed)"
     return doc.problem(loc, message, err.get("input"))

@@ -6,6 +6,7 @@ one buildable design: its job domains, spare units, nodes and fewest tier count.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from .. import costing
@@ -53,6 +54,7 @@ class ModelData:
     pin_tiers: int | None = None
     pin_nodes: int | None = None
     dropped: dict = field(default_factory=dict)
+    over_caps: frozenset = frozenset()  # points (i, j, a) whose lower bounds already break a cap (ranking)
 
 
 def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData:
@@ -91,13 +93,22 @@ def model_data(space: DesignSpace) -> ModelData:
             dropped[a.label()] = str(exc)
     con = sc.constraints
     return ModelData(
-        space=space, archs=archs, target_step_time_s=space.target_step_time_s, objective=sc.objective,
+        space=space, archs=archs, target_step_time_s=finite_target_s(space), objective=sc.objective,
         spare_fraction=con.spare_nodes_fraction, contingency_fraction=con.contingency_fraction,
         pue=pue, usd_per_kwh=usd_per_kwh, years=sc.tco.years,
         caps={"max_gpus": con.max_gpus, "budget_usd": con.budget_usd, "facility_power_kw": con.facility_power_kw,
               "max_racks": con.max_racks},
         pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped,
     )
+
+
+def finite_target_s(space: DesignSpace) -> float:
+    """The target the step_time rows use: the scenario's, or (`fastest` without a target) one above
+    every point's step time, so the rows hold at every point and bind nowhere."""
+    if math.isfinite(space.target_step_time_s):
+        return space.target_step_time_s
+    slowest = max((t for s in space.shapes for t in s.step_time_s), default=1.0)
+    return 2.0 * slowest + 1.0
 
 
 def points(data: ModelData) -> dict:
@@ -116,6 +127,8 @@ def points(data: ModelData) -> dict:
             spares = costing.spare_units_for(units, data.spare_fraction)
             nodes = costing.total_nodes(plat, dom, data.spare_fraction)
             for a in by_perf.get(s.perf, []):
+                if (i, j, a) in data.over_caps:
+                    continue
                 ad = data.archs[a]
                 fits = [t for t in (1, 2, 3) if nodes <= ad.fab.cap[t]]
                 tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)

@@ -305,7 +305,13 @@ def add_pins(m: Any) -> None:
 
 
 def add_objective(m: Any, soft: bool) -> None:
-    """minimise capex or TCO (M$); with soft caps, plus a large penalty per relative unit of slack."""
+    """minimise capex or TCO (M$); with soft caps, plus a large penalty per relative unit of slack.
+    `fastest` minimises the step time (add_step_objective); with soft caps it minimises capex, so the
+    diagnosis reports what the cheapest design needs."""
+    if m.data.objective == "fastest" and not soft:
+        add_step_objective(m)
+        m.objective = pyo.Objective(expr=m.step_objective_ms, sense=pyo.minimize)
+        return
     base = m.total_tco_musd if m.data.objective == "tco" else m.total_capex_musd
     if soft:
         penalty = 0
@@ -315,6 +321,22 @@ def add_objective(m: Any, soft: bool) -> None:
                 penalty += 1e9 * m.cap_slack[name] / max(scale, 1e-9)
         base = base * 1e-6 + penalty
     m.objective = pyo.Objective(expr=base, sense=pyo.minimize)
+
+
+def add_step_objective(m: Any) -> None:
+    """step_objective = Σ_{s,j,a} T_sj·w[s,j,a] in ms (SPEC §7 `fastest`): exactly one point is chosen
+    and T_sj, the step time of shape s at d = D_sj, is a constant of the point (the design space
+    reads it off the same coefficients as step_time[s]), so the step time is linear in w."""
+    shapes = m.data.space.shapes
+    m.step_objective_ms = sum(1e3 * shapes[i].step_time_s[j] * m.w[i, j, a] for (i, j, a) in m.SJA)
+
+
+def bound_step_time(m: Any, limit_s: float, index: int) -> Any:
+    """same_speed_k: Σ T_sj·w ≤ limit (ms) — the second stage of `fastest` keeps the designs as fast as
+    the first stage's (within ranking.same_speed) and minimises their cost."""
+    row = pyo.Constraint(expr=m.step_objective_ms <= 1e3 * limit_s)
+    m.add_component(f"same_speed_{index}", row)
+    return row
 
 
 # ===================================================================================== decode
@@ -345,11 +367,14 @@ def decode(m: Any) -> Choice:
 
 
 def add_no_good(m: Any, choice: Choice, distinct_by: str, index: int) -> None:
-    """nogood_k: forbid the identity just found — tier[a,t] ≤ 0 (architecture identity) or
-    y_s + tier[a,t] ≤ 1 (layout identity)."""
+    """nogood_k: forbid the identity just found — tier[a,t] ≤ 0 (architecture identity),
+    y_s + tier[a,t] ≤ 1 (layout identity) or Σ_{a' on platform(a)} x[a'] ≤ 0 (platform identity)."""
     a, t = choice.arch_index, choice.tiers
     if distinct_by == "layout":
         expr = m.y[choice.shape_index] + m.tier[a, t] <= 1
+    elif distinct_by == "platform":
+        platform = m.data.archs[a].arch.platform
+        expr = sum(m.x[b] for b in m.A if m.data.archs[b].arch.platform == platform) <= 0
     else:
         expr = m.tier[a, t] <= 0
     m.add_component(f"nogood_{index}", pyo.Constraint(expr=expr))

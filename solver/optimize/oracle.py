@@ -43,13 +43,36 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
 
 
 def best_distinct(designs: list[Design], k: int, distinct_by: str = "architecture") -> list[Design]:
-    """The K best designs with distinct identities from an enumeration (sorted input)."""
+    """The K best designs with distinct identities from an enumeration (sorted input); `fastest`
+    designs go to `best_fastest`."""
+    if designs and designs[0].objective == "fastest":
+        return best_fastest(designs, k, distinct_by)
     seen, out = set(), []
     for d in designs:
-        key = d.identity if distinct_by == "architecture" else d.layout_identity
+        key = d.identity_by(distinct_by)
         if key not in seen:
             seen.add(key)
             out.append(d)
         if len(out) == k:
             break
+    return out
+
+
+def best_fastest(designs: list[Design], k: int, distinct_by: str = "architecture") -> list[Design]:
+    """`fastest` by enumeration, rank by rank: among the designs of identities not yet ranked, the
+    least step time T1; of those as fast as T1 (`ranking.same_speed`), the cheapest (then the
+    layout and dp, as `Design.sort_key`)."""
+    from .ranking import same_speed  # the one tie rule, shared with the model's second stage
+
+    seen: set = set()
+    out: list[Design] = []
+    while len(out) < k:
+        left = [d for d in designs if d.identity_by(distinct_by) not in seen]
+        if not left:
+            break
+        fastest_s = min(d.perf.step_time_s for d in left)
+        tied = [d for d in left if same_speed(d.perf.step_time_s, fastest_s)]
+        best = min(tied, key=lambda d: (round(d.objective_usd, 2), d.perf.step_time_s, d.layout_identity, d.layout.dp))
+        seen.add(best.identity_by(distinct_by))
+        out.append(best)
     return out

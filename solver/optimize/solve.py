@@ -10,13 +10,28 @@ from ..errors import CatalogCannotBuild, InputError, SolverFailure
 from ..inputs import LoadedScenario, check_against_catalog, default_catalog_path, load_catalog, load_scenario
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
-from ..results import Design, SolveResult, make_design
+from ..results import Design, SolveResult, binding_constraints, make_design
 
 
-def catalog_for(scenario: LoadedScenario, base_paths: list | None = None) -> Catalog:
-    """The catalog a scenario runs on: the base files (default: shipped) plus its own `catalog:` list."""
-    base = list(base_paths) if base_paths else [default_catalog_path()]
-    return load_catalog(base + list(scenario.catalog_paths))
+def catalog_for(scenario: LoadedScenario, base_paths: list | None = None, default: bool = True) -> Catalog:
+    """The catalog a scenario runs on: the shipped default (unless `default` is false), the extra
+    `base_paths` layered over it, then the scenario's own `catalog:` list (SPEC §8.1)."""
+    return load_catalog(layered_paths(base_paths, default) + list(scenario.catalog_paths))
+
+
+def layered_paths(paths: list | None = None, default: bool = True) -> list:
+    """The catalog files to merge, in order: the shipped default first unless `default` is false."""
+    first = [default_catalog_path()] if default else []
+    return first + [p for p in (paths or []) if not (default and _same_file(p, first[0]))]
+
+
+def _same_file(a, b) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
 
 
 def as_loaded(scenario) -> LoadedScenario:
@@ -24,10 +39,14 @@ def as_loaded(scenario) -> LoadedScenario:
     return scenario if isinstance(scenario, LoadedScenario) else load_scenario(scenario)
 
 
+DISTINCT_BY = ("architecture", "platform", "layout")
+
+
 def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
           distinct_by: str = "architecture", time_limit_s: float | None = None,
           progress: Callable[[int, int], None] | None = None, prune: str = "dominated") -> SolveResult:
-    """Find the K cheapest distinct designs that meet the target (SPEC §7)."""
+    """Find the K best distinct designs (SPEC §7): the cheapest meeting the target (`capex`, `tco`), or
+    the fastest within the caps (`fastest`); distinct by architecture, platform or layout."""
     from .diagnose import explain_infeasible  # lazy: Pyomo is only needed to solve
     from .highs import HighsAdapter
     from .ranking import k_best
@@ -39,7 +58,10 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
     sc = ls.scenario
     k = top_k or sc.top_k
     t1 = time.perf_counter()
-    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by == "architecture"))
+    if distinct_by not in DISTINCT_BY:
+        raise ValueError(f"distinct_by must be one of {DISTINCT_BY}")
+    # equal-cost twins of one performance class share their architecture and platform, not their layout
+    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by != "layout"))
     t2 = time.perf_counter()
     stats = {"combinations": space.combinations, "architectures": len(space.architectures),
              "shapes_kept": len(space.shapes), "points_kept": space.points, "pruned": space.pruned}
@@ -112,6 +134,37 @@ def evaluate(scenario, catalog: Catalog | None = None) -> Design:
                                       "pin a matching dp or remove pin.nodes", pin.nodes)])
     design.rank = 1
     return design
+
+
+def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float | None = None) -> SolveResult:
+    """`fabricplan evaluate` (SPEC §8.1): with every decision pinned, the one design (`evaluate`);
+    with some pinned, the pins fix those and the optimiser chooses the rest — the best design meeting
+    the target, or, when none does, the fastest design the pins allow (with the explanation). The
+    result's stats name the pinned and the optimised decisions."""
+    from .diagnose import fastest_design
+
+    ls = as_loaded(scenario)
+    cat = catalog if catalog is not None else catalog_for(ls)
+    sc = ls.scenario
+    pinned = [name for name in EVALUATE_PINS if getattr(sc.pin, name) is not None]
+    stats = {"pinned": pinned, "optimised": [name for name in EVALUATE_PINS if name not in pinned]}
+    if len(pinned) == len(EVALUATE_PINS):
+        design = evaluate(ls, cat)
+        status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
+        return SolveResult(sc.name, status, [design], 0.0, stats=stats)
+    result = solve(ls, cat, top_k=1, time_limit_s=time_limit_s)
+    result.stats.update(stats)
+    if result.designs or sc.objective == "fastest":
+        return result
+    check_against_catalog(ls, cat)
+    reach = fastest_design(sc, cat, time_limit_s)
+    if reach is not None:  # what the pins can do: judged against the scenario's own target
+        reach.target_step_time_s = sc.target_step_time_s()
+        reach.objective = sc.objective
+        reach.binding = binding_constraints(reach, sc)
+        reach.rank = 1
+        result.designs = [reach]
+    return result
 
 
 def _default_switch(cat: Catalog, nic) -> str | None:

@@ -11,7 +11,7 @@ def _x_values(report: dict) -> tuple[list, list[str], str]:
     """Numeric x for a one-axis numeric sweep (true spacing), else the point's position."""
     points = report["points"]
     axes = report["axes"]
-    if len(axes) == 1 and axes[0]["kind"] != "model":
+    if len(axes) == 1 and axes[0]["kind"] not in ("model", "text"):
         name = axes[0]["name"]
         return [p["values"][name] for p in points], [p["labels"][name] for p in points], name
     labels = [", ".join(str(v) for v in p["labels"].values()) for p in points]
@@ -20,7 +20,7 @@ def _x_values(report: dict) -> tuple[list, list[str], str]:
 
 def _log_x(xs: list, report: dict) -> bool:
     """Geometric sweeps read best on a log axis: one numeric axis, positive, spanning 4× or more."""
-    numeric = len(report["axes"]) == 1 and report["axes"][0]["kind"] != "model"
+    numeric = len(report["axes"]) == 1 and report["axes"][0]["kind"] not in ("model", "text")
     return numeric and min(xs) > 0 and max(xs) / min(xs) >= 4
 
 

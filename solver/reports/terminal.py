@@ -1,6 +1,9 @@
 """Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from rich.console import Console
 from rich.table import Table
 
@@ -22,25 +25,139 @@ def _gb(value: float) -> str:
     return f"{value / 1e9:,.1f} GB"
 
 
-def solve_table(result: SolveResult) -> Table:
-    t = Table(title=f"{result.scenario}: {len(result.designs)} design(s), status {result.status}", title_justify="left")
-    for col in ("#", "architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "MFU", "facility kW",
-                "racks", "capex", "TCO"):
-        t.add_column(col, justify="left" if col in ("architecture", "layout tp·cp·pp·vp·dp·mbs") else "right")
-    for d in result.designs:
-        lay = d.layout
-        t.add_row(str(d.rank), d.label, f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
-                  f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}",
-                  f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}", f"{d.perf.mfu:.1%}",
-                  f"{d.cost.facility_power_kw:,.0f}", f"{d.cost.racks:,}", _usd(d.cost.capex_usd), _usd(d.cost.tco_usd))
+# ------------------------------------------------------------------------- width-aware tables
+
+
+@dataclass
+class Column:
+    """One table column: numbers are never wrapped or cut (min width = their longest cell); text
+    columns wrap within `min_width`. Columns are dropped from the highest `drop` rank first when the
+    terminal is too narrow (0 = always shown)."""
+
+    header: str
+    cells: list[str]
+    number: bool = True
+    drop: int = 0
+    min_width: int = 10
+
+    def width(self) -> int:
+        longest = max([len(_MARKUP.sub("", c)) for c in self.cells] + [len(w) for w in self.header.split()] + [1])
+        return longest if self.number else min(longest, self.min_width)
+
+
+_MARKUP = re.compile(r"\[/?[a-z ]*\]")  # rich style tags take no room on screen
+CELL_OVERHEAD = 3  # one space each side and one border per column (rich's default box)
+
+
+def fit_columns(columns: list[Column], width: int | None, wide: bool = False) -> list[Column]:
+    """The columns to show at `width` characters: every column when `wide` or when they fit, else
+    drop the least important (highest `drop`) until the rest fit; numbers keep their full width."""
+    if wide or width is None:
+        return columns
+    shown = list(columns)
+    for rank in sorted({c.drop for c in columns if c.drop > 0}, reverse=True):
+        if sum(c.width() + CELL_OVERHEAD for c in shown) + 1 <= width:
+            break
+        shown = [c for c in shown if c.drop != rank]
+    return shown
+
+
+def make_table(title: str, columns: list[Column], width: int | None, wide: bool = False,
+               footer: list[str] | None = None) -> Table:
+    shown = fit_columns(columns, width, wide)
+    t = Table(title=title, title_justify="left")
+    for c in shown:
+        if c.number:
+            t.add_column(c.header, justify="right", no_wrap=True, min_width=c.width())
+        else:
+            t.add_column(c.header, justify="left", overflow="fold", min_width=min(c.min_width, c.width()))
+    rows = len(columns[0].cells) if columns else 0
+    for i in range(rows):
+        t.add_row(*(c.cells[i] for c in shown))
+    hidden = [c.header for c in columns if c not in shown]
+    if hidden:
+        t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows every column)"
+        t.caption_justify = "left"
     return t
 
 
-def print_solve(result: SolveResult, console: Console) -> None:
+def differs_from_first(design: Design, first: Design) -> str:
+    """How a design differs from the best one: the architecture's parts and the layout."""
+    if design is first:
+        return "—"
+    a, b = design.architecture, first.architecture
+    out = []
+    if a.platform != b.platform:
+        out.append(f"platform {a.platform}")
+    if a.nic != b.nic or a.rails_per_node != b.rails_per_node:
+        out.append(f"{a.rails_per_node}×{a.nic}" if a.nic != b.nic else f"{a.rails_per_node} rails")
+    if a.switch != b.switch:
+        out.append(f"switch {a.switch}")
+    if design.tiers != first.tiers:
+        out.append(f"{design.tiers} tier" + ("s" if design.tiers != 1 else ""))
+    if a.oversubscription != b.oversubscription:
+        out.append(f"{a.oversubscription:g}:1")
+    if _layout(design) != _layout(first):
+        out.append(f"layout {_layout(design)}")
+    if design.cost.gpus != first.cost.gpus:
+        out.append(f"{design.cost.gpus - first.cost.gpus:+,} GPUs")
+    return "; ".join(out) or "same design, other layout"
+
+
+def _layout(d: Design) -> str:
+    lay = d.layout
+    return f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}"
+
+
+def _step(d: Design) -> str:
+    if d.objective == "fastest" and d.target_step_time_s == float("inf"):
+        return f"{d.perf.step_time_s:.2f}"
+    return f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}"
+
+
+def solve_columns(result: SolveResult) -> list[Column]:
+    ds = result.designs
+    first = ds[0] if ds else None
+    money = "TCO" if ds and ds[0].objective == "tco" else "capex"
+    other = "capex" if money == "TCO" else "TCO"
+
+    def usd(d: Design, which: str) -> str:
+        return _usd(d.cost.tco_usd if which == "TCO" else d.cost.capex_usd)
+
+    cols = [
+        Column("#", [str(d.rank) for d in ds]),
+        Column("architecture", [d.label for d in ds], number=False, min_width=14),
+        Column("GPUs", [f"{d.cost.gpus:,}" for d in ds]),
+        Column("step s", [_step(d) for d in ds]),
+    ]
+    if ds and ds[0].train_days is not None:
+        cols.append(Column("train days", [f"{d.train_days:,.1f}" for d in ds], drop=2))
+    cols += [
+        Column(money, [usd(d, money) for d in ds]),
+        Column("differs from #1", [differs_from_first(d, first) for d in ds], number=False, min_width=14, drop=1)
+        if first is not None else Column("differs from #1", [], number=False),
+        Column("layout tp·cp·pp·vp·dp·mbs", [_layout(d) for d in ds], number=False, min_width=12, drop=3),
+        Column("nodes", [f"{d.cost.nodes:,}" for d in ds], drop=4),
+        Column("MFU", [f"{d.perf.mfu:.1%}" for d in ds], drop=5),
+        Column("facility kW", [f"{d.cost.facility_power_kw:,.0f}" for d in ds], drop=6),
+        Column(other, [usd(d, other) for d in ds], drop=6),
+        Column("racks", [f"{d.cost.racks:,}" for d in ds], drop=7),
+    ]
+    return cols
+
+
+def solve_table(result: SolveResult, width: int | None = None, wide: bool = False) -> Table:
+    title = f"{result.scenario}: {len(result.designs)} design(s), status {result.status}"
+    return make_table(title, solve_columns(result), width, wide)
+
+
+def print_solve(result: SolveResult, console: Console, wide: bool = False) -> None:
     if result.status == "infeasible":
         console.print(f"[bold red]infeasible[/]: {result.explanation}")
         return
-    console.print(solve_table(result))
+    if result.designs and result.designs[0].objective == "fastest":
+        console.print("objective: fastest design within the caps (ranked by step time, then cost)")
+    console.print(solve_table(result, console.width, wide))
     for d in result.designs:
         tight = [b["text"] for b in d.binding if b["binding"]]
         if tight:
@@ -54,7 +171,36 @@ def print_solve(result: SolveResult, console: Console) -> None:
         console.print(f"[yellow]warning[/]: {w}")
 
 
-def print_design(design: Design, console: Console) -> None:
+def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
+    """The best design of each scenario side by side: one column per scenario, one row per figure."""
+    rows = ["architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
+            "facility kW", "racks", "capex", "TCO", "capex per GPU"]
+    t = Table(title="best design per scenario", title_justify="left")
+    t.add_column("", justify="left", no_wrap=True)
+    for r, f in zip(results, files):
+        t.add_column(f"{r.scenario}\n({f})", justify="right", overflow="fold", min_width=14)
+    cells: dict[str, list[str]] = {row: [] for row in rows}
+    for r in results:
+        d = r.designs[0] if r.designs else None
+        values = _compare_cells(d) if d is not None else {"architecture": "infeasible"}
+        for row in rows:
+            cells[row].append(values.get(row, ""))
+    for row in rows:
+        if any(cells[row]):
+            t.add_row(row, *cells[row])
+    return t
+
+
+def _compare_cells(d: Design) -> dict[str, str]:
+    return {"architecture": d.label, "GPUs": f"{d.cost.gpus:,}", "nodes": f"{d.cost.nodes:,}",
+            "layout tp·cp·pp·vp·dp·mbs": _layout(d), "step s": _step(d),
+            "train days": "" if d.train_days is None else f"{d.train_days:,.1f}", "MFU": f"{d.perf.mfu:.1%}",
+            "facility kW": f"{d.cost.facility_power_kw:,.0f}", "racks": f"{d.cost.racks:,}",
+            "capex": _usd(d.cost.capex_usd), "TCO": _usd(d.cost.tco_usd),
+            "capex per GPU": _usd(d.cost.capex_usd / max(1, d.cost.gpus))}
+
+
+def print_design(design: Design, console: Console, wide: bool = False) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
     console.print(f"[bold]{design.label}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
@@ -79,23 +225,27 @@ def print_design(design: Design, console: Console) -> None:
     console.print(f"fabric: {f.tiers} tier(s), {f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core "
                   f"{c.switch}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
-    console.print(bom_table(design))
+    console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
         console.print(f"  {flag}{b['text']}")
 
 
-def bom_table(design: Design) -> Table:
-    t = Table(title="bill of materials", title_justify="left")
-    for col in ("category", "part", "description", "qty", "unit $", "extended $", "source", "date"):
-        t.add_column(col, justify="right" if col in ("qty", "unit $", "extended $") else "left", overflow="fold")
-    for line in design.cost.bom:
-        est = " (est.)" if line.price_is_estimate else ""
-        t.add_row(line.category, line.part, line.description, f"{line.quantity:,}", f"{line.unit_price_usd:,.2f}",
-                  f"{line.extended_usd:,.2f}", line.price_source[:40] + est, line.price_date)
-    t.add_row("", "", "[bold]total[/]", "", "", f"[bold]{design.cost.capex_usd:,.2f}[/]", "", "")
-    return t
+def bom_table(design: Design, width: int | None = None, wide: bool = False) -> Table:
+    lines = design.cost.bom
+    cols = [
+        Column("category", [x.category for x in lines] + [""], number=False, min_width=8, drop=2),
+        Column("part", [x.part for x in lines] + [""], number=False, min_width=10),
+        Column("description", [x.description for x in lines] + ["[bold]total[/]"], number=False, min_width=12, drop=1),
+        Column("qty", [f"{x.quantity:,}" for x in lines] + [""]),
+        Column("unit $", [f"{x.unit_price_usd:,.2f}" for x in lines] + [""]),
+        Column("extended $", [f"{x.extended_usd:,.2f}" for x in lines] + [f"[bold]{design.cost.capex_usd:,.2f}[/]"]),
+        Column("source", [x.price_source[:40] + (" (est.)" if x.price_is_estimate else "") for x in lines] + [""],
+               number=False, min_width=12, drop=3),
+        Column("date", [x.price_date for x in lines] + [""], drop=4),
+    ]
+    return make_table("bill of materials", cols, width, wide)
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
@@ -143,27 +293,42 @@ def _usd_or_dash(value) -> str:
     return "—" if value is None else f"${value:,.0f}"
 
 
-def sweep_table(report: dict) -> Table:
-    t = Table(title=f"{report['scenario']}: sweep of {len(report['points'])} point(s)", title_justify="left")
+def _sweep_step(r: dict) -> str:
+    target = r.get("target_step_time_s")
+    if target is None or target == float("inf"):  # objective: fastest without a target
+        return f"{r['step_time_s']:.2f}"
+    return f"{r['step_time_s']:.2f} / {target:.2f}"
+
+
+def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> Table:
+    title = f"{report['scenario']}: sweep of {len(report['points'])} point(s)"
+    points = report["points"]
     names = [a["name"] for a in report["axes"]]
-    for name in names:
-        t.add_column(name, justify="right")
-    for col in ("status", "architecture", "GPUs", "nodes", "step s", "MFU", "capex", "TCO", "$/PFLOP/s", "TCO $/Mtok"):
-        t.add_column(col, justify="left" if col in ("status", "architecture") else "right")
-    for r in report["points"]:
-        cells = [r["labels"].get(n, "") for n in names]
-        if r.get("architecture"):
-            cells += [r["status"], r["architecture"], f"{r['gpus']:,}", f"{r['nodes']:,}",
-                      f"{r['step_time_s']:.2f} / {r['target_step_time_s']:.2f}", f"{r['mfu']:.1%}", _usd_or_dash(r["capex_usd"]),
-                      _usd_or_dash(r["tco_usd"]), _usd_or_dash(r["capex_usd_per_pflop_s"]), f"${r['tco_usd_per_million_tokens']:,.2f}"]
-        else:
-            cells += [f"[red]{r['status']}[/]", (r.get("reason") or "")[:80]] + [""] * 8
-        t.add_row(*cells)
-    return t
+    solved = [r if r.get("architecture") else None for r in points]
+
+    def col(header: str, cell, number: bool = True, drop: int = 0, min_width: int = 10) -> Column:
+        return Column(header, [cell(r) if r is not None else "" for r in solved], number, drop, min_width)
+
+    cols = [Column(n, [r["labels"].get(n, "") for r in points]) for n in names]
+    cols.append(Column("status", [r["status"] if r.get("architecture") else f"[red]{r['status']}[/]" for r in points],
+                       number=False, min_width=8))
+    cols.append(Column("architecture", [r.get("architecture") or (r.get("reason") or "")[:80] for r in points],
+                       number=False, min_width=14))
+    cols += [
+        col("GPUs", lambda r: f"{r['gpus']:,}"),
+        col("step s", _sweep_step),
+        col("capex", lambda r: _usd_or_dash(r["capex_usd"])),
+        col("nodes", lambda r: f"{r['nodes']:,}", drop=4),
+        col("MFU", lambda r: f"{r['mfu']:.1%}", drop=3),
+        col("TCO", lambda r: _usd_or_dash(r["tco_usd"]), drop=2),
+        col("$/PFLOP/s", lambda r: _usd_or_dash(r["capex_usd_per_pflop_s"]), drop=5),
+        col("TCO $/Mtok", lambda r: f"${r['tco_usd_per_million_tokens']:,.2f}", drop=1),
+    ]
+    return make_table(title, cols, width, wide)
 
 
-def print_report(report: dict, console) -> None:
-    console.print(sweep_table(report))
+def print_report(report: dict, console, wide: bool = False) -> None:
+    console.print(sweep_table(report, console.width, wide))
     for s in report["switch_points"]:
         console.print(f"switch point at {', '.join(f'{k}={v}' for k, v in s['labels'].items())}: "
                       f"{s['from']} → [bold]{s['to']}[/]")

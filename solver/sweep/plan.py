@@ -33,8 +33,11 @@ FORBIDDEN_ROOTS = ("sweep", "top_k")  # a point is solved with top_k = 1 and no 
 
 
 def _leaf_types(annotation) -> set:
-    """The scalar types an annotation accepts (Optional, Annotated and Union unwrapped; lists skipped)."""
+    """The scalar types an annotation accepts (Optional, Annotated and Union unwrapped; lists skipped;
+    a Literal of words is str)."""
     origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return {type(arg) for arg in typing.get_args(annotation)}
     if origin is typing.Annotated:
         return _leaf_types(typing.get_args(annotation)[0])
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
@@ -55,7 +58,8 @@ def _submodel(annotation) -> type[BaseModel] | None:
 
 
 def field_kind(path: str) -> str:
-    """'int' or 'float' for a numeric scenario field at dotted `path`; ValueError saying why not."""
+    """'int' or 'float' for a numeric scenario field at dotted `path`, 'text' for a word or id field
+    (workload.precision, constraints.platforms: one value per point); ValueError saying why not."""
     parts = path.split(".")
     if parts[0] in FORBIDDEN_ROOTS:
         raise ValueError(f"'{parts[0]}' cannot be swept")
@@ -78,7 +82,9 @@ def field_kind(path: str) -> str:
             return "int"
         if float in leaves:
             return "float"
-        raise ValueError(f"'{path}' is not a numeric field")
+        if str in leaves:
+            return "text"
+        raise ValueError(f"'{path}' is neither a number nor a word")
     raise ValueError("empty path")
 
 
@@ -111,12 +117,14 @@ class Axis:
     name: str  # field path, or "model"
     values: list  # numbers for a field; NamedModel for the model axis
     loc: tuple  # where the axis is defined in the YAML (for errors); () for a flag
-    kind: str = "float"  # int | float | model
+    kind: str = "float"  # int | float | text | model
     rounded: bool = False  # some values were rounded to integers
 
     def label(self, value) -> str:
         if self.kind == "model":
             return value.name
+        if self.kind == "text":
+            return str(value)
         return f"{value:,}" if self.kind == "int" else f"{value:g}"
 
 
@@ -131,7 +139,7 @@ def parameter_values(param: SweepParameter, base: dict) -> list[float]:
     if param.range is not None:
         r = param.range
         if r.stop < r.start:
-            raise ValueError(f"range stop {r.stop:g} is below start {r.start:g}")
+            raise ValueError(descending_range_message(r.start, r.stop, r.step))
         count = math.floor((r.stop - r.start) / r.step * (1 + 1e-9) + 1e-9) + 1
         if count > MAX_POINTS:
             raise ValueError(f"range gives {count:,} values; the limit is {MAX_POINTS:,}")
@@ -145,9 +153,32 @@ def parameter_values(param: SweepParameter, base: dict) -> list[float]:
     return [float(start) * g.factor ** k for k in range(g.steps + 1)]
 
 
+def _text_axis(param: SweepParameter, loc: tuple) -> Axis:
+    """A word or id field (precision, platforms) takes a list of values, one per point."""
+    if param.values is None:
+        raise ValueError(f"{param.path} takes words: list them (values: [bf16, fp8]), not a range or growth")
+    return Axis(param.path, [str(v) if not isinstance(v, float) or not v.is_integer() else str(int(v))
+                             for v in param.values], loc, "text")
+
+
+def descending_range_message(start: float, stop: float, step: float) -> str:
+    """A range runs upwards; say how to write a downward sweep instead (as a list of values)."""
+    step = abs(step) or 1.0
+    count = min(6, math.floor(abs(start - stop) / step + 1e-9) + 1)
+    values = ",".join(f"{start - i * step:g}" for i in range(count))
+    more = ",..." if abs(start - stop) / step + 1e-9 >= count else ""
+    return (f"the range {start:g}:{stop:g} runs downwards: a range is start:stop:step with start ≤ stop and a "
+            f"positive step; to sweep downwards list the values ({values}{more})")
+
+
 def make_axis(param: SweepParameter, base: dict, loc: tuple) -> Axis:
     """Check the path and values of one parameter; integer fields get values rounded half up."""
     kind = field_kind(param.path)
+    if kind == "text":
+        return _text_axis(param, loc)
+    if param.values is not None and any(isinstance(v, str) for v in param.values):
+        word = next(v for v in param.values if isinstance(v, str))
+        raise ValueError(f"{param.path} is a numeric field; '{word}' is not a number")
     raw = parameter_values(param, base)
     rounding = param.round_to_int if param.round_to_int is not None else kind == "int"
     if kind == "int" and not rounding:
@@ -168,7 +199,7 @@ _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 def parse_vary(spec: str) -> SweepParameter:
     """One `--vary` flag → a SweepParameter.
 
-    PATH=v1,v2,…        values
+    PATH=v1,v2,…        values (numbers, or words for a word field: workload.precision=bf16,fp8)
     PATH=start:stop:step  range (stop included)
     PATH=xFACTOR^STEPS    growth from the scenario's value (STEPS + 1 points)
     """
@@ -183,9 +214,14 @@ def parse_vary(spec: str) -> SweepParameter:
             return SweepParameter(path=path, growth=SweepGrowth(factor=float(m[1]), steps=int(m[2])))
         if re.fullmatch(rf"{_NUMBER}:{_NUMBER}:{_NUMBER}", rhs):
             start, stop, step = (float(x) for x in rhs.split(":"))
+            if stop < start or step <= 0 and stop != start:
+                raise UsageError(f"--vary {path}: " + (descending_range_message(start, stop, step) if stop < start else
+                                 f"the step of a range must be positive (got {step:g})"))
             return SweepParameter(path=path, range=SweepRange(start=start, stop=stop, step=step))
         if re.fullmatch(rf"{_NUMBER}(,{_NUMBER})*", rhs):
             return SweepParameter(path=path, values=[float(x) for x in rhs.split(",")])
+        if re.fullmatch(r"[A-Za-z0-9_.\-]+(,[A-Za-z0-9_.\-]+)*", rhs):  # words: precision, platform ids
+            return SweepParameter(path=path, values=list(rhs.split(",")))
     except ValidationError as exc:
         reason = "; ".join(e["msg"] for e in exc.errors(include_url=False))
         raise UsageError(f"--vary {spec}: {reason}") from None

@@ -21,6 +21,8 @@ from ..reports.json import clean
 from .plan import SweepPlan
 from .summary import SCHEMA, point_summary
 
+DASK_SCHEMES = ("dask", "tcp")  # `--executor tcp://HOST:PORT` is what `dask scheduler` prints
+
 # ------------------------------------------------------------------------------ one point
 
 
@@ -96,7 +98,8 @@ def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_
     """Solve every point of `plan`; return one row per point in point order.
 
     `executor`: "local" (serial when jobs = 1, else a spawn ProcessPoolExecutor of `jobs` workers) or
-    "dask://HOST:PORT" (an existing distributed scheduler). Finished rows are appended to
+    "dask://HOST:PORT" / "tcp://HOST:PORT" (an existing distributed scheduler; tcp:// is the address
+    Dask's scheduler prints). Finished rows are appended to
     `results_path` as they arrive; with `resume`, rows already there are reused.
     """
     done: dict[int, dict] = {}
@@ -117,10 +120,11 @@ def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_
     for row in list(done.values()):
         if on_result is not None:
             on_result(row)
-    if executor.startswith("dask://"):
-        _run_dask(todo, executor[len("dask://"):], finished)
+    scheme, _, address = executor.partition("://")
+    if scheme in DASK_SCHEMES and address:
+        _run_dask(todo, address, finished)
     elif executor != "local":
-        raise UsageError(f"--executor must be local or dask://HOST:PORT (got '{executor}')")
+        raise UsageError(f"--executor must be local, dask://HOST:PORT or tcp://HOST:PORT (got '{executor}')")
     elif jobs <= 1 or len(todo) <= 1:
         for task in todo:
             finished(solve_point(task))
@@ -160,7 +164,7 @@ def _run_dask(tasks: list[dict], address: str, finished: Callable[[dict], None])
     except ImportError:
         raise UsageError("--executor dask://… needs Dask: pip install 'fabricplan[dask]'") from None
     if not re.fullmatch(r"[^\s:/]+:\d+", address):
-        raise UsageError(f"--executor expects dask://HOST:PORT (got 'dask://{address}')")
+        raise UsageError(f"--executor expects dask://HOST:PORT or tcp://HOST:PORT (got '{address}')")
     try:
         client = Client(f"tcp://{address}", timeout="10s")
     except (OSError, TimeoutError) as exc:

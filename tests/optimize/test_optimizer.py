@@ -279,7 +279,7 @@ def test_infeasible_target_cli_exit_1_with_fastest_step_time(tmp_path):
     out = tmp_path / "result.json"
     proc = subprocess.run(
         [sys.executable, "-m", "solver", "solve", str(DATA / "toy-infeasible-target.yaml"),
-         "--catalog", str(DATA / "toy-catalog.yaml"), "--no-xlsx", "--json", str(out)],
+         "--no-default-catalog", "--catalog", str(DATA / "toy-catalog.yaml"), "--no-xlsx", "--json", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     result = json.loads(out.read_text())

@@ -101,9 +101,11 @@ def test_named_models_step_through_shapes():
 
 @pytest.mark.parametrize("flag, words", [
     ("workload.global_batchsize=1,2", "no field 'global_batchsize'"),
-    ("workload.precision=1,2", "not a numeric field"),
+    ("workload.precision=1,2", "Input should be 'bf16' or 'fp8'"),  # a word field: each value is checked
+    ("workload.precision=x2^3", "takes words: list them"),
     ("workload.flash_attention=1", "yes/no"),
-    ("workload.global_batch_size=fast", "--vary expects"),
+    ("workload.global_batch_size=fast", "'fast' is not a number"),
+    ("workload.global_batch_size=1:2:3:4", "--vary expects"),
     ("workload.global_batch_size=0,256", "not a valid scenario"),
     ("constraints.max_gpus=x2^3", "growth starts from the scenario's value"),
 ])
