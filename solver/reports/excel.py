@@ -77,6 +77,7 @@ from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import t
     put,
     save_workbook,
     style_chart,
+    text_categories,
     top,
     wrap,
 )
@@ -99,7 +100,7 @@ PRICES = "Prices"
 PRICE_HEADERS = ("Part", "Description", "Category", "Unit price (USD)", "Power per unit (W)", "Estimate or quoted",
                  "Price date", "Price source", "Used by")
 PRICE_HEADER_ROW = 4
-PRICE_COL = {"price": 4, "power": 5}
+PRICE_WRAP = {2: 34, 8: 40, 9: 10}  # column: width of the wrapped text columns
 SUMMARY_HEADER_ROW = 3
 SUMMARY_COL_WIDTH = 24
 CHART_CM = (12.5, 8.5)  # width, height of the Summary charts
@@ -174,13 +175,12 @@ def write_prices_sheet(wb, designs: list) -> dict[tuple, int]:
         put(ws, r, 7, line.price_date)
         put(ws, r, 8, line.price_source)
         put(ws, r, 9, ", ".join(entry.used_by))
-        wrap(ws, r, 9, 12)
-        wrap(ws, r, 2, 38)
-        wrap(ws, r, 8, 44)
+        for col, width in PRICE_WRAP.items():
+            wrap(ws, r, col, width)
         top(ws, r, 1, len(PRICE_HEADERS))
     ws.freeze_panes = f"A{PRICE_HEADER_ROW + 1}"
     ws.auto_filter.ref = f"A{PRICE_HEADER_ROW}:I{PRICE_HEADER_ROW + max(1, len(rows))}"
-    _widths(ws, {"A": 20, "B": 38, "C": 10, "D": 15, "E": 11, "F": 11, "G": 11, "H": 44, "I": 12})
+    _widths(ws, {"A": 20, "B": PRICE_WRAP[2], "C": 10, "D": 15, "E": 11, "F": 11, "G": 11, "H": PRICE_WRAP[8], "I": 10})
     print_setup(ws, title_rows=f"{PRICE_HEADER_ROW}:{PRICE_HEADER_ROW}")
     return {key: entry.row for key, entry in rows.items()}
 
@@ -541,7 +541,7 @@ def _stacked_chart(ws, title: str, rows: list[int], head: int, n: int) -> BarCha
         series = Series(Reference(ws, min_col=2, max_col=1 + n, min_row=row, max_row=row))
         series.tx = SeriesLabel(strRef=StrRef(_ref(ws.title, f"$A${row}")))  # named by the row's label
         chart.series.append(series)
-    chart.set_categories(Reference(ws, min_col=2, max_col=1 + n, min_row=head, max_row=head))
+    text_categories(chart, ws.title, f"$B${head}:${col_letter(1 + n)}${head}")
     chart.width, chart.height = CHART_CM
     return chart
 
@@ -606,7 +606,7 @@ def _breakdown_chart(ws, head: int, last: int) -> BarChart:
     chart = BarChart()
     chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
     chart.add_data(Reference(ws, min_col=2, max_col=1 + len(TERMS), min_row=head, max_row=last), titles_from_data=True)
-    chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=last))
+    text_categories(chart, ws.title, f"$A${head + 1}:$A${last}")
     style_chart(chart, "Step time breakdown", "design", "seconds per step")
     chart.y_axis.scaling.min = 0
     chart.legend.position = "r"

@@ -27,6 +27,7 @@ from xml.etree import ElementTree
 
 from openpyxl import Workbook
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart.data_source import AxDataSource, StrRef
 from openpyxl.chart.text import RichText, Text
 from openpyxl.chart.title import Title
 from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties, RegularTextRun
@@ -312,3 +313,10 @@ def style_chart(chart, title: str, x_title: str | None, y_title: str | None, siz
     if chart.legend is not None:
         chart.legend.position = "b"
         chart.legend.txPr = text_size(size_pt)
+
+
+def text_categories(chart, sheet_title: str, cells: str) -> None:
+    """Category labels read as text (openpyxl's set_categories makes a number reference, which Excel
+    shows as 1, 2, 3 when the cells hold text such as "#1")."""
+    for series in chart.series:
+        series.cat = AxDataSource(strRef=StrRef(f=_ref(sheet_title, cells)))
