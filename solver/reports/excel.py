@@ -507,7 +507,7 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
     beyond = [row_of_cat[c] for c in cats if c not in ("compute", "spares")]
     chart_row = adj + 4
     ws.add_chart(_stacked_chart(ws, "Capex by category", everything, head, n), f"A{chart_row}")
-    ws.add_chart(_stacked_chart(ws, "Network and racks: capex without compute", beyond, head, n),
+    ws.add_chart(_stacked_chart(ws, "Network and racks (no compute)", beyond, head, n),
                  f"{_column_at(ws, CHART_CM[0] + 0.4)}{chart_row}")
 
 
@@ -540,10 +540,22 @@ def _stacked_chart(ws, title: str, rows: list[int], head: int, n: int) -> BarCha
     for row in rows:
         series = Series(Reference(ws, min_col=2, max_col=1 + n, min_row=row, max_row=row))
         series.tx = SeriesLabel(strRef=StrRef(_ref(ws.title, f"$A${row}")))  # named by the row's label
+        series.graphicalProperties.solidFill = category_colour(ws.cell(row=row, column=1).value)
+        series.graphicalProperties.line.solidFill = category_colour(ws.cell(row=row, column=1).value)
         chart.series.append(series)
     text_categories(chart, ws.title, f"$B${head}:${col_letter(1 + n)}${head}")
+    chart.legend.position = "r" if len(rows) > 4 else "b"  # a long legend beside the plot, not under it
     chart.width, chart.height = CHART_CM
     return chart
+
+
+# One colour per category, the same in every chart (an unknown category gets a grey).
+CATEGORY_COLOURS = {"compute": "4472C4", "spares": "A5A5A5", "nic": "ED7D31", "switch": "70AD47", "link": "FFC000",
+                    "rack": "7F6084", ADJUSTMENT: "9DC3E6"}
+
+
+def category_colour(category: str) -> str:
+    return CATEGORY_COLOURS.get(category, "595959")
 
 
 def _column_at(ws, cm: float) -> str:
