@@ -264,7 +264,7 @@ def cmd_sweep(args, out, err) -> int:
     report = sweep_report(plan, rows)
     print_report(report, out)
     write_json(report, json_path)
-    write_sweep_workbook(report, xlsx_path)
+    write_sweep_workbook(report, xlsx_path, ls, cat)
     write_plot(report, plot_path)
     out.print(f"wrote {json_path}, {xlsx_path}, {plot_path} (finished points in {results_path_for(json_path)})")
     counts = report["status_counts"]

@@ -43,6 +43,7 @@ from ..perf.hardware import hardware_for
 from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
 from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import the helpers from here
     BOLD,
+    EXCEL_CHAR_PX,
     GB,
     HEADER_FILL,
     HEADER_FONT,
@@ -70,9 +71,11 @@ from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import t
     _widths,
     cached_values,
     col_letter,
+    column_pt,
     fits_one_page,
     formula,
     note,
+    place_chart,
     print_setup,
     put,
     save_workbook,
@@ -87,7 +90,7 @@ BOM_HEADERS = ("Category", "Part", "Description", "Quantity", "Unit price (USD)"
 BOM_NUMBER_COLUMNS = (4, 5, 6, 7, 8)
 BOM_HEADER_ROW = 4
 BOM_FIRST_ROW = BOM_HEADER_ROW + 1
-BOM_DESCRIPTION_WIDTH = 54
+BOM_DESCRIPTION_WIDTH = 46
 BOM_LABEL_COL = 3  # the labels of the totals under the lines (values under Quantity and Extended)
 # Order of the category subtotals and chart series; a category not listed here is appended.
 CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
@@ -100,10 +103,10 @@ PRICES = "Prices"
 PRICE_HEADERS = ("Part", "Description", "Category", "Unit price (USD)", "Power per unit (W)", "Estimate or quoted",
                  "Price date", "Price source", "Used by")
 PRICE_HEADER_ROW = 4
-PRICE_WRAP = {2: 34, 8: 40, 9: 10}  # column: width of the wrapped text columns
+PRICE_WRAP = {2: 30, 8: 34, 9: 8}  # column: width of the wrapped text columns
 SUMMARY_HEADER_ROW = 3
-SUMMARY_COL_WIDTH = 24
-CHART_CM = (12.5, 8.5)  # width, height of the Summary charts
+SUMMARY_COL_WIDTH = 20
+CHART_CM = (12.5, 8.5)  # width, height of the Summary charts: two side by side fit 25.9 cm of landscape Letter
 
 
 @dataclass(frozen=True)
@@ -150,8 +153,8 @@ def write_prices_sheet(wb, designs: list) -> dict[tuple, int]:
     """Every unit price once (with its power, source and date); returns {price_key: row}."""
     ws = wb.create_sheet(PRICES)
     _title(ws, "Unit prices: every BOM line reads its unit price and power from this sheet")
-    note(ws, 2, "Edit a yellow cell and every design's BOM, the Summary and the charts follow. One row per part and "
-                "price: a compute unit and its spares, or leaf and spine switches of one model, share a row.")
+    note(ws, 2, "Edit a yellow cell: every design's BOM, the Summary and the charts follow.")
+    note(ws, 3, "One row per part and price: a compute unit and its spares share one, as do leaf and spine switches.")
     _header(ws, PRICE_HEADER_ROW, PRICE_HEADERS, right=(4, 5))
     found: dict[tuple, PriceRow] = {}
     for design in designs:
@@ -180,7 +183,7 @@ def write_prices_sheet(wb, designs: list) -> dict[tuple, int]:
         top(ws, r, 1, len(PRICE_HEADERS))
     ws.freeze_panes = f"A{PRICE_HEADER_ROW + 1}"
     ws.auto_filter.ref = f"A{PRICE_HEADER_ROW}:I{PRICE_HEADER_ROW + max(1, len(rows))}"
-    _widths(ws, {"A": 20, "B": PRICE_WRAP[2], "C": 10, "D": 15, "E": 11, "F": 11, "G": 11, "H": PRICE_WRAP[8], "I": 10})
+    _widths(ws, {"A": 18, "B": PRICE_WRAP[2], "C": 9, "D": 13, "E": 10, "F": 10, "G": 9, "H": PRICE_WRAP[8], "I": 8})
     print_setup(ws, title_rows=f"{PRICE_HEADER_ROW}:{PRICE_HEADER_ROW}")
     return {key: entry.row for key, entry in rows.items()}
 
@@ -292,7 +295,7 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
     cells = _bom_totals(ws, index, title, lines, fraction, last)
     _bom_quantities(ws, cells, design, lines)
     ws.freeze_panes = f"A{BOM_FIRST_ROW}"
-    _widths(ws, {"A": 13, "B": 21, "C": BOM_DESCRIPTION_WIDTH, "D": 10, "E": 14, "F": 17, "G": 10, "H": 12})
+    _widths(ws, {"A": 11, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 9, "H": 11})
     print_setup(ws, title_rows=f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}", pages_tall=1 if fits_one_page(ws) else 0)
     return cells
 
@@ -446,8 +449,8 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     """Ranked designs side by side, then capex by category (SUMIF on each BOM sheet) and its charts."""
     ws = wb["Summary"]
     _title(ws, f"fabricplan budget workbook: {result.scenario}")
-    note(ws, 2, f"status {result.status}; {len(result.designs)} design(s), #1 is the best. Yellow cells (Prices, "
-                "BOM sheets, Assumptions) are editable; every total follows.")
+    note(ws, 2, f"status {result.status}; {len(result.designs)} design(s), #1 is the best; yellow cells (Prices, BOM, "
+                "Assumptions) are editable.")
     if not result.designs:
         put(ws, SUMMARY_HEADER_ROW, 1, "No design meets the scenario.").font = BOLD
         put(ws, SUMMARY_HEADER_ROW + 1, 1, result.explanation or "")
@@ -469,10 +472,10 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
             if key in WRAPPED_KEYS:
                 wrap(ws, row, 2 + i, SUMMARY_COL_WIDTH, RIGHT_WRAP)
         ws.column_dimensions[col].width = SUMMARY_COL_WIDTH
-    ws.column_dimensions["A"].width = 34
+    ws.column_dimensions["A"].width = 30
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
-    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A")
+    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True)  # fit the two charts side by side
     _capex_by_category(ws, result, bom_cells, row_of)
 
 
@@ -506,9 +509,8 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
     everything = [r for r in range(first_cat, adj + 1)]
     beyond = [row_of_cat[c] for c in cats if c not in ("compute", "spares")]
     chart_row = adj + 4
-    ws.add_chart(_stacked_chart(ws, "Capex by category", everything, head, n), f"A{chart_row}")
-    ws.add_chart(_stacked_chart(ws, "Network and racks (no compute)", beyond, head, n),
-                 f"{_column_at(ws, CHART_CM[0] + 0.4)}{chart_row}")
+    place_chart(ws, _stacked_chart(ws, "Capex by category", everything, head, n), chart_row)
+    place_chart(ws, _stacked_chart(ws, "Network and racks (no compute)", beyond, head, n), chart_row, CHART_CM[0] + 0.5)
 
 
 def _category_column(ws, col: int, cells: BomCells, cats: list[str], row_of_cat: dict, row_of: dict) -> None:
@@ -558,19 +560,6 @@ def category_colour(category: str) -> str:
     return CATEGORY_COLOURS.get(category, "595959")
 
 
-def _column_at(ws, cm: float) -> str:
-    """The first column whose left edge is at least `cm` from the sheet's left edge.
-
-    A column of width w characters is about (7·w + 5) px at 96 dpi, 0.02646 cm per px.
-    """
-    left, col = 0.0, 1
-    while left < cm:
-        width = ws.column_dimensions[col_letter(col)].width or 8.43
-        left += (7 * width + 5) * 0.02646
-        col += 1
-    return col_letter(col)
-
-
 # ----------------------------------------------------------------------------------- performance
 
 
@@ -581,7 +570,7 @@ def write_performance_sheet(wb, result) -> None:
     """
     ws = wb.create_sheet("Performance")
     _title(ws, "Performance per design (one training step)")
-    note(ws, 2, "Model outputs (seconds, bytes and gigabytes): they do not change with prices; solve again to change them.")
+    note(ws, 2, "Model outputs (seconds, bytes, GB): prices do not change them; solve again to change them.")
     designs = result.designs
     head = 4
     labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
@@ -599,7 +588,6 @@ def write_performance_sheet(wb, result) -> None:
         put(ws, row, after + 2, p.mfu, PERCENT)
     last = head + len(designs)
     ws.freeze_panes = f"B{head + 1}"
-    print_setup(ws)  # no repeated header: the second page holds other tables
     chart_rows = 0
     if designs:
         ws.add_chart(_breakdown_chart(ws, head, last), f"A{last + 2}")
@@ -609,9 +597,10 @@ def write_performance_sheet(wb, result) -> None:
         ws.row_breaks.append(Break(id=row - 2))
     row = _bytes_table(ws, designs, row)
     _memory_table(ws, designs, row + len(designs) + 3)
-    ws.column_dimensions["A"].width = 26
+    ws.column_dimensions["A"].width = 24
     for col in range(2, 3 + 2 * len(CLASS_NAMES) + 2):
-        ws.column_dimensions[col_letter(col)].width = 13
+        ws.column_dimensions[col_letter(col)].width = 11
+    print_setup(ws)  # no repeated header: the second page holds other tables
 
 
 def _breakdown_chart(ws, head: int, last: int) -> BarChart:
@@ -757,7 +746,7 @@ def catalog_lines(out: Sections, catalog: Catalog) -> None:
 def write_assumptions_sheet(wb, result, scenario: LoadedScenario, catalog: Catalog) -> None:
     ws = wb.create_sheet("Assumptions")
     _title(ws, "Assumptions and provenance")
-    out = Sections(ws, wrap_cols={2: 40, 4: 70})
+    out = Sections(ws, wrap_cols={2: 30, 4: 60})
     _tco_inputs(wb, out, result, scenario.scenario)
     scenario_lines(out, scenario)
     out.section("Efficiencies and overlaps in force", ["Design", "Parameter", "Value", "Source"], right=(3,))
@@ -773,8 +762,8 @@ def write_assumptions_sheet(wb, result, scenario: LoadedScenario, catalog: Catal
         fmt = "0.000" if isinstance(value, float) and label != "relative gap" else None
         out.line(label, "none" if value is None else value, formats=(None, fmt), left=True)
     ws.freeze_panes = "A3"
+    _widths(ws, {"A": 34, "B": 30, "C": 10, "D": 60})
     print_setup(ws)
-    _widths(ws, {"A": 40, "B": 40, "C": 12, "D": 70})
 
 
 def _tco_inputs(wb, out: Sections, result, sc: Scenario) -> None:

@@ -30,9 +30,12 @@ from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.chart.data_source import AxDataSource, StrRef
 from openpyxl.chart.text import RichText, Text
 from openpyxl.chart.title import Title
+from openpyxl.drawing.spreadsheet_drawing import AbsoluteAnchor
 from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties, RegularTextRun
+from openpyxl.drawing.xdr import XDRPoint2D, XDRPositiveSize2D
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.utils.units import cm_to_EMU, pixels_to_EMU
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.page import PageMargins
 
@@ -143,13 +146,25 @@ MIN_PRINT_SCALE = 0.7  # 11 pt text prints at 7.7 pt or larger
 
 
 def print_setup(ws, pages_wide: int = 1, title_rows: str | None = None, title_cols: str | None = None,
-                pages_tall: int = 0) -> None:
+                pages_tall: int = 0, fit: bool | None = None) -> None:
     """Print landscape, `pages_wide` pages across and `pages_tall` down (0: as many as needed), header
-    rows repeated on every page, narrow margins, the sheet name and page number in the footer."""
+    rows repeated on every page, narrow margins, the sheet name and page number in the footer.
+
+    Call it last (it measures the sheet). Fit-to-page is switched on only when the cells are larger
+    than the pages (LibreOffice would otherwise also enlarge a narrow sheet to the page width), or
+    when `fit` says so: a sheet with charts beside each other must fit them, since a page break
+    between columns would cut a chart that reaches past the cells.
+    """
+    width, height = sheet_size_pt(ws)
+    shrink = width > pages_wide * PRINTABLE_PT[0] or (pages_tall > 0 and height > pages_tall * PRINTABLE_PT[1])
+    shrink = shrink if fit is None else fit
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = pages_wide
-    ws.page_setup.fitToHeight = pages_tall
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.sheet_properties.pageSetUpPr.fitToPage = shrink
+    if shrink:
+        ws.page_setup.fitToWidth = pages_wide
+        ws.page_setup.fitToHeight = pages_tall
+    else:
+        ws.page_setup.scale = 100
     ws.page_margins = PageMargins(left=0.4, right=0.4, top=0.5, bottom=0.6, header=0.25, footer=0.25)
     ws.print_options.horizontalCentered = False
     ws.oddFooter.center.text = "&A, page &P of &N"
@@ -159,11 +174,22 @@ def print_setup(ws, pages_wide: int = 1, title_rows: str | None = None, title_co
         ws.print_title_cols = title_cols
 
 
+CHAR_PX = 9.75  # one character of column width: 7 px in Excel (Calibri 11), 9.75 px in LibreOffice with DejaVu Sans
+
+
+EXCEL_CHAR_PX = 7.0
+
+
+def column_pt(width_chars: float, char_px: float = CHAR_PX) -> float:
+    """A column's printed width in points; by default measured with the wider of the two fonts the
+    workbook meets (Excel's Calibri, or LibreOffice's DejaVu Sans where Calibri and Carlito are missing)."""
+    return (char_px * width_chars + 5) * 0.75
+
+
 def sheet_size_pt(ws) -> tuple[float, float]:
-    """(width, height) of the used cells in points: a column w characters wide is 7·w + 5 px
-    (0.75 pt per px); a row is its set height or 15 pt."""
-    width = sum((7 * (ws.column_dimensions[col_letter(c)].width or 8.43) + 5) * 0.75
-                for c in range(1, ws.max_column + 1))
+    """(width, height) of the used cells in points: columns as in `column_pt`; a row is its set height
+    or 15 pt."""
+    width = sum(column_pt(ws.column_dimensions[col_letter(c)].width or 8.43) for c in range(1, ws.max_column + 1))
     height = sum(ws.row_dimensions[r].height or LINE_HEIGHT_PT for r in range(1, ws.max_row + 1))
     return width, height
 
@@ -320,3 +346,20 @@ def text_categories(chart, sheet_title: str, cells: str) -> None:
     shows as 1, 2, 3 when the cells hold text such as "#1")."""
     for series in chart.series:
         series.cat = AxDataSource(strRef=StrRef(f=_ref(sheet_title, cells)))
+
+
+def place_chart(ws, chart, row: int, left_cm: float = 0.0) -> None:
+    """Put a chart `left_cm` from the sheet's left edge, at the top of `row`, by absolute position.
+
+    Column widths differ between Excel (Calibri) and LibreOffice without Calibri, so a chart anchored
+    to a column would land elsewhere in each; rows above `row` get an explicit height (15 pt unless
+    set) so the vertical position is the same in both. `chart.width` × `chart.height` are in cm.
+    """
+    top_pt = 0.0
+    for r in range(1, row):
+        if ws.row_dimensions[r].height is None:
+            ws.row_dimensions[r].height = LINE_HEIGHT_PT
+        top_pt += ws.row_dimensions[r].height
+    chart.anchor = AbsoluteAnchor(pos=XDRPoint2D(cm_to_EMU(left_cm), pixels_to_EMU(top_pt * 4 / 3)),
+                                  ext=XDRPositiveSize2D(cm_to_EMU(chart.width), cm_to_EMU(chart.height)))
+    ws.add_chart(chart)
