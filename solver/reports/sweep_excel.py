@@ -422,7 +422,7 @@ def _line_chart(ws, x: dict, head: int, last: int, cols: tuple, title: str, y_ti
 
 
 def _axis_text(a: dict) -> str:
-    values = a["values"]
+    values = a.get("values", [])
     shown = values if len(values) <= 12 else values[:8] + ["…"] + values[-3:]
     listed = ", ".join(f"{v:,}" if isinstance(v, int) else (f"{v:,g}" if isinstance(v, float) else str(v)) for v in shown)
     g = a.get("growth")

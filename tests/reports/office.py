@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import openpyxl
+import openpyxl.styles
 import pytest
 
 needs_soffice = pytest.mark.skipif(shutil.which("soffice") is None and not os.environ.get("CI"),
@@ -102,3 +103,26 @@ def _footer_sheet(words: list) -> str:
     footer_y = max(w[2] for w in words)
     line = " ".join(w[0] for w in sorted(words, key=lambda w: w[1]) if abs(w[2] - footer_y) < 1)
     return line.split(", page ")[0] if ", page " in line else ""
+
+
+def box_per_pt(lo_profile: Path, folder: Path) -> float:
+    """Height of poppler's word box per point of type, measured on a one-cell sheet of 11 pt text
+    printed at 100 % (about 1.3 with DejaVu Sans, the font LibreOffice substitutes for Calibri here)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = "Reference 11 pt"
+    ws["A1"].font = openpyxl.styles.Font(name="Calibri", size=11)
+    ws.page_setup.scale = 100
+    wb.save(folder / "reference.xlsx")
+    words = pdf_pages(convert(folder / "reference.xlsx", "pdf", folder, lo_profile))[0].words
+    return (words[0][4] - words[0][2]) / 11
+
+
+def assert_readable(pages: list[Page], per_pt: float, smallest_pt: float = 7.0, body_pt: float = 8.0) -> None:
+    """Every word prints at `smallest_pt` or more (10 pt notes and chart labels, shrunk to fit the
+    width), and the typical word (the median) at `body_pt` or more: 11 pt body text at 73 % or more."""
+    for page in pages:
+        heights = sorted(w[4] - w[2] for w in page.words)
+        assert heights[0] >= smallest_pt * per_pt, (page.sheet, heights[:5])
+        assert heights[len(heights) // 2] >= body_pt * per_pt, (page.sheet, heights[len(heights) // 2])
