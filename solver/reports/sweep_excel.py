@@ -380,7 +380,8 @@ def write_charts_sheet(ws, report: dict, x: dict, cells: PointCells) -> None:
     _widths_of(ws, [12 if x["numeric"] else 26, 16, 16, 12, 18])
     if points:
         last = head + len(points)
-        money = _line_chart(ws, x, head, last, (2, 3, 5), f"Capex and TCO by {x['title']}", "USD")
+        marks = (5,) if changed else ()  # the diamonds' series only when the architecture changes
+        money = _line_chart(ws, x, head, last, (2, 3) + marks, f"Capex and TCO by {x['title']}", "USD")
         largest = max((v["tco"] for v in cells.values.values() if "tco" in v), default=0.0)
         money.y_axis.numFmt = '"$"#,##0,,"M"' if largest >= 1e8 else USD_MILLIONS  # no ".0" on $100M and up
         place_chart(ws, money, 4)
