@@ -72,7 +72,9 @@ def write_plot(report: dict, path: str | Path) -> Path:
     ax.set_xticks(xs, xlabels, rotation=30 if len(xs) > 6 else 0, fontsize=8)
     ax.set_xlabel(xname)
     ax.set_ylabel("million USD")
-    ax.set_title(f"{report['scenario']}: cost against the swept value")
+    x = x_axis(report)
+    ax.set_title(f"{report['scenario']}: cost by {x['title']}" if x["kind"] == "step" else
+                 f"{report['scenario']}: cost against the swept value")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     ax.margins(x=0.08, y=0.15)

@@ -273,3 +273,24 @@ def test_printed_pages(printed, lo_profile, work):
     # the chart's x axis reads "year" and its ticks 0 … 3
     charts = {w[0] for w in printed[1].words}
     assert {"year", "0", "1", "2", "3"} <= charts
+
+
+def test_x_axis_is_the_year_the_value_or_the_label():
+    from solver.sweep.summary import x_axis
+
+    def point(index: int, **values) -> dict:
+        return {"index": index, "values": values, "labels": {k: str(v) for k, v in values.items()}}
+
+    growth = {"name": "workload.global_batch_size", "kind": "int", "values": [100, 150, 225],
+              "growth": {"factor": 1.5, "steps": 2, "per": "year"}}
+    points = [point(k, **{"workload.global_batch_size": v}) for k, v in enumerate([100, 150, 225])]
+    x = x_axis({"axes": [growth], "combine": "product", "points": points})
+    assert (x["kind"], x["title"], x["values"]) == ("step", "year", [0, 1, 2])
+    assert x["description"] == "year k: workload.global_batch_size = 100 · 1.5^k"
+    listed = dict(growth, growth=None)
+    x = x_axis({"axes": [listed], "combine": "product", "points": points})
+    assert (x["kind"], x["title"], x["values"]) == ("value", "workload.global_batch_size", [100, 150, 225])
+    both = [point(0, a=1, b=2), point(1, a=1, b=3)]
+    axes = [{"name": "a", "kind": "int", "values": [1]}, {"name": "b", "kind": "int", "values": [2, 3]}]
+    x = x_axis({"axes": axes, "combine": "product", "points": both})
+    assert (x["kind"], x["values"], x["numeric"]) == ("label", ["a=1, b=2", "a=1, b=3"], False)
