@@ -450,10 +450,13 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws = wb["Summary"]
     _title(ws, f"fabricplan budget workbook: {result.scenario}")
     note(ws, 2, f"status {result.status}; {len(result.designs)} design(s), #1 is the best; yellow cells (Prices, BOM, "
-                "Assumptions) are editable.")
+                "Assumptions) are editable." if result.designs else f"status {result.status}: no design.")
     if not result.designs:
         put(ws, SUMMARY_HEADER_ROW, 1, "No design meets the scenario.").font = BOLD
         put(ws, SUMMARY_HEADER_ROW + 1, 1, result.explanation or "")
+        ws.column_dimensions["A"].width = 100
+        wrap(ws, SUMMARY_HEADER_ROW + 1, 1, 100)
+        print_setup(ws)
         return
     n = len(result.designs)
     row_of = _summary_row_numbers()

@@ -29,7 +29,7 @@ from openpyxl.styles import Alignment
 from .. import __version__
 from ..inputs import LoadedScenario
 from ..inputs.schema import Catalog
-from ..sweep.summary import point_label, x_axis
+from ..sweep.summary import x_axis
 from .excel import (
     CATEGORIES,
     Live,
@@ -63,6 +63,7 @@ from .xlsx import (
     save_workbook,
     style_chart,
     text_categories,
+    text_size,
     top,
     wrap,
 )
@@ -120,8 +121,6 @@ def _sweep_columns(report: dict, x: dict) -> list[Column]:
         # the header is the field's last part (the full path is in the note above the table)
         short = a["name"].split(".")[-1]
         cols.append(Column(short, max(10, len(short) + 2), fmt, _swept(a["name"]), a["kind"] != "model"))
-    if len(axes) > 1:
-        cols.append(Column("point", 26, None, lambda i, p: point_label(p), False))
     cols += [
         Column("architecture (or why none)", ARCH_WIDTH, None, _architecture, False),
         Column("GPUs", 9, NUMBER, _get("gpus")),
@@ -377,7 +376,7 @@ def write_charts_sheet(ws, report: dict, x: dict, cells: PointCells) -> None:
         _write(ws, row, 4, Live(f"={cells.ref(i, 'gpus')}", v["gpus"]), NUMBER)
         if p["index"] in changed:
             _write(ws, row, 5, Live(f"=B{row}", v["capex"]), USD)
-    _widths_of(ws, [12 if x["numeric"] else 26, 16, 16, 12, 18])
+    _widths_of(ws, [12 if x["numeric"] else 18, 16, 16, 12, 18])
     if points:
         last = head + len(points)
         marks = (5,) if changed else ()  # the diamonds' series only when the architecture changes
@@ -414,6 +413,8 @@ def _line_chart(ws, x: dict, head: int, last: int, cols: tuple, title: str, y_ti
         chart.x_axis.majorUnit = 1
         chart.x_axis.number_format = "0"
         chart.x_axis.scaling.min, chart.x_axis.scaling.max = 0, max(x["values"])
+    if not x["numeric"]:
+        chart.x_axis.txPr = text_size(8)  # point labels ("2,048, 10") are longer than numbers
     chart.y_axis.scaling.min = 0
     chart.width, chart.height = 12.5, 8.5
     return chart

@@ -107,7 +107,7 @@ def x_axis(report: dict) -> dict:
     - one-dimensional growth (one axis, or zip with a growth axis): the step k = 0 … steps, named
       after the growth's `per` ("year"), since value_k = v0 · factor^k;
     - one numeric axis: the swept value, named by its field path;
-    - otherwise the point's label ("a=1, b=2"), in point order.
+    - otherwise the point's values ("1, 2", the axis named "a, b"), in point order.
 
     Returns {"kind": "step" | "value" | "label", "title", "values" (one per point), "numeric", "description"}.
     """
@@ -124,6 +124,6 @@ def x_axis(report: dict) -> dict:
         name = axes[0]["name"]
         return {"kind": "value", "title": name, "values": [p["values"][name] for p in points], "numeric": True,
                 "description": name}
-    names = " × ".join(a["name"] for a in axes)
-    return {"kind": "label", "title": "point", "values": [point_label(p) for p in points], "numeric": False,
-            "description": names}
+    short = ", ".join(a["name"].split(".")[-1] for a in axes)
+    return {"kind": "label", "title": short, "values": [", ".join(str(v) for v in p["labels"].values()) for p in points],
+            "numeric": False, "description": " × ".join(a["name"] for a in axes)}

@@ -293,4 +293,4 @@ def test_x_axis_is_the_year_the_value_or_the_label():
     both = [point(0, a=1, b=2), point(1, a=1, b=3)]
     axes = [{"name": "a", "kind": "int", "values": [1]}, {"name": "b", "kind": "int", "values": [2, 3]}]
     x = x_axis({"axes": axes, "combine": "product", "points": both})
-    assert (x["kind"], x["values"], x["numeric"]) == ("label", ["a=1, b=2", "a=1, b=3"], False)
+    assert (x["kind"], x["title"], x["values"], x["numeric"]) == ("label", "a, b", ["1, 2", "1, 3"], False)
