@@ -413,7 +413,7 @@ class SweepGrowth(Strict):
     steps: Annotated[int, Field(ge=1, le=1000)]
     per: str = Field(default="year", min_length=1, max_length=40)
     """What one step of growth stands for (the value grows `factor`× per year, quarter, generation…);
-    the sweep workbook, plot and table number the points 0, 1, … `steps` on an axis named after it."""
+    the sweep workbook and plot number the points 0, 1, … `steps` on an axis named after it."""
 
 
 class SweepParameter(Strict):

@@ -90,7 +90,7 @@ BOM_HEADERS = ("Category", "Part", "Description", "Quantity", "Unit price (USD)"
 BOM_NUMBER_COLUMNS = (4, 5, 6, 7, 8)
 BOM_HEADER_ROW = 4
 BOM_FIRST_ROW = BOM_HEADER_ROW + 1
-BOM_DESCRIPTION_WIDTH = 46
+BOM_DESCRIPTION_WIDTH = 45
 BOM_LABEL_COL = 3  # the labels of the totals under the lines (values under Quantity and Extended)
 # Order of the category subtotals and chart series; a category not listed here is appended.
 CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
@@ -295,7 +295,7 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
     cells = _bom_totals(ws, index, title, lines, fraction, last)
     _bom_quantities(ws, cells, design, lines)
     ws.freeze_panes = f"A{BOM_FIRST_ROW}"
-    _widths(ws, {"A": 11, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 9, "H": 11})
+    _widths(ws, {"A": 10, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 11, "H": 11})
     print_setup(ws, title_rows=f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}", pages_tall=1 if fits_one_page(ws) else 0)
     return cells
 
