@@ -397,7 +397,7 @@ def cmd_sweep(args, out, err) -> int:
     if xlsx_path is not None:
         from .reports.excel import write_sweep_workbook
 
-        write_sweep_workbook(report, xlsx_path)
+        write_sweep_workbook(report, xlsx_path, ls, cat)
         written.append(str(xlsx_path))
     if plot_path is not None:
         from .reports.plot import write_plot

@@ -421,6 +421,9 @@ class SweepRange(Strict):
 class SweepGrowth(Strict):
     factor: Annotated[float, Field(gt=0, le=1000)]
     steps: Annotated[int, Field(ge=1, le=1000)]
+    per: str = Field(default="year", min_length=1, max_length=40)
+    """What one step of growth stands for (the value grows `factor`× per year, quarter, generation…);
+    the sweep workbook and plot number the points 0, 1, … `steps` on an axis named after it."""
 
 
 class SweepParameter(Strict):

@@ -1,33 +1,39 @@
-"""The budget-planning workbook (SPEC §8.4): Summary, one BOM sheet per design, Performance, Assumptions.
+"""The budget-planning workbook (SPEC §8.4): Summary, Prices, one BOM sheet per design, Performance,
+Assumptions (docs/workbook.md).
 
-Every money total is a live formula, so a budget planner can edit a quantity, a unit price, the
-contingency or the discount and see every total, the TCO and the chart follow:
+Every money total is a live formula, so a budget planner can edit a unit price (once, on the Prices
+sheet), a quantity, the contingency or the discount and see every total, the TCO and the charts follow:
 
-    extended_usd   = quantity · unit_price_usd                       (per BOM line)
-    subtotal_usd   = Σ extended_usd                                   (catalog lines only)
-    total_usd      = subtotal_usd · (1 − discount) · (1 + contingency)
-    IT kW          = Σ quantity · power_w / 1000
-    facility kW    = IT kW · PUE
-    TCO            = capex + years · 8,760 h · facility kW · $/kWh
+    unit price, power      = the part's row on the Prices sheet           (per BOM line)
+    extended_usd           = quantity · unit_price_usd                       (per BOM line)
+    subtotal_usd           = Σ extended_usd                                   (catalog lines only)
+    total_usd              = subtotal_usd · (1 − discount) · (1 + contingency)
+    IT kW                  = Σ quantity · power_w / 1000
+    nodes                  = (compute + spare units) · nodes per unit;  GPUs = nodes · GPUs per node
+    facility kW            = IT kW · PUE
+    TCO                    = capex + years · 8,760 h · facility kW · $/kWh
 
 The solver's own contingency BOM line is not written as a line: its fraction goes into the
 editable contingency cell, so with discount 0 the sheet total equals the JSON capex_usd.
 
-Every string that comes from a catalog or scenario is written as text (never a formula), even
-when it starts with "=", "+", "-" or "@". The file is written atomically (temp file + os.replace).
+Every formula is stored with its value (solver/reports/xlsx.py), so pandas and other readers see
+numbers. Every string that comes from a catalog or scenario is written as text (never a formula),
+even when it starts with "=", "+", "-" or "@". The file is written atomically.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from openpyxl import Workbook
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-from openpyxl.chart import BarChart, LineChart, Reference
-from openpyxl.styles import Alignment, Font, PatternFill
-from openpyxl.utils import get_column_letter, quote_sheetname
-from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.chart import BarChart, Reference, Series
+from openpyxl.chart.data_source import StrRef
+from openpyxl.chart.series import SeriesLabel
+from openpyxl.worksheet.pagebreak import Break
 
 from .. import __version__
 from ..costing import HOURS_PER_YEAR
@@ -35,97 +41,155 @@ from ..inputs import LoadedScenario, provenance
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import hardware_for
 from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
-from ..sweep.summary import point_label
-from .io import atomic_path
-
-USD = '"$"#,##0'
-USD_CENTS = '"$"#,##0.00'
-PERCENT = "0.0%"
-SECONDS = "0.000"
-NUMBER = "#,##0"
-NUMBER_2 = "#,##0.00"
-GB = "#,##0.00"
+from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import the helpers from here
+    BOLD,
+    EXCEL_CHAR_PX,
+    GB,
+    HEADER_FILL,
+    HEADER_FONT,
+    INPUT_FILL,
+    LEFT_TOP,
+    LEFT_WRAP,
+    NUMBER,
+    NUMBER_2,
+    PERCENT,
+    RIGHT,
+    RIGHT_WRAP,
+    SECONDS,
+    TITLE_FONT,
+    TOP,
+    USD,
+    USD_CENTS,
+    USD_MILLIONS,
+    _define,
+    _fit_landscape,
+    _header,
+    _ref,
+    _section,
+    _text,
+    _title,
+    _widths,
+    cached_values,
+    col_letter,
+    column_pt,
+    fits_one_page,
+    formula,
+    note,
+    place_chart,
+    print_setup,
+    put,
+    save_workbook,
+    style_chart,
+    text_categories,
+    top,
+    wrap,
+)
 
 BOM_HEADERS = ("Category", "Part", "Description", "Quantity", "Unit price (USD)", "Extended (USD)",
-               "Power per unit (W)", "Extended power (W)", "Price source", "Price date", "Estimate")
+               "Power per unit (W)", "Extended power (W)")
+BOM_NUMBER_COLUMNS = (4, 5, 6, 7, 8)
 BOM_HEADER_ROW = 4
 BOM_FIRST_ROW = BOM_HEADER_ROW + 1
+BOM_DESCRIPTION_WIDTH = 45
+BOM_LABEL_COL = 3  # the labels of the totals under the lines (values under Quantity and Extended)
 # Order of the category subtotals and chart series; a category not listed here is appended.
 CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
+NETWORK = ("nic", "switch", "link")  # the network share of capex
 ADJUSTMENT = "contingency − discount"
+NETWORK_ROW = "Network (NICs, switches, links)"
 TERMS = ("compute", "bubble", *CLASS_NAMES)  # the step-time breakdown: compute, bubble, each class exposed
 
-HEADER_FONT = Font(bold=True, color="FFFFFF")
-HEADER_FILL = PatternFill("solid", fgColor="1F4E78")
-INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")  # editable cells are yellow
-TITLE_FONT = Font(bold=True, size=14)
-BOLD = Font(bold=True)
+PRICES = "Prices"
+PRICE_HEADERS = ("Part", "Description", "Category", "Unit price (USD)", "Power per unit (W)", "Estimate or quoted",
+                 "Price date", "Price source", "Used by")
+PRICE_HEADER_ROW = 4
+PRICE_WRAP = {2: 30, 8: 34, 9: 8}  # column: width of the wrapped text columns
+SUMMARY_HEADER_ROW = 3
+SUMMARY_COL_WIDTH = 20
+CHART_CM = (12.5, 8.5)  # width, height of the Summary charts: two side by side fit 25.9 cm of landscape Letter
 
 
-# ----------------------------------------------------------------------------------- cells
+@dataclass(frozen=True)
+class Live:
+    """A formula we built and the value it has in the file as written (its cached value)."""
+
+    expression: str
+    value: float
 
 
-def _text(value: Any) -> str:
-    # openpyxl refuses control characters; drop them rather than fail on a catalog string.
-    return ILLEGAL_CHARACTERS_RE.sub("", str(value))
+def _write(ws, row: int, col: int, value: Any, fmt: str | None = None):
+    """A Live value becomes a formula with its cached value; anything else is `put` (text stays text)."""
+    if isinstance(value, Live):
+        return formula(ws, row, col, value.expression, fmt, value.value)
+    return put(ws, row, col, value, fmt)
 
 
-def put(ws, row: int, col: int, value: Any, number_format: str | None = None):
-    """Write a value; a str is ALWAYS stored as text, so "=HYPERLINK(…)" can never become a formula."""
-    cell = ws.cell(row=row, column=col)
-    if isinstance(value, str):
-        cell.value = _text(value)
-        cell.data_type = "s"
-    else:
-        cell.value = value
-    if number_format:
-        cell.number_format = number_format
-    return cell
+# ----------------------------------------------------------------------------------- prices
 
 
-def formula(ws, row: int, col: int, expression: str, number_format: str | None = None):
-    """Write a formula we built ourselves (never from input text); `expression` starts with "="."""
-    assert expression.startswith("="), expression
-    cell = ws.cell(row=row, column=col)
-    cell.value = expression
-    if number_format:
-        cell.number_format = number_format
-    return cell
+def price_key(line) -> tuple:
+    """Lines that buy the same part at the same unit price and power share one Prices row: a compute
+    unit and its spares, leaf and spine switches, compute and network racks of one model."""
+    group = "compute" if line.category == "spares" else line.category
+    return (group, line.part, line.unit_price_usd, line.power_w)
 
 
-def _header(ws, row: int, labels, first_col: int = 1) -> None:
-    for i, label in enumerate(labels):
-        cell = put(ws, row, first_col + i, label)
-        cell.font, cell.fill = HEADER_FONT, HEADER_FILL
-        cell.alignment = Alignment(wrap_text=True, vertical="center")
-    ws.row_dimensions[row].height = 32  # room for two wrapped lines
+_ROLE = re.compile(r"^(?:spare |[\w-]+ (?=(?:switch|rack): ))")
 
 
-def _title(ws, text: str) -> None:
-    put(ws, 1, 1, text).font = TITLE_FONT
+def price_description(description: str) -> str:
+    """A BOM line's description without its role ('leaf switch: X' → 'switch: X', 'spare X' → 'X')."""
+    return _ROLE.sub("", description)
 
 
-def _fit_landscape(ws) -> None:
-    """Print landscape, one page wide."""
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+@dataclass
+class PriceRow:
+    row: int
+    line: Any  # the first BOM line with this price
+    used_by: list
 
 
-def _widths(ws, widths: dict) -> None:
-    for col, width in widths.items():
-        ws.column_dimensions[col].width = width
+def write_prices_sheet(wb, designs: list) -> dict[tuple, int]:
+    """Every unit price once (with its power, source and date); returns {price_key: row}."""
+    ws = wb.create_sheet(PRICES)
+    _title(ws, "Unit prices: every BOM line reads its unit price and power from this sheet")
+    note(ws, 2, "Edit a yellow cell: every design's BOM, the Summary and the charts follow.")
+    note(ws, 3, "One row per part and price: a compute unit and its spares share one, as do leaf and spine switches.")
+    _header(ws, PRICE_HEADER_ROW, PRICE_HEADERS, right=(4, 5))
+    found: dict[tuple, PriceRow] = {}
+    for design in designs:
+        lines, _ = split_contingency(design.cost.bom, 0.0)
+        for line in lines:
+            entry = found.setdefault(price_key(line), PriceRow(0, line, []))
+            if f"#{design.rank}" not in entry.used_by:
+                entry.used_by.append(f"#{design.rank}")
+    order = sorted(found, key=lambda k: _category_rank(k[0]))  # by category, then as first met (sort is stable)
+    rows = {key: found[key] for key in order}
+    for i, entry in enumerate(rows.values()):
+        entry.row = PRICE_HEADER_ROW + 1 + i
+    for key, entry in rows.items():
+        r, line = entry.row, entry.line
+        put(ws, r, 1, line.part)
+        put(ws, r, 2, price_description(line.description))
+        put(ws, r, 3, key[0])
+        put(ws, r, 4, line.unit_price_usd, USD_CENTS).fill = INPUT_FILL
+        put(ws, r, 5, line.power_w, NUMBER_2).fill = INPUT_FILL
+        put(ws, r, 6, "estimate" if line.price_is_estimate else "quoted")
+        put(ws, r, 7, line.price_date)
+        put(ws, r, 8, line.price_source)
+        put(ws, r, 9, ", ".join(entry.used_by))
+        for col, width in PRICE_WRAP.items():
+            wrap(ws, r, col, width)
+        top(ws, r, 1, len(PRICE_HEADERS))
+    ws.freeze_panes = f"A{PRICE_HEADER_ROW + 1}"
+    ws.auto_filter.ref = f"A{PRICE_HEADER_ROW}:I{PRICE_HEADER_ROW + max(1, len(rows))}"
+    _widths(ws, {"A": 18, "B": PRICE_WRAP[2], "C": 9, "D": 13, "E": 10, "F": 10, "G": 9, "H": PRICE_WRAP[8], "I": 8})
+    print_setup(ws, title_rows=f"{PRICE_HEADER_ROW}:{PRICE_HEADER_ROW}")
+    return {key: entry.row for key, entry in rows.items()}
 
 
-def _define(wb, name: str, sheet_title: str, cell: str) -> None:
-    """A workbook-level name pointing at ONE cell (LibreOffice evaluates constant names wrongly)."""
-    col, row = cell.rstrip("0123456789"), cell[len(cell.rstrip("0123456789")):]
-    wb.defined_names[name] = DefinedName(name, attr_text=f"{quote_sheetname(sheet_title)}!${col}${row}")
-
-
-def _ref(sheet_title: str, cell: str) -> str:
-    return f"{quote_sheetname(sheet_title)}!{cell}"
+def _category_rank(category: str) -> int:
+    return CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES)
 
 
 # ----------------------------------------------------------------------------------- BOM
@@ -157,15 +221,27 @@ def split_contingency(bom: list, contingency_fraction: float) -> tuple[list, flo
     return lines, contingency_fraction
 
 
+@dataclass
 class BomCells:
-    """Where one BOM sheet keeps its totals (A1 addresses on that sheet)."""
+    """Where one BOM sheet keeps its totals (A1 addresses on that sheet) and their values as written."""
 
-    def __init__(self, title: str, first: int, last: int, total: str, it_power_kw: str, categories: list):
-        self.title, self.first, self.last = title, first, last
-        self.total, self.it_power_kw, self.categories = total, it_power_kw, categories
+    title: str
+    first: int
+    last: int
+    total: str
+    it_power_kw: str
+    categories: list
+    gpus: str = ""
+    nodes: str = ""
+    racks: str = ""
+    values: dict | None = None  # {"total", "it_power_kw", "gpus", "nodes", "racks", category: subtotal}
+    end_row: int = 0  # the last row the totals use
 
     def column(self, col: str) -> str:
         return _ref(self.title, f"${col}${self.first}:${col}${max(self.first, self.last)}")
+
+    def sumif(self, category: str) -> str:
+        return f'SUMIF({self.column("A")},"{category}",{self.column("F")})'
 
 
 def _categories_of(lines: list) -> list[str]:
@@ -173,78 +249,134 @@ def _categories_of(lines: list) -> list[str]:
     return seen + sorted({line.category for line in lines} - set(seen))
 
 
-def write_bom_sheet(wb, index: int, design, contingency_fraction: float) -> BomCells:
-    """One design's bill of materials with live formulas; returns where its totals are."""
+def _bom_inputs(ws, wb, index: int, title: str, fraction: float) -> None:
+    put(ws, 2, 1, "Contingency").font = BOLD
+    put(ws, 2, 2, fraction, PERCENT).fill = INPUT_FILL
+    note(ws, 2, f"editable: added after the discount (defined name {contingency_name(index)})", col=3)
+    put(ws, 3, 1, "Discount").font = BOLD
+    put(ws, 3, 2, 0.0, PERCENT).fill = INPUT_FILL
+    note(ws, 3, f"editable: negotiated discount on the lines (defined name {discount_name(index)})", col=3)
+    _define(wb, contingency_name(index), title, "B2")
+    _define(wb, discount_name(index), title, "B3")
+
+
+def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices: dict | None = None) -> BomCells:
+    """One design's bill of materials with live formulas; returns where its totals are.
+
+    With `prices` ({price_key: row} of the Prices sheet) each line's unit price and power are
+    references to that row; without, they are written on the line.
+    """
     title = bom_sheet_title(index)
     ws = wb.create_sheet(title)
     lines, fraction = split_contingency(design.cost.bom, contingency_fraction)
     _title(ws, f"Bill of materials, design #{design.rank}: {design.label}")
-
-    put(ws, 2, 1, "Contingency (editable)").font = BOLD
-    put(ws, 2, 2, fraction, PERCENT).fill = INPUT_FILL
-    put(ws, 2, 3, f"fraction of the lines, added after the discount (defined name {contingency_name(index)})")
-    put(ws, 3, 1, "Discount (editable)").font = BOLD
-    put(ws, 3, 2, 0.0, PERCENT).fill = INPUT_FILL
-    put(ws, 3, 3, f"negotiated discount on the lines (defined name {discount_name(index)})")
-    _define(wb, contingency_name(index), title, "B2")
-    _define(wb, discount_name(index), title, "B3")
-
-    _header(ws, BOM_HEADER_ROW, BOM_HEADERS)
+    _bom_inputs(ws, wb, index, title, fraction)
+    _header(ws, BOM_HEADER_ROW, BOM_HEADERS, right=BOM_NUMBER_COLUMNS)
     row = BOM_FIRST_ROW
     for line in lines:
         put(ws, row, 1, line.category)
         put(ws, row, 2, line.part)
         put(ws, row, 3, line.description)
+        wrap(ws, row, 3, BOM_DESCRIPTION_WIDTH)
         put(ws, row, 4, line.quantity, NUMBER).fill = INPUT_FILL
-        put(ws, row, 5, line.unit_price_usd, USD_CENTS).fill = INPUT_FILL
-        formula(ws, row, 6, f"=D{row}*E{row}", USD_CENTS)
-        put(ws, row, 7, line.power_w, NUMBER_2)
-        formula(ws, row, 8, f"=D{row}*G{row}", NUMBER)
-        put(ws, row, 9, line.price_source)
-        put(ws, row, 10, line.price_date)
-        put(ws, row, 11, "estimate" if line.price_is_estimate else "quoted")
+        if prices is None:
+            put(ws, row, 5, line.unit_price_usd, USD_CENTS).fill = INPUT_FILL
+            put(ws, row, 7, line.power_w, NUMBER_2)
+        else:
+            price_row = prices[price_key(line)]
+            formula(ws, row, 5, f"={_ref(PRICES, f'$D${price_row}')}", USD_CENTS, line.unit_price_usd)
+            formula(ws, row, 7, f"={_ref(PRICES, f'$E${price_row}')}", NUMBER_2, line.power_w)
+        formula(ws, row, 6, f"=D{row}*E{row}", USD_CENTS, line.quantity * line.unit_price_usd)
+        formula(ws, row, 8, f"=D{row}*G{row}", NUMBER, line.quantity * line.power_w)
+        top(ws, row, 1, len(BOM_HEADERS))
         row += 1
     last = row - 1
-    ws.auto_filter.ref = f"A{BOM_HEADER_ROW}:K{max(BOM_HEADER_ROW + 1, last)}"
-
-    cells = _bom_totals(ws, index, title, last, _categories_of(lines))
+    ws.auto_filter.ref = f"A{BOM_HEADER_ROW}:H{max(BOM_HEADER_ROW + 1, last)}"
+    cells = _bom_totals(ws, index, title, lines, fraction, last)
+    _bom_quantities(ws, cells, design, lines)
     ws.freeze_panes = f"A{BOM_FIRST_ROW}"
-    ws.print_title_rows = f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}"
-    _fit_landscape(ws)
-    _widths(ws, {"A": 22, "B": 18, "C": 58, "D": 10, "E": 16, "F": 18, "G": 12, "H": 14, "I": 60, "J": 12, "K": 10})
+    _widths(ws, {"A": 10, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 11, "H": 11})
+    print_setup(ws, title_rows=f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}", pages_tall=1 if fits_one_page(ws) else 0)
     return cells
 
 
-def _bom_totals(ws, index: int, title: str, last: int, cats: list[str]) -> BomCells:
+def _label(ws, row: int, text: str, bold: bool = False) -> None:
+    cell = put(ws, row, BOM_LABEL_COL, text)
+    cell.alignment = RIGHT
+    if bold:
+        cell.font = BOLD
+
+
+def _bom_totals(ws, index: int, title: str, lines: list, fraction: float, last: int) -> BomCells:
     """Category subtotals (SUMIF), subtotal, discount, contingency, grand total, IT power.
 
-    total = subtotal · (1 − Discount_i) · (1 + Contingency_i).
+    total = subtotal · (1 − Discount_i) · (1 + Contingency_i)   (values cached with discount 0).
     """
-    first = BOM_FIRST_ROW
-    span = max(first, last)
+    first, span = BOM_FIRST_ROW, max(BOM_FIRST_ROW, last)
+    cats = _categories_of(lines)
+    values: dict[str, float] = {}
     row = last + 2
-    put(ws, row, 5, "Subtotals by category").font = BOLD
+    _label(ws, row, "Subtotals by category", bold=True)
     row += 1
     for cat in cats:
-        put(ws, row, 5, cat)
-        formula(ws, row, 6, f'=SUMIF($A${first}:$A${span},"{cat}",$F${first}:$F${span})', USD)
+        values[cat] = sum(x.quantity * x.unit_price_usd for x in lines if x.category == cat)
+        _label(ws, row, cat)
+        formula(ws, row, 6, f'=SUMIF($A${first}:$A${span},"{cat}",$F${first}:$F${span})', USD, values[cat])
         row += 1
+    subtotal = sum(x.quantity * x.unit_price_usd for x in lines)
     sub_row = row
-    put(ws, sub_row, 5, "Subtotal (lines)").font = BOLD
-    formula(ws, sub_row, 6, f"=SUM(F{first}:F{span})", USD_CENTS)
+    _label(ws, sub_row, "Subtotal (lines)", bold=True)
+    formula(ws, sub_row, 6, f"=SUM(F{first}:F{span})", USD_CENTS, subtotal)
     d, c = discount_name(index), contingency_name(index)
-    put(ws, sub_row + 1, 5, "Discount")
-    formula(ws, sub_row + 1, 6, f"=-F{sub_row}*{d}", USD_CENTS)
-    put(ws, sub_row + 2, 5, "Contingency")
-    formula(ws, sub_row + 2, 6, f"=F{sub_row}*(1-{d})*{c}", USD_CENTS)
+    _label(ws, sub_row + 1, "Discount")
+    formula(ws, sub_row + 1, 6, f"=-F{sub_row}*{d}", USD_CENTS, 0.0)
+    _label(ws, sub_row + 2, "Contingency")
+    formula(ws, sub_row + 2, 6, f"=F{sub_row}*(1-{d})*{c}", USD_CENTS, subtotal * fraction)
     total_row = sub_row + 3
-    put(ws, total_row, 5, "Grand total (USD)").font = BOLD
-    formula(ws, total_row, 6, f"=F{sub_row}*(1-{d})*(1+{c})", USD_CENTS).font = BOLD
+    values["total"] = subtotal * (1 - 0.0) * (1 + fraction)
+    _label(ws, total_row, "Grand total (USD)", bold=True)
+    formula(ws, total_row, 6, f"=F{sub_row}*(1-{d})*(1+{c})", USD_CENTS, values["total"]).font = BOLD
     power_row = total_row + 1
-    put(ws, power_row, 5, "IT power (kW)").font = BOLD
-    formula(ws, power_row, 6, f"=SUM(H{first}:H{span})/1000", NUMBER_2)
-    return BomCells(title, first, last, f"$F${total_row}", f"$F${power_row}", cats)
+    values["it_power_kw"] = sum(x.quantity * x.power_w for x in lines) / 1000
+    _label(ws, power_row, "IT power (kW)", bold=True)
+    formula(ws, power_row, 6, f"=SUM(H{first}:H{span})/1000", NUMBER_2, values["it_power_kw"])
+    return BomCells(title, first, last, f"$F${total_row}", f"$F${power_row}", cats, values=values, end_row=power_row)
 
+
+def _bom_quantities(ws, cells: BomCells, design, lines: list) -> None:
+    """What the lines buy, as formulas of the quantities (so an edited quantity reaches the Summary).
+
+    nodes = (Σ compute + spares quantities) · nodes per unit;  GPUs = nodes · GPUs per node
+    racks = Σ rack quantities (+ the compute units when each ships as its own rack, e.g. NVL72)
+    """
+    c = design.cost
+    first, span = cells.first, max(cells.first, cells.last)
+    units = sum(x.quantity for x in lines if x.category in ("compute", "spares"))
+    rack_lines = sum(x.quantity for x in lines if x.category == "rack")
+    nodes_per_unit = c.nodes // max(1, units)
+    gpus_per_node = c.gpus // max(1, c.nodes)
+    own_rack = c.racks != rack_lines
+
+    def sumif(category: str) -> str:
+        return f'SUMIF($A${first}:$A${span},"{category}",$D${first}:$D${span})'
+
+    row = cells.end_row + 2
+    _label(ws, row, "What the lines buy", bold=True)
+    nodes, gpus, racks = row + 1, row + 2, row + 3
+    units_expr = f"{sumif('compute')}+{sumif('spares')}"
+    rows = [
+        (nodes, f"Nodes = (compute + spare units) × {nodes_per_unit}",
+         Live(f"=({units_expr})*{nodes_per_unit}", units * nodes_per_unit)),
+        (gpus, f"GPUs = nodes × {gpus_per_node}", Live(f"=D{nodes}*{gpus_per_node}", units * nodes_per_unit * gpus_per_node)),
+        (racks, "Racks = rack lines + compute units (each its own rack)" if own_rack else "Racks = rack lines",
+         Live(f"={sumif('rack')}" + (f"+{units_expr}" if own_rack else ""), rack_lines + (units if own_rack else 0))),
+    ]
+    for r, label, value in rows:
+        _label(ws, r, label)
+        _write(ws, r, 4, value, NUMBER)
+    cells.gpus, cells.nodes, cells.racks = f"$D${gpus}", f"$D${nodes}", f"$D${racks}"
+    assert cells.values is not None
+    cells.values.update(nodes=rows[0][2].value, gpus=rows[1][2].value, racks=rows[2][2].value)
 
 
 # ----------------------------------------------------------------------------------- summary
@@ -252,9 +384,17 @@ def _bom_totals(ws, index: int, title: str, last: int, cats: list[str]) -> BomCe
 
 TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 
+# Row order of the Summary; `_summary_rows` lists the same keys in the same order.
+SUMMARY_KEYS = (
+    "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
+    "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
+    "racks", "capex", "energy", "tco", "per_gpu",
+)
+WRAPPED_KEYS = ("architecture", "layout", "nic")
+
 
 def design_name(design) -> str:
-    """Short name for chart axes and row headers: '#1 hgx-h100 2×cx7-ndr'."""
+    """Short name for chart axes and column headers: '#1 hgx-h100 2×cx7-ndr'."""
     a = design.architecture
     return f"#{design.rank} {a.platform} {a.rails_per_node}×{a.nic}"
 
@@ -264,18 +404,21 @@ def _layout_text(lay) -> str:
 
 
 def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
-    """(key, label, value-or-formula, number format) for one design column of the Summary."""
+    """(key, label, value or Live formula, number format) for one design column of the Summary."""
     a, c, p = design.architecture, design.cost, design.perf
-    r = row_of
+    r, v = row_of, cells.values or {}
+    facility_kw = v["it_power_kw"] * c.pue
+    energy = c.tco_years * HOURS_PER_YEAR * facility_kw * c.usd_per_kwh
     return [
         ("rank", "Rank", design.rank, None),
         ("architecture", "Architecture", design.label, None),
         ("platform", "Platform", a.platform, None),
         ("gpu", "GPU", design.gpu, None),
-        ("gpus", "GPUs bought (spares included)", c.gpus, NUMBER),
+        ("gpus", "GPUs bought (spares included)", Live(f"={_ref(cells.title, cells.gpus)}", v["gpus"]), NUMBER),
         ("gpus_used", "GPUs used by the job", p.gpus, NUMBER),
-        ("nodes", "Nodes", c.nodes, NUMBER),
-        ("domains", "NVLink domains", -(-c.gpus // design.gpus_per_domain), NUMBER),
+        ("nodes", "Nodes", Live(f"={_ref(cells.title, cells.nodes)}", v["nodes"]), NUMBER),
+        ("domains", "NVLink domains", Live(f"=ROUNDUP({col}{r['gpus']}/{design.gpus_per_domain},0)",
+                                           math.ceil(v["gpus"] / design.gpus_per_domain)), NUMBER),
         ("nic", "NIC × rails per node", f"{a.nic} × {a.rails_per_node}", None),
         ("switch", "Switch", a.switch, None),
         ("tiers", "Fabric tiers", design.tiers, None),
@@ -283,28 +426,18 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
         ("layout", "Parallel layout", _layout_text(design.layout), None),
         ("step", "Step time (s)", p.step_time_s, SECONDS),
         ("target", "Target step time (s)", design.target_step_time_s, SECONDS),
-        ("headroom", "Headroom (1 − step / target)", f"=1-{col}{r['step']}/{col}{r['target']}", PERCENT),
+        ("headroom", "Headroom (1 − step / target)", Live(f"=1-{col}{r['step']}/{col}{r['target']}",
+                                                          1 - p.step_time_s / design.target_step_time_s), PERCENT),
         ("mfu", "MFU", p.mfu, PERCENT),
-        ("it_kw", "IT power (kW)", f"={_ref(cells.title, cells.it_power_kw)}", NUMBER_2),
-        ("facility_kw", "Facility power (kW) = IT × PUE", f"={col}{r['it_kw']}*TCO_PUE", NUMBER_2),
-        ("racks", "Racks", c.racks, NUMBER),
-        ("capex", "Capex (USD)", f"={_ref(cells.title, cells.total)}", USD),
+        ("it_kw", "IT power (kW)", Live(f"={_ref(cells.title, cells.it_power_kw)}", v["it_power_kw"]), NUMBER_2),
+        ("facility_kw", "Facility power (kW) = IT × PUE", Live(f"={col}{r['it_kw']}*TCO_PUE", facility_kw), NUMBER_2),
+        ("racks", "Racks", Live(f"={_ref(cells.title, cells.racks)}", v["racks"]), NUMBER),
+        ("capex", "Capex (USD)", Live(f"={_ref(cells.title, cells.total)}", v["total"]), USD),
         ("energy", "Energy over the TCO years (USD)",
-         f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", USD),
-        ("tco", "TCO (USD) = capex + energy", f"={col}{r['capex']}+{col}{r['energy']}", USD),
-        ("per_gpu", "Capex per GPU (USD)", f"={col}{r['capex']}/{col}{r['gpus']}", USD),
+         Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
+        ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
+        ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
     ]
-
-
-SUMMARY_HEADER_ROW = 3
-
-
-# Row order of the Summary; `_summary_rows` must list the same keys in the same order.
-SUMMARY_KEYS = (
-    "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
-    "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu",
-)
 
 
 def _summary_row_numbers() -> dict:
@@ -313,92 +446,139 @@ def _summary_row_numbers() -> dict:
 
 
 def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
-    """Ranked designs side by side, then capex by category (SUMIF on each BOM sheet) and its chart."""
+    """Ranked designs side by side, then capex by category (SUMIF on each BOM sheet) and its charts."""
     ws = wb["Summary"]
     _title(ws, f"fabricplan budget workbook: {result.scenario}")
-    put(ws, 2, 1, f"status {result.status}; {len(result.designs)} design(s); yellow cells on the BOM sheets "
-                  "and the Assumptions sheet are editable, every total follows")
+    note(ws, 2, f"status {result.status}; {len(result.designs)} design(s), #1 is the best; yellow cells (Prices, BOM, "
+                "Assumptions) are editable." if result.designs else f"status {result.status}: no design.")
     if not result.designs:
         put(ws, SUMMARY_HEADER_ROW, 1, "No design meets the scenario.").font = BOLD
         put(ws, SUMMARY_HEADER_ROW + 1, 1, result.explanation or "")
+        ws.column_dimensions["A"].width = 100
+        wrap(ws, SUMMARY_HEADER_ROW + 1, 1, 100)
+        print_setup(ws)
         return
+    n = len(result.designs)
     row_of = _summary_row_numbers()
-    _header(ws, SUMMARY_HEADER_ROW, ["Design"] + [f"#{d.rank}" for d in result.designs])
+    _header(ws, SUMMARY_HEADER_ROW, ["Design"] + [design_name(d) for d in result.designs], right=range(2, 2 + n))
     for i, (design, cells) in enumerate(zip(result.designs, bom_cells)):
-        col_idx = 2 + i
-        col = get_column_letter(col_idx)
+        col = col_letter(2 + i)
         rows = _summary_rows(design, cells, col, row_of)
         assert tuple(r[0] for r in rows) == SUMMARY_KEYS
         for key, label, value, fmt in rows:
             row = row_of[key]
             if i == 0:
                 put(ws, row, 1, label).font = BOLD
-            if isinstance(value, str) and value.startswith("=") and key in FORMULA_KEYS:
-                formula(ws, row, col_idx, value, fmt)
-            else:
-                put(ws, row, col_idx, value, fmt)
-        ws.column_dimensions[col].width = 40
-    ws.column_dimensions["A"].width = 34
+                ws.cell(row=row, column=1).alignment = TOP
+            cell = _write(ws, row, 2 + i, value, fmt)
+            cell.alignment = RIGHT
+            if key in WRAPPED_KEYS:
+                wrap(ws, row, 2 + i, SUMMARY_COL_WIDTH, RIGHT_WRAP)
+        ws.column_dimensions[col].width = SUMMARY_COL_WIDTH
+    ws.column_dimensions["A"].width = 30
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
-    ws.print_title_cols = "A:A"
-    ws.print_title_rows = f"{SUMMARY_HEADER_ROW}:{SUMMARY_HEADER_ROW}"
-    _fit_landscape(ws)
+    # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
+    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True)  # fit the two charts side by side
     _capex_by_category(ws, result, bom_cells, row_of)
 
 
-# Only these Summary keys hold formulas we built; any other "=…" string is input text.
-FORMULA_KEYS = frozenset({"headroom", "it_kw", "facility_kw", "capex", "energy", "tco", "per_gpu"})
+def _category_rows(cats: list[str]) -> list[str]:
+    """The rows of the capex-by-category table: categories, the adjustment, capex, network, share."""
+    return list(cats) + [ADJUSTMENT, "Capex (USD)", NETWORK_ROW, "Network share of capex"]
 
 
 def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> None:
-    """Rows = designs, columns = categories (SUMIF on the BOM sheet) + the contingency/discount
-    adjustment (= capex − Σ categories), so each stacked bar adds up to the design's capex."""
-    cats = []
+    """Rows = categories (SUMIF on the design's BOM sheet) + the contingency/discount adjustment
+    (= capex − Σ categories, so each stacked bar adds up to capex), columns = designs; then the
+    network (NICs, switches, links) in USD and as a share of capex, and two stacked charts: all of
+    capex, and capex without compute and spares (the scale that shows the network)."""
+    cats: list[str] = []
     for cells in bom_cells:
         cats += [c for c in cells.categories if c not in cats]
-    head = max(row_of.values()) + 3
-    put(ws, head - 1, 1, "Capex by category (USD)").font = TITLE_FONT
-    _header(ws, head, ["Design"] + cats + [ADJUSTMENT, "Capex (USD)"])
-    for i, (design, cells) in enumerate(zip(result.designs, bom_cells)):
-        row = head + 1 + i
-        put(ws, row, 1, design_name(design))
-        for j, cat in enumerate(cats):
-            formula(ws, row, 2 + j, f'=SUMIF({cells.column("A")},"{cat}",{cells.column("F")})', USD)
-        first, last_cat = get_column_letter(2), get_column_letter(1 + len(cats))
-        capex_col = get_column_letter(3 + len(cats))
-        formula(ws, row, 2 + len(cats), f"={capex_col}{row}-SUM({first}{row}:{last_cat}{row})", USD)
-        formula(ws, row, 3 + len(cats), f"={get_column_letter(2 + i)}{row_of['capex']}", USD)
-    last = head + len(result.designs)
-    for col in range(2, 4 + len(cats)):
-        letter = get_column_letter(col)
-        ws.column_dimensions[letter].width = max(ws.column_dimensions[letter].width or 0, 16)
+    cats.sort(key=_category_rank)
+    title_row = max(row_of.values()) + 2
+    ws.row_breaks.append(Break(id=title_row - 1))
+    _section(ws, title_row, "Capex by category (USD)")
+    head = title_row + 1
+    n = len(result.designs)
+    _header(ws, head, ["Category"] + [f"#{d.rank}" for d in result.designs], right=range(2, 2 + n))
+    labels = _category_rows(cats)
+    row_of_cat = {label: head + 1 + i for i, label in enumerate(labels)}
+    for label, row in row_of_cat.items():
+        put(ws, row, 1, label).font = BOLD
+    for i, cells in enumerate(bom_cells):
+        _category_column(ws, 2 + i, cells, cats, row_of_cat, row_of)
+    first_cat, adj = row_of_cat[cats[0]], row_of_cat[ADJUSTMENT]
+    everything = [r for r in range(first_cat, adj + 1)]
+    beyond = [row_of_cat[c] for c in cats if c not in ("compute", "spares")]
+    chart_row = adj + 4
+    place_chart(ws, _stacked_chart(ws, "Capex by category", everything, head, n), chart_row)
+    place_chart(ws, _stacked_chart(ws, "Network and racks (no compute)", beyond, head, n), chart_row, CHART_CM[0] + 0.5)
+
+
+def _category_column(ws, col: int, cells: BomCells, cats: list[str], row_of_cat: dict, row_of: dict) -> None:
+    v = cells.values or {}
+    letter = col_letter(col)
+    for cat in cats:
+        _write(ws, row_of_cat[cat], col, Live(f"={cells.sumif(cat)}", v.get(cat, 0.0)), USD)
+    first, last = row_of_cat[cats[0]], row_of_cat[cats[-1]]
+    summed = sum(v.get(cat, 0.0) for cat in cats)
+    _write(ws, row_of_cat[ADJUSTMENT], col,
+           Live(f"={letter}{row_of_cat['Capex (USD)']}-SUM({letter}{first}:{letter}{last})", v["total"] - summed), USD)
+    _write(ws, row_of_cat["Capex (USD)"], col, Live(f"={letter}{row_of['capex']}", v["total"]), USD)
+    net = [c for c in NETWORK if c in cats]
+    network = sum(v.get(c, 0.0) for c in net)
+    net_row = row_of_cat[NETWORK_ROW]
+    expression = "+".join(f"{letter}{row_of_cat[c]}" for c in net) or "0"
+    _write(ws, net_row, col, Live(f"={expression}", network), USD)
+    _write(ws, row_of_cat["Network share of capex"], col,
+           Live(f"={letter}{net_row}/{letter}{row_of_cat['Capex (USD)']}", network / v["total"]), PERCENT)
+
+
+def _stacked_chart(ws, title: str, rows: list[int], head: int, n: int) -> BarChart:
+    """Stacked columns, one per design, one series per table row (named by column A)."""
     chart = BarChart()
     chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
-    chart.title = "Capex by category"
-    chart.y_axis.title = "USD"
-    chart.y_axis.numFmt = '"$"#,##0,,"M"'
+    style_chart(chart, title, "design (as ranked)", "USD")
+    chart.y_axis.numFmt = USD_MILLIONS
     chart.y_axis.scaling.min = 0  # a stacked bar must start at zero, or the categories look wrong
-    chart.x_axis.title = "Design"
-    chart.x_axis.delete = False
-    chart.y_axis.delete = False
-    data = Reference(ws, min_col=2, max_col=2 + len(cats), min_row=head, max_row=last)
-    chart.add_data(data, titles_from_data=True)
-    chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=last))
-    chart.height, chart.width = 9, 18
-    ws.add_chart(chart, f"A{last + 3}")
+    for row in rows:
+        series = Series(Reference(ws, min_col=2, max_col=1 + n, min_row=row, max_row=row))
+        series.tx = SeriesLabel(strRef=StrRef(_ref(ws.title, f"$A${row}")))  # named by the row's label
+        series.graphicalProperties.solidFill = category_colour(ws.cell(row=row, column=1).value)
+        series.graphicalProperties.line.solidFill = category_colour(ws.cell(row=row, column=1).value)
+        chart.series.append(series)
+    text_categories(chart, ws.title, f"$B${head}:${col_letter(1 + n)}${head}")
+    chart.legend.position = "r" if len(rows) > 4 else "b"  # a long legend beside the plot, not under it
+    chart.width, chart.height = CHART_CM
+    return chart
+
+
+# One colour per category, the same in every chart (an unknown category gets a grey).
+CATEGORY_COLOURS = {"compute": "4472C4", "spares": "A5A5A5", "nic": "ED7D31", "switch": "70AD47", "link": "FFC000",
+                    "rack": "7F6084", ADJUSTMENT: "9DC3E6"}
+
+
+def category_colour(category: str) -> str:
+    return CATEGORY_COLOURS.get(category, "595959")
 
 
 # ----------------------------------------------------------------------------------- performance
 
 
 def write_performance_sheet(wb, result) -> None:
-    """Step-time breakdown per design (stacked chart), bytes per GPU, memory per GPU, MFU."""
+    """Step-time breakdown per design (stacked chart), bytes per GPU, memory per GPU, MFU.
+
+    The columns follow the traffic-class registry (solver/perf/traffic.py): one per class.
+    """
     ws = wb.create_sheet("Performance")
     _title(ws, "Performance per design (one training step)")
+    note(ws, 2, "Model outputs (seconds, bytes, GB): prices do not change them; solve again to change them.")
     designs = result.designs
-    head = 3
-    _header(ws, head, ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES]
-            + ["Step time (s)", "Target (s)", "MFU"])
+    head = 4
+    labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
+        + ["Step time (s)", "Target (s)", "MFU"]
+    _header(ws, head, labels, right=range(2, len(labels) + 1))
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
         row = head + 1 + i
@@ -411,27 +591,38 @@ def write_performance_sheet(wb, result) -> None:
         put(ws, row, after + 2, p.mfu, PERCENT)
     last = head + len(designs)
     ws.freeze_panes = f"B{head + 1}"
-    ws.print_title_rows = f"{head}:{head}"
-    _fit_landscape(ws)
+    chart_rows = 0
     if designs:
-        chart = BarChart()
-        chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
-        chart.title = "Step time breakdown (s)"
-        chart.y_axis.title = "seconds per step"
-        chart.y_axis.scaling.min = 0
-        chart.x_axis.title = "Design"
-        chart.x_axis.delete = False
-        chart.y_axis.delete = False
-        chart.add_data(Reference(ws, min_col=2, max_col=1 + len(TERMS), min_row=head, max_row=last),
-                       titles_from_data=True)
-        chart.set_categories(Reference(ws, min_col=1, min_row=head + 1, max_row=last))
-        chart.height, chart.width = 10, 20
-        ws.add_chart(chart, f"A{last + 2 * len(designs) + 12}")  # below the three tables
+        ws.add_chart(_breakdown_chart(ws, head, last), f"A{last + 2}")
+        chart_rows = 20  # 10 cm of 0.53 cm rows
+    row = last + 4 + chart_rows
+    if designs:
+        ws.row_breaks.append(Break(id=row - 2))
+    row = _bytes_table(ws, designs, row)
+    _memory_table(ws, designs, row + len(designs) + 3)
+    ws.column_dimensions["A"].width = 24
+    for col in range(2, 3 + 2 * len(CLASS_NAMES) + 2):
+        ws.column_dimensions[col_letter(col)].width = 11
+    print_setup(ws)  # no repeated header: the second page holds other tables
 
-    row = last + 3
-    put(ws, row - 1, 1, "Bytes per GPU per step (GB)").font = BOLD
-    _header(ws, row, ["Design"] + [f"{k.upper()} {net} (GB)" for k in CLASS_NAMES for net in ("NVLink", "scale-out")]
-            + ["NVLink total (GB)", "Scale-out total (GB)"])
+
+def _breakdown_chart(ws, head: int, last: int) -> BarChart:
+    chart = BarChart()
+    chart.type, chart.grouping, chart.overlap = "col", "stacked", 100
+    chart.add_data(Reference(ws, min_col=2, max_col=1 + len(TERMS), min_row=head, max_row=last), titles_from_data=True)
+    text_categories(chart, ws.title, f"$A${head + 1}:$A${last}")
+    style_chart(chart, "Step time breakdown", "design", "seconds per step")
+    chart.y_axis.scaling.min = 0
+    chart.legend.position = "r"
+    chart.height, chart.width = 10, 22
+    return chart
+
+
+def _bytes_table(ws, designs: list, row: int) -> int:
+    _section(ws, row - 1, "Bytes per GPU per step (GB)")
+    labels = ["Design"] + [f"{k.upper()} {net} (GB)" for k in CLASS_NAMES for net in ("NVLink", "scale-out")] \
+        + ["NVLink total (GB)", "Scale-out total (GB)"]
+    _header(ws, row, labels, right=range(2, len(labels) + 1))
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
@@ -440,11 +631,14 @@ def write_performance_sheet(wb, result) -> None:
         values += [p.nvlink_bytes, p.scaleout_bytes]
         for j, v in enumerate(values):
             put(ws, r, 2 + j, v / 1e9, GB)
+    return row
 
-    row = row + len(designs) + 3
-    put(ws, row - 1, 1, "Memory per GPU (GB)").font = BOLD
-    _header(ws, row, ["Design", "Weights, grads, optimizer (GB)", "Activations (GB)", "Total per GPU (GB)",
-                      "Usable HBM (GB)", "Fits", "HBM used", "Hardware TFLOP/s per GPU", "MFU"])
+
+def _memory_table(ws, designs: list, row: int) -> None:
+    _section(ws, row - 1, "Memory per GPU (GB)")
+    labels = ["Design", "Weights, grads, optimizer (GB)", "Activations (GB)", "Total per GPU (GB)",
+              "Usable HBM (GB)", "Fits in HBM", "HBM used", "Hardware TFLOP/s per GPU", "MFU"]
+    _header(ws, row, labels, right=(2, 3, 4, 5, 6, 7, 8, 9), height=48)
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
@@ -453,13 +647,10 @@ def write_performance_sheet(wb, result) -> None:
         put(ws, r, 3, p.memory_activations_gb, GB)
         put(ws, r, 4, p.memory_per_gpu_gb, GB)
         put(ws, r, 5, p.hbm_usable_gb, GB)
-        put(ws, r, 6, "yes" if p.fits_memory else "NO")
-        formula(ws, r, 7, f"=D{r}/E{r}", PERCENT)
+        put(ws, r, 6, "yes" if p.fits_memory else "NO").alignment = RIGHT
+        formula(ws, r, 7, f"=D{r}/E{r}", PERCENT, p.memory_per_gpu_gb / p.hbm_usable_gb)
         put(ws, r, 8, p.hardware_tflops_per_gpu, NUMBER_2)
         put(ws, r, 9, p.mfu, PERCENT)
-    ws.column_dimensions["A"].width = 22
-    for col in range(2, 12):
-        ws.column_dimensions[get_column_letter(col)].width = 15
 
 
 # ----------------------------------------------------------------------------------- assumptions
@@ -515,87 +706,101 @@ def overlap_rows(scenario: Scenario) -> list[tuple[str, float, str]]:
     return rows
 
 
+class Sections:
+    """Writes titled sections one under another (the Assumptions sheets)."""
+
+    def __init__(self, ws, row: int = 3, wrap_cols: dict | None = None):
+        self.ws, self.row = ws, row
+        self.wrap_cols = wrap_cols or {}
+
+    def section(self, title: str, headers: list, right: tuple = ()) -> None:
+        _section(self.ws, self.row, title)
+        _header(self.ws, self.row + 1, headers, right=right)
+        self.row += 2
+
+    def line(self, *values, formats: tuple = (), left: bool = False) -> int:
+        """One row; `left` aligns numbers left too (key / value lists read better that way)."""
+        for i, value in enumerate(values):
+            cell = put(self.ws, self.row, 1 + i, value, formats[i] if i < len(formats) else None)
+            cell.alignment = LEFT_TOP if left else TOP
+            if 1 + i in self.wrap_cols and isinstance(value, str):
+                wrap(self.ws, self.row, 1 + i, self.wrap_cols[1 + i])
+        self.row += 1
+        return self.row - 1
+
+    def gap(self) -> None:
+        self.row += 1
+
+
+def scenario_lines(out: Sections, scenario: LoadedScenario, title: str = "Scenario as given") -> None:
+    out.section(title, ["Key", "Value"])
+    for key, value in flatten(scenario.doc.data or {}):
+        out.line(key, value, left=True)
+    out.gap()
+
+
+def catalog_lines(out: Sections, catalog: Catalog) -> None:
+    out.section("Catalog files", ["Path", "sha256"])
+    for path, digest in provenance(catalog).files:
+        out.line(str(path), digest, left=True)
+    out.gap()
+
+
 def write_assumptions_sheet(wb, result, scenario: LoadedScenario, catalog: Catalog) -> None:
     ws = wb.create_sheet("Assumptions")
     _title(ws, "Assumptions and provenance")
-    row = 3
+    out = Sections(ws, wrap_cols={2: 30, 4: 60})
+    _tco_inputs(wb, out, result, scenario.scenario)
+    scenario_lines(out, scenario)
+    out.section("Efficiencies and overlaps in force", ["Design", "Parameter", "Value", "Source"], right=(3,))
+    for d in result.designs:
+        for what, value, source in efficiency_rows(scenario.scenario, catalog, d):
+            out.line(f"#{d.rank}", what, value, source, formats=(None, None, PERCENT))
+    for what, value, source in overlap_rows(scenario.scenario):
+        out.line("all", what, value, source, formats=(None, None, PERCENT))
+    out.gap()
+    catalog_lines(out, catalog)
+    out.section("Solver run", ["Item", "Value"])
+    for label, value in _run_rows(result):
+        fmt = "0.000" if isinstance(value, float) and label != "relative gap" else None
+        out.line(label, "none" if value is None else value, formats=(None, fmt), left=True)
+    ws.freeze_panes = "A3"
+    _widths(ws, {"A": 34, "B": 30, "C": 10, "D": 60})
+    print_setup(ws)
 
-    def section(title: str, headers: list) -> None:
-        nonlocal row
-        put(ws, row, 1, title).font = BOLD
-        _header(ws, row + 1, headers)
-        row += 2
 
-    section("TCO inputs (editable: the Summary's energy and TCO follow)", ["Input", "Value", "Defined name"])
+def _tco_inputs(wb, out: Sections, result, sc: Scenario) -> None:
+    out.section("TCO inputs (editable: the Summary's energy and TCO follow)", ["Input", "Value", "Defined name"],
+                right=(2,))
     first = result.designs[0].cost if result.designs else None
-    sc = scenario.scenario
     tco_values = (("years", first.tco_years if first else sc.tco.years, "0.0#"),
                   ("PUE", first.pue if first else (sc.tco.pue or 1.0), "0.00"),
                   ("electricity (USD per kWh)", first.usd_per_kwh if first else (sc.tco.usd_per_kwh or 0.0), "0.0000"))
     for name, (label, value, fmt) in zip(TCO_NAMES, tco_values):
-        put(ws, row, 1, label)
-        put(ws, row, 2, value, fmt).fill = INPUT_FILL
-        put(ws, row, 3, name)
+        row = out.line(label, value, name, formats=(None, fmt))
+        out.ws.cell(row=row, column=2).fill = INPUT_FILL
         _define(wb, name, "Assumptions", f"B{row}")
-        row += 1
-    row += 1
+    out.gap()
 
-    section("Scenario as given", ["Key", "Value"])
-    for key, value in flatten(scenario.doc.data or {}):
-        put(ws, row, 1, key)
-        put(ws, row, 2, value)
-        row += 1
-    row += 1
 
-    section("Efficiencies and overlaps in force", ["Design", "Parameter", "Value", "Source"])
-    for d in result.designs:
-        for what, value, source in efficiency_rows(sc, catalog, d):
-            put(ws, row, 1, f"#{d.rank}")
-            put(ws, row, 2, what)
-            put(ws, row, 3, value, PERCENT)
-            put(ws, row, 4, source)
-            row += 1
-    for what, value, source in overlap_rows(sc):
-        put(ws, row, 1, "all")
-        put(ws, row, 2, what)
-        put(ws, row, 3, value, PERCENT)
-        put(ws, row, 4, source)
-        row += 1
-    row += 1
-
-    section("Catalog files", ["Path", "sha256"])
-    for path, digest in provenance(catalog).files:
-        put(ws, row, 1, str(path))
-        put(ws, row, 2, digest)
-        row += 1
-    row += 1
-
-    section("Solver run", ["Item", "Value"])
+def _run_rows(result) -> list[tuple[str, Any]]:
     info = dict(result.solver or {})
-    run_rows = [
+    rows = [
         ("status", result.status),
         ("relative gap", result.gap),
         ("solve time (s)", result.solve_time_s),
         ("fabricplan version", __version__),
         ("solver", info.get("name", "HiGHS")),
-        ("HiGHS version", info.get("version", _highs_version())),
+        ("HiGHS version", info.get("version", highs_version())),
         ("interface", info.get("interface", "")),
         ("MIP relative gap requested", info.get("mip_rel_gap")),
         ("time limit (s)", info.get("time_limit_s")),
         ("written on", _dt.date.today().isoformat()),
     ]
-    run_rows += [("warning", w) for w in result.warnings]
-    for label, value in run_rows:
-        put(ws, row, 1, label)
-        put(ws, row, 2, "none" if value is None else value)
-        row += 1
-
-    ws.freeze_panes = "A3"
-    _fit_landscape(ws)
-    _widths(ws, {"A": 44, "B": 40, "C": 16, "D": 90})
+    return rows + [("warning", w) for w in result.warnings]
 
 
-def _highs_version() -> str:
+def highs_version() -> str:
     try:
         from ..optimize.highs import HighsAdapter
         return HighsAdapter.version()
@@ -611,15 +816,16 @@ def build_workbook(result, scenario: LoadedScenario, catalog: Catalog) -> Workbo
     wb = Workbook()
     wb.active.title = "Summary"
     contingency = scenario.scenario.constraints.contingency_fraction
-    bom_cells = [write_bom_sheet(wb, i + 1, d, contingency) for i, d in enumerate(result.designs)]
+    prices = write_prices_sheet(wb, result.designs)
+    bom_cells = [write_bom_sheet(wb, i + 1, d, contingency, prices) for i, d in enumerate(result.designs)]
     write_summary_sheet(wb, result, bom_cells)
     write_performance_sheet(wb, result)
     write_assumptions_sheet(wb, result, scenario, catalog)
-    # Sheet order: Summary, Performance, Assumptions, then the BOM sheets.
-    order = ["Summary", "Performance", "Assumptions"] + [c.title for c in bom_cells]
+    # Sheet order: Summary, Prices, the BOM sheets, Performance, Assumptions.
+    order = ["Summary", PRICES] + [c.title for c in bom_cells] + ["Performance", "Assumptions"]
     wb._sheets = [wb[name] for name in order]
     wb.active = 0
-    wb.calculation.fullCalcOnLoad = True  # no cached values: ask the application to compute on open
+    wb.calculation.fullCalcOnLoad = True  # Excel recomputes on open; the cached values serve other readers
     return wb
 
 
@@ -628,87 +834,15 @@ def write_workbook(result, scenario: LoadedScenario, catalog: Catalog, path) -> 
 
     An existing file is replaced only when the whole write succeeded; the temp file never survives.
     """
-    wb = build_workbook(result, scenario, catalog)
-    with atomic_path(path) as tmp:
-        wb.save(tmp)
-    return Path(path)
+    return save_workbook(build_workbook(result, scenario, catalog), path)
 
 
 # ------------------------------------------------------------------------------------ sweeps
 
 
-SWEEP_COLUMNS = (("point", None), ("status", None), ("architecture", None), ("GPUs", "#,##0"), ("nodes", "#,##0"),
-                 ("switches", "#,##0"), ("racks", "#,##0"), ("step time (s)", "0.00"), ("MFU", "0.0%"),
-                 ("capex (USD)", '"$"#,##0'), ("TCO (USD)", '"$"#,##0'), ("capex per PFLOP/s (USD)", '"$"#,##0'),
-                 ("TCO per M tokens (USD)", '"$"#,##0.00'), ("switch point", None), ("capex at switch (USD)", '"$"#,##0'))
+def write_sweep_workbook(report: dict, path: str | Path, scenario: LoadedScenario | None = None,
+                         catalog: Catalog | None = None) -> Path:
+    """The sweep workbook (solver/reports/sweep_excel.py)."""
+    from .sweep_excel import write_sweep_workbook as write
 
-
-def write_sweep_workbook(report: dict, path: str | Path) -> Path:
-    """An .xlsx with a `Sweep` sheet: one row per point, line charts of capex and GPUs, switch points marked."""
-    wb = Workbook()
-    ws = wb.active
-    ws.title = "Sweep"
-    add_sweep_sheet(ws, report)
-    with atomic_path(path) as tmp:
-        wb.save(tmp)
-    return Path(path)
-
-
-def add_sweep_sheet(ws, report: dict) -> None:
-    """Fill `ws` (an openpyxl worksheet) with the sweep table and its charts."""
-    axis_names = [a["name"] for a in report["axes"]]
-    headers = axis_names + [c for c, _ in SWEEP_COLUMNS]
-    for col, h in enumerate(headers, 1):
-        put(ws, 1, col, h)
-    for cell in ws[1]:
-        cell.font = Font(bold=True)
-    switch_at = {s["index"]: f"{s['from']} → {s['to']}" for s in report["switch_points"]}
-    for row_index, r in enumerate(report["points"], 2):
-        swept = [r["values"].get(n) for n in axis_names]
-        got = r if r.get("architecture") else {}  # an unsolved point leaves its numbers empty
-        get = got.get
-        row = swept + [point_label(r), r["status"], r.get("architecture") or r.get("reason"), get("gpus"), get("nodes"),
-                       get("switches"), get("racks"), get("step_time_s"), get("mfu"), get("capex_usd"), get("tco_usd"),
-                       get("capex_usd_per_pflop_s"), get("tco_usd_per_million_tokens"), switch_at.get(r["index"]),
-                       get("capex_usd") if r["index"] in switch_at else None]
-        for col, value in enumerate(row, 1):
-            put(ws, row_index, col, value)
-    first = len(axis_names)
-    for offset, (_, fmt) in enumerate(SWEEP_COLUMNS):
-        if fmt:
-            for cells in ws.iter_rows(min_row=2, min_col=first + offset + 1, max_col=first + offset + 1):
-                cells[0].number_format = fmt
-    for i, width in enumerate([16] * len(axis_names) + [28, 10, 44, 10, 10, 10, 8, 12, 8, 16, 16, 18, 16, 44, 18], start=1):
-        ws.column_dimensions[get_column_letter(i)].width = width
-    ws.freeze_panes = "A2"
-    _charts(ws, report, first)
-
-
-def _charts(ws, report: dict, first: int) -> None:
-    """Two native line charts against the swept value; switch points as a marker-only series."""
-    n = len(report["points"])
-    if n == 0:
-        return
-    headers = [c for c, _ in SWEEP_COLUMNS]
-    col_of = {h: first + i + 1 for i, h in enumerate(headers)}
-    # x labels: the swept value for a one-axis sweep, else the point label
-    x_col = 1 if len(report["axes"]) == 1 else col_of["point"]
-    cats = Reference(ws, min_col=x_col, min_row=2, max_row=n + 1)
-    x_title = report["axes"][0]["name"] if len(report["axes"]) == 1 else "point"
-    specs = (("Capex against the swept value", ("capex (USD)", "capex at switch (USD)"), "capex (USD)", "H2"),
-             ("GPUs against the swept value", ("GPUs",), "GPUs", "H20"))
-    for title, cols, y_title, anchor in specs:
-        chart = LineChart()
-        chart.title, chart.y_axis.title, chart.x_axis.title = title, y_title, x_title
-        chart.height, chart.width = 8, 16
-        chart.display_blanks = "gap"
-        for name in cols:
-            chart.add_data(Reference(ws, min_col=col_of[name], min_row=1, max_row=n + 1), titles_from_data=True)
-        chart.set_categories(cats)
-        for series in chart.series:
-            series.marker.symbol = "circle"
-        if len(chart.series) > 1:  # the switch-point series: big diamonds, no line
-            marks = chart.series[1]
-            marks.marker.symbol, marks.marker.size = "diamond", 10
-            marks.graphicalProperties.line.noFill = True
-        ws.add_chart(chart, get_column_letter(len(report["axes"]) + len(SWEEP_COLUMNS) + 2) + anchor[1:])
+    return write(report, path, scenario, catalog)

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..sweep.summary import x_axis
 from .io import atomic_path
 
 
 def _x_values(report: dict) -> tuple[list, list[str], str]:
-    """Numeric x for a one-axis numeric sweep (true spacing), else the point's position."""
+    """The year (growth sweeps) or the swept value (one numeric axis) at true spacing, else the point's position."""
     points = report["points"]
-    axes = report["axes"]
-    if len(axes) == 1 and axes[0]["kind"] not in ("model", "text"):
-        name = axes[0]["name"]
-        return [p["values"][name] for p in points], [p["labels"][name] for p in points], name
+    x = x_axis(report)
+    if x["kind"] == "step":  # growth: year 0, 1, … with the growth rule in the axis label
+        return x["values"], [str(v) for v in x["values"]], x["description"]
+    if x["kind"] == "value":
+        name = x["title"]
+        return x["values"], [p["labels"][name] for p in points], name
     labels = [", ".join(str(v) for v in p["labels"].values()) for p in points]
-    return list(range(len(points))), labels, " × ".join(a["name"] for a in axes)
+    return list(range(len(points))), labels, x["description"]
 
 
 def _log_x(xs: list, report: dict) -> bool:
@@ -69,7 +72,9 @@ def write_plot(report: dict, path: str | Path) -> Path:
     ax.set_xticks(xs, xlabels, rotation=30 if len(xs) > 6 else 0, fontsize=8)
     ax.set_xlabel(xname)
     ax.set_ylabel("million USD")
-    ax.set_title(f"{report['scenario']}: cost against the swept value")
+    x = x_axis(report)
+    ax.set_title(f"{report['scenario']}: cost by {x['title']}" if x["kind"] == "step" else
+                 f"{report['scenario']}: cost against the swept value")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     ax.margins(x=0.08, y=0.15)

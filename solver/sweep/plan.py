@@ -119,6 +119,7 @@ class Axis:
     loc: tuple  # where the axis is defined in the YAML (for errors); () for a flag
     kind: str = "float"  # int | float | text | model
     rounded: bool = False  # some values were rounded to integers
+    growth: SweepGrowth | None = None  # set when the values grow geometrically (value k = v0 · factor^k)
 
     def label(self, value) -> str:
         if self.kind == "model":
@@ -187,7 +188,7 @@ def make_axis(param: SweepParameter, base: dict, loc: tuple) -> Axis:
             raise ValueError(f"{param.path} is an integer field and round_to_int is false, but {bad[0]:g} is not whole")
     values = [int(math.floor(v + 0.5)) for v in raw] if rounding else raw
     rounded = any(abs(v - r) > 1e-9 for v, r in zip(values, raw))
-    return Axis(param.path, values, loc, "int" if rounding else "float", rounded)
+    return Axis(param.path, values, loc, "int" if rounding else "float", rounded, param.growth)
 
 
 # -------------------------------------------------------------------------------- --vary flags

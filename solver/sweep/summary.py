@@ -82,7 +82,8 @@ def sweep_report(plan: SweepPlan, rows: list[dict]) -> dict:
         "sweep_hash": plan.sweep_hash,
         "combine": plan.combine,
         "axes": [{"name": a.name, "kind": a.kind, "values": [a.label(v) if a.kind == "model" else v for v in a.values],
-                  "rounded_to_int": a.rounded} for a in plan.axes],
+                  "rounded_to_int": a.rounded, "growth": a.growth.model_dump() if a.growth else None}
+                 for a in plan.axes],
         "notes": plan.notes,
         "status_counts": counts,
         "cost_per_unit_definitions": {
@@ -98,3 +99,31 @@ def sweep_report(plan: SweepPlan, rows: list[dict]) -> dict:
 def point_label(row: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in row["labels"].items())
 
+
+
+def x_axis(report: dict) -> dict:
+    """What a sweep's points are drawn against (the workbook's charts and the PNG plot).
+
+    - one-dimensional growth (one axis, or zip with a growth axis): the step k = 0 … steps, named
+      after the growth's `per` ("year"), since value_k = v0 · factor^k;
+    - one numeric axis: the swept value, named by its field path;
+    - otherwise the point's values ("1, 2", the axis named "a, b"), in point order.
+
+    Returns {"kind": "step" | "value" | "label", "title", "values" (one per point), "numeric", "description"}.
+    """
+    axes, points = report["axes"], report["points"]
+    one_dimensional = len(axes) == 1 or report.get("combine") == "zip"
+    growing = next((a for a in axes if a.get("growth")), None)
+    if one_dimensional and growing is not None:
+        g = growing["growth"]
+        start = growing["values"][0]
+        start_text = f"{start:,}" if isinstance(start, int) else f"{start:,g}"
+        return {"kind": "step", "title": g["per"], "values": [p["index"] for p in points], "numeric": True,
+                "description": f"{g['per']} k: {growing['name']} = {start_text} · {g['factor']:g}^k"}
+    if len(axes) == 1 and axes[0]["kind"] not in ("model", "text"):
+        name = axes[0]["name"]
+        return {"kind": "value", "title": name, "values": [p["values"][name] for p in points], "numeric": True,
+                "description": name}
+    short = ", ".join(a["name"].split(".")[-1] for a in axes)
+    return {"kind": "label", "title": short, "values": [", ".join(str(v) for v in p["labels"].values()) for p in points],
+            "numeric": False, "description": " × ".join(a["name"] for a in axes)}

@@ -1,32 +1,35 @@
-"""The budget-planning workbook (solver/report_excel.py; SPEC §8.4, issue 6).
+"""The budget-planning workbook (solver/reports/excel.py; SPEC §8.4, issues 6 and 17).
 
 The test scenario is the shipped llama3-70b example restricted to hgx-h100, with 5 % spares and a
 10 % contingency, on the shipped catalog plus an override file that re-prices hgx-h100 at round
 numbers ($250,000 and 10 kW per node) and gives it a name starting with "=HYPERLINK(" and a
 price source starting with "@", so formula injection is exercised on real BOM lines.
 
-Values are checked after LibreOffice headless recalculates the workbook (openpyxl writes formulas
-without cached values). Expected totals are the JSON result's (SPEC §8.4: "the totals recomputed by
-a real spreadsheet application equal the JSON totals") or worked out by hand in the test.
+Values are checked twice: as cached in the file (what pandas reads without a spreadsheet
+application), and after LibreOffice headless recalculates the workbook (tests/reports/office.py makes
+it recalculate rather than show the cached values). Expected totals are the JSON result's (SPEC §8.4:
+"the totals recomputed by a real spreadsheet application equal the JSON totals") or worked out by
+hand in the test. The PDF that LibreOffice prints is checked for page count, orientation and type size.
 """
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import subprocess
+import math
+import re
 import zipfile
 from pathlib import Path
 
 import openpyxl
+import pandas as pd
 import pytest
 import yaml
 from conftest import REPO
+from office import assert_readable, box_per_pt, convert, needs_soffice, pdf_pages, profile, recalc, set_cached_value
 
 import solver
 from solver import api
 from solver.reports import excel as report_excel
-from solver.reports.excel import BOM_HEADERS, flatten, put, write_workbook
+from solver.reports.excel import BOM_HEADERS, PRICE_HEADERS, flatten, put, write_workbook
 
 ROOT = REPO
 HYPERLINK = '=HYPERLINK("http://example.invalid","click")'
@@ -58,8 +61,9 @@ platforms:
     source: tests/test_workbook.py
 """
 
-needs_soffice = pytest.mark.skipif(shutil.which("soffice") is None and not os.environ.get("CI"),
-                                   reason="LibreOffice (soffice) not installed; CI always runs these")
+UNIT_PRICE = 250_000  # the override's hgx-h100 price per node
+UNIT_KW = 10.0  # and its power per node
+GPUS_PER_NODE = 8  # HGX H100: 8 GPUs per node, one node per compute unit
 
 
 # ----------------------------------------------------------------------------------- fixtures
@@ -95,22 +99,7 @@ def book(solved, work) -> Path:
 
 @pytest.fixture(scope="module")
 def lo_profile(work) -> Path:
-    return work / "lo_profile"  # one LibreOffice profile per run avoids profile-lock clashes
-
-
-def recalc(path: Path, profile: Path) -> openpyxl.Workbook:
-    """Open in LibreOffice headless, recalculate, save a copy; read it back with the values."""
-    out = path.parent / f"recalc_{path.stem}"
-    converted = out / path.name
-    if converted.exists():
-        converted.unlink()
-    subprocess.run(
-        ["soffice", f"-env:UserInstallation=file://{profile}", "--headless", "--calc",
-         "--convert-to", "xlsx", "--outdir", str(out), str(path)],
-        check=True, capture_output=True, timeout=180,
-    )
-    assert converted.exists(), "soffice exits 0 even when it could not load the file"
-    return openpyxl.load_workbook(converted, data_only=True)
+    return profile(work / "lo_profile")
 
 
 def bom_rows(ws) -> list[int]:
@@ -124,9 +113,36 @@ def bom_rows(ws) -> list[int]:
 
 
 def row_of(ws, column: int, label: str) -> int:
-    hits = [c.row for c in ws.iter_cols(min_col=column, max_col=column).__next__() if c.value == label]
+    hits = [c.row for c in ws.iter_cols(min_col=column, max_col=column).__next__()
+            if isinstance(c.value, str) and (c.value == label or c.value.startswith(label + " ="))]
     assert hits, f"no {label!r} in column {column} of {ws.title}"
     return hits[0]
+
+
+def total(ws, label: str = "Grand total (USD)"):
+    """A value in a BOM sheet's totals block (labels in column C, money in column F)."""
+    return ws.cell(row=row_of(ws, 3, label), column=6).value
+
+
+def quantity(ws, label: str):
+    """A count in a BOM sheet's 'What the lines buy' block (labels in column C, counts in column D)."""
+    return ws.cell(row=row_of(ws, 3, label), column=4).value
+
+
+def summary(ws, label: str, design: int = 1):
+    return ws.cell(row=row_of(ws, 1, label), column=1 + design).value
+
+
+def line_quantity(design_json: dict, category: str) -> int:
+    return sum(line["quantity"] for line in design_json["bom"] if line["category"] == category)
+
+
+def price_row(wb, part: str, unit_price: float) -> int:
+    ws = wb["Prices"]
+    rows = [r for r in range(5, ws.max_row + 1) if ws.cell(row=r, column=1).value == part
+            and ws.cell(row=r, column=4).value == unit_price]
+    assert len(rows) == 1, (part, unit_price, rows)
+    return rows[0]
 
 
 def non_contingency_sum(design_json: dict) -> float:
@@ -138,25 +154,61 @@ def non_contingency_sum(design_json: dict) -> float:
 
 def test_sheet_names_headers_and_print_setup(book):
     wb = openpyxl.load_workbook(book)
-    assert wb.sheetnames == ["Summary", "Performance", "Assumptions", "BOM 1", "BOM 2"]
+    assert wb.sheetnames == ["Summary", "Prices", "BOM 1", "BOM 2", "Performance", "Assumptions"]
+    for ws in wb.worksheets:  # every sheet prints landscape, one page wide, sheet name and page in the footer
+        assert ws.page_setup.orientation == "landscape"
+        assert ws.page_setup.fitToWidth == 1 and ws.sheet_properties.pageSetUpPr.fitToPage
+        assert ws.oddFooter.center.text == "&A, page &P of &N"
     for title in ("BOM 1", "BOM 2"):
         ws = wb[title]
-        assert tuple(c.value for c in ws[report_excel.BOM_HEADER_ROW]) == BOM_HEADERS
+        header = ws[report_excel.BOM_HEADER_ROW]
+        assert tuple(c.value for c in header) == BOM_HEADERS
+        # numbers sit under right-aligned headers (Quantity … Extended power), text under left-aligned ones
+        assert [c.alignment.horizontal for c in header] == ["left"] * 3 + ["right"] * 5
         assert ws.freeze_panes == "A5"
-        assert ws.auto_filter.ref.startswith("A4:K")
+        assert ws.auto_filter.ref.startswith("A4:H")
         assert ws.print_title_rows == "$4:$4"
         assert ws.column_dimensions["C"].width > 20
-    summary = wb["Summary"]
-    assert summary.freeze_panes == "B4"
-    labels = [c.value for c in summary["A"]]
+    assert wb["Prices"].print_title_rows == "$4:$4"
+    summary_ws = wb["Summary"]
+    assert summary_ws.freeze_panes == "B4"
+    assert summary_ws.print_title_cols == "$A:$A"
+    labels = [c.value for c in summary_ws["A"]]
     for wanted in ("Architecture", "GPUs bought (spares included)", "Nodes", "NVLink domains", "NIC × rails per node",
                    "Switch", "Fabric tiers", "Parallel layout", "Step time (s)", "Target step time (s)",
                    "Headroom (1 − step / target)", "MFU", "IT power (kW)", "Facility power (kW) = IT × PUE",
-                   "Racks", "Capex (USD)", "TCO (USD) = capex + energy", "Capex per GPU (USD)"):
+                   "Racks", "Capex (USD)", "TCO (USD) = capex + energy", "Capex per GPU (USD)",
+                   "Network (NICs, switches, links)", "Network share of capex"):
         assert wanted in labels
-    capex = summary.cell(row=row_of(summary, 1, "Capex (USD)"), column=2)
+    capex = summary_ws.cell(row=row_of(summary_ws, 1, "Capex (USD)"), column=2)
     assert capex.value.startswith("='BOM 1'!$F$")  # links to BOM 1's grand total
     assert "#,##0" in capex.number_format and "$" in capex.number_format
+
+
+def test_every_unit_price_is_in_one_cell(book, solved):
+    _, _, _, js = solved
+    wb = openpyxl.load_workbook(book)
+    prices = wb["Prices"]
+    assert tuple(c.value for c in prices[4]) == PRICE_HEADERS
+    # One Prices row per part at a unit price and power (a compute unit and its spares share one),
+    # worked out from the JSON lines of both designs.
+    keys = {("compute" if x["category"] == "spares" else x["category"], x["part"], x["unit_price_usd"], x["power_w"])
+            for d in js["designs"] for x in d["bom"] if x["category"] != "contingency"}
+    rows = [r for r in prices.iter_rows(min_row=5, values_only=True) if r[0] is not None]
+    assert len(rows) == len(keys) and {(r[2], r[0], r[3], r[4]) for r in rows} == keys
+    # $250,000 (hgx-h100) is the price of 4 BOM lines (compute and spares of two designs) and sits in ONE cell.
+    cells = [(ws.title, c.coordinate) for ws in wb.worksheets for row in ws.iter_rows() for c in row
+             if c.data_type == "n" and c.value == UNIT_PRICE]
+    assert len(cells) == 1 and cells[0][0] == "Prices"
+    # Every BOM line reads its unit price and power from the Prices row of its part.
+    for i in range(1, len(js["designs"]) + 1):
+        ws = wb[f"BOM {i}"]
+        for r in bom_rows(ws):
+            m = re.fullmatch(r"='Prices'!\$D\$(\d+)", ws.cell(row=r, column=5).value)
+            assert m, ws.cell(row=r, column=5).value
+            assert ws.cell(row=r, column=7).value == f"='Prices'!$E${m[1]}"
+            assert prices.cell(row=int(m[1]), column=1).value == ws.cell(row=r, column=2).value
+            assert prices.cell(row=int(m[1]), column=4).fill.fgColor.rgb.endswith("FFF2CC")  # yellow: editable
 
 
 def test_bom_lines_are_formulas_and_contingency_is_a_cell(book, solved):
@@ -173,9 +225,25 @@ def test_bom_lines_are_formulas_and_contingency_is_a_cell(book, solved):
         assert ws["B3"].value == 0
         assert ws["F5"].value == "=D5*E5"
         assert ws["H5"].value == "=D5*G5"
-        total = ws.cell(row=row_of(ws, 5, "Grand total (USD)"), column=6).value
-        assert f"Discount_{i}" in total and f"Contingency_{i}" in total
+        grand = ws.cell(row=row_of(ws, 3, "Grand total (USD)"), column=6).value
+        assert f"Discount_{i}" in grand and f"Contingency_{i}" in grand
         assert any(str(ws.cell(row=r, column=6).value).startswith("=SUMIF(") for r in range(rows[-1], ws.max_row + 1))
+
+
+def test_bom_counts_nodes_gpus_and_racks_from_its_quantities(book):
+    wb = openpyxl.load_workbook(book)
+    ws = wb["BOM 1"]
+    # nodes = (compute + spare units) · 1 node per HGX unit; GPUs = nodes · 8; racks = the rack lines
+    nodes = ws.cell(row=row_of(ws, 3, "Nodes"), column=4)
+    assert '"compute"' in nodes.value and '"spares"' in nodes.value and nodes.value.endswith(")*1")
+    assert ws.cell(row=row_of(ws, 3, "GPUs"), column=4).value == f"=D{nodes.row}*{GPUS_PER_NODE}"
+    assert '"rack"' in ws.cell(row=row_of(ws, 3, "Racks"), column=4).value
+    s = wb["Summary"]
+    for label, bom_label in (("GPUs bought (spares included)", "GPUs"), ("Nodes", "Nodes"), ("Racks", "Racks")):
+        assert summary(s, label) == f"='BOM 1'!$D${row_of(ws, 3, bom_label)}"
+    gpus_row = row_of(s, 1, "GPUs bought (spares included)")
+    assert summary(s, "NVLink domains") == f"=ROUNDUP(B{gpus_row}/8,0)"
+    assert summary(s, "Capex per GPU (USD)") == f"=B{row_of(s, 1, 'Capex (USD)')}/B{gpus_row}"
 
 
 def test_defined_names_point_at_cells(book):
@@ -188,15 +256,58 @@ def test_defined_names_point_at_cells(book):
         assert names[name].attr_text.startswith("'Assumptions'!$B$")
 
 
-def test_native_stacked_bar_charts_exist(book):
+def _chart_series(book) -> list[list[str]]:
+    """Per chart (in file order), the cells naming its series."""
     with zipfile.ZipFile(book) as z:
-        charts = sorted(n for n in z.namelist() if n.startswith("xl/charts/chart"))
-        xml = [z.read(n).decode() for n in charts]
-    assert len(charts) == 2  # capex by category (Summary) and step-time breakdown (Performance)
+        names = sorted((n for n in z.namelist() if re.fullmatch(r"xl/charts/chart\d+\.xml", n)),
+                       key=lambda n: int(re.findall(r"\d+", n)[0]))
+        xml = [z.read(n).decode() for n in names]
     for text in xml:
-        assert "<c:barChart>" in text or "<barChart>" in text.replace("c:", "")
-        assert 'grouping val="stacked"' in text
-    assert any("'BOM 1'" in t or "Summary" in t for t in xml)
+        assert "<barChart>" in text.replace("c:", "") and 'grouping val="stacked"' in text
+        assert "<smooth val=\"1\"" not in text.replace("c:", "")
+    return [re.findall(r"<tx><strRef><f>([^<]*)</f>", text.replace("c:", "")) for text in xml]
+
+
+def test_charts_show_all_of_capex_and_the_network_without_compute(book, solved):
+    _, _, _, js = solved
+    series = _chart_series(book)
+    assert len(series) == 3  # Summary: capex by category, capex without compute; Performance: step time
+    ws = openpyxl.load_workbook(book)["Summary"]
+
+    def label(ref: str) -> str:
+        return ws[ref.split("!")[1].replace("$", "")].value
+
+    everything, beyond = ([label(r) for r in refs] for refs in series[:2])
+    assert everything == ["compute", "spares", "nic", "switch", "link", "rack", "contingency − discount"]
+    # without compute and spares ($134.5M of $158.1M in design 1) the network's $7.2M is drawn at a visible scale
+    assert beyond == ["nic", "switch", "link", "rack"]
+    d = js["designs"][0]
+    network = sum(x["extended_usd"] for x in d["bom"] if x["category"] in ("nic", "switch", "link"))
+    assert network == 1076 * 2_200 + 34 * 60_000 + (1076 * 100 + 538 * 1_100 + 1076 * 650 + 1152 * 120 + 2 * 576 * 1_100)
+    cached = openpyxl.load_workbook(book, data_only=True)["Summary"]
+    assert summary(cached, "Network (NICs, switches, links)") == pytest.approx(network)
+    assert summary(cached, "Network share of capex") == pytest.approx(network / d["capex_usd"])
+
+
+def test_cached_values_let_pandas_read_the_numbers(book, solved):
+    _, _, _, js = solved
+    frame = pd.read_excel(book, sheet_name="Summary", header=None)
+    at = {label: i for i, label in reversed(list(enumerate(frame[0])))}  # first row of each label
+    for i, d in enumerate(js["designs"], start=1):
+        assert abs(frame.iloc[at["Capex (USD)"], i] - d["capex_usd"]) < 0.005
+        assert abs(frame.iloc[at["TCO (USD) = capex + energy"], i] - d["tco_usd"]) < 0.005
+        assert frame.iloc[at["GPUs bought (spares included)"], i] == d["gpus"]
+        assert frame.iloc[at["Nodes"], i] == d["nodes"]
+        assert frame.iloc[at["Racks"], i] == d["racks"]
+        assert frame.iloc[at["Capex per GPU (USD)"], i] == pytest.approx(d["cost_per_gpu_usd"], rel=1e-12)
+        bom = pd.read_excel(book, sheet_name=f"BOM {i}", header=None)
+        grand = bom[bom[2] == "Grand total (USD)"].iloc[0, 5]
+        assert abs(grand - d["capex_usd"]) < 0.005
+    # every formula in the file carries a cached number
+    formulas, values = openpyxl.load_workbook(book), openpyxl.load_workbook(book, data_only=True)
+    missing = [(ws.title, c.coordinate) for ws in formulas.worksheets for row in ws.iter_rows() for c in row
+               if c.data_type == "f" and not isinstance(values[ws.title][c.coordinate].value, (int, float))]
+    assert missing == []
 
 
 def test_put_stores_formula_looking_text_as_text():
@@ -217,7 +328,9 @@ def test_injected_catalog_strings_are_text_in_the_file(book):
     wb = openpyxl.load_workbook(book)
     ws = wb["BOM 1"]
     assert ws["C5"].value == f"{HYPERLINK} (per node)" and ws["C5"].data_type == "s"
-    assert ws["I5"].value == AT_SOURCE and ws["I5"].data_type == "s"
+    row = price_row(wb, "hgx-h100", UNIT_PRICE)
+    source = wb["Prices"].cell(row=row, column=8)
+    assert source.value == AT_SOURCE and source.data_type == "s"
     desc = [r for r in wb["Assumptions"].iter_rows(values_only=True) if r[0] == "description"]
     assert desc == [("description", "-1+2 a description that starts with a minus", None, None)]
 
@@ -254,7 +367,7 @@ def test_performance_sheet_rows_add_up(book, solved):
     _, _, _, js = solved
     ws = openpyxl.load_workbook(book)["Performance"]
     for i, design in enumerate(js["designs"]):
-        row = [c.value for c in ws[4 + i]]
+        row = [c.value for c in ws[5 + i]]
         # compute + bubble + tp + cp + pp + dp (exposed) = step time (SPEC §4)
         assert sum(row[1:7]) == pytest.approx(row[7], rel=1e-12)
         assert row[7] == pytest.approx(design["step_time_s"], rel=1e-12)
@@ -288,6 +401,20 @@ def test_failed_write_keeps_the_old_file_and_leaves_no_temp(solved, tmp_path, mo
 # ----------------------------------------------------------------------------------- LibreOffice
 
 
+def sheet_xml(path: Path, title: str) -> str:
+    """The zip member holding sheet `title` (xl/workbook.xml names it, its relationships locate it)."""
+    with zipfile.ZipFile(path) as z:
+        book_xml = z.read("xl/workbook.xml").decode()
+        rels = z.read("xl/_rels/workbook.xml.rels").decode()
+    rid = re.search(rf'<sheet [^>]*name="{title}"[^>]*r:id="([^"]+)"', book_xml) or \
+        re.search(rf'<sheet [^>]*r:id="([^"]+)"[^>]*name="{title}"', book_xml)
+    assert rid
+    target = re.search(rf'<Relationship [^>]*Id="{rid[1]}"[^>]*Target="([^"]+)"', rels) or \
+        re.search(rf'<Relationship [^>]*Target="([^"]+)"[^>]*Id="{rid[1]}"', rels)
+    assert target
+    return target[1].lstrip("/") if target[1].startswith("/xl/") else f"xl/{target[1]}"
+
+
 @pytest.fixture(scope="module")
 def recalculated(book, lo_profile):
     return recalc(book, lo_profile)
@@ -295,32 +422,57 @@ def recalculated(book, lo_profile):
 
 @pytest.mark.libreoffice
 @needs_soffice
+def test_libreoffice_recalculates_instead_of_showing_cached_values(book, solved, lo_profile, work):
+    # The tests below would be empty if LibreOffice showed our cached values: a wrong one must not survive.
+    _, _, _, js = solved
+    ws = openpyxl.load_workbook(book)["BOM 1"]
+    ref = f"F{row_of(ws, 3, 'Grand total (USD)')}"
+    poisoned = set_cached_value(book, work / "poisoned.xlsx", sheet_xml(book, "BOM 1"), ref, 1.0)
+    assert openpyxl.load_workbook(poisoned, data_only=True)["BOM 1"][ref].value == 1.0
+    out = recalc(poisoned, lo_profile)
+    assert abs(out["BOM 1"][ref].value - js["designs"][0]["capex_usd"]) < 0.005
+
+
+@pytest.mark.libreoffice
+@needs_soffice
 def test_totals_equal_json_to_the_cent(recalculated, solved):
     _, _, _, js = solved
-    summary = recalculated["Summary"]
-    capex_row = row_of(summary, 1, "Capex (USD)")
-    tco_row = row_of(summary, 1, "TCO (USD) = capex + energy")
-    it_row = row_of(summary, 1, "IT power (kW)")
+    s = recalculated["Summary"]
     for i, design in enumerate(js["designs"], start=1):
         ws = recalculated[f"BOM {i}"]
-        total = ws.cell(row=row_of(ws, 5, "Grand total (USD)"), column=6).value
-        assert abs(total - design["capex_usd"]) < 0.005
-        assert abs(summary.cell(row=capex_row, column=1 + i).value - design["capex_usd"]) < 0.005
-        assert abs(summary.cell(row=tco_row, column=1 + i).value - design["tco_usd"]) < 0.005
-        assert summary.cell(row=it_row, column=1 + i).value == pytest.approx(design["power_kw"]["it"], rel=1e-12)
+        assert abs(total(ws) - design["capex_usd"]) < 0.005
+        assert abs(summary(s, "Capex (USD)", i) - design["capex_usd"]) < 0.005
+        assert abs(summary(s, "TCO (USD)", i) - design["tco_usd"]) < 0.005
+        assert summary(s, "IT power (kW)", i) == pytest.approx(design["power_kw"]["it"], rel=1e-12)
+        assert (summary(s, "GPUs bought (spares included)", i), summary(s, "Nodes", i), summary(s, "Racks", i)) == \
+            (design["gpus"], design["nodes"], design["racks"])
         # Category subtotals (SUMIF) equal the JSON lines summed per category.
         for cat in ("compute", "spares", "nic", "switch", "link", "rack"):
             want = sum(line["extended_usd"] for line in design["bom"] if line["category"] == cat)
-            cells = [r for r in ws.iter_rows(min_col=5, max_col=6, values_only=True) if r[0] == cat]
-            if want:
-                assert abs(cells[0][1] - want) < 0.005
+            assert abs(total(ws, cat) - want) < 0.005
+            assert abs(s.cell(row=row_of(s, 1, cat), column=1 + i).value - want) < 0.005
         # compute line: quantity · $250,000 (the override's round price)
-        assert ws["F5"].value == ws["D5"].value * 250_000
-    # The chart table's stacked pieces add up to capex (adjustment = contingency − discount).
-    chart_rows = [r for r in summary.iter_rows(values_only=True) if str(r[0]).startswith("#")]
-    for r, design in zip(chart_rows, js["designs"]):
-        pieces = [v for v in r[1:] if isinstance(v, (int, float))]
-        assert abs(sum(pieces[:-1]) - pieces[-1]) < 0.01 and abs(pieces[-1] - design["capex_usd"]) < 0.005
+        assert ws["F5"].value == ws["D5"].value * UNIT_PRICE
+    # Each design's stacked pieces add up to capex (adjustment = contingency − discount).
+    pieces = ("compute", "spares", "nic", "switch", "link", "rack", "contingency − discount")
+    for i, design in enumerate(js["designs"], start=1):
+        stacked = sum(s.cell(row=row_of(s, 1, p), column=1 + i).value for p in pieces)
+        assert abs(stacked - design["capex_usd"]) < 0.01
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_every_cached_value_equals_the_recalculated_one(book, recalculated):
+    formulas, cached = openpyxl.load_workbook(book), openpyxl.load_workbook(book, data_only=True)
+    checked = 0
+    for ws in formulas.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type == "f":
+                    mine, theirs = cached[ws.title][c.coordinate].value, recalculated[ws.title][c.coordinate].value
+                    assert theirs == pytest.approx(mine, rel=1e-9, abs=1e-6), (ws.title, c.coordinate, c.value)
+                    checked += 1
+    assert checked > 100
 
 
 @pytest.mark.libreoffice
@@ -328,28 +480,59 @@ def test_totals_equal_json_to_the_cent(recalculated, solved):
 def test_injected_strings_stay_text_after_recalc(recalculated):
     ws = recalculated["BOM 1"]
     assert ws["C5"].value == f"{HYPERLINK} (per node)"
-    assert ws["I5"].value == AT_SOURCE
     assert ws["C6"].value == f"spare {HYPERLINK} (per node)"
+    assert AT_SOURCE in [c.value for c in recalculated["Prices"]["H"]]
 
 
 @pytest.mark.libreoffice
 @needs_soffice
-def test_unit_price_edit_moves_the_total(book, solved, lo_profile, work):
+def test_price_edit_on_the_prices_sheet_moves_every_dependent_total(book, solved, lo_profile, work):
+    _, _, _, js = solved
+    wb = openpyxl.load_workbook(book)
+    wb["Prices"].cell(row=price_row(wb, "hgx-h100", UNIT_PRICE), column=4).value = UNIT_PRICE + 1_000
+    edited = work / "edited_price.xlsx"
+    wb.save(edited)
+    out = recalc(edited, lo_profile)
+    s = out["Summary"]
+    for i, d in enumerate(js["designs"], start=1):
+        compute, spares = line_quantity(d, "compute"), line_quantity(d, "spares")  # 512 and 26 nodes
+        # Δcapex = (compute + spares) · $1,000 · (1 − discount 0) · (1 + contingency 0.10); the energy is unchanged
+        delta = (compute + spares) * 1_000 * 1.1
+        assert abs(total(out[f"BOM {i}"]) - (d["capex_usd"] + delta)) < 0.005
+        assert abs(summary(s, "Capex (USD)", i) - (d["capex_usd"] + delta)) < 0.005
+        assert abs(summary(s, "TCO (USD)", i) - (d["tco_usd"] + delta)) < 0.005
+        assert summary(s, "Capex per GPU (USD)", i) == pytest.approx((d["capex_usd"] + delta) / d["gpus"], rel=1e-12)
+        for cat, count in (("compute", compute), ("spares", spares)):
+            want = sum(x["extended_usd"] for x in d["bom"] if x["category"] == cat) + count * 1_000
+            assert abs(s.cell(row=row_of(s, 1, cat), column=1 + i).value - want) < 0.005
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_quantity_edit_flows_into_the_summary(book, solved, lo_profile, work):
     _, _, _, js = solved
     wb = openpyxl.load_workbook(book)
     ws = wb["BOM 1"]
     assert ws["A5"].value == "compute"
-    quantity = ws["D5"].value
-    ws["E5"].value = 250_000 + 1_000  # +$1,000 per node
-    edited = work / "edited_price.xlsx"
+    ws["D5"].value += 1  # one more HGX H100 node
+    for name, value in zip(report_excel.TCO_NAMES, (1, 1.0, 0.10)):  # 1 year, PUE 1, $0.10/kWh
+        wb["Assumptions"][wb.defined_names[name].attr_text.split("!")[1].replace("$", "")].value = value
+    edited = work / "edited_quantity.xlsx"
     wb.save(edited)
-    out = recalc(edited, lo_profile)
-    total = out["BOM 1"].cell(row=row_of(out["BOM 1"], 5, "Grand total (USD)"), column=6).value
-    # Δtotal = quantity · Δprice · (1 − discount 0) · (1 + contingency 0.10) = quantity · 1,000 · 1.1
-    assert abs(total - (js["designs"][0]["capex_usd"] + quantity * 1_000 * 1.1)) < 0.005
-    # BOM 2 untouched
-    other = out["BOM 2"].cell(row=row_of(out["BOM 2"], 5, "Grand total (USD)"), column=6).value
-    assert abs(other - js["designs"][1]["capex_usd"]) < 0.005
+    s = recalc(edited, lo_profile)["Summary"]
+    d, other = js["designs"]
+    nodes, gpus = d["nodes"] + 1, d["gpus"] + GPUS_PER_NODE  # 539 nodes, 4,312 GPUs
+    capex = d["capex_usd"] + UNIT_PRICE * 1.1  # + $275,000 (contingency 10 %)
+    it_kw = d["power_kw"]["it"] + UNIT_KW  # + 10 kW
+    assert (summary(s, "Nodes"), summary(s, "GPUs bought (spares included)")) == (nodes, gpus)
+    assert summary(s, "NVLink domains") == math.ceil(gpus / 8)  # 8 GPUs per HGX NVLink domain
+    assert summary(s, "Racks") == d["racks"]  # the rack lines were not edited
+    assert abs(summary(s, "Capex (USD)") - capex) < 0.005
+    assert summary(s, "Capex per GPU (USD)") == pytest.approx(capex / gpus, rel=1e-12)
+    assert summary(s, "IT power (kW)") == pytest.approx(it_kw, rel=1e-12)
+    # energy = 1 year · 8,760 h · IT kW · PUE 1 · $0.10 per kWh
+    assert summary(s, "TCO (USD)") == pytest.approx(capex + 8_760 * it_kw * 0.10, rel=1e-12)
+    assert (summary(s, "Nodes", 2), summary(s, "GPUs bought (spares included)", 2)) == (other["nodes"], other["gpus"])
 
 
 @pytest.mark.libreoffice
@@ -360,7 +543,7 @@ def test_contingency_discount_and_tco_inputs_hand_worked(book, solved, lo_profil
     ws = wb["BOM 1"]
     for r in bom_rows(ws):
         ws.cell(row=r, column=4).value = 0
-    ws["D5"].value, ws["E5"].value = 2, 1_000  # 2 nodes at $1,000, 10,000 W each
+    ws["D5"].value, ws["E5"].value = 2, 1_000  # 2 nodes at $1,000 (a quote typed over the Prices link), 10 kW each
     ws["B2"].value, ws["B3"].value = 0.20, 0.05  # contingency 20 %, discount 5 %
     wb["BOM 2"]["B2"].value, wb["BOM 2"]["B3"].value = 0.0, 0.5
     a = wb["Assumptions"]
@@ -371,7 +554,7 @@ def test_contingency_discount_and_tco_inputs_hand_worked(book, solved, lo_profil
     wb.save(edited)
     out = recalc(edited, lo_profile)
     b1 = out["BOM 1"]
-    value = {label: b1.cell(row=row_of(b1, 5, label), column=6).value
+    value = {label: total(b1, label)
              for label in ("Subtotal (lines)", "Discount", "Contingency", "Grand total (USD)", "IT power (kW)")}
     # subtotal 2 · 1,000 = 2,000; discount −5 % = −100; contingency 20 % of 1,900 = 380; total 2,280
     assert value["Subtotal (lines)"] == pytest.approx(2_000)
@@ -380,14 +563,56 @@ def test_contingency_discount_and_tco_inputs_hand_worked(book, solved, lo_profil
     assert value["Grand total (USD)"] == pytest.approx(2_280)
     assert value["IT power (kW)"] == pytest.approx(20.0)  # 2 · 10,000 W / 1000
     s = out["Summary"]
-    col = 2
-    assert s.cell(row=row_of(s, 1, "Capex (USD)"), column=col).value == pytest.approx(2_280)
+    assert summary(s, "Capex (USD)") == pytest.approx(2_280)
     # facility = 20 kW · PUE 1 = 20 kW; energy = 1 y · 8,760 h · 20 kW · $0.10 = $17,520; TCO = 2,280 + 17,520
-    assert s.cell(row=row_of(s, 1, "Facility power (kW) = IT × PUE"), column=col).value == pytest.approx(20.0)
-    assert s.cell(row=row_of(s, 1, "TCO (USD) = capex + energy"), column=col).value == pytest.approx(19_800)
-    gpus = s.cell(row=row_of(s, 1, "GPUs bought (spares included)"), column=col).value
-    assert s.cell(row=row_of(s, 1, "Capex per GPU (USD)"), column=col).value == pytest.approx(2_280 / gpus)
+    assert summary(s, "Facility power (kW)") == pytest.approx(20.0)
+    assert summary(s, "TCO (USD)") == pytest.approx(19_800)
+    # 2 nodes · 8 GPUs = 16 GPUs (the spares line is 0 now), so capex per GPU = 2,280 / 16
+    assert summary(s, "GPUs bought (spares included)") == 16
+    assert summary(s, "Capex per GPU (USD)") == pytest.approx(2_280 / 16)
     # BOM 2: contingency 0, discount 50 % → total = ½ · Σ catalog lines of design 2
-    b2 = out["BOM 2"]
-    total2 = b2.cell(row=row_of(b2, 5, "Grand total (USD)"), column=6).value
-    assert abs(total2 - 0.5 * non_contingency_sum(js["designs"][1])) < 0.005
+    assert abs(total(out["BOM 2"]) - 0.5 * non_contingency_sum(js["designs"][1])) < 0.005
+
+
+# ----------------------------------------------------------------------------------- the printed workbook
+
+
+@pytest.fixture(scope="module")
+def printed(book, lo_profile, work):
+    return pdf_pages(convert(book, "pdf", work / "pdf", lo_profile))
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_printed_page_count_and_orientation(printed):
+    sheets = [p.sheet for p in printed]
+    # Summary: the two designs on page 1, capex by category and the two charts after a page break;
+    # Prices: 16 rows whose price sources wrap to 4-9 lines, about 830 pt of rows printed at about
+    # 70 %: 2 pages; each BOM: 12 lines, its totals and counts fit one page at 70 % or more, so it is
+    # fitted to one; Performance: the breakdown and its chart, then (page break) bytes and memory per
+    # GPU; Assumptions: 69 rows, about 1,400 pt at 74 % on 500 pt pages: 2 to 3 pages (the heights of
+    # wrapped rows are estimates).
+    expected = {"Summary": 2, "Prices": 2, "BOM 1": 1, "BOM 2": 1, "Performance": 2}
+    assert {s: sheets.count(s) for s in expected} == expected
+    assert sheets.count("Assumptions") in (2, 3)
+    assert len(printed) == sum(expected.values()) + sheets.count("Assumptions")
+    assert all(p.width_pt > p.height_pt for p in printed)  # landscape
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_printed_text_is_readable(printed, lo_profile, work):
+    assert_readable(printed, box_per_pt(lo_profile, work / "reference"))
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_printed_numbers_line_up_under_their_headers(printed, solved):
+    _, _, _, js = solved
+    page = next(p for p in printed if p.sheet == "BOM 1")
+    compute = f"{line_quantity(js['designs'][0], 'compute'):,}"  # 512 on the first line
+
+    def right_edge(text: str) -> float:
+        return next(w[3] for w in page.words if w[0] == text)
+
+    assert abs(right_edge("Quantity") - right_edge(compute)) < 3  # both end at column D's right edge (3 pt pad)

@@ -314,9 +314,13 @@ def test_cli_writes_json_workbook_and_png(tmp_path, capsys):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])  # IHDR: 10 × 5.5 in at 110 dpi
     assert (width, height) == (1100, 605)
-    ws = load_workbook(out / "s.xlsx")["Sweep"]
-    assert ws["A1"].value == "workload.global_batch_size" and ws["A4"].value == 1024
-    assert len(ws._charts) == 2
+    wb = load_workbook(out / "s.xlsx")
+    assert wb.sheetnames == ["Sweep", "Charts", "BOM by point", "Increments", "Assumptions"]
+    ws = wb["Sweep"]
+    # a growth sweep is laid out by year k (value = 256 · 2^k): header row 4, year 2 in row 7
+    assert [ws["A4"].value, ws["B4"].value] == ["year", "global_batch_size"]
+    assert [ws["A7"].value, ws["B7"].value] == [2, 1024]
+    assert len(wb["Charts"]._charts) == 2
     assert "cli-sweep: sweep of 3 point(s)" in capsys.readouterr().out  # the table's title, on stdout
 
 
@@ -326,16 +330,23 @@ def test_workbook_marks_switch_points_and_neutralises_formulas(tmp_path):
     rows = [_row(0, 1, "A", 64, 8, 2, 3, 3e6), _row(1, 2, "=HYPERLINK(1)", 128, 16, 6, 5, 6e6)]
     for r in rows:
         r.update(step_time_s=9.0, mfu=0.4, tco_usd=r["capex_usd"] * 1.2, capex_usd_per_pflop_s=1.0,
-                 tco_usd_per_million_tokens=1.0)
+                 tco_usd_per_million_tokens=1.0, design={"fabric": {"links": {"node_leaf": 10}},
+                                                         "bom": [{"category": "compute", "extended_usd": r["capex_usd"]}]})
     report = {"scenario": "s", "axes": [{"name": "x", "kind": "float"}], "points": rows,
               "switch_points": switch_points(rows)}
     write_sweep_workbook(report, tmp_path / "w.xlsx")
-    ws = load_workbook(tmp_path / "w.xlsx")["Sweep"]
-    headers = [c.value for c in ws[1]]
-    arch = ws.cell(row=3, column=headers.index("architecture") + 1)
+    wb = load_workbook(tmp_path / "w.xlsx")
+    ws = wb["Sweep"]
+    headers = [c.value for c in ws[4]]
+    arch = ws.cell(row=6, column=headers.index("architecture (or why none)") + 1)
     assert arch.value == "=HYPERLINK(1)" and arch.data_type == "s"  # stored as text, not as a formula
-    marked = ws.cell(row=3, column=headers.index("capex at switch (USD)") + 1).value
-    assert marked == 6e6 and ws.cell(row=2, column=headers.index("capex at switch (USD)") + 1).value is None
+    # the change from A to =HYPERLINK(1) at x = 2 is listed under the table, as text
+    changes = [r for r in ws.iter_rows(values_only=True) if r[0] == 2 and isinstance(r[1], str) and "→" in r[1]]
+    assert changes == [(2, "A → =HYPERLINK(1)") + (None,) * (len(headers) - 2)]
+    # and the Charts data marks capex at that point only (x = 1: no change)
+    charts = load_workbook(tmp_path / "w.xlsx", data_only=True)["Charts"]
+    marks = {r[0]: r[4] for r in charts.iter_rows(min_row=23, values_only=True) if r[0] is not None}
+    assert marks == {1: None, 2: 6e6}
 
 
 def test_shipped_growth_sweep_plans_six_points():

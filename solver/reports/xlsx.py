@@ -1,0 +1,365 @@
+"""Workbook building blocks shared by every fabricplan workbook (solve, sweep, plan).
+
+Cells: `put` stores a value (a str is ALWAYS text, never a formula); `formula` stores a formula we
+built ourselves together with the number it evaluates to (its cached value).
+
+Cached values: openpyxl writes formulas without results, so a program that reads the file without a
+spreadsheet application (pandas, openpyxl with data_only=True) would see empty cells. `save_workbook`
+therefore writes each formula's value next to it (the `<v>` element of the cell). The values are the
+solver's own numbers for the file as written; Excel recalculates on open (fullCalcOnLoad) and
+LibreOffice recalculates every cell that depends on an edit. tests/reports check that LibreOffice's
+recalculation of every formula equals its cached value.
+
+Print setup: `print_setup` makes a sheet print landscape, N pages wide, with header rows repeated
+and the sheet name and page number in the footer; fonts are explicit (Calibri, LibreOffice
+substitutes a metric-compatible or similar font).
+"""
+from __future__ import annotations
+
+import math
+import re
+import weakref
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+from openpyxl import Workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart.data_source import AxDataSource, StrRef
+from openpyxl.chart.text import RichText, Text
+from openpyxl.chart.title import Title
+from openpyxl.drawing.spreadsheet_drawing import AbsoluteAnchor
+from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties, RegularTextRun
+from openpyxl.drawing.xdr import XDRPoint2D, XDRPositiveSize2D
+from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.utils.units import cm_to_EMU, pixels_to_EMU
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.page import PageMargins
+
+from .io import atomic_path
+
+USD = '"$"#,##0'
+USD_CENTS = '"$"#,##0.00'
+USD_MILLIONS = '"$"#,##0.0,,"M"'
+PERCENT = "0.0%"
+SECONDS = "0.000"
+NUMBER = "#,##0"
+NUMBER_2 = "#,##0.00"
+GB = "#,##0.00"
+
+FONT_NAME = "Calibri"
+BODY_SIZE = 11
+HEADER_FONT = Font(name=FONT_NAME, size=BODY_SIZE, bold=True, color="FFFFFF")
+HEADER_FILL = PatternFill("solid", fgColor="1F4E78")
+INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")  # editable cells are yellow
+TITLE_FONT = Font(name=FONT_NAME, size=14, bold=True)
+SECTION_FONT = Font(name=FONT_NAME, size=12, bold=True)
+BOLD = Font(name=FONT_NAME, size=BODY_SIZE, bold=True)
+NOTE_FONT = Font(name=FONT_NAME, size=10, italic=True, color="404040")
+RIGHT = Alignment(horizontal="right", vertical="top")
+TOP = Alignment(vertical="top")
+LEFT_TOP = Alignment(horizontal="left", vertical="top")
+LEFT_WRAP = Alignment(horizontal="left", vertical="top", wrap_text=True)
+RIGHT_WRAP = Alignment(horizontal="right", vertical="top", wrap_text=True)
+LINE_HEIGHT_PT = 15.0  # one line of 11 pt text
+
+
+# ----------------------------------------------------------------------------------- cells
+
+
+def _text(value: Any) -> str:
+    # openpyxl refuses control characters; drop them rather than fail on a catalog string.
+    return ILLEGAL_CHARACTERS_RE.sub("", str(value))
+
+
+def put(ws, row: int, col: int, value: Any, number_format: str | None = None):
+    """Write a value; a str is ALWAYS stored as text, so "=HYPERLINK(…)" can never become a formula."""
+    cell = ws.cell(row=row, column=col)
+    if isinstance(value, str):
+        cell.value = _text(value)
+        cell.data_type = "s"
+    else:
+        cell.value = value
+    if number_format:
+        cell.number_format = number_format
+    return cell
+
+
+_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def cached_values(wb: Workbook) -> dict[tuple[str, str], float]:
+    """{(sheet title, "F5"): value} of the formulas written with a value, for `save_workbook`."""
+    if wb not in _CACHES:
+        _CACHES[wb] = {}
+    return _CACHES[wb]
+
+
+def formula(ws, row: int, col: int, expression: str, number_format: str | None = None, value: Any = None):
+    """Write a formula we built ourselves (never from input text); `expression` starts with "=".
+
+    `value` is what the formula evaluates to in the file as written (a finite number); it is stored
+    as the cell's cached value so readers without a spreadsheet application see it.
+    """
+    assert expression.startswith("="), expression
+    cell = ws.cell(row=row, column=col)
+    cell.value = expression
+    if number_format:
+        cell.number_format = number_format
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        cached_values(ws.parent)[ws.title, cell.coordinate] = float(value)
+    return cell
+
+
+def _header(ws, row: int, labels, first_col: int = 1, right: Iterable[int] = (), height: float = 32) -> None:
+    """A dark header row; the columns in `right` (1-based) hold numbers and are right-aligned."""
+    right = set(right)
+    for i, label in enumerate(labels):
+        col = first_col + i
+        cell = put(ws, row, col, label)
+        cell.font, cell.fill = HEADER_FONT, HEADER_FILL
+        cell.alignment = Alignment(wrap_text=True, vertical="center", horizontal="right" if col in right else "left")
+    ws.row_dimensions[row].height = height  # 32 pt: room for two wrapped lines
+
+
+def _title(ws, text: str) -> None:
+    put(ws, 1, 1, text).font = TITLE_FONT
+
+
+def _section(ws, row: int, text: str, col: int = 1):
+    cell = put(ws, row, col, text)
+    cell.font = SECTION_FONT
+    return cell
+
+
+def note(ws, row: int, text: str, col: int = 1):
+    cell = put(ws, row, col, text)
+    cell.font = NOTE_FONT
+    return cell
+
+
+PRINTABLE_PT = (792 - 0.8 * 72, 612 - 1.1 * 72 - 30)  # landscape Letter inside the margins, footer room
+MIN_PRINT_SCALE = 0.7  # 11 pt text prints at 7.7 pt or larger
+
+
+def print_setup(ws, pages_wide: int = 1, title_rows: str | None = None, title_cols: str | None = None,
+                pages_tall: int = 0, fit: bool | None = None) -> None:
+    """Print landscape, `pages_wide` pages across and `pages_tall` down (0: as many as needed), header
+    rows repeated on every page, narrow margins, the sheet name and page number in the footer.
+
+    Call it last (it measures the sheet). Fit-to-page is switched on only when the cells are larger
+    than the pages (LibreOffice would otherwise also enlarge a narrow sheet to the page width), or
+    when `fit` says so: a sheet with charts beside each other must fit them, since a page break
+    between columns would cut a chart that reaches past the cells.
+    """
+    width, height = sheet_size_pt(ws)
+    shrink = width > pages_wide * PRINTABLE_PT[0] or (pages_tall > 0 and height > pages_tall * PRINTABLE_PT[1])
+    shrink = shrink if fit is None else fit
+    ws.page_setup.orientation = "landscape"
+    ws.sheet_properties.pageSetUpPr.fitToPage = shrink
+    if shrink:
+        ws.page_setup.fitToWidth = pages_wide
+        ws.page_setup.fitToHeight = pages_tall
+    else:
+        ws.page_setup.scale = 100
+    ws.page_margins = PageMargins(left=0.4, right=0.4, top=0.5, bottom=0.6, header=0.25, footer=0.25)
+    ws.print_options.horizontalCentered = False
+    ws.oddFooter.center.text = "&A, page &P of &N"
+    if title_rows:
+        ws.print_title_rows = title_rows
+    if title_cols:
+        ws.print_title_cols = title_cols
+
+
+CHAR_PX = 9.75  # one character of column width: 7 px in Excel (Calibri 11), 9.75 px in LibreOffice with DejaVu Sans
+
+
+EXCEL_CHAR_PX = 7.0
+
+
+def column_pt(width_chars: float, char_px: float = CHAR_PX) -> float:
+    """A column's printed width in points; by default measured with the wider of the two fonts the
+    workbook meets (Excel's Calibri, or LibreOffice's DejaVu Sans where Calibri and Carlito are missing)."""
+    return (char_px * width_chars + 5) * 0.75
+
+
+def sheet_size_pt(ws) -> tuple[float, float]:
+    """(width, height) of the used cells in points: columns as in `column_pt`; a row is its set height
+    or 15 pt."""
+    width = sum(column_pt(ws.column_dimensions[col_letter(c)].width or 8.43) for c in range(1, ws.max_column + 1))
+    height = sum(ws.row_dimensions[r].height or LINE_HEIGHT_PT for r in range(1, ws.max_row + 1))
+    return width, height
+
+
+def fits_one_page(ws, min_scale: float = MIN_PRINT_SCALE) -> bool:
+    """True when the used cells fit on one landscape page at a print scale of `min_scale` or more."""
+    width, height = sheet_size_pt(ws)
+    return min(1.0, PRINTABLE_PT[0] / width, PRINTABLE_PT[1] / height) >= min_scale
+
+
+def _fit_landscape(ws) -> None:
+    """Print landscape, one page wide (kept for callers; `print_setup` takes the options)."""
+    print_setup(ws)
+
+
+def _widths(ws, widths: dict) -> None:
+    for col, width in widths.items():
+        ws.column_dimensions[col].width = width
+
+
+def wrap(ws, row: int, col: int, width_chars: float, align: Alignment = LEFT_WRAP) -> None:
+    """Wrap a text cell in its column and make its row tall enough for the lines it needs.
+
+    lines = ⌈len(text) / (1.1 · width)⌉ (a column w characters wide holds about 1.1·w characters of
+    11 pt DejaVu Sans, more in Calibri); Excel does not grow rows for wrapped text on open, so the
+    height is set here.
+    """
+    cell = ws.cell(row=row, column=col)
+    cell.alignment = align
+    text = "" if cell.value is None else str(cell.value)
+    lines = max(1, math.ceil(len(text) / max(1.0, 1.1 * width_chars)))
+    current = ws.row_dimensions[row].height or LINE_HEIGHT_PT
+    ws.row_dimensions[row].height = max(current, LINE_HEIGHT_PT * lines)
+
+
+def top(ws, row: int, first_col: int, last_col: int) -> None:
+    """Align a table row's cells to the top (numbers stay right-aligned), so that a row whose text
+    wraps reads as one line: the numbers sit beside the first line of the text."""
+    for col in range(first_col, last_col + 1):
+        cell = ws.cell(row=row, column=col)
+        if not cell.alignment.wrap_text and cell.alignment.horizontal is None:
+            cell.alignment = TOP
+
+
+def _define(wb, name: str, sheet_title: str, cell: str) -> None:
+    """A workbook-level name pointing at ONE cell (LibreOffice evaluates constant names wrongly)."""
+    col, row = cell.rstrip("0123456789"), cell[len(cell.rstrip("0123456789")):]
+    wb.defined_names[name] = DefinedName(name, attr_text=f"{quote_sheetname(sheet_title)}!${col}${row}")
+
+
+def _ref(sheet_title: str, cell: str) -> str:
+    return f"{quote_sheetname(sheet_title)}!{cell}"
+
+
+def col_letter(col: int) -> str:
+    return get_column_letter(col)
+
+
+# ----------------------------------------------------------------------------------- saving
+
+
+def save_workbook(wb: Workbook, path: str | Path) -> Path:
+    """Write `wb` to `path` atomically (temp file + rename) with every formula's cached value."""
+    cache = cached_values(wb)
+    with atomic_path(path) as tmp:
+        wb.save(tmp)
+        if cache:
+            _store_cached_values(tmp, cache)
+    return Path(path)
+
+
+_NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
+       "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+       "rel": "http://schemas.openxmlformats.org/package/2006/relationships"}
+# A formula cell as openpyxl writes it: <c r="F5" s="3"><f>D5*E5</f><v /></c> (or <v/>, <v></v>).
+_FORMULA_CELL = re.compile(r'<c r="(?P<ref>[A-Z]+[0-9]+)"(?P<attrs>[^>]*)>(?P<f><f>[^<]*</f>)<v\s*/>(?:</c>)')
+_EMPTY_V = re.compile(r'<c r="(?P<ref>[A-Z]+[0-9]+)"(?P<attrs>[^>]*)>(?P<f><f>[^<]*</f>)<v></v></c>')
+
+
+def _sheet_parts(z: zipfile.ZipFile) -> dict[str, str]:
+    """{sheet title: zip member of its XML}, read from xl/workbook.xml and its relationships."""
+    book = ElementTree.fromstring(z.read("xl/workbook.xml"))
+    rels = ElementTree.fromstring(z.read("xl/_rels/workbook.xml.rels"))
+    target = {r.get("Id"): r.get("Target", "") for r in rels.findall("rel:Relationship", _NS)}
+    parts = {}
+    for sheet in book.findall("m:sheets/m:sheet", _NS):
+        rid = sheet.get(f"{{{_NS['r']}}}id")
+        t = target.get(rid, "")
+        parts[sheet.get("name", "")] = t.lstrip("/") if t.startswith("/") else f"xl/{t}"
+    return parts
+
+
+def _with_values(xml: str, values: dict[str, float]) -> str:
+    def fill(m: re.Match) -> str:
+        value = values.get(m["ref"])
+        if value is None:
+            return m[0]
+        return f'<c r="{m["ref"]}"{m["attrs"]}>{m["f"]}<v>{value!r}</v></c>'
+
+    return _EMPTY_V.sub(fill, _FORMULA_CELL.sub(fill, xml))
+
+
+def _store_cached_values(path: Path, cache: dict[tuple[str, str], float]) -> None:
+    """Rewrite the saved file with `<v>value</v>` in the formula cells we know the value of."""
+    by_sheet: dict[str, dict[str, float]] = {}
+    for (title, ref), value in cache.items():
+        by_sheet.setdefault(title, {})[ref] = value
+    with zipfile.ZipFile(path) as z:
+        parts = _sheet_parts(z)
+        members = [(info, z.read(info.filename)) for info in z.infolist()]
+    patch = {parts[t]: v for t, v in by_sheet.items() if t in parts}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info, data in members:
+            if info.filename in patch:
+                data = _with_values(data.decode("utf-8"), patch[info.filename]).encode("utf-8")
+            out.writestr(info, data)
+
+
+# ----------------------------------------------------------------------------------- charts
+
+
+def _chars(size_pt: float, bold: bool = False) -> CharacterProperties:
+    return CharacterProperties(sz=int(size_pt * 100), b=bold)
+
+
+def chart_title(text: str, size_pt: float = 12) -> Title:
+    """A chart title at a set size (the default is large enough to wrap short titles)."""
+    chars = _chars(size_pt, bold=True)
+    para = Paragraph(pPr=ParagraphProperties(defRPr=chars), r=[RegularTextRun(rPr=chars, t=text)])
+    return Title(tx=Text(rich=RichText(p=[para])), overlay=False)
+
+
+def text_size(size_pt: float) -> RichText:
+    """Text properties for axis tick labels and legends: `size_pt` points."""
+    chars = _chars(size_pt)
+    return RichText(p=[Paragraph(pPr=ParagraphProperties(defRPr=chars), endParaRPr=chars)])
+
+
+def style_chart(chart, title: str, x_title: str | None, y_title: str | None, size_pt: float = 10) -> None:
+    """Title, axis titles, readable tick labels (`size_pt`), axes shown, legend at the bottom."""
+    chart.title = chart_title(title)
+    for axis, name in ((chart.x_axis, x_title), (chart.y_axis, y_title)):
+        axis.delete = False
+        axis.txPr = text_size(size_pt)
+        if name:
+            axis.title = chart_title(name, size_pt)
+    if chart.legend is not None:
+        chart.legend.position = "b"
+        chart.legend.txPr = text_size(size_pt)
+
+
+def text_categories(chart, sheet_title: str, cells: str) -> None:
+    """Category labels read as text (openpyxl's set_categories makes a number reference, which Excel
+    shows as 1, 2, 3 when the cells hold text such as "#1")."""
+    for series in chart.series:
+        series.cat = AxDataSource(strRef=StrRef(f=_ref(sheet_title, cells)))
+
+
+def place_chart(ws, chart, row: int, left_cm: float = 0.0) -> None:
+    """Put a chart `left_cm` from the sheet's left edge, at the top of `row`, by absolute position.
+
+    Column widths differ between Excel (Calibri) and LibreOffice without Calibri, so a chart anchored
+    to a column would land elsewhere in each; rows above `row` get an explicit height (15 pt unless
+    set) so the vertical position is the same in both. `chart.width` × `chart.height` are in cm.
+    """
+    top_pt = 0.0
+    for r in range(1, row):
+        if ws.row_dimensions[r].height is None:
+            ws.row_dimensions[r].height = LINE_HEIGHT_PT
+        top_pt += ws.row_dimensions[r].height
+    chart.anchor = AbsoluteAnchor(pos=XDRPoint2D(cm_to_EMU(left_cm), pixels_to_EMU(top_pt * 4 / 3)),
+                                  ext=XDRPositiveSize2D(cm_to_EMU(chart.width), cm_to_EMU(chart.height)))
+    ws.add_chart(chart)
