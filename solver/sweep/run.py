@@ -7,11 +7,11 @@ worker process keeps HiGHS at one thread (the adapter's default).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
 from ..errors import SolverFailure, UsageError
@@ -24,11 +24,27 @@ from .summary import SCHEMA, point_summary
 # ------------------------------------------------------------------------------ one point
 
 
-@lru_cache(maxsize=4)
-def _catalog(files: tuple) -> Catalog:
-    from ..inputs.catalog import load_catalog
+_CATALOGS: dict[str, Catalog] = {}  # sha256 of the catalog contents -> the catalog, in this process
+_CATALOG_CACHE_SIZE = 4
 
-    return load_catalog(list(files))
+
+def _catalog(shipped: dict) -> Catalog:
+    """The catalog a task carries, cached by the SHA-256 of its contents (recomputed here, so a
+    cached entry is only ever reused for byte-identical contents: an edited catalog is a new key)."""
+    from ..inputs.catalog import CatalogProvenance
+
+    data = shipped["data"]
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    if digest != shipped["sha256"]:
+        raise ValueError(f"the catalog sent with this point is damaged (sha256 {digest[:12]}, expected "
+                         f"{shipped['sha256'][:12]})")
+    if digest not in _CATALOGS:
+        cat = Catalog.model_validate(data)
+        cat._provenance = CatalogProvenance(files=[(str(p), str(h)) for p, h in shipped["files"]])
+        while len(_CATALOGS) >= _CATALOG_CACHE_SIZE:
+            _CATALOGS.pop(next(iter(_CATALOGS)))
+        _CATALOGS[digest] = cat
+    return _CATALOGS[digest]
 
 
 def solve_point(task: dict) -> dict:
@@ -38,7 +54,7 @@ def solve_point(task: dict) -> dict:
     start = time.perf_counter()
     row = {"index": task["index"], "values": task["values"], "labels": task["labels"]}
     try:
-        cat = _catalog(tuple(task["catalog_files"]))
+        cat = _catalog(task["catalog"])
         result = solve(task["scenario"], cat, top_k=1, time_limit_s=task.get("time_limit_s"))
         if result.designs:
             row.update(status=result.status, reason=None, **point_summary(result.designs[0].to_dict(), task["scenario"]))
