@@ -210,6 +210,8 @@ def cmd_solve(args, out, err) -> int:
         return EXIT_INFEASIBLE
     if result.status == "feasible":
         err.print("warning: the time limit stopped the search; the designs are feasible, not proven optimal")
+    if result.status == "time_limit":
+        err.print(f"warning: {result.warnings[0]}")
     return EXIT_OK
 
 

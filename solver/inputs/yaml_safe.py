@@ -23,7 +23,6 @@ from pydantic import BaseModel, ValidationError
 from ..errors import InputError, Problem
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-MAX_ALIASES = 100
 MAX_DEPTH = 50
 MAX_EXPANDED_VALUES = 200_000  # values after expanding aliases (a shipped catalog has ~2,000)
 
@@ -34,8 +33,19 @@ _FLOAT_12 = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^
 _LEGACY_INT = re.compile(r"^[-+]?(0[0-7_]+|0o[0-7]+|0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*(:[0-5]?[0-9])+)$")
 
 
+class _TooDeep(yaml.MarkedYAMLError):
+    """Nesting beyond MAX_DEPTH, found while composing (located at the node that goes too deep)."""
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars and an alias budget."""
+    """SafeLoader with YAML 1.2 core-schema scalars and a nesting limit checked while composing.
+
+    Aliases are not counted: a file `yaml.safe_dump` wrote for shared lists holds hundreds of
+    them. What an alias bomb costs is its expanded size, which `read_yaml` checks (memoised, without
+    expanding) against MAX_EXPANDED_VALUES; the 10 MB file cap bounds the parse itself. The depth
+    is checked here, before PyYAML's recursive composer can exhaust Python's stack, so a deeply
+    nested file is a located error rather than a RecursionError.
+    """
 
     yaml_implicit_resolvers = {
         k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
@@ -44,18 +54,18 @@ class _Loader(yaml.SafeLoader):
 
     def __init__(self, stream):
         super().__init__(stream)
-        self.aliases_seen = 0
+        self.depth = 0
 
     def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self.aliases_seen += 1
-            if self.aliases_seen > MAX_ALIASES:
-                event = self.peek_event()
-                raise yaml.YAMLError(
-                    f"more than {MAX_ALIASES} YAML aliases (line {event.start_mark.line + 1}); "
-                    "write the values out instead of referencing anchors"
-                )
-        return super().compose_node(parent, index)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH + 1:
+                mark = self.peek_event().start_mark
+                raise _TooDeep(problem=f"nesting deeper than {MAX_DEPTH} levels: flatten the structure",
+                               problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 for _first in "-+0123456789.":
@@ -202,7 +212,7 @@ def _read_text(path: Path, name: str) -> tuple[str, bytes]:
 
 
 def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
-    """(data, node tree) of one YAML document, with the loader's scalar rules and alias budget."""
+    """(data, node tree) of one YAML document, with the loader's scalar rules and nesting limit."""
     loader = _Loader(text)
     loader.name = name
     try:
@@ -211,7 +221,8 @@ def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise _fail(name, f"YAML syntax error: {exc.problem or exc}", line, col) from None
+        kind = "" if isinstance(exc, _TooDeep) else "YAML syntax error: "
+        raise _fail(name, f"{kind}{exc.problem or exc}", line, col) from None
     except (yaml.YAMLError, RecursionError) as exc:
         raise _fail(name, f"YAML error: {exc}") from None
     finally:

@@ -1,53 +1,73 @@
-"""Infeasibility explained (SPEC §7): which requirement cannot be met, and by how much."""
+"""Infeasibility explained (SPEC §7): which requirement cannot be met, and by how much.
+
+Every design an explanation names is a real design evaluated by `make_design` (`Explanation.named`
+lists them with what the text claims of each): "the fastest allowed design within the caps" passes
+every cap as bought (GPUs bought, not used; racks; power; budget), and "a design meeting the
+target" meets it. tests/test_reliability_round2.py re-evaluates each one.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ..costing import compute_units, nodes_per_unit
+from ..deadline import NO_LIMIT, Deadline
 from ..design_space import DesignSpace, build_design_space
-from ..results import make_design
+from ..inputs.schema import Target
+from ..results import Design, make_design
 from . import model as milp
 from .data import ModelData, model_data
 from .highs import HighsAdapter
-from .ranking import k_best
+from .ranking import admissible_design, k_best
+
+FASTEST_WITHIN_CAPS = "fastest within the caps"
+MEETS_TARGET = "meets the target"
+MAX_EVALUATIONS = 20_000  # designs evaluated to find the fastest within the caps, at most
+RELAXED_TARGET_S = 1e7  # the largest target a scenario may state: every step time meets it
 
 
-def explain_infeasible(space: DesignSpace, time_limit_s: float | None = None) -> str:
+@dataclass
+class Explanation:
+    """The text of an infeasibility explanation and the designs it names, each with its claim."""
+
+    text: str
+    named: list[tuple[Design, str]] = field(default_factory=list)
+
+
+def explain_infeasible(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> str:
     """Say which requirement cannot be met and by how much."""
+    return explain(space, deadline).text
+
+
+def explain(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> Explanation:
+    """The explanation, with the designs it names."""
     sc = space.scenario
     target = space.target_step_time_s
     if not space.architectures and space.combinations == 0:
-        return ("no allowed architecture: the allow-lists and pins in constraints/pin leave no platform × NIC × "
-                "rails × switch combination (check that the switch generation matches the NIC)")
+        return Explanation("no allowed architecture: the allow-lists and pins in constraints/pin leave no platform × "
+                           "NIC × rails × switch combination (check that the switch generation matches the NIC)")
+    if deadline.expired():
+        return Explanation("no design meets every requirement; the time limit left no time to work out which "
+                           "requirement cannot be met: allow more time")
     if not space.shapes:
-        lean_gb, usable_gb, lean_key = space.leanest
-        fast_s, fast_key = space.fastest
-        if fast_s == float("inf"):
-            return (f"no allowed layout fits in GPU memory: the leanest needs {lean_gb:,.1f} GB per GPU "
-                    f"({lean_key}) but {usable_gb:,.1f} GB is usable; allow larger tp/pp/cp, "
-                    f"a smaller microbatch_size, more activation recompute, or a GPU with more memory")
-        cap = f" within max_gpus = {sc.constraints.max_gpus:,}" if sc.constraints.max_gpus else ""
-        message = (f"the target step time of {target:.3g} s cannot be met: the fastest allowed design{cap} reaches "
-                   f"{fast_s:.3g} s ({fast_key})")
-        needed = _gpus_needed_without_cap(space, time_limit_s) if sc.constraints.max_gpus else None
-        if needed:
-            return message + f"; {target:.3g} s needs {needed}; max_gpus is {sc.constraints.max_gpus:,}"
-        return message + "; relax the target, allow more GPUs, or allow faster platforms, more rails or other layouts"
+        return _target_unreachable(space, deadline)
     # The layouts can meet the target; some cap cannot. Re-solve with penalised cap slacks.
     data = model_data(space)
     model = milp.build_model(data, soft_caps=True)
-    outcome = HighsAdapter(time_limit_s=time_limit_s).solve(model)
+    outcome = HighsAdapter(time_limit_s=deadline.remaining_s()).solve(model)
     if not outcome.has_solution:
         too_big = _beyond_three_tiers(space, data)
         if too_big:
-            return too_big
-        return f"no design could be built even with the caps relaxed (solver status {outcome.status})"
+            return Explanation(too_big)
+        return Explanation(f"no design could be built even with the caps relaxed (solver status {outcome.status})")
     import pyomo.environ as pyo
 
     choice = milp.decode(model)
     shape = space.shapes[choice.shape_index]
     design = make_design(space.scenario, space.catalog, data.archs[choice.arch_index].arch, shape.layout(choice.d),
-                         space.target_step_time_s)
+                         space.target_step_time_s, sc.pin.tiers)
     if design is None:  # the model's fabric rows and the evaluator agree on what fits (tests)
-        return "no design could be evaluated with the caps relaxed"
+        return Explanation("no design could be evaluated with the caps relaxed")
+    out = Explanation("", [(design, MEETS_TARGET)])
     parts = []
     c = design.cost
     needs = {"max_gpus": (c.gpus, "{:,.0f} GPUs"), "budget_usd": (c.capex_usd, "${:,.0f}"),
@@ -56,12 +76,97 @@ def explain_infeasible(space: DesignSpace, time_limit_s: float | None = None) ->
         if cap is None or pyo.value(model.cap_slack[name]) <= 1e-6:
             continue
         value, fmt = needs[name]
-        parts.append(f"{name}: the cheapest design meeting the {target:.3g} s target ({design.label}, "
+        parts.append(f"{name}: the design meeting the {target:.3g} s target that exceeds the caps least ({design.label}, "
                      f"{c.gpus:,} GPUs) needs {fmt.format(value)}; {name} is {fmt.format(cap)}")
-    fastest = _fastest_within_gpu_cap(space)
-    if fastest:
-        parts.append(fastest)
-    return "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+    fastest = fastest_within_caps(space, deadline)
+    if fastest is not None:
+        parts.append(_fastest_text(space, fastest))
+        out.named.append((fastest, FASTEST_WITHIN_CAPS))
+    out.text = "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+    return out
+
+
+def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
+    """No layout meets the target (or fits in memory): say what the fastest allowed design reaches."""
+    sc = space.scenario
+    target = space.target_step_time_s
+    lean_gb, usable_gb, lean_key = space.leanest
+    if space.fastest[0] == float("inf"):
+        return Explanation(f"no allowed layout fits in GPU memory: the leanest needs {lean_gb:,.1f} GB per GPU "
+                           f"({lean_key}) but {usable_gb:,.1f} GB is usable; allow larger tp/pp/cp, "
+                           "a smaller microbatch_size, more activation recompute, or a GPU with more memory")
+    out = Explanation(f"the target step time of {target:.3g} s cannot be met: ")
+    fastest = fastest_within_caps(space, deadline)
+    if fastest is not None:
+        out.text += _fastest_text(space, fastest)
+        out.named.append((fastest, FASTEST_WITHIN_CAPS))
+    else:
+        out.text += (f"the fastest allowed layout reaches {space.fastest[0]:.3g} s ({space.fastest[1]}) but no design "
+                     f"within the caps{_caps_text(space)} was found")
+    if sc.constraints.max_gpus:
+        needed = _gpus_needed_without_cap(space, deadline)
+        if needed:
+            text, design = needed
+            out.named += [(design, MEETS_TARGET)] if design is not None else []
+            out.text += f"; {target:.3g} s needs {text}; max_gpus is {sc.constraints.max_gpus:,}"
+            return out
+    out.text += "; relax the target, allow more GPUs, or allow faster platforms, more rails or other layouts"
+    return out
+
+
+def _caps_text(space: DesignSpace) -> str:
+    con = space.scenario.constraints
+    caps = [f"{name} = {value:,.6g}" for name, value in (("max_gpus", con.max_gpus), ("budget_usd", con.budget_usd),
+            ("facility_power_kw", con.facility_power_kw), ("max_racks", con.max_racks)) if value is not None]
+    return f" ({', '.join(caps)})" if caps else ""
+
+
+def _fastest_text(space: DesignSpace, design: Design) -> str:
+    lay = design.layout
+    return (f"the fastest allowed design within the caps{_caps_text(space)} reaches {design.perf.step_time_s:.3g} s "
+            f"({design.label}, {design.cost.gpus:,} GPUs bought, tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} "
+            f"dp={lay.dp} mbs={lay.microbatch_size})")
+
+
+def fastest_within_caps(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> Design | None:
+    """The design with the smallest step time that passes every cap as bought, fits in memory and
+    can be built (ties: the cheapest), or None when none is found within MAX_EVALUATIONS designs.
+
+    Candidates are the points of the scenario's design space with the target lifted, in order of
+    step time; each is evaluated on every architecture of its performance class (the step time
+    does not depend on the switch) until the first one within the caps. None too when the time
+    limit cuts the search short. Cross-checked against the exhaustive enumeration in
+    tests/test_reliability_round2.py.
+    """
+    sc = space.scenario
+    relaxed = sc.model_copy(update={"target": Target(step_time_s=RELAXED_TARGET_S)})
+    wide = build_design_space(relaxed, space.catalog, prune="points", deadline=deadline)
+    by_perf: dict = {}
+    for a in wide.architectures:
+        by_perf.setdefault(a.perf, []).append(a)
+    candidates = sorted((st, s.key, d, i) for i, s in enumerate(wide.shapes) for d, st in zip(s.d_values, s.step_time_s))
+    if not wide.complete:
+        return None
+    best: Design | None = None
+    evaluations = 0
+    for st, _, d, i in candidates:
+        if best is not None and st > best.perf.step_time_s * (1 + 1e-9):
+            break
+        if evaluations >= MAX_EVALUATIONS or deadline.expired():
+            return None  # cut short: whatever was found is not proven the fastest
+        shape = wide.shapes[i]
+        for arch in by_perf.get(shape.perf, []):
+            evaluations += 1
+            design = admissible_design(wide, arch, shape.layout(d), need_target=False)
+            if design is not None and (best is None or _faster(design, best)):
+                best = design
+    if best is not None:
+        best.target_step_time_s = space.target_step_time_s
+    return best
+
+
+def _faster(a: Design, b: Design) -> bool:
+    return (a.perf.step_time_s, a.objective_usd, a.label) < (b.perf.step_time_s, b.objective_usd, b.label)
 
 
 def _beyond_three_tiers(space: DesignSpace, data: ModelData) -> str | None:
@@ -84,32 +189,19 @@ def _beyond_three_tiers(space: DesignSpace, data: ModelData) -> str | None:
             f"higher-radix switch, fewer rails per node or a slower target")
 
 
-def _gpus_needed_without_cap(space: DesignSpace, time_limit_s: float | None) -> str | None:
+def _gpus_needed_without_cap(space: DesignSpace, deadline: Deadline) -> tuple[str, Design | None] | None:
     """The GPU count of the cheapest design meeting the target when max_gpus is lifted."""
+    if deadline.expired():
+        return None
     sc = space.scenario.model_copy(update={"constraints": space.scenario.constraints.model_copy(update={"max_gpus": None})})
-    uncapped = build_design_space(sc, space.catalog)  # prune="dominated": d_values[0] is each layout's smallest feasible d
-    if not uncapped.shapes:
+    uncapped = build_design_space(sc, space.catalog, deadline=deadline)  # d_values[0]: each layout's smallest feasible d
+    if not uncapped.shapes or not uncapped.complete:
         return None
     fewest = min(uncapped.shapes, key=lambda s: (s.gpus_per_replica * s.d_values[0], s.key))
     n = fewest.gpus_per_replica * fewest.d_values[0]
     text = f"at least {n:,} GPUs ({fewest.describe(fewest.d_values[0])})"
-    designs, _, _ = k_best(uncapped, 1, time_limit_s=time_limit_s)
-    if designs:
-        text += f"; the cheapest design meeting it buys {designs[0].cost.gpus:,} ({designs[0].label})"
-    return text
-
-
-def _fastest_within_gpu_cap(space: DesignSpace) -> str | None:
-    cap = space.scenario.constraints.max_gpus
-    if cap is None:
-        return None
-    best = None
-    for s in space.shapes:
-        for d, st in zip(s.d_values, s.step_time_s):
-            mem = s.memory_gb(d)
-            if s.gpus_per_replica * d <= cap and mem <= s.hbm_usable_gb and (best is None or st < best[0]):
-                best = (st, s, d)
-    if best is None:
-        return None
-    st, s, d = best
-    return f"the fastest allowed design within max_gpus = {cap:,} reaches {st:.3g} s ({s.describe(d)})"
+    search = k_best(uncapped, 1, deadline=deadline)
+    if search.designs and search.complete:
+        best = search.designs[0]
+        return text + f"; the cheapest design meeting it buys {best.cost.gpus:,} ({best.label})", best
+    return text, None
