@@ -108,6 +108,13 @@ def _handle(exc: Exception, args, err) -> int:
 # ------------------------------------------------------------------------------- commands
 
 
+def _check_time_limit(seconds: float | None) -> None:
+    """--time-limit is a positive, finite number of seconds (argparse takes "nan" and "inf")."""
+    from .optimize.solve import check_time_limit
+
+    check_time_limit(seconds)
+
+
 def _catalog_paths(args) -> list:
     return list(args.catalog) if getattr(args, "catalog", None) else []
 
@@ -189,8 +196,7 @@ def cmd_solve(args, out, err) -> int:
 
     if args.top is not None and not 1 <= args.top <= 100:
         raise UsageError("--top must be between 1 and 100")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError("--time-limit must be positive")
+    _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
     json_path = check_writable(args.json or _default_output(ls.scenario.name, ".json"))
     xlsx_path = None if args.no_xlsx else check_writable(args.xlsx or _default_output(ls.scenario.name, ".xlsx"))
@@ -251,8 +257,7 @@ def cmd_sweep(args, out, err) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError("--time-limit must be positive")
+    _check_time_limit(args.time_limit)
     ls = api.load_scenario(args.scenario)
     cat = api.catalog_for(ls, list(args.catalog) if args.catalog else None)
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)

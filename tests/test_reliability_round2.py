@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from solver import api, inputs
+from solver.errors import InputError, UsageError
 from solver.sweep.plan import plan_sweep
 from solver.sweep.run import run_points
 
@@ -143,3 +144,283 @@ def test_relative_catalog_path_under_dask_is_resolved_in_the_client(tmp_path):
     report = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert [p["status"] for p in report["points"]] == ["optimal", "optimal"]
     assert [compute_line(p)["unit_price_usd"] for p in report["points"]] == [200_000, 200_000]
+
+
+# ------------------------------------------------- 2. a time limit that stops the K-best search
+
+
+def _stop_at_third_solve(monkeypatch):
+    """Real HiGHS for the first two K-best solves; the third stops as a time limit does when HiGHS
+    has no incumbent yet (status time_limit, no solution). Everything above the adapter is real."""
+    from solver.optimize import highs
+
+    real = highs.HighsAdapter.solve
+    calls = []
+
+    def limited(self, model, time_limit_s=None):
+        calls.append(1)
+        out = real(self, model, time_limit_s)
+        if len(calls) == 3:
+            return highs.SolveOutcome("time_limit", None, None, None, out.solve_time_s, "maxTimeLimit")
+        return out
+
+    monkeypatch.setattr(highs.HighsAdapter, "solve", limited)
+
+
+def test_time_limit_that_stops_k_best_is_not_reported_optimal(tmp_path, monkeypatch, capsys):
+    # llama3-70b has at least 5 distinct designs (its shipped top 5). A time limit that stops the
+    # third solve leaves 2 designs, both proven (their solves were optimal): status time_limit,
+    # exit 0 (docs: a result with a warning), and no claim that only 2 designs exist.
+    from solver import cli
+
+    _stop_at_third_solve(monkeypatch)
+    out = tmp_path / "r.json"
+    code = cli.main(["solve", str(REPO / "scenarios" / "llama3-70b.yaml"), "--json", str(out), "--no-xlsx",
+                     "--time-limit", "60"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["status"] == "time_limit"
+    assert len(data["designs"]) == 2
+    assert data["design_space"]["search"] == {"complete": False, "designs_found": 2, "designs_proven": 2,
+                                              "stopped_in": "K-best"}
+    text = " ".join((captured.out + captured.err).split())  # rich wraps long lines
+    err = " ".join(captured.err.split())
+    assert "only 2 distinct designs exist" not in text
+    assert "2 of 5 designs found, all proven the best in order" in err and "time limit" in err
+
+
+@pytest.mark.parametrize("limit_s", [0.2, 0.5, 1.0])
+def test_real_time_limit_never_claims_fewer_designs_exist(limit_s):
+    # Without a limit llama3-70b yields 5 distinct designs, so whatever a real limit stops on,
+    # "optimal" must come with all 5 and no result may say fewer exist.
+    ls = api.load_scenario(REPO / "scenarios" / "llama3-70b.yaml")
+    try:
+        result = api.solve(ls, time_limit_s=limit_s)
+    except api.SolverFailure as exc:
+        assert "time limit" in str(exc)
+        return
+    assert not any("distinct designs exist" in w for w in result.warnings)
+    if result.status == "optimal":
+        assert len(result.designs) == 5
+    else:
+        assert result.status in ("time_limit", "feasible")
+        assert result.warnings
+
+
+# --------------------------------------------- 3. designs named in infeasibility explanations
+
+
+def evaluate_named(scenario: dict, design, catalog):
+    """Re-evaluate a named design independently: the same scenario with every decision pinned,
+    through `api.evaluate` (the path `fabricplan evaluate` takes)."""
+    sc = copy.deepcopy(scenario)
+    a, lay = design.architecture, design.layout
+    sc["pin"] = {"platform": a.platform, "nic": a.nic, "rails_per_node": a.rails_per_node, "switch": a.switch,
+                 "oversubscription": a.oversubscription, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
+                 "dp": lay.dp, "microbatch_size": lay.microbatch_size, "gpus_per_domain_used": lay.gpus_per_domain_used}
+    ls = api.load_scenario(sc)
+    return api.evaluate(ls, catalog), ls.scenario
+
+
+def check_explanation(scenario: dict, catalog) -> str | None:
+    """Solve; if infeasible, every design the explanation names passes evaluate with its claim."""
+    from solver.design_space import build_design_space
+    from solver.optimize import diagnose
+    from solver.results import within_caps
+
+    ls = api.load_scenario(copy.deepcopy(scenario))
+    result = api.solve(ls, catalog, top_k=1)
+    if result.status != "infeasible":
+        return None
+    explained = diagnose.explain(build_design_space(ls.scenario, catalog))
+    assert explained.text == result.explanation
+    for design, claim in explained.named:
+        again, sc = evaluate_named(scenario, design, catalog)
+        assert again.perf.step_time_s == pytest.approx(design.perf.step_time_s, rel=1e-12)
+        assert again.cost.gpus == design.cost.gpus
+        assert f"{again.perf.step_time_s:.3g} s" in explained.text or f"{again.cost.gpus:,}" in explained.text
+        assert again.label in explained.text
+        if claim == diagnose.FASTEST_WITHIN_CAPS:
+            assert within_caps(again, sc.constraints, sc.pin), (again.label, again.cost.gpus, explained.text)
+            assert again.perf.fits_memory
+        else:
+            assert claim == diagnose.MEETS_TARGET and again.meets_target, explained.text
+    return result.explanation
+
+
+def test_explanation_for_llama3_70b_at_0_45_s_names_a_design_within_max_gpus(default_catalog):
+    # Issue 18: at 0.45 s the explanation named an NVL72 design that buys 18,432 GPUs under the
+    # 16,384 cap (it counted GPUs used). The fastest design within the cap, found independently
+    # (see the issue), reaches 0.4614 s.
+    scenario = yaml.safe_load((REPO / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
+    scenario["target"] = {"step_time_s": 0.45}
+    text = check_explanation(scenario, default_catalog)
+    assert text is not None
+    assert "reaches 0.461 s" in text
+    assert "reaches 0.313 s" not in text
+
+
+SHIPPED = ["llama3-70b.yaml", "llama3-405b.yaml", "gpt3-175b.yaml", "capped-budget-power.yaml"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("tighten", ["target", "caps"])
+def test_every_design_an_explanation_names_passes_evaluate(name, tighten, default_catalog):
+    # Each shipped example with its target cut to a fifth (nobody meets it within the caps), or its
+    # target halved with max_gpus, budget and power cut to a third of the example's (or set when absent).
+    scenario = yaml.safe_load((REPO / "scenarios" / name).read_text(encoding="utf-8"))
+    scenario["top_k"] = 1
+    target = scenario["target"]["step_time_s"]
+    con = scenario.setdefault("constraints", {})
+    if tighten == "target":
+        scenario["target"] = {"step_time_s": target / 5}
+    else:
+        scenario["target"] = {"step_time_s": target / 2}
+        con["max_gpus"] = con.get("max_gpus", 16_384) // 3
+        for cap in ("budget_usd", "facility_power_kw"):
+            if cap in con:
+                con[cap] = con[cap] / 3
+    text = check_explanation(scenario, default_catalog)
+    assert text is None or "cannot be met" in text or "needs" in text
+
+
+@pytest.mark.parametrize("space", ["b200-nvl72-capped", "a100-h200-power"])
+def test_fastest_design_within_caps_equals_enumeration(space, default_catalog):
+    # The spaces of tests/optimize/test_optimizer.py: NVL72 racks bought whole under a 512-GPU cap,
+    # and a 53.5 kW facility power cap. The fastest design within the caps found by the diagnosis
+    # equals the enumeration's (every point evaluated, target lifted): same step time, same cost.
+    from solver.design_space import build_design_space
+    from solver.optimize import diagnose, oracle
+
+    gpt3_6_7b = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
+                     vocab_size=51200, seq_len=2048)
+    docs = {
+        "b200-nvl72-capped": dict(
+            name="exact-b200", workload=dict(model=gpt3_6_7b, global_batch_size=1024), target=dict(step_time_s=3.0),
+            constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], max_gpus=512, rails_per_node=[1, 4]),
+            parallelism=dict(tp=[2, 4, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1)),
+        "a100-h200-power": dict(
+            name="exact-a100", workload=dict(model=gpt3_6_7b, global_batch_size=512), target=dict(step_time_s=6.0),
+            constraints=dict(platforms=["dgx-a100", "hgx-h200"], rails_per_node=[2, 4], oversubscription=[1, 2],
+                             facility_power_kw=53.5),
+            parallelism=dict(tp=[4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2])),
+    }
+    sc = api.load_scenario(docs[space]).scenario
+    every = oracle.enumerate_designs(sc, default_catalog, target_step_time_s=diagnose.RELAXED_TARGET_S)
+    expected = min(every, key=lambda d: (d.perf.step_time_s, d.objective_usd))
+    found = diagnose.fastest_within_caps(build_design_space(sc, default_catalog))
+    assert found is not None
+    assert found.perf.step_time_s == pytest.approx(expected.perf.step_time_s, rel=1e-12)
+    assert round(found.objective_usd, 2) == round(expected.objective_usd, 2)
+
+
+# ---------------------------------------------------- 6. the time limit bounds the whole solve
+
+
+def synthetic_catalog(folder: Path, copies: int) -> Path:
+    """bench/synth_catalog.py's overlay with `copies` perturbed copies of every platform and NIC
+    (copies = 10: 99 platforms and 44 NICs; 110: 999 and 444), written by yaml.safe_dump."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from synth_catalog import write_overlay
+
+    return write_overlay(folder, copies=copies)
+
+
+def test_time_limit_bounds_design_space_and_model_build(tmp_path):
+    # dense-1k on the default catalog plus 10 copies of every platform and NIC: 2.2 million
+    # combinations; without a bound the design space alone takes ≈ 40 s. With --time-limit 2 the
+    # whole solve ends within the limit plus one HiGHS floor and the evaluation of what was found
+    # (a second of slack for a loaded machine), with an honest status.
+    overlay = synthetic_catalog(tmp_path, 10)
+    ls = api.load_scenario(REPO / "bench" / "scenarios" / "dense-1k.yaml")
+    cat = api.catalog_for(ls, [inputs.default_catalog_path(), overlay])
+    start = time.perf_counter()
+    try:
+        result = api.solve(ls, cat, time_limit_s=2.0)
+    except api.SolverFailure as exc:
+        assert "within the 2 s time limit" in str(exc)
+        result = None
+    assert time.perf_counter() - start < 3.0
+    if result is not None:
+        assert result.status == "time_limit"
+        assert result.stats["search"]["complete"] is False
+        assert result.stats["search"]["designs_proven"] == 0  # the design space was cut short
+        for d in result.designs:
+            assert d.meets_target and d.perf.fits_memory
+
+
+RSS_PROBE = """
+import resource, sys
+from solver.cli import main
+code = main(sys.argv[1:])
+print(f"peak_rss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_time_limit_on_a_thousand_platform_catalog_bounds_time_and_memory(tmp_path):
+    # 999 platforms and 444 NICs: before issue 18, `--time-limit 2` ran ≈ 10 minutes and peaked at
+    # 1.03 GB. Now: loading the 0.9 MB catalog (outside the limit) + at most ≈ 3 s of solving, and
+    # a peak resident set under 1 GB (ru_maxrss of the CLI process itself).
+    overlay = synthetic_catalog(tmp_path, 110)
+    proc = subprocess.run([sys.executable, "-c", RSS_PROBE, "solve", str(REPO / "bench" / "scenarios" / "dense-1k.yaml"),
+                           "--catalog", str(inputs.default_catalog_path()), "--catalog", str(overlay),
+                           "--time-limit", "2", "--json", str(tmp_path / "r.json"), "--no-xlsx"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 3), proc.stderr
+    assert "Traceback" not in proc.stderr
+    peak_kb = int(proc.stderr.rsplit("peak_rss_kb=", 1)[1].split()[0])
+    assert peak_kb < 1_000_000
+    if proc.returncode == 0:
+        data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+        assert data["status"] == "time_limit"
+        assert data["timings_s"]["total_s"] < 3.0
+    else:
+        assert "within the 2 s time limit" in proc.stderr
+
+
+# --------------------------------------------------------------------- 12. smaller input items
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_time_limit_must_be_a_positive_finite_number(tmp_path, value):
+    proc = run_cli("solve", REPO / "scenarios" / "llama3-70b.yaml", "--time-limit", value, "--json", tmp_path / "r.json",
+                   "--no-xlsx")
+    assert_clean_exit(proc, 2)
+    assert "--time-limit must be a positive number of seconds" in proc.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_time_limit_nan_is_refused_by_the_api_too():
+    with pytest.raises(UsageError, match="time-limit"):
+        api.solve(tiny_scenario(), time_limit_s=float("nan"))
+
+
+def test_nesting_deeper_than_the_recursion_limit_is_a_located_error(tmp_path):
+    # 5,000 nested flow lists: PyYAML's composer recursed past Python's limit and the error said
+    # "1:1: YAML error: maximum recursion depth exceeded". Now the line and column of the node
+    # that goes deeper than 50 levels: line 2 ("description: " is 13 characters, the 51st "[" is
+    # at column 13 + 51 = 64).
+    bad = tmp_path / "deep.yaml"
+    bad.write_text("name: x\ndescription: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        inputs.load_catalog([bad])
+    assert str(info.value) == f"{bad}:2:64: nesting deeper than 50 levels: flatten the structure"
+
+
+def test_catalog_written_by_safe_dump_with_shared_lists_loads(tmp_path):
+    # yaml.safe_dump writes an anchor for every list object used twice, and an alias at each
+    # reuse: 300 platforms sharing one `compatible_nics` list give 299 aliases (over the old
+    # budget of 100) while the expanded file is small. It must load.
+    nics = ["cx7-ndr"]
+    plats = []
+    for i in range(300):
+        p = catalog_entry("platforms", "hgx-h100")
+        p.update(id=f"h100-copy-{i}", compatible_nics=nics)
+        plats.append(p)
+    path = tmp_path / "copies.yaml"
+    path.write_text(yaml.safe_dump({"name": "copies", "platforms": plats}, sort_keys=False), encoding="utf-8")
+    assert path.read_text(encoding="utf-8").count("*id") >= 299
+    cat = inputs.load_catalog([inputs.default_catalog_path(), path])
+    assert len(cat.platforms) == len(DEFAULT["platforms"]) + 300
