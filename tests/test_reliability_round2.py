@@ -424,3 +424,41 @@ def test_catalog_written_by_safe_dump_with_shared_lists_loads(tmp_path):
     assert path.read_text(encoding="utf-8").count("*id") >= 299
     cat = inputs.load_catalog([inputs.default_catalog_path(), path])
     assert len(cat.platforms) == len(DEFAULT["platforms"]) + 300
+
+
+# ------------------------------------------------------- 5. input size and type before reading
+
+
+def _limit_memory_to_2_gb() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def validate_bounded(path: Path) -> subprocess.CompletedProcess:
+    """`validate PATH` in a child limited to 2 GB of address space and 20 s: reading the input
+    whole (before issue 18) fails one way or the other instead of eating the machine."""
+    try:
+        return run_cli("validate", path, timeout_s=20, preexec_fn=_limit_memory_to_2_gb)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"validate {path} did not finish in 20 s")
+
+
+@pytest.mark.parametrize("kind", ["dev_zero", "fifo", "sparse_3_gb"])
+def test_input_type_and_size_are_checked_before_reading(tmp_path, kind):
+    if kind == "dev_zero":
+        path, expected = Path("/dev/zero"), "/dev/zero:1:1: is a device, not a YAML file"
+    elif kind == "fifo":
+        path = tmp_path / "pipe.yaml"
+        os.mkfifo(path)  # nobody ever writes: opening it for reading blocks forever
+        expected = f"{path}:1:1: is a named pipe (FIFO), not a YAML file"
+    else:
+        path = tmp_path / "sparse.yaml"
+        with path.open("wb") as fh:
+            fh.truncate(3 * 10**9)  # 3 GB of holes: no disk used, 3.0 GB when read
+        expected = f"{path}:1:1: file is 3000.0 MB; the limit is 10 MB"
+    start = time.perf_counter()
+    proc = validate_bounded(path)
+    assert_clean_exit(proc, 2)
+    assert expected in proc.stderr
+    assert time.perf_counter() - start < 15

@@ -11,7 +11,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import math
+import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,18 +188,45 @@ def _fail(name: str, message: str, line: int = 1, column: int = 1) -> InputError
     return InputError([Problem(name, line, column, "", message)])
 
 
-def _read_text(path: Path, name: str) -> tuple[str, bytes]:
-    """The file as UTF-8 text (and its bytes, for the hash); InputError for anything else."""
+def _read_capped(path: Path, name: str) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file; InputError for any other kind of file."""
     try:
-        raw = path.read_bytes()
+        before = os.stat(path)  # never blocks, unlike opening a FIFO
+        _check_regular(before, name)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise _fail(name, "file not found: check the path") from None
-    except IsADirectoryError:
-        raise _fail(name, "is a directory, not a YAML file") from None
     except OSError as exc:
         raise _fail(name, f"cannot read the file: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        _check_regular(os.fstat(fh.fileno()), name)
+        try:
+            return fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise _fail(name, f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def _check_regular(st: os.stat_result, name: str) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise _fail(name, "is a directory, not a YAML file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise _fail(name, f"is {kind}, not a YAML file: give the path of a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise _fail(name, f"file is {st.st_size / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
+
+
+def _read_text(path: Path, name: str) -> tuple[str, bytes]:
+    """The file as UTF-8 text (and its bytes, for the hash); InputError for anything else.
+
+    The file type and size are checked before reading (a FIFO would block, /dev/zero never ends, a
+    sparse file may claim gigabytes), on the opened descriptor (so a file swapped after the check
+    is seen), and the read itself stops one byte past the limit whatever the size claimed.
+    """
+    raw = _read_capped(path, name)
     if len(raw) > MAX_FILE_BYTES:
-        raise _fail(name, f"file is {len(raw) / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
+        raise _fail(name, f"file is larger than {MAX_FILE_BYTES / 1e6:.0f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
     if b"\x00" in raw:
         raise _fail(name, "binary file (contains NUL bytes): expected a YAML text file")
     try:
