@@ -75,13 +75,34 @@ def main(argv=None) -> int:
 
     wide = None if sys.stdout.isatty() else 160  # pipes and logs get full-width tables
     out, err = Console(width=wide), Console(stderr=True)
+    from .reports.io import commit_mark
+
+    mark = commit_mark()
     try:
         return _COMMANDS[args.command](args, out, err)
     except KeyboardInterrupt:
-        err.print("interrupted: earlier output files are unchanged")
+        err.print(_interrupted_message(mark))
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes below
         return _handle(exc, args, err)
+
+
+def _interrupted_message(mark: int) -> str:
+    """True to what was written: output sets are committed whole (reports/io.py), so either none of
+    this run's files replaced the earlier ones, or the listed ones did."""
+    from .reports.io import committed_files
+
+    written = committed_files(mark)
+    if not written:
+        return "interrupted: earlier output files are unchanged"
+    return "interrupted after writing " + ", ".join(str(p) for p in written)
+
+
+def _say_written(outputs, out) -> None:
+    text = f"wrote {', '.join(str(p) for p in outputs.committed)}"
+    if outputs.removed:
+        text += f"; removed {', '.join(str(p) for p in outputs.removed)} (an earlier run's, which this one replaces)"
+    out.print(text)
 
 
 def _handle(exc: Exception, args, err) -> int:
@@ -190,7 +211,7 @@ def _default_output(name: str, suffix: str) -> Path:
 
 def cmd_solve(args, out, err) -> int:
     from . import api
-    from .reports.io import check_writable
+    from .reports.io import check_writable, output_set
     from .reports.json import write_json
     from .reports.terminal import print_solve
 
@@ -204,14 +225,15 @@ def cmd_solve(args, out, err) -> int:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
     print_solve(result, out)
-    write_json(result.to_dict(), json_path)
-    written = [str(json_path)]
-    if xlsx_path is not None and result.designs:
-        from .reports.excel import write_workbook
+    with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
+        write_json(result.to_dict(), json_path)
+        if xlsx_path is not None and result.designs:
+            from .reports.excel import write_workbook
 
-        write_workbook(result, ls, cat, xlsx_path)
-        written.append(str(xlsx_path))
-    out.print(f"wrote {', '.join(written)}")
+            write_workbook(result, ls, cat, xlsx_path)
+        else:
+            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+    _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
     if result.status == "feasible":
@@ -223,7 +245,7 @@ def cmd_solve(args, out, err) -> int:
 
 def cmd_evaluate(args, out, err) -> int:
     from . import api
-    from .reports.io import check_writable
+    from .reports.io import check_writable, output_set
     from .reports.json import write_json
     from .reports.terminal import print_design
 
@@ -234,8 +256,9 @@ def cmd_evaluate(args, out, err) -> int:
     from .results import SCHEMA
 
     status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
-    write_json({"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": 0.0,
-                "designs": [design.to_dict()]}, json_path)
+    with output_set():
+        write_json({"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": 0.0,
+                    "designs": [design.to_dict()]}, json_path)
     out.print(f"wrote {json_path}")
     return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE
 
@@ -247,7 +270,7 @@ def cmd_sweep(args, out, err) -> int:
     """
     from . import api
     from .reports.excel import write_sweep_workbook
-    from .reports.io import check_writable
+    from .reports.io import check_writable, output_set
     from .reports.json import write_json
     from .reports.plot import write_plot
     from .reports.terminal import print_report
@@ -270,9 +293,10 @@ def cmd_sweep(args, out, err) -> int:
     rows = _run_with_progress(plan, args, results_path_for(json_path), err)
     report = sweep_report(plan, rows)
     print_report(report, out)
-    write_json(report, json_path)
-    write_sweep_workbook(report, xlsx_path)
-    write_plot(report, plot_path)
+    with output_set():  # JSON, workbook and plot replace the earlier set together, or not at all
+        write_json(report, json_path)
+        write_sweep_workbook(report, xlsx_path)
+        write_plot(report, plot_path)
     out.print(f"wrote {json_path}, {xlsx_path}, {plot_path} (finished points in {results_path_for(json_path)})")
     counts = report["status_counts"]
     if counts["error"]:

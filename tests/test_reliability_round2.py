@@ -462,3 +462,165 @@ def test_input_type_and_size_are_checked_before_reading(tmp_path, kind):
     assert_clean_exit(proc, 2)
     assert expected in proc.stderr
     assert time.perf_counter() - start < 15
+
+
+# ----------------------------------------------- 4. outputs committed as a set; honest Ctrl-C
+
+
+def solve_tiny(folder: Path, capsys, **changes) -> tuple[int, str]:
+    from solver import cli
+
+    write_yaml(folder / "sc.yaml", tiny_scenario(**changes))
+    code = cli.main(["solve", str(folder / "sc.yaml"), "--json", str(folder / "r.json"), "--xlsx", str(folder / "r.xlsx")])
+    return code, capsys.readouterr().err
+
+
+def test_ctrl_c_during_the_workbook_write_keeps_the_earlier_json_and_says_so(tmp_path, monkeypatch, capsys):
+    # Run 1 writes r.json and r.xlsx. Run 2 (a cheaper platform price, so a different JSON) is
+    # interrupted while its workbook is being saved: the earlier JSON and workbook must both stay,
+    # and "earlier output files are unchanged" must be true. Before issue 18 the new JSON was
+    # already in place.
+    from openpyxl.workbook.workbook import Workbook
+
+    assert solve_tiny(tmp_path, capsys)[0] == 0
+    before = {name: (tmp_path / name).read_bytes() for name in ("r.json", "r.xlsx")}
+
+    def interrupted_save(self, filename):
+        Path(filename).write_bytes(b"PK\x03\x04 half a workbook")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Workbook, "save", interrupted_save)
+    code, err = solve_tiny(tmp_path, capsys, target={"step_time_s": 2.0})
+    assert code == 130
+    assert "earlier output files are unchanged" in err
+    assert {name: (tmp_path / name).read_bytes() for name in ("r.json", "r.xlsx")} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.xlsx", "sc.yaml"]  # no temp files
+
+
+def test_ctrl_c_after_the_outputs_are_written_does_not_claim_they_are_unchanged(tmp_path, monkeypatch, capsys):
+    from rich.console import Console
+
+    real_print = Console.print
+
+    def print_then_interrupt(self, *objects, **kwargs):
+        if objects and isinstance(objects[0], str) and objects[0].startswith("wrote "):
+            raise KeyboardInterrupt
+        return real_print(self, *objects, **kwargs)
+
+    monkeypatch.setattr(Console, "print", print_then_interrupt)
+    code, err = solve_tiny(tmp_path, capsys)
+    assert code == 130
+    assert "unchanged" not in err
+    assert "interrupted after writing" in " ".join(err.split()) and "r.json" in err
+
+
+def test_infeasible_resolve_removes_the_earlier_workbook(tmp_path, capsys):
+    # Run 1 is feasible (JSON + workbook). Run 2 of the same scenario name is infeasible (a 1 µs
+    # target): its JSON says infeasible, so the earlier workbook, which lists designs, must go.
+    assert solve_tiny(tmp_path, capsys)[0] == 0
+    assert (tmp_path / "r.xlsx").exists()
+    code, _ = solve_tiny(tmp_path, capsys, target={"step_time_s": 1e-6})
+    assert code == 1
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["status"] == "infeasible"
+    assert not (tmp_path / "r.xlsx").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "sc.yaml"]
+
+
+def test_ctrl_c_during_the_sweep_plot_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
+    # A finished sweep, then the same sweep again with the plot interrupted mid-save: the earlier
+    # JSON, workbook and PNG stay together (before issue 18, JSON and workbook were replaced).
+    from matplotlib.figure import Figure
+
+    from solver import cli
+
+    write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    args = ["sweep", str(tmp_path / "sc.yaml"), "--vary", "workload.global_batch_size=8,16", "--json",
+            str(tmp_path / "s.json"), "--xlsx", str(tmp_path / "s.xlsx"), "--plot", str(tmp_path / "s.png")]
+    assert cli.main(args) == 0
+    before = {name: (tmp_path / name).read_bytes() for name in ("s.json", "s.xlsx", "s.png")}
+    capsys.readouterr()
+
+    def interrupted_savefig(self, fname, *a, **k):
+        Path(fname).write_bytes(b"\x89PNG half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", interrupted_savefig)
+    assert cli.main(args + ["--vary", "target.step_time_s=2"]) == 130
+    assert "earlier output files are unchanged" in capsys.readouterr().err
+    assert {name: (tmp_path / name).read_bytes() for name in ("s.json", "s.xlsx", "s.png")} == before
+
+
+# ------------------------------------------------------------------------------ 13. durability
+
+
+def fsync_log(monkeypatch) -> list[str]:
+    """Record what every os.fsync flushes, by the path of its descriptor."""
+    calls: list[str] = []
+    real = os.fsync
+
+    def logged(fd):
+        calls.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", logged)
+    return calls
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc to name descriptors")
+def test_atomic_write_fsyncs_the_file_before_the_rename_and_the_folder_after(tmp_path, monkeypatch):
+    from solver.reports.json import write_json
+
+    calls = fsync_log(monkeypatch)
+    renames: list[tuple[str, str]] = []
+    real_replace = os.replace
+
+    def logged_replace(src, dst):
+        renames.append((str(src), str(dst)))
+        calls.append(f"rename -> {dst}")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", logged_replace)
+    target = tmp_path / "r.json"
+    write_json({"a": 1}, target)
+    assert len(renames) == 1
+    temp = renames[0][0]
+    assert calls == [temp, f"rename -> {target}", str(tmp_path)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc to name descriptors")
+def test_every_sweep_row_is_fsynced_as_it_is_appended(tmp_path, monkeypatch):
+    ls = api.load_scenario(tiny_scenario())
+    plan = plan_sweep(ls, api.catalog_for(ls), ["workload.global_batch_size=8,16,32"])
+    calls = fsync_log(monkeypatch)
+    results = tmp_path / "s.points.jsonl"
+    run_points(plan, results_path=results)
+    assert calls.count(str(results)) >= 3  # one per appended row (the header is written atomically)
+
+
+def test_ctrl_c_during_the_renames_lands_after_the_whole_set(tmp_path, monkeypatch):
+    # SIGINT arrives between the first and the second rename of a set: both files are replaced,
+    # then KeyboardInterrupt is raised (the set is never half old, half new).
+    from solver.reports import io
+
+    (tmp_path / "a.json").write_text("old a")
+    (tmp_path / "b.xlsx").write_text("old b")
+    real_replace = os.replace
+    renames = []
+
+    def replace_then_signal(src, dst):
+        real_replace(src, dst)
+        renames.append(dst)
+        if len(renames) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # a Python handler would run here, between the two renames
+
+    monkeypatch.setattr(os, "replace", replace_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        with io.output_set():
+            with io.atomic_path(tmp_path / "a.json") as tmp:
+                tmp.write_text("new a")
+            with io.atomic_path(tmp_path / "b.xlsx") as tmp:
+                tmp.write_text("new b")
+    assert (tmp_path / "a.json").read_text() == "new a"
+    assert (tmp_path / "b.xlsx").read_text() == "new b"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.xlsx"]

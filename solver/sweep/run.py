@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -101,10 +102,11 @@ def read_results(path: Path, sweep_hash: str) -> dict[int, dict]:
 
 
 def _append(path: Path, row: dict) -> None:
-
+    """Append one finished row and make it durable (a power cut keeps every row already counted)."""
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(clean(row), allow_nan=False, separators=(",", ":")) + "\n")
         fh.flush()
+        os.fsync(fh.fileno())
 
 
 def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_path: Path | None = None,
