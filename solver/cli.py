@@ -288,6 +288,7 @@ def cmd_sweep(args, out, err) -> int:
     json_path = check_writable(args.json or Path("outputs") / f"{name}-sweep.json")
     xlsx_path = check_writable(args.xlsx or Path("outputs") / f"{name}-sweep.xlsx")
     plot_path = check_writable(args.plot or Path("outputs") / f"{name}-sweep.png")
+    check_writable(results_path_for(json_path))  # the finished points are appended there as they come
     for note in plan.notes:
         err.print(f"note: {note}")
     rows = _run_with_progress(plan, args, results_path_for(json_path), err)
@@ -315,19 +316,23 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
         TimeRemainingColumn,
     )
 
-    from .sweep.run import read_results, run_points
+    from .sweep.run import read_results_checked, results_lock, run_points
 
     columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     where = args.executor if args.executor != "local" else f"{args.jobs} local worker(s)"
     err.print(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}")
-    if args.resume and results_path.exists():
-        kept = len(read_results(results_path, plan.sweep_hash))
-        err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve")
-    with Progress(*columns, console=err, transient=False) as progress:
-        bar = progress.add_task("sweep", total=len(plan.tasks))
-        rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
-                          on_result=lambda row: progress.advance(bar))
+    with results_lock(results_path):  # one run per results file: a second --resume fails at once
+        if args.resume and results_path.exists():
+            done, rejected = read_results_checked(results_path, plan.sweep_hash, {t["index"] for t in plan.tasks})
+            kept = len(done)
+            err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve"
+                      + (f" ({rejected} line(s) of the results file damaged, edited or not rows: solved again)"
+                         if rejected else ""))
+        with Progress(*columns, console=err, transient=False) as progress:
+            bar = progress.add_task("sweep", total=len(plan.tasks))
+            rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
+                              on_result=lambda row: progress.advance(bar))
     return rows
 
 

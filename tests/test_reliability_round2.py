@@ -624,3 +624,116 @@ def test_ctrl_c_during_the_renames_lands_after_the_whole_set(tmp_path, monkeypat
     assert (tmp_path / "a.json").read_text() == "new a"
     assert (tmp_path / "b.xlsx").read_text() == "new b"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.xlsx"]
+
+
+# -------------------------------------------------------------- 11. the sweep's results file
+
+
+def tiny_sweep_args(folder: Path, *extra) -> list[str]:
+    write_yaml(folder / "sc.yaml", tiny_scenario())
+    return ["sweep", str(folder / "sc.yaml"), "--vary", "workload.global_batch_size=8,16,32", "--json",
+            str(folder / "s.json"), "--xlsx", str(folder / "s.xlsx"), "--plot", str(folder / "s.png"), *extra]
+
+
+def test_results_file_that_is_a_directory_fails_before_solving(tmp_path):
+    (tmp_path / "s.points.jsonl").mkdir()
+    proc = run_cli(*tiny_sweep_args(tmp_path))
+    assert_clean_exit(proc, 2)
+    assert f"{tmp_path / 's.points.jsonl'}: is a directory" in " ".join(proc.stderr.split())
+    assert "point(s) on" not in proc.stderr  # the sweep never started
+    assert not (tmp_path / "s.json").exists()
+
+
+@pytest.mark.parametrize("line", ['[]', '5', '"text"', 'null', '{"foo": 1}', '{"index": "x", "status": "optimal"}',
+                                  '{"index": 99, "status": "optimal"}', '{"index": 0}'])
+def test_resume_skips_lines_that_are_json_but_not_rows(tmp_path, line, capsys):
+    from solver import cli
+
+    args = tiny_sweep_args(tmp_path)
+    assert cli.main(args) == 0
+    reference = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    results = tmp_path / "s.points.jsonl"
+    header = results.read_text(encoding="utf-8").splitlines()[0]
+    results.write_text(header + "\n" + line + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(args + ["--resume"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "resuming: 0 of 3 point(s) already done, 3 to solve (1 line(s) of the results file damaged" in err
+    final = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert [(p["index"], p["capex_usd"]) for p in final["points"]] == [(p["index"], p["capex_usd"]) for p in reference["points"]]
+
+
+def test_resume_solves_an_edited_row_again(tmp_path, capsys):
+    # Point 0's capex edited in the results file (338,790 → 1.00): the checksum no longer matches,
+    # so --resume solves point 0 again and reports the real capex; points 1 and 2 are reused.
+    from solver import cli
+
+    args = tiny_sweep_args(tmp_path)
+    assert cli.main(args) == 0
+    results = tmp_path / "s.points.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    assert row["index"] == 0
+    true_capex = row["capex_usd"]
+    row["capex_usd"] = 1.0
+    lines[1] = json.dumps(row, separators=(",", ":"))
+    results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(args + ["--resume"]) == 0
+    assert "resuming: 2 of 3 point(s) already done, 1 to solve" in " ".join(capsys.readouterr().err.split())
+    final = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert final["points"][0]["capex_usd"] == true_capex != 1.0
+
+
+def test_temp_files_of_killed_runs_are_cleaned(tmp_path, capsys):
+    # Temp names carry the writer's pid: one of a dead process (pid 2^22 + 1 is above Linux's
+    # default pid_max, so never alive), one of an older version (no pid) two hours old, and one of
+    # this live test process, which must be left alone (it could be a concurrent writer).
+    from solver import cli
+
+    dead = tmp_path / f".s.json.{2**22 + 1}.abcd1234.tmp"
+    legacy = tmp_path / ".s.xlsx.k2j4h5g6.tmp"
+    live = tmp_path / f".s.png.{os.getpid()}.zzzz9999.tmp"
+    for path in (dead, legacy, live):
+        path.write_bytes(b"half")
+    old = time.time() - 7200
+    os.utime(legacy, (old, old))
+    assert cli.main(tiny_sweep_args(tmp_path)) == 0
+    assert not dead.exists() and not legacy.exists()
+    assert live.exists()
+
+
+def test_concurrent_resume_of_the_same_sweep_is_refused(tmp_path):
+    # Run A solves a 17-point growth sweep (≈ 0.2–0.6 s a point); run B, started on the same
+    # outputs while A holds the results file, must stop at once instead of solving every point again.
+    args = ["sweep", REPO / "scenarios" / "growth-sweep.yaml", "--vary", "workload.global_batch_size=2048:4096:128",
+            "--json", tmp_path / "s.json", "--xlsx", tmp_path / "s.xlsx", "--plot", tmp_path / "s.png"]
+    first = subprocess.Popen([sys.executable, "-m", "solver", *map(str, args)], cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        results = tmp_path / "s.points.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and first.poll() is None and len(point_rows(results)) < 1:
+            time.sleep(0.01)
+        assert first.poll() is None, "run A ended before run B could start"
+        start = time.perf_counter()
+        second = run_cli(*args, "--resume")
+        assert time.perf_counter() - start < 20
+        assert_clean_exit(second, 2)
+        assert "another run of this sweep is writing" in " ".join(second.stderr.split())
+        out, err = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == 0, err
+    rows = point_rows(tmp_path / "s.points.jsonl")
+    assert sorted(r["index"] for r in rows) == list(range(17))  # each point once: B added nothing
+    assert not (tmp_path / "s.points.jsonl.lock").exists()
+
+
+def point_rows(results: Path) -> list[dict]:
+    if not results.exists():
+        return []
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)[1:]
+    return [json.loads(line) for line in lines if line.endswith("\n")]
