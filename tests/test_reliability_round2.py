@@ -737,3 +737,64 @@ def point_rows(results: Path) -> list[dict]:
         return []
     lines = results.read_text(encoding="utf-8").splitlines(keepends=True)[1:]
     return [json.loads(line) for line in lines if line.endswith("\n")]
+
+
+# --------------------------------------------------------------- 7. orphaned pool workers
+
+
+def children_of(pid: int) -> list[int]:
+    """Live child processes of `pid` (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(entry.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_pool_workers_exit_when_the_sweep_process_is_killed(tmp_path):
+    # `sweep --jobs 2` over four dense-10k points (each ≈ 4 s of CPU). Once both spawn workers are
+    # inside a solve, SIGKILL only the main process (as the OOM killer or a parent's timeout does).
+    # The workers and multiprocessing's resource tracker must all be gone within 5 s, so the pipes
+    # they inherited reach end of file. Before issue 18 each worker finished its point (and the
+    # next queued one) first.
+    args = ["sweep", REPO / "bench" / "scenarios" / "dense-10k.yaml", "--vary", "workload.global_batch_size=4096,5120,6144,7168",
+            "--jobs", "2", "--json", tmp_path / "s.json", "--xlsx", tmp_path / "s.xlsx", "--plot", tmp_path / "s.png"]
+    proc = subprocess.Popen([sys.executable, "-m", "solver", *map(str, args)], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    helpers: list[int] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            helpers = children_of(proc.pid)
+            if len(helpers) >= 3:  # the resource tracker and two workers
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None and len(helpers) >= 3, "the pool did not start"
+        time.sleep(3)  # the workers import the solver and start their first point
+        assert not point_rows(tmp_path / "s.points.jsonl"), "a point finished before the kill: points too fast"
+        proc.kill()
+        killed = time.monotonic()
+        proc.communicate(timeout=30)  # end of file on stdout and stderr: nobody holds them any more
+        eof_s = time.monotonic() - killed
+        while time.monotonic() - killed < 5 and any(alive(pid) for pid in helpers):
+            time.sleep(0.05)
+        assert [pid for pid in helpers if alive(pid)] == []
+        assert eof_s < 5
+    finally:
+        for pid in [proc.pid, *helpers]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -242,7 +242,8 @@ def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None]) ->
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(solve_point, t) for t in tasks]
         try:
             for fut in as_completed(futures):
@@ -251,6 +252,34 @@ def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None]) ->
             for fut in futures:
                 fut.cancel()
             raise
+
+
+def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
+    """Pool worker initializer: end this worker when the sweep's main process dies (killed by the
+    OOM killer, `kill PID`, a parent's timeout), instead of solving on and holding its pipes open.
+
+    Linux: the kernel sends SIGKILL the moment the parent goes (prctl PR_SET_PDEATHSIG), even while
+    HiGHS holds the GIL. Everywhere: a daemon thread checks every `poll_s` that the parent is still
+    the parent (an orphan is re-parented) and exits otherwise.
+    """
+    import threading
+
+    with contextlib.suppress(Exception):  # not Linux, or no libc: the thread below still works
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="fabricplan-parent-watch", daemon=True).start()
 
 
 def _run_dask(tasks: list[dict], address: str, finished: Callable[[dict], None]) -> None:
