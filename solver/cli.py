@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 
 from .errors import UsageError
+from .reports.text import plain, safe
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -74,14 +75,14 @@ def main(argv=None) -> int:
     from rich.console import Console
 
     wide = None if sys.stdout.isatty() else 160  # pipes and logs get full-width tables
-    out, err = Console(width=wide), Console(stderr=True)
+    out, err = Console(width=wide, emoji=False), Console(stderr=True, emoji=False)  # user text: no :emoji: codes
     from .reports.io import commit_mark
 
     mark = commit_mark()
     try:
         return _COMMANDS[args.command](args, out, err)
     except KeyboardInterrupt:
-        err.print(_interrupted_message(mark))
+        err.print(safe(_interrupted_message(mark)))
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes below
         return _handle(exc, args, err)
@@ -102,7 +103,7 @@ def _say_written(outputs, out) -> None:
     text = f"wrote {', '.join(str(p) for p in outputs.committed)}"
     if outputs.removed:
         text += f"; removed {', '.join(str(p) for p in outputs.removed)} (an earlier run's, which this one replaces)"
-    out.print(text)
+    out.print(safe(text))
 
 
 def _handle(exc: Exception, args, err) -> int:
@@ -112,16 +113,16 @@ def _handle(exc: Exception, args, err) -> int:
         traceback.print_exc()
     if isinstance(exc, InputError):
         for problem in exc.problems:
-            print(str(problem), file=sys.stderr)
+            print(plain(problem), file=sys.stderr)
         print(f"{len(exc.problems)} problem(s) found; nothing was written", file=sys.stderr)
         return EXIT_INPUT
     if isinstance(exc, (OutputError, UsageError, CatalogCannotBuild)):
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {plain(exc)}", file=sys.stderr)
         return EXIT_INPUT
     if isinstance(exc, SolverFailure):
-        print(f"solver failure: {exc}", file=sys.stderr)
+        print(f"solver failure: {plain(exc)}", file=sys.stderr)
         return EXIT_SOLVER
-    print(f"internal error: {type(exc).__name__}: {exc}" + ("" if args.debug else " (rerun with --debug for the traceback)"),
+    print(f"internal error: {type(exc).__name__}: {plain(exc)}" + ("" if args.debug else " (rerun with --debug for the traceback)"),
           file=sys.stderr)
     return EXIT_SOLVER
 
@@ -162,7 +163,7 @@ def cmd_validate(args, out, err) -> int:
             else:
                 api.load_catalog([path])
                 kind = "catalog"
-            out.print(f"{path}: valid {kind}")
+            out.print(safe(f"{path}: valid {kind}"))
         except InputError as exc:
             problems.extend(exc.problems)
     if problems:
@@ -179,7 +180,7 @@ def cmd_catalog(args, out, err) -> int:
     files = provenance(cat).files
     if args.verbose:
         for line in provenance(cat).overridden:
-            err.print(f"override: {line}")
+            err.print(safe(f"override: {line}"))
     if args.json:
         data = cat.model_dump(mode="json")
         data["files"] = [{"path": p, "sha256": h} for p, h in files]
@@ -189,7 +190,7 @@ def cmd_catalog(args, out, err) -> int:
 
     for table in catalog_tables(cat):
         out.print(table)
-    out.print(f"files: {', '.join(p for p, _ in files)}")
+    out.print(safe(f"files: {', '.join(p for p, _ in files)}"))
     return EXIT_OK
 
 
@@ -201,7 +202,7 @@ def _load(args, err):
     cat = api.catalog_for(ls, _catalog_paths(args))
     if args.verbose:
         for line in provenance(cat).overridden:
-            err.print(f"override: {line}")
+            err.print(safe(f"override: {line}"))
     return ls, cat
 
 
@@ -239,7 +240,7 @@ def cmd_solve(args, out, err) -> int:
     if result.status == "feasible":
         err.print("warning: the time limit stopped the search; the designs are feasible, not proven optimal")
     if result.status == "time_limit":
-        err.print(f"warning: {result.warnings[0]}")
+        err.print(safe(f"warning: {result.warnings[0]}"))
     return EXIT_OK
 
 
@@ -259,7 +260,7 @@ def cmd_evaluate(args, out, err) -> int:
     with output_set():
         write_json({"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": 0.0,
                     "designs": [design.to_dict()]}, json_path)
-    out.print(f"wrote {json_path}")
+    out.print(safe(f"wrote {json_path}"))
     return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE
 
 
@@ -290,7 +291,7 @@ def cmd_sweep(args, out, err) -> int:
     plot_path = check_writable(args.plot or Path("outputs") / f"{name}-sweep.png")
     check_writable(results_path_for(json_path))  # the finished points are appended there as they come
     for note in plan.notes:
-        err.print(f"note: {note}")
+        err.print(safe(f"note: {note}"))
     rows = _run_with_progress(plan, args, results_path_for(json_path), err)
     report = sweep_report(plan, rows)
     print_report(report, out)
@@ -298,7 +299,7 @@ def cmd_sweep(args, out, err) -> int:
         write_json(report, json_path)
         write_sweep_workbook(report, xlsx_path)
         write_plot(report, plot_path)
-    out.print(f"wrote {json_path}, {xlsx_path}, {plot_path} (finished points in {results_path_for(json_path)})")
+    out.print(safe(f"wrote {json_path}, {xlsx_path}, {plot_path} (finished points in {results_path_for(json_path)})"))
     counts = report["status_counts"]
     if counts["error"]:
         return EXIT_SOLVER
@@ -321,7 +322,7 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
     columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     where = args.executor if args.executor != "local" else f"{args.jobs} local worker(s)"
-    err.print(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}")
+    err.print(safe(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}"))
     with results_lock(results_path):  # one run per results file: a second --resume fails at once
         if args.resume and results_path.exists():
             done, rejected = read_results_checked(results_path, plan.sweep_hash, {t["index"] for t in plan.tasks})

@@ -798,3 +798,116 @@ def test_pool_workers_exit_when_the_sweep_process_is_killed(tmp_path):
         for pid in [proc.pid, *helpers]:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+# -------------------------------------------------------------------- 8, 9. hostile text
+
+# Rich markup that raises ([/] closes nothing), markup that makes a hyperlink, an OSC 8 hyperlink
+# and a CSI colour as raw escape sequences, and mathtext for matplotlib (a fraction, and "$x^$",
+# which mathtext cannot parse).
+HOSTILE = ("evil [/] [link=http://evil.invalid]click[/link] \x1b]8;;http://evil.invalid\x07osc\x1b]8;;\x07 "
+           "\x1b[31mred\x1b[0m $\\frac{1}{0}$ $x^$")
+
+
+def hostile_catalog(folder: Path) -> Path:
+    plat = catalog_entry("platforms", "hgx-h100")
+    plat["name"] = HOSTILE
+    plat["price_source"] = HOSTILE
+    nic = catalog_entry("nics", "cx7-ndr")
+    nic["name"] = HOSTILE
+    gpu = catalog_entry("gpus", "h100-sxm")
+    gpu["name"] = HOSTILE
+    return write_yaml(folder / "evil.yaml", {"name": "evil", "description": HOSTILE, "gpus": [gpu], "platforms": [plat],
+                                            "nics": [nic]})
+
+
+def assert_literal(proc: subprocess.CompletedProcess) -> None:
+    """Exit 0; no escape character reached the output; the markup was printed as text."""
+    assert_clean_exit(proc, 0)
+    text = proc.stdout + proc.stderr
+    assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
+    flat = "".join(text.split())  # tables wrap long cells over lines (and may cut a long word with "…")
+    assert "[/]" in flat and "[link=http://evil.invalid]" in flat
+    assert "\\x1b]8;;http://evil.invalid" in flat  # shown, not executed
+
+
+def test_hostile_catalog_names_print_literally_in_catalog(tmp_path):
+    evil = hostile_catalog(tmp_path)
+    assert_literal(run_cli("catalog", "--catalog", inputs.default_catalog_path(), "--catalog", evil))
+
+
+def test_hostile_catalog_names_print_literally_in_evaluate(tmp_path):
+    evil = hostile_catalog(tmp_path)
+    sc = tiny_scenario(pin={"platform": "hgx-h100", "nic": "cx7-ndr", "rails_per_node": 1, "switch": "qm9700",
+                            "tp": 1, "cp": 1, "pp": 1, "vp": 1, "dp": 8, "microbatch_size": 1})
+    write_yaml(tmp_path / "sc.yaml", sc)
+    proc = run_cli("evaluate", tmp_path / "sc.yaml", "--catalog", inputs.default_catalog_path(), "--catalog", evil,
+                   "--json", tmp_path / "e.json")
+    assert_literal(proc)
+    assert (tmp_path / "e.json").exists()
+
+
+def test_hostile_model_name_in_a_sweep_prints_and_plots_literally(tmp_path):
+    # A named model of a sweep is the point's label: in the terminal table and on the plot's axis.
+    # Before issue 18 rich raised on "[/]" after the sweep finished, and matplotlib's mathtext on
+    # "$x^$" (after the JSON and workbook were written).
+    from PIL import Image
+
+    evil = hostile_catalog(tmp_path)
+    sc = tiny_scenario()
+    sc["sweep"] = {"models": [{"name": HOSTILE, "model": sc["workload"]["model"]},
+                              {"name": "plain", "model": {**sc["workload"]["model"], "layers": 4}}]}
+    write_yaml(tmp_path / "sc.yaml", sc)
+    proc = run_cli("sweep", tmp_path / "sc.yaml", "--catalog", inputs.default_catalog_path(), "--catalog", evil,
+                   "--json", tmp_path / "s.json", "--xlsx", tmp_path / "s.xlsx", "--plot", tmp_path / "s.png")
+    assert_literal(proc)
+    assert Image.open(tmp_path / "s.png").format == "PNG"
+
+
+def test_plot_text_is_literal(tmp_path, small_report):
+    # The tick label of a point named "… $\frac{1}{0}$ $x^$" is drawn as those characters (mathtext
+    # would draw a fraction, and raise on "$x^$"); a title "$x$" is drawn as "$x$", not as an italic x.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.text import Text
+
+    from solver.reports.plot import write_plot
+
+    drawn: list[str] = []
+    real_draw = Text.draw
+
+    def record(self, renderer):
+        drawn.append(self.get_text())
+        assert not self._preprocess_math(self.get_text())[1], self.get_text()  # no mathtext
+        return real_draw(self, renderer)
+
+    report = copy.deepcopy(small_report)
+    report["scenario"] = "$x$"
+    for p in report["points"]:
+        p["labels"] = {k: HOSTILE for k in p["labels"]}
+    import unittest.mock
+
+    with unittest.mock.patch.object(Text, "draw", record):
+        write_plot(report, tmp_path / "p.png")
+    assert any("$\\frac{1}{0}$" in t.replace("\\$", "$") for t in drawn)
+
+
+@pytest.fixture(scope="module")
+def small_report() -> dict:
+    from solver.sweep.summary import sweep_report
+
+    ls = api.load_scenario(tiny_scenario())
+    plan = plan_sweep(ls, api.catalog_for(ls), vary=["workload.global_batch_size=8,16"])
+    return sweep_report(plan, run_points(plan))
+
+
+def test_control_characters_in_an_unknown_key_do_not_reach_the_terminal(tmp_path):
+    # The located error names the key path; a key holding an escape sequence used to be printed raw.
+    sc = tiny_scenario()
+    sc["constraints"]["\x1b]8;;http://evil.invalid\x07max_gpus"] = 5
+    write_yaml(tmp_path / "sc.yaml", sc)
+    proc = run_cli("validate", tmp_path / "sc.yaml")
+    assert_clean_exit(proc, 2)
+    assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
+    assert "constraints.\\x1b]8;;http://evil.invalid\\x07max_gpus: unknown key" in proc.stderr

@@ -7,6 +7,7 @@ from rich.table import Table
 from ..inputs.schema import Catalog
 from ..results import Design, SolveResult
 from ..sweep.summary import point_label
+from .text import safe
 
 
 def _usd(value: float) -> str:
@@ -23,13 +24,13 @@ def _gb(value: float) -> str:
 
 
 def solve_table(result: SolveResult) -> Table:
-    t = Table(title=f"{result.scenario}: {len(result.designs)} design(s), status {result.status}", title_justify="left")
+    t = Table(title=f"{safe(result.scenario)}: {len(result.designs)} design(s), status {result.status}", title_justify="left")
     for col in ("#", "architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "MFU", "facility kW",
                 "racks", "capex", "TCO"):
         t.add_column(col, justify="left" if col in ("architecture", "layout tp·cp·pp·vp·dp·mbs") else "right")
     for d in result.designs:
         lay = d.layout
-        t.add_row(str(d.rank), d.label, f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
+        t.add_row(str(d.rank), safe(d.label), f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
                   f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}",
                   f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}", f"{d.perf.mfu:.1%}",
                   f"{d.cost.facility_power_kw:,.0f}", f"{d.cost.racks:,}", _usd(d.cost.capex_usd), _usd(d.cost.tco_usd))
@@ -38,26 +39,26 @@ def solve_table(result: SolveResult) -> Table:
 
 def print_solve(result: SolveResult, console: Console) -> None:
     if result.status == "infeasible":
-        console.print(f"[bold red]infeasible[/]: {result.explanation}")
+        console.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
         return
     console.print(solve_table(result))
     for d in result.designs:
         tight = [b["text"] for b in d.binding if b["binding"]]
         if tight:
-            console.print(f"  #{d.rank} binding: " + "; ".join(tight))
+            console.print(f"  #{d.rank} binding: " + "; ".join(safe(x) for x in tight))
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
                   f"model build {t.get('build_s', 0):.2f} s, HiGHS {t.get('solve_s', 0):.2f} s{gap}); "
                   f"{result.stats.get('shapes_kept', 0):,} layouts kept of {result.stats.get('combinations', 0):,} combinations")
     for w in result.warnings:
-        console.print(f"[yellow]warning[/]: {w}")
+        console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
 def print_design(design: Design, console: Console) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
-    console.print(f"[bold]{design.label}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
+    console.print(f"[bold]{safe(design.label)}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
                   f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}, "
                   f"{p.microbatches} microbatches")
     console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
@@ -74,16 +75,16 @@ def print_design(design: Design, console: Console) -> None:
     fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
     console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
                   f"{p.memory_activations_gb:,.1f}) of {p.hbm_usable_gb:,.1f} GB usable: {fit}; dominant: "
-                  f"{', '.join(p.dominant_terms)}")
+                  f"{safe(', '.join(p.dominant_terms))}")
     f = c.fabric
     console.print(f"fabric: {f.tiers} tier(s), {f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core "
-                  f"{c.switch}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
+                  f"{safe(c.switch)}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     console.print(bom_table(design))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
-        console.print(f"  {flag}{b['text']}")
+        console.print(f"  {flag}{safe(b['text'])}")
 
 
 def bom_table(design: Design) -> Table:
@@ -92,8 +93,9 @@ def bom_table(design: Design) -> Table:
         t.add_column(col, justify="right" if col in ("qty", "unit $", "extended $") else "left", overflow="fold")
     for line in design.cost.bom:
         est = " (est.)" if line.price_is_estimate else ""
-        t.add_row(line.category, line.part, line.description, f"{line.quantity:,}", f"{line.unit_price_usd:,.2f}",
-                  f"{line.extended_usd:,.2f}", line.price_source[:40] + est, line.price_date)
+        t.add_row(safe(line.category), safe(line.part), safe(line.description), f"{line.quantity:,}",
+                  f"{line.unit_price_usd:,.2f}", f"{line.extended_usd:,.2f}", safe(line.price_source[:40]) + est,
+                  safe(line.price_date))
     t.add_row("", "", "[bold]total[/]", "", "", f"[bold]{design.cost.capex_usd:,.2f}[/]", "", "")
     return t
 
@@ -103,7 +105,7 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
     for col in columns:
         t.add_column(col)
     for row in rows:
-        t.add_row(*row)
+        t.add_row(*(safe(cell) for cell in row))  # every cell is catalog text or a number formatted from it
     return t
 
 
@@ -131,8 +133,8 @@ def catalog_tables(cat: Catalog) -> list[Table]:
     if cat.facility is not None:
         f = cat.facility
         d = f.link_distance_m
-        racks.caption = (f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
-                         f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
+        racks.caption = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
+                             f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
     return [gpus, platforms, network, links, racks]
 
 
@@ -144,20 +146,20 @@ def _usd_or_dash(value) -> str:
 
 
 def sweep_table(report: dict) -> Table:
-    t = Table(title=f"{report['scenario']}: sweep of {len(report['points'])} point(s)", title_justify="left")
+    t = Table(title=f"{safe(report['scenario'])}: sweep of {len(report['points'])} point(s)", title_justify="left")
     names = [a["name"] for a in report["axes"]]
     for name in names:
-        t.add_column(name, justify="right")
+        t.add_column(safe(name), justify="right")
     for col in ("status", "architecture", "GPUs", "nodes", "step s", "MFU", "capex", "TCO", "$/PFLOP/s", "TCO $/Mtok"):
         t.add_column(col, justify="left" if col in ("status", "architecture") else "right")
     for r in report["points"]:
-        cells = [r["labels"].get(n, "") for n in names]
+        cells = [safe(r["labels"].get(n, "")) for n in names]
         if r.get("architecture"):
-            cells += [r["status"], r["architecture"], f"{r['gpus']:,}", f"{r['nodes']:,}",
+            cells += [safe(r["status"]), safe(r["architecture"]), f"{r['gpus']:,}", f"{r['nodes']:,}",
                       f"{r['step_time_s']:.2f} / {r['target_step_time_s']:.2f}", f"{r['mfu']:.1%}", _usd_or_dash(r["capex_usd"]),
                       _usd_or_dash(r["tco_usd"]), _usd_or_dash(r["capex_usd_per_pflop_s"]), f"${r['tco_usd_per_million_tokens']:,.2f}"]
         else:
-            cells += [f"[red]{r['status']}[/]", (r.get("reason") or "")[:80]] + [""] * 8
+            cells += [f"[red]{safe(r['status'])}[/]", safe((r.get("reason") or "")[:80])] + [""] * 8
         t.add_row(*cells)
     return t
 
@@ -165,14 +167,14 @@ def sweep_table(report: dict) -> Table:
 def print_report(report: dict, console) -> None:
     console.print(sweep_table(report))
     for s in report["switch_points"]:
-        console.print(f"switch point at {', '.join(f'{k}={v}' for k, v in s['labels'].items())}: "
-                      f"{s['from']} → [bold]{s['to']}[/]")
+        console.print(f"switch point at {safe(', '.join(f'{k}={v}' for k, v in s['labels'].items()))}: "
+                      f"{safe(s['from'])} → [bold]{safe(s['to'])}[/]")
     if not report["switch_points"]:
         console.print("no switch point: the best architecture is the same at every solved point")
     for inc in report["increments"]:
-        console.print(f"to {', '.join(f'{k}={v}' for k, v in inc['labels'].items())}: add {inc['added_gpus']:,} GPUs, "
+        console.print(f"to {safe(', '.join(f'{k}={v}' for k, v in inc['labels'].items()))}: add {inc['added_gpus']:,} GPUs, "
                       f"{inc['added_nodes']:,} nodes, {inc['added_switches']:,} switches, {inc['added_racks']:,} racks "
                       f"({_usd_or_dash(inc['capex_delta_usd'])})")
     for r in report["points"]:
         if r["status"] in ("infeasible", "error"):
-            console.print(f"[yellow]point {r['index']}[/] ({point_label(r)}) {r['status']}: {r.get('reason')}")
+            console.print(f"[yellow]point {r['index']}[/] ({safe(point_label(r))}) {safe(r['status'])}: {safe(r.get('reason'))}")
