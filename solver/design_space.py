@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from .costing import total_nodes
+from .costing import compute_units, total_nodes
 from .deadline import NO_LIMIT, Deadline
 from .fabrics import DEFAULT_FAMILY, family
 from .inputs.schema import Catalog, Scenario, as_list
@@ -211,13 +211,15 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     by_platform: dict[str, list[PerfClass]] = {}
     for p in by_perf:
         by_platform.setdefault(p.platform, []).append(p)
-    shapes: list[Shape] = []
+    per_platform: dict[str, list[Shape]] = {}
     complete = True
-    for plat_id, plat_perfs in sorted(by_platform.items()):
-        complete = _platform_shapes(ctx, catalog.by_id("platforms")[plat_id], sorted(plat_perfs), by_perf, shapes,
-                                    deadline)
+    for plat_id in _most_promising_first(scenario, catalog, list(by_platform)):
+        per_platform[plat_id] = []
+        complete = _platform_shapes(ctx, catalog.by_id("platforms")[plat_id], sorted(by_platform[plat_id]), by_perf,
+                                    per_platform[plat_id], deadline)
         if not complete:
             break
+    shapes = [s for plat_id in sorted(per_platform) for s in per_platform[plat_id]]  # the canonical order
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
@@ -227,6 +229,24 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
                        ctx.best["fastest"], ctx.best["leanest"], complete)
+
+
+def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: list[str]) -> list[str]:
+    """Platforms in order of price per effective peak FLOP/s (unit price / (GPUs per unit · peak ·
+    compute efficiency)), cheapest first, then by id. A complete build does not depend on the order
+    (its shapes are put back in id order); a build the time limit cuts short has then explored the
+    platforms most likely to hold the cheapest designs, not the alphabetically first."""
+    platforms, gpus = catalog.by_id("platforms"), catalog.by_id("gpus")
+    precision = scenario.workload.precision
+
+    def usd_per_tflops(plat_id: str) -> float:
+        plat = platforms[plat_id]
+        gpu = gpus[plat.gpu]
+        gpus_per_unit = plat.gpus_per_domain / max(1, compute_units(plat, 1))
+        effective = gpus_per_unit * gpu.peak_tflops(precision) * getattr(gpu.compute_efficiency, precision)
+        return plat.unit_price_usd / effective if effective > 0 else math.inf
+
+    return sorted(platform_ids, key=lambda p: (usd_per_tflops(p), p))
 
 
 def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], by_perf: dict, shapes: list[Shape],
