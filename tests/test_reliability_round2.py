@@ -262,27 +262,27 @@ def test_explanation_for_llama3_70b_at_0_45_s_names_a_design_within_max_gpus(def
 
 
 SHIPPED = ["llama3-70b.yaml", "llama3-405b.yaml", "gpt3-175b.yaml", "capped-budget-power.yaml"]
+# (scenario, target divided by, caps divided by): a target no layout meets; a target and caps that
+# leave layouts but no design within the caps (the soft-cap re-solve); both tightened.
+TIGHTENED = ([(name, 20, 1) for name in SHIPPED] + [(name, 5, 4) for name in SHIPPED]
+             + [("llama3-70b.yaml", 5, 2), ("llama3-405b.yaml", 5, 1), ("capped-budget-power.yaml", 5, 1)])
 
 
-@pytest.mark.parametrize("name", SHIPPED)
-@pytest.mark.parametrize("tighten", ["target", "caps"])
-def test_every_design_an_explanation_names_passes_evaluate(name, tighten, default_catalog):
-    # Each shipped example with its target cut to a fifth (nobody meets it within the caps), or its
-    # target halved with max_gpus, budget and power cut to a third of the example's (or set when absent).
+@pytest.mark.parametrize("name, target_div, caps_div", TIGHTENED)
+def test_every_design_an_explanation_names_passes_evaluate(name, target_div, caps_div, default_catalog):
+    # Each shipped example with its target divided by target_div and its max_gpus, budget and
+    # power cap divided by caps_div (max_gpus 16,384 where the example has none): every case is
+    # infeasible, and every design its explanation names passes evaluate with what it claims.
     scenario = yaml.safe_load((REPO / "scenarios" / name).read_text(encoding="utf-8"))
-    scenario["top_k"] = 1
-    target = scenario["target"]["step_time_s"]
+    scenario["target"] = {"step_time_s": scenario["target"]["step_time_s"] / target_div}
     con = scenario.setdefault("constraints", {})
-    if tighten == "target":
-        scenario["target"] = {"step_time_s": target / 5}
-    else:
-        scenario["target"] = {"step_time_s": target / 2}
-        con["max_gpus"] = con.get("max_gpus", 16_384) // 3
-        for cap in ("budget_usd", "facility_power_kw"):
-            if cap in con:
-                con[cap] = con[cap] / 3
+    con["max_gpus"] = con.get("max_gpus", 16_384) // caps_div
+    for cap in ("budget_usd", "facility_power_kw"):
+        if cap in con:
+            con[cap] = con[cap] / caps_div
     text = check_explanation(scenario, default_catalog)
-    assert text is None or "cannot be met" in text or "needs" in text
+    assert text is not None, "the tightened example still has a design"
+    assert "cannot be met" in text or "needs" in text
 
 
 @pytest.mark.parametrize("space", ["b200-nvl72-capped", "a100-h200-power"])
@@ -332,6 +332,8 @@ def test_time_limit_bounds_design_space_and_model_build(tmp_path):
     # combinations; without a bound the design space alone takes ≈ 40 s. With --time-limit 2 the
     # whole solve ends within the limit plus one HiGHS floor and the evaluation of what was found
     # (a second of slack for a loaded machine), with an honest status.
+    from solver.optimize import ranking  # noqa: F401 - Pyomo imported before the clock starts, as in solve
+
     overlay = synthetic_catalog(tmp_path, 10)
     ls = api.load_scenario(REPO / "bench" / "scenarios" / "dense-1k.yaml")
     cat = api.catalog_for(ls, [inputs.default_catalog_path(), overlay])
@@ -341,7 +343,7 @@ def test_time_limit_bounds_design_space_and_model_build(tmp_path):
     except api.SolverFailure as exc:
         assert "within the 2 s time limit" in str(exc)
         result = None
-    assert time.perf_counter() - start < 3.0
+    assert time.perf_counter() - start < 3.5
     if result is not None:
         assert result.status == "time_limit"
         assert result.stats["search"]["complete"] is False
@@ -375,7 +377,7 @@ def test_time_limit_on_a_thousand_platform_catalog_bounds_time_and_memory(tmp_pa
     if proc.returncode == 0:
         data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
         assert data["status"] == "time_limit"
-        assert data["timings_s"]["total_s"] < 3.0
+        assert data["timings_s"]["total_s"] < 3.5
     else:
         assert "within the 2 s time limit" in proc.stderr
 
@@ -644,9 +646,13 @@ def test_results_file_that_is_a_directory_fails_before_solving(tmp_path):
     assert not (tmp_path / "s.json").exists()
 
 
-@pytest.mark.parametrize("line", ['[]', '5', '"text"', 'null', '{"foo": 1}', '{"index": "x", "status": "optimal"}',
-                                  '{"index": 99, "status": "optimal"}', '{"index": 0}'])
-def test_resume_skips_lines_that_are_json_but_not_rows(tmp_path, line, capsys):
+NOT_ROWS = ['[]', '5', '"text"', 'null', '{"foo": 1}', '{"index": "x", "status": "optimal"}',
+            '{"index": 99, "status": "optimal"}', '{"index": 0}']
+
+
+def test_resume_skips_lines_that_are_json_but_not_rows(tmp_path, capsys):
+    # Eight lines that are valid JSON but not rows of this sweep (not objects, no index, an index
+    # of no point, no status or checksum): --resume used to crash on them (exit 3, internal error).
     from solver import cli
 
     args = tiny_sweep_args(tmp_path)
@@ -654,11 +660,11 @@ def test_resume_skips_lines_that_are_json_but_not_rows(tmp_path, line, capsys):
     reference = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     results = tmp_path / "s.points.jsonl"
     header = results.read_text(encoding="utf-8").splitlines()[0]
-    results.write_text(header + "\n" + line + "\n", encoding="utf-8")
+    results.write_text(header + "\n" + "\n".join(NOT_ROWS) + "\n", encoding="utf-8")
     capsys.readouterr()
     assert cli.main(args + ["--resume"]) == 0
     err = " ".join(capsys.readouterr().err.split())
-    assert "resuming: 0 of 3 point(s) already done, 3 to solve (1 line(s) of the results file damaged" in err
+    assert "resuming: 0 of 3 point(s) already done, 3 to solve (8 line(s) of the results file damaged" in err
     final = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert [(p["index"], p["capex_usd"]) for p in final["points"]] == [(p["index"], p["capex_usd"]) for p in reference["points"]]
 
