@@ -100,6 +100,9 @@ def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
     if fastest is not None:
         out.text += _fastest_text(space, fastest)
         out.named.append((fastest, FASTEST_WITHIN_CAPS))
+    elif deadline.expired():
+        out.text += (f"the fastest allowed layout reaches {space.fastest[0]:.3g} s ({space.fastest[1]}); the time limit "
+                     "cut short the search for the fastest design within the caps")
     else:
         out.text += (f"the fastest allowed layout reaches {space.fastest[0]:.3g} s ({space.fastest[1]}) but no design "
                      f"within the caps{_caps_text(space)} was found")
