@@ -51,11 +51,12 @@ def synthetic_overlay(default_path: Path = DEFAULT_CATALOG, copies: int = COPIES
             "platforms": platforms, "nics": nics}
 
 
-def write_overlay(out_dir: str | Path) -> Path:
-    """Write the overlay to OUT_DIR/synthetic-4x.yaml and return its path."""
-    path = Path(out_dir) / "synthetic-4x.yaml"
+def write_overlay(out_dir: str | Path, copies: int = COPIES) -> Path:
+    """Write the overlay to OUT_DIR/synthetic-4x.yaml (with `copies` other than 3:
+    synthetic-<copies + 1>x.yaml) and return its path."""
+    path = Path(out_dir) / f"synthetic-{copies + 1}x.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(synthetic_overlay(), sort_keys=False, allow_unicode=True))
+    path.write_text(yaml.safe_dump(synthetic_overlay(copies=copies), sort_keys=False, allow_unicode=True))
     return path
 
 

@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 
 from .errors import UsageError
+from .reports.text import plain, safe
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 WIDE_COLUMNS = 250  # --wide: every table column, whatever the terminal's width
@@ -111,15 +112,39 @@ def main(argv=None) -> int:
 
     # pipes and logs get full-width tables; --wide prints every column on a terminal too
     width = WIDE_COLUMNS if getattr(args, "wide", False) else (None if sys.stdout.isatty() else 160)
-    err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None)
-    out = err if getattr(args, "json", None) == "-" else Console(width=width)  # stdout carries only the JSON
+    err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
+    out = err if getattr(args, "json", None) == "-" else Console(width=width, emoji=False)  # stdout: only the JSON
+    from .reports.io import commit_mark
+
+    mark = commit_mark()
     try:
         return _COMMANDS[args.command](args, out, err)
     except KeyboardInterrupt:
-        err.print("interrupted: earlier output files are unchanged" + getattr(args, "interrupt_hint", ""))
+        err.print(safe(_interrupted_message(mark) + getattr(args, "interrupt_hint", "")))
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes below
         return _handle(exc, args, err)
+
+
+def _interrupted_message(mark: int) -> str:
+    """True to what was written: output sets are committed whole (reports/io.py), so either none of
+    this run's files replaced the earlier ones, or the listed ones did."""
+    from .reports.io import committed_files
+
+    written = committed_files(mark)
+    if not written:
+        return "interrupted: earlier output files are unchanged"
+    return "interrupted after writing " + ", ".join(str(p) for p in written)
+
+
+def _say_written(outputs, out) -> None:
+    """Name the files a committed output set wrote and the stale companions it removed."""
+    if not outputs.committed and not outputs.removed:
+        return  # the JSON went to standard output
+    text = f"wrote {', '.join(str(p) for p in outputs.committed)}"
+    if outputs.removed:
+        text += f"; removed {', '.join(str(p) for p in outputs.removed)} (an earlier run's, which this one replaces)"
+    out.print(safe(text))
 
 
 def _handle(exc: Exception, args, err) -> int:
@@ -129,21 +154,28 @@ def _handle(exc: Exception, args, err) -> int:
         traceback.print_exc()
     if isinstance(exc, InputError):
         for problem in exc.problems:
-            print(str(problem), file=sys.stderr)
+            print(plain(problem), file=sys.stderr)
         print(f"{len(exc.problems)} problem(s) found; nothing was written", file=sys.stderr)
         return EXIT_INPUT
     if isinstance(exc, (OutputError, UsageError, CatalogCannotBuild)):
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {plain(exc)}", file=sys.stderr)
         return EXIT_INPUT
     if isinstance(exc, SolverFailure):
-        print(f"solver failure: {exc}", file=sys.stderr)
+        print(f"solver failure: {plain(exc)}", file=sys.stderr)
         return EXIT_SOLVER
-    print(f"internal error: {type(exc).__name__}: {exc}" + ("" if args.debug else " (rerun with --debug for the traceback)"),
+    print(f"internal error: {type(exc).__name__}: {plain(exc)}" + ("" if args.debug else " (rerun with --debug for the traceback)"),
           file=sys.stderr)
     return EXIT_SOLVER
 
 
 # ------------------------------------------------------------------------------- commands
+
+
+def _check_time_limit(seconds: float | None) -> None:
+    """--time-limit is a positive, finite number of seconds (argparse takes "nan" and "inf")."""
+    from .optimize.solve import check_time_limit
+
+    check_time_limit(seconds)
 
 
 def _catalog_paths(args) -> list:
@@ -184,7 +216,7 @@ def cmd_validate(args, out, err) -> int:
             else:
                 api.load_catalog(_catalog_paths(args) + [path])  # a quote file is checked over its base
                 kind = "catalog"
-            out.print(f"{path}: valid {kind}")
+            out.print(safe(f"{path}: valid {kind}"))
         except InputError as exc:
             problems.extend(exc.problems)
     if problems:
@@ -204,7 +236,7 @@ def cmd_catalog(args, out, err) -> int:
     files = provenance(cat).files
     if args.verbose:
         for line in provenance(cat).overridden:
-            err.print(f"override: {line}")
+            err.print(safe(f"override: {line}"))
     if args.json:
         data = cat.model_dump(mode="json")
         data["files"] = [{"path": p, "sha256": h} for p, h in files]
@@ -214,7 +246,7 @@ def cmd_catalog(args, out, err) -> int:
 
     for table in catalog_tables(cat):
         out.print(table)
-    out.print(f"files: {', '.join(p for p, _ in files)}")
+    out.print(safe(f"files: {', '.join(p for p, _ in files)}"))
     return EXIT_OK
 
 
@@ -226,7 +258,7 @@ def _load(args, err, path=None):
     cat = _catalog_for(args, ls)
     if args.verbose:
         for line in provenance(cat).overridden:
-            err.print(f"override: {line}")
+            err.print(safe(f"override: {line}"))
     _print_warnings(ls, err)
     return ls, cat
 
@@ -235,7 +267,7 @@ def _print_warnings(ls, err) -> None:
     from .inputs.plausibility import plausibility_warnings
 
     for warning in plausibility_warnings(ls):
-        err.print(f"[yellow]warning[/]: {warning}", highlight=False, soft_wrap=True)
+        err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
 
 
 def _default_output(name: str, suffix: str) -> Path:
@@ -269,19 +301,14 @@ def _xlsx_path(args, name: str, suffix: str) -> Path | None:
     return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix))
 
 
-def _wrote(out, written: list[str]) -> None:
-    if written:
-        out.print(f"wrote {', '.join(written)}", highlight=False)
-
-
 def cmd_solve(args, out, err) -> int:
     from . import api
+    from .reports.io import output_set
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
         raise UsageError("--top must be between 1 and 100")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError("--time-limit must be positive")
+    _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
     json_path = _json_path(args, ls.scenario.name, ".json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
@@ -289,23 +316,28 @@ def cmd_solve(args, out, err) -> int:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
     print_solve(result, out, wide=getattr(args, "wide", False))
-    written = _write_json(result.to_dict(), json_path)
-    if xlsx_path is not None and result.designs:
-        from .reports.excel import write_workbook
+    with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
+        _write_json(result.to_dict(), json_path)
+        if xlsx_path is not None and result.designs:
+            from .reports.excel import write_workbook
 
-        write_workbook(result, ls, cat, xlsx_path)
-        written.append(str(xlsx_path))
-    _wrote(out, written)
+            write_workbook(result, ls, cat, xlsx_path)
+        else:
+            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+    _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
     if result.status == "feasible":
         err.print("warning: the time limit stopped the search; the designs are feasible, not proven optimal")
+    if result.status == "time_limit":
+        err.print(safe(f"warning: {result.warnings[0]}"))
     return EXIT_OK
 
 
 def cmd_evaluate(args, out, err) -> int:
     """Evaluate the pinned design; decisions the pin block leaves open are optimised (SPEC §8.1)."""
     from . import api
+    from .reports.io import output_set
     from .reports.terminal import print_design, print_solve
     from .results import SCHEMA, SolveResult
 
@@ -315,36 +347,39 @@ def cmd_evaluate(args, out, err) -> int:
     result = api.evaluate_pins(ls, cat)
     if not result.designs:
         print_solve(result, out, wide=getattr(args, "wide", False))
-        _wrote(out, _write_json(result.to_dict(), json_path))
+        with output_set() as outputs:
+            _write_json(result.to_dict(), json_path)
+            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+        _say_written(outputs, out)
         return EXIT_INFEASIBLE
     design = result.designs[0]
     if result.explanation:
-        out.print(f"[bold red]infeasible[/]: {result.explanation}")
+        out.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
     print_design(design, out, wide=getattr(args, "wide", False))
     status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
     data = {"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": result.solve_time_s,
             "pinned": result.stats.get("pinned", []), "designs": [design.to_dict()]}
     if result.explanation:
         data["explanation"] = result.explanation
-    written = _write_json(data, json_path)
-    if xlsx_path is not None:
-        from .reports.excel import write_workbook
+    with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
+        _write_json(data, json_path)
+        if xlsx_path is not None:
+            from .reports.excel import write_workbook
 
-        book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
-                           result.timings_s, result.stats, result.solver)
-        write_workbook(book, ls, cat, xlsx_path)
-        written.append(str(xlsx_path))
-    _wrote(out, written)
+            book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
+                               result.timings_s, result.stats, result.solver)
+            write_workbook(book, ls, cat, xlsx_path)
+    _say_written(outputs, out)
     return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE
 
 
 def cmd_compare(args, out, err) -> int:
     """Solve each scenario (its best design) and print them side by side."""
     from . import api
+    from .reports.io import output_set
     from .reports.terminal import compare_table
 
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError("--time-limit must be positive")
+    _check_time_limit(args.time_limit)
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
     json_path = _json_path(args, "compare", ".json")
     results = []
@@ -354,12 +389,14 @@ def cmd_compare(args, out, err) -> int:
     out.print(compare_table(results, [str(p) for p in args.scenarios], wide=getattr(args, "wide", False)))
     for path, r in zip(args.scenarios, results):
         if not r.designs:
-            out.print(f"[bold red]{r.scenario}[/] ({path}) infeasible: {r.explanation}")
+            out.print(f"[bold red]{safe(r.scenario)}[/] ({safe(path)}) infeasible: {safe(r.explanation)}")
     from .results import SCHEMA
 
     data = {"schema": SCHEMA.replace("result", "compare"), "scenarios": [
         {"file": str(p), **r.to_dict()} for p, r in zip(args.scenarios, results)]}
-    _wrote(out, _write_json(data, json_path))
+    with output_set() as outputs:
+        _write_json(data, json_path)
+    _say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
 
@@ -368,7 +405,7 @@ def cmd_sweep(args, out, err) -> int:
 
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
-    from .reports.io import check_writable
+    from .reports.io import check_writable, output_set
     from .reports.terminal import print_report
     from .sweep.plan import plan_sweep
     from .sweep.run import results_path_for
@@ -376,8 +413,7 @@ def cmd_sweep(args, out, err) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError("--time-limit must be positive")
+    _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
     name = ls.scenario.name
@@ -385,27 +421,27 @@ def cmd_sweep(args, out, err) -> int:
     xlsx_path = _xlsx_path(args, name, "-sweep.xlsx")
     plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png"))
     results_path = results_path_for(json_path or check_writable(_default_output(name, "-sweep.json")))
+    check_writable(results_path)  # the finished points are appended there as they come
     for note in plan.notes:
-        err.print(f"note: {note}")
+        err.print(safe(f"note: {note}"))
     args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
                            "to continue")
     rows = _run_with_progress(plan, args, results_path, err)
     args.interrupt_hint = ""
     report = sweep_report(plan, rows)
     print_report(report, out, wide=getattr(args, "wide", False))
-    written = _write_json(report, json_path)
-    if xlsx_path is not None:
-        from .reports.excel import write_sweep_workbook
+    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
+        _write_json(report, json_path)
+        if xlsx_path is not None:
+            from .reports.excel import write_sweep_workbook
 
-        write_sweep_workbook(report, xlsx_path, ls, cat)
-        written.append(str(xlsx_path))
-    if plot_path is not None:
-        from .reports.plot import write_plot
+            write_sweep_workbook(report, xlsx_path, ls, cat)
+        if plot_path is not None:
+            from .reports.plot import write_plot
 
-        write_plot(report, plot_path)
-        written.append(str(plot_path))
-    _wrote(out, written)
-    out.print(f"finished points in {results_path}", highlight=False)
+            write_plot(report, plot_path)
+    _say_written(outputs, out)
+    out.print(safe(f"finished points in {results_path}"), highlight=False)
     counts = report["status_counts"]
     if counts["error"]:
         return EXIT_SOLVER
@@ -423,19 +459,23 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
         TimeRemainingColumn,
     )
 
-    from .sweep.run import read_results, run_points
+    from .sweep.run import read_results_checked, results_lock, run_points
 
     columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     where = args.executor if args.executor != "local" else f"{args.jobs} local worker(s)"
-    err.print(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}")
-    if args.resume and results_path.exists():
-        kept = len(read_results(results_path, plan.sweep_hash))
-        err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve")
-    with Progress(*columns, console=err, transient=False) as progress:
-        bar = progress.add_task("sweep", total=len(plan.tasks))
-        rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
-                          on_result=lambda row: progress.advance(bar))
+    err.print(safe(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}"))
+    with results_lock(results_path):  # one run per results file: a second --resume fails at once
+        if args.resume and results_path.exists():
+            done, rejected = read_results_checked(results_path, plan.sweep_hash, {t["index"] for t in plan.tasks})
+            kept = len(done)
+            err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve"
+                      + (f" ({rejected} line(s) of the results file damaged, edited or not rows: solved again)"
+                         if rejected else ""))
+        with Progress(*columns, console=err, transient=False) as progress:
+            bar = progress.add_task("sweep", total=len(plan.tasks))
+            rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
+                              on_result=lambda row: progress.advance(bar))
     return rows
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from .costing import total_nodes
+from .costing import compute_units, total_nodes
+from .deadline import NO_LIMIT, Deadline
 from .fabrics import DEFAULT_FAMILY, family
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.hardware import Hardware, hardware_for
@@ -120,6 +121,7 @@ class DesignSpace:
     pruned: dict[str, int]
     fastest: tuple = (float("inf"), "")  # best step time of any placeable, memory-fitting point (s, shape)
     leanest: tuple = (float("inf"), 0.0, "")  # smallest memory per GPU of any point (GB, usable GB, shape)
+    complete: bool = True  # False when the time limit stopped the build: shapes is then a subset
 
     @property
     def points(self) -> int:
@@ -183,7 +185,7 @@ def one_tier_allowed(arch: Architecture, all_archs) -> bool:
 
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
-                       one_layout_per_cost: bool = False) -> DesignSpace:
+                       one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT) -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -194,6 +196,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     one_layout_per_cost (with "dominated"): of the points of one performance class that occupy the
     same number of domains — and so cost exactly the same on every architecture — keep only the
     fastest. Exact when ranking distinct architectures, not distinct layouts.
+    deadline: the build stops when its share of the time limit is used (`complete` is then False and
+    the shapes are those of the platforms and layouts reached so far, in the deterministic order).
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
@@ -203,30 +207,21 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
     archs = architectures(scenario, catalog)
     ctx = _Context(scenario, catalog, prune)
-    platforms = catalog.by_id("platforms")
-    perfs = sorted({a.perf for a in archs})
-    switches_per_perf = {p: sum(1 for a in archs if a.perf == p) for p in perfs}
-    shapes: list[Shape] = []
-    for plat_id in sorted({p.platform for p in perfs}):
-        plat = platforms[plat_id]
-        plat_perfs = [p for p in perfs if p.platform == plat_id]
-        n_switch = sum(switches_per_perf[p] for p in plat_perfs)
-        hws = {p: hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription)
-               for p in plat_perfs}
-        thresholds = _tier_thresholds(catalog, [a for a in archs if a.platform == plat_id])
-        for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
-            for lay in layout_shapes(scenario):
-                for ds in _placeable_groups(ctx, lay, g_used, n_switch):
-                    if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
-                        continue
-                    # one evaluation per platform: bytes, compute, bubble and memory do not depend on the
-                    # NIC; each performance class only re-times the bytes (traffic.retime)
-                    base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[plat_perfs[0]],
-                                        ctx.overlap) for d in ds[:2]]
-                    for perf in plat_perfs:
-                        shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds, base)
-                        if shape is not None:
-                            shapes.append(shape)
+    by_perf: dict[PerfClass, list[Architecture]] = {}
+    for a in archs:  # sorted: each class's architectures, and the classes, come in sorted order
+        by_perf.setdefault(a.perf, []).append(a)
+    by_platform: dict[str, list[PerfClass]] = {}
+    for p in by_perf:
+        by_platform.setdefault(p.platform, []).append(p)
+    per_platform: dict[str, list[Shape]] = {}
+    complete = True
+    for plat_id in _most_promising_first(scenario, catalog, list(by_platform)):
+        per_platform[plat_id] = []
+        complete = _platform_shapes(ctx, catalog.by_id("platforms")[plat_id], sorted(by_platform[plat_id]), by_perf,
+                                    per_platform[plat_id], deadline)
+        if not complete:
+            break
+    shapes = [s for plat_id in sorted(per_platform) for s in per_platform[plat_id]]  # the canonical order
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
@@ -235,7 +230,51 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     kept_perf = {s.perf for s in shapes}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"])
+                       ctx.best["fastest"], ctx.best["leanest"], complete)
+
+
+def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: list[str]) -> list[str]:
+    """Platforms in order of price per effective peak FLOP/s (unit price / (GPUs per unit · peak ·
+    compute efficiency)), cheapest first, then by id. A complete build does not depend on the order
+    (its shapes are put back in id order); a build the time limit cuts short has then explored the
+    platforms most likely to hold the cheapest designs, not the alphabetically first."""
+    platforms, gpus = catalog.by_id("platforms"), catalog.by_id("gpus")
+    precision = scenario.workload.precision
+
+    def usd_per_tflops(plat_id: str) -> float:
+        plat = platforms[plat_id]
+        gpu = gpus[plat.gpu]
+        gpus_per_unit = plat.gpus_per_domain / max(1, compute_units(plat, 1))
+        effective = gpus_per_unit * gpu.peak_tflops(precision) * getattr(gpu.compute_efficiency, precision)
+        return plat.unit_price_usd / effective if effective > 0 else math.inf
+
+    return sorted(platform_ids, key=lambda p: (usd_per_tflops(p), p))
+
+
+def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], by_perf: dict, shapes: list[Shape],
+                     deadline: Deadline) -> bool:
+    """Append the shapes of one platform's performance classes; False if the deadline stopped it."""
+    scenario, catalog = ctx.scenario, ctx.catalog
+    n_switch = sum(len(by_perf[p]) for p in plat_perfs)
+    hws = {p: hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription)
+           for p in plat_perfs}
+    thresholds = _tier_thresholds(catalog, [a for p in plat_perfs for a in by_perf[p]])
+    for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
+        for lay in layout_shapes(scenario):
+            if deadline.expired("design_space"):
+                return False
+            for ds in _placeable_groups(ctx, lay, g_used, n_switch):
+                if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
+                    continue
+                # one evaluation per platform: bytes, compute, bubble and memory do not depend on the
+                # NIC; each performance class only re-times the bytes (traffic.retime)
+                base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[plat_perfs[0]],
+                                    ctx.overlap) for d in ds[:2]]
+                for perf in plat_perfs:
+                    shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds, base)
+                    if shape is not None:
+                        shapes.append(shape)
+    return True
 
 
 class _Context:

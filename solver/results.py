@@ -188,7 +188,7 @@ def _row(name: str, what: str, value: float, limit: float, unit: str) -> dict:
 @dataclass
 class SolveResult:
     scenario: str
-    status: str  # optimal | feasible | infeasible
+    status: str  # optimal | feasible | time_limit | infeasible (docs/reliability.md)
     designs: list[Design]
     solve_time_s: float
     gap: float | None = None

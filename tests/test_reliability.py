@@ -236,7 +236,8 @@ def test_time_limit_stop_with_a_design_exits_0_with_warning(tmp_path, monkeypatc
 @pytest.mark.parametrize("limit_s", [0.3, 0.6, 1.0])
 def test_real_time_limits_end_in_a_known_state(limit_s):
     # Whatever a real limit stops on, the answer is optimal (gap 0), feasible with a gap and a
-    # warning, or a SolverFailure (exit 3): never a silent non-optimal "optimal".
+    # warning, cut short (`time_limit`, with how many designs are proven, issue 18), or a
+    # SolverFailure (exit 3): never a silent non-optimal "optimal".
     ls = api.load_scenario(REPO / "scenarios" / "llama3-70b.yaml")
     try:
         result = api.solve(ls, top_k=1, time_limit_s=limit_s)
@@ -245,6 +246,10 @@ def test_real_time_limits_end_in_a_known_state(limit_s):
         return
     if result.status == "optimal":
         assert result.gap in (0.0, None) or result.gap <= 1e-9
+        assert result.stats["search"] == {"complete": True, "designs_found": 1, "designs_proven": 1, "stopped_in": None}
+    elif result.status == "time_limit":
+        assert result.stats["search"]["complete"] is False
+        assert any("time limit cut the search short" in w for w in result.warnings)
     else:
         assert result.status == "feasible" and result.gap is not None
         assert any("time limit" in w for w in result.warnings)

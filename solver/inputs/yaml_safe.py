@@ -11,7 +11,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import math
+import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +25,6 @@ from pydantic import BaseModel, ValidationError
 from ..errors import InputError, Problem
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-MAX_ALIASES = 100
 MAX_DEPTH = 50
 MAX_EXPANDED_VALUES = 200_000  # values after expanding aliases (a shipped catalog has ~2,000)
 
@@ -34,8 +35,19 @@ _FLOAT_12 = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^
 _LEGACY_INT = re.compile(r"^[-+]?(0[0-7_]+|0o[0-7]+|0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*(:[0-5]?[0-9])+)$")
 
 
+class _TooDeep(yaml.MarkedYAMLError):
+    """Nesting beyond MAX_DEPTH, found while composing (located at the node that goes too deep)."""
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars and an alias budget."""
+    """SafeLoader with YAML 1.2 core-schema scalars and a nesting limit checked while composing.
+
+    Aliases are not counted: a file `yaml.safe_dump` wrote for shared lists holds hundreds of
+    them. What an alias bomb costs is its expanded size, which `read_yaml` checks (memoised, without
+    expanding) against MAX_EXPANDED_VALUES; the 10 MB file cap bounds the parse itself. The depth
+    is checked here, before PyYAML's recursive composer can exhaust Python's stack, so a deeply
+    nested file is a located error rather than a RecursionError.
+    """
 
     yaml_implicit_resolvers = {
         k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
@@ -44,18 +56,18 @@ class _Loader(yaml.SafeLoader):
 
     def __init__(self, stream):
         super().__init__(stream)
-        self.aliases_seen = 0
+        self.depth = 0
 
     def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self.aliases_seen += 1
-            if self.aliases_seen > MAX_ALIASES:
-                event = self.peek_event()
-                raise yaml.YAMLError(
-                    f"more than {MAX_ALIASES} YAML aliases (line {event.start_mark.line + 1}); "
-                    "write the values out instead of referencing anchors"
-                )
-        return super().compose_node(parent, index)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH + 1:
+                mark = self.peek_event().start_mark
+                raise _TooDeep(problem=f"nesting deeper than {MAX_DEPTH} levels: flatten the structure",
+                               problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 for _first in "-+0123456789.":
@@ -176,18 +188,45 @@ def _fail(name: str, message: str, line: int = 1, column: int = 1) -> InputError
     return InputError([Problem(name, line, column, "", message)])
 
 
-def _read_text(path: Path, name: str) -> tuple[str, bytes]:
-    """The file as UTF-8 text (and its bytes, for the hash); InputError for anything else."""
+def _read_capped(path: Path, name: str) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file; InputError for any other kind of file."""
     try:
-        raw = path.read_bytes()
+        before = os.stat(path)  # never blocks, unlike opening a FIFO
+        _check_regular(before, name)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise _fail(name, "file not found: check the path") from None
-    except IsADirectoryError:
-        raise _fail(name, "is a directory, not a YAML file") from None
     except OSError as exc:
         raise _fail(name, f"cannot read the file: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        _check_regular(os.fstat(fh.fileno()), name)
+        try:
+            return fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise _fail(name, f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def _check_regular(st: os.stat_result, name: str) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise _fail(name, "is a directory, not a YAML file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise _fail(name, f"is {kind}, not a YAML file: give the path of a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise _fail(name, f"file is {st.st_size / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
+
+
+def _read_text(path: Path, name: str) -> tuple[str, bytes]:
+    """The file as UTF-8 text (and its bytes, for the hash); InputError for anything else.
+
+    The file type and size are checked before reading (a FIFO would block, /dev/zero never ends, a
+    sparse file may claim gigabytes), on the opened descriptor (so a file swapped after the check
+    is seen), and the read itself stops one byte past the limit whatever the size claimed.
+    """
+    raw = _read_capped(path, name)
     if len(raw) > MAX_FILE_BYTES:
-        raise _fail(name, f"file is {len(raw) / 1e6:.1f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
+        raise _fail(name, f"file is larger than {MAX_FILE_BYTES / 1e6:.0f} MB; the limit is {MAX_FILE_BYTES / 1e6:.0f} MB")
     if b"\x00" in raw:
         raise _fail(name, "binary file (contains NUL bytes): expected a YAML text file")
     try:
@@ -202,7 +241,7 @@ def _read_text(path: Path, name: str) -> tuple[str, bytes]:
 
 
 def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
-    """(data, node tree) of one YAML document, with the loader's scalar rules and alias budget."""
+    """(data, node tree) of one YAML document, with the loader's scalar rules and nesting limit."""
     loader = _Loader(text)
     loader.name = name
     try:
@@ -211,7 +250,8 @@ def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise _fail(name, f"YAML syntax error: {exc.problem or exc}", line, col) from None
+        kind = "" if isinstance(exc, _TooDeep) else "YAML syntax error: "
+        raise _fail(name, f"{kind}{exc.problem or exc}", line, col) from None
     except (yaml.YAMLError, RecursionError) as exc:
         raise _fail(name, f"YAML error: {exc}") from None
     finally:

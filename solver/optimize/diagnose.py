@@ -1,73 +1,85 @@
-"""Infeasibility explained (SPEC §7): which requirement cannot be met, and by how much."""
+"""Infeasibility explained (SPEC §7): which requirement cannot be met, and by how much.
+
+Every design an explanation names is a real design evaluated by `make_design` (`Explanation.named`
+lists them with what the text claims of each): "the fastest allowed design within the caps" passes
+every cap as bought (GPUs bought, not used; racks; power; budget), and "a design meeting the
+target" meets it. tests/test_reliability_round2.py re-evaluates each one.
+"""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 from ..costing import compute_units, nodes_per_unit
+from ..deadline import NO_LIMIT, Deadline
 from ..design_space import DesignSpace, build_design_space
 from ..errors import InputError
-from ..results import make_design
+from ..inputs.schema import Target
+from ..results import Design, make_design
 from . import model as milp
 from .data import ModelData, model_data
 from .highs import HighsAdapter
 from .model import CAP_NAMES
 from .ranking import k_best
 
+FASTEST_WITHIN_CAPS = "fastest within the caps"
+MEETS_TARGET = "meets the target"
+RELAXED_TARGET_S = 1e7  # the largest target a scenario may state: every step time meets it
 
-def explain_infeasible(space: DesignSpace, time_limit_s: float | None = None) -> str:
+
+@dataclass
+class Explanation:
+    """The text of an infeasibility explanation and the designs it names, each with its claim."""
+
+    text: str
+    named: list[tuple[Design, str]] = field(default_factory=list)
+
+
+def explain_infeasible(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> str:
     """Say which requirement cannot be met and by how much, and what the caps and pins can buy."""
+    return explain(space, deadline).text
+
+
+def explain(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> Explanation:
+    """The explanation, with the designs it names."""
     sc = space.scenario
     target = space.target_step_time_s
     if sc.pin.nodes is not None and sc.objective != "fastest" and math.isfinite(target):
-        reached = _pinned_nodes_reach(space, time_limit_s)
+        reached = _pinned_nodes_reach(space, deadline)
         if reached:
             return reached
     if not space.architectures and space.combinations == 0:
-        return ("no allowed architecture: the allow-lists and pins in constraints/pin leave no platform × NIC × "
-                "rails × switch combination (check that the switch generation matches the NIC)")
+        return Explanation("no allowed architecture: the allow-lists and pins in constraints/pin leave no platform × "
+                           "NIC × rails × switch combination (check that the switch generation matches the NIC)")
+    if deadline.expired():
+        return Explanation("no design meets every requirement; the time limit left no time to work out which "
+                           "requirement cannot be met: allow more time")
     if not space.shapes:
-        return _no_layout(space, time_limit_s)
-    return _caps_exclude(space, time_limit_s)
+        return _target_unreachable(space, deadline)
+    return _caps_exclude(space, deadline)
 
 
-def _no_layout(space: DesignSpace, time_limit_s: float | None) -> str:
-    """No layout fits in memory, or none meets the target (within max_gpus)."""
-    sc, target = space.scenario, space.target_step_time_s
-    lean_gb, usable_gb, lean_key = space.leanest
-    fast_s, fast_key = space.fastest
-    if fast_s == float("inf"):
-        return (f"no allowed layout fits in GPU memory: the leanest needs {lean_gb:,.1f} GB per GPU "
-                f"({lean_key}) but {usable_gb:,.1f} GB is usable; allow larger tp/pp/cp, "
-                f"a smaller microbatch_size, more activation recompute, or a GPU with more memory")
-    cap = f" within max_gpus = {sc.constraints.max_gpus:,}" if sc.constraints.max_gpus else ""
-    message = (f"the target step time of {target:.3g} s cannot be met: the fastest allowed design{cap} reaches "
-               f"{fast_s:.3g} s ({fast_key})")
-    needed = _gpus_needed_without_cap(space, time_limit_s) if sc.constraints.max_gpus else None
-    if needed:
-        return message + f"; {target:.3g} s needs {needed}; max_gpus is {sc.constraints.max_gpus:,}"
-    return message + "; relax the target, allow more GPUs, or allow faster platforms, more rails or other layouts"
-
-
-def _caps_exclude(space: DesignSpace, time_limit_s: float | None) -> str:
+def _caps_exclude(space: DesignSpace, deadline: Deadline) -> Explanation:
     """The layouts can meet the target; some cap cannot. Re-solve with penalised cap slacks, name
     each cap with what the cheapest design needs, and say what the caps can buy."""
     sc, target = space.scenario, space.target_step_time_s
     data = model_data(space)
     model = milp.build_model(data, soft_caps=True)
-    outcome = HighsAdapter(time_limit_s=time_limit_s).solve(model)
+    outcome = HighsAdapter(time_limit_s=deadline.remaining_s()).solve(model)
     if not outcome.has_solution:
         too_big = _beyond_three_tiers(space, data)
         if too_big:
-            return too_big
-        return f"no design could be built even with the caps relaxed (solver status {outcome.status})"
+            return Explanation(too_big)
+        return Explanation(f"no design could be built even with the caps relaxed (solver status {outcome.status})")
     import pyomo.environ as pyo
 
     choice = milp.decode(model)
     shape = space.shapes[choice.shape_index]
     design = make_design(space.scenario, space.catalog, data.archs[choice.arch_index].arch, shape.layout(choice.d),
-                         space.target_step_time_s)
+                         space.target_step_time_s, sc.pin.tiers)
     if design is None:  # the model's fabric rows and the evaluator agree on what fits (tests)
-        return "no design could be evaluated with the caps relaxed"
+        return Explanation("no design could be evaluated with the caps relaxed")
+    out = Explanation("", [(design, MEETS_TARGET)])
     parts = []
     c = design.cost
     needs = {"max_gpus": (c.gpus, "{:,.0f} GPUs"), "budget_usd": (c.capex_usd, "${:,.0f}"),
@@ -79,67 +91,112 @@ def _caps_exclude(space: DesignSpace, time_limit_s: float | None) -> str:
         value, fmt = needs[name]
         parts.append(f"{name}: the cheapest design {meeting} ({design.label}, "
                      f"{c.gpus:,} GPUs) needs {fmt.format(value)}; {name} is {fmt.format(cap)}")
-    can_buy = _what_the_caps_buy(space, time_limit_s) if sc.objective != "fastest" else None
-    if can_buy:
-        parts.append(can_buy)
-    else:
-        fastest = _fastest_within_gpu_cap(space)
-        if fastest:
-            parts.append(fastest)
-    return "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+    fastest = fastest_within_caps(space, deadline)
+    if fastest is not None:
+        parts.append(_fastest_text(space, fastest))
+        out.named.append((fastest, FASTEST_WITHIN_CAPS))
+    out.text = "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+    return out
 
 
-def fastest_design(scenario, catalog, time_limit_s: float | None = None):
-    """The fastest design of `scenario` with its target removed, within its caps and pins (SPEC §7
-    `fastest`): what the caps and pins can buy. None when they admit no design at all."""
-    from ..inputs.schema import Target
-
-    fast = scenario.model_copy(update={"objective": "fastest", "target": Target()})
-    space = build_design_space(fast, catalog)
-    if not space.shapes:
-        return None
-    try:
-        designs, _, _ = k_best(space, 1, time_limit_s=time_limit_s)
-    except InputError:
-        return None
-    return designs[0] if designs else None
-
-
-def _reached(design) -> str:
-    c = design.cost
-    return (f"{design.perf.step_time_s:.3g} s per step ({design.label}, {c.gpus:,} GPUs, "
-            f"{_layout(design)}, capex ${c.capex_usd:,.0f})")
-
-
-def _layout(design) -> str:
-    lay = design.layout
-    return f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}"
-
-
-def _what_the_caps_buy(space: DesignSpace, time_limit_s: float | None) -> str | None:
-    """What the caps can buy: the fastest design within them (the target removed)."""
+def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
+    """No layout meets the target (or fits in memory): say what the fastest allowed design reaches."""
     sc = space.scenario
-    design = fastest_design(sc, space.catalog, time_limit_s)
-    if design is None:
-        return None
-    caps = ", ".join(f"{name} = {_cap_text(name, getattr(sc.constraints, name))}" for name in CAP_NAMES
-                     if getattr(sc.constraints, name) is not None)
-    return f"within {caps} the fastest design reaches {_reached(design)}"
+    target = space.target_step_time_s
+    lean_gb, usable_gb, lean_key = space.leanest
+    if space.fastest[0] == float("inf"):
+        return Explanation(f"no allowed layout fits in GPU memory: the leanest needs {lean_gb:,.1f} GB per GPU "
+                           f"({lean_key}) but {usable_gb:,.1f} GB is usable; allow larger tp/pp/cp, "
+                           "a smaller microbatch_size, more activation recompute, or a GPU with more memory")
+    out = Explanation(f"the target step time of {target:.3g} s cannot be met: ")
+    fastest = fastest_within_caps(space, deadline)
+    if fastest is not None:
+        out.text += _fastest_text(space, fastest)
+        out.named.append((fastest, FASTEST_WITHIN_CAPS))
+    elif deadline.expired():
+        out.text += (f"the fastest allowed layout reaches {space.fastest[0]:.3g} s ({space.fastest[1]}); the time limit "
+                     "cut short the search for the fastest design within the caps")
+    else:
+        out.text += (f"the fastest allowed layout reaches {space.fastest[0]:.3g} s ({space.fastest[1]}) but no design "
+                     f"within the caps{_caps_text(space)} was found")
+    if sc.constraints.max_gpus:
+        needed = _gpus_needed_without_cap(space, deadline)
+        if needed:
+            text, design = needed
+            out.named += [(design, MEETS_TARGET)] if design is not None else []
+            out.text += f"; {target:.3g} s needs {text}; max_gpus is {sc.constraints.max_gpus:,}"
+            return out
+    out.text += "; relax the target, allow more GPUs, or allow faster platforms, more rails or other layouts"
+    return out
+
+
+def _caps_text(space: DesignSpace) -> str:
+    con = space.scenario.constraints
+    caps = [f"{name} = {_cap_text(name, getattr(con, name))}" for name in CAP_NAMES if getattr(con, name) is not None]
+    return f" ({', '.join(caps)})" if caps else ""
 
 
 def _cap_text(name: str, value: float) -> str:
     return f"${value:,.0f}" if name == "budget_usd" else f"{value:,.0f}" + (" kW" if name == "facility_power_kw" else "")
 
 
-def _pinned_nodes_reach(space: DesignSpace, time_limit_s: float | None) -> str | None:
+def _fastest_text(space: DesignSpace, design: Design) -> str:
+    """What the caps can buy: 'within max_gpus = 16,384 the fastest design reaches 0.461 s per step (…)'."""
+    con = space.scenario.constraints
+    caps = ", ".join(f"{name} = {_cap_text(name, getattr(con, name))}" for name in CAP_NAMES
+                     if getattr(con, name) is not None)
+    where = f"within {caps} the fastest design" if caps else "the fastest allowed design"
+    return f"{where} reaches {_reached(design)}"
+
+
+def fastest_design(scenario, catalog, deadline: Deadline = NO_LIMIT) -> Design | None:
+    """The fastest design of `scenario` with its target removed, within its caps and pins (SPEC §7
+    `fastest`, solved exactly by the MILP): what the caps and pins can buy. None when they admit no
+    design, or when the time limit cut the search short (then no design is proven the fastest)."""
+    fast = scenario.model_copy(update={"objective": "fastest", "target": Target()})
+    space = build_design_space(fast, catalog, deadline=deadline)
+    if not space.shapes or not space.complete:
+        return None
+    try:
+        search = k_best(space, 1, deadline=deadline)
+    except InputError:
+        return None
+    if not search.designs or not search.complete:
+        return None
+    return search.designs[0]
+
+
+def fastest_within_caps(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> Design | None:
+    """The design with the smallest step time that passes every cap as bought (GPUs bought, not
+    used; racks; power; budget), fits in memory and can be built (ties: the cheapest), or None.
+    Cross-checked against the exhaustive enumeration in tests/test_reliability_round2.py."""
+    best = fastest_design(space.scenario, space.catalog, deadline)
+    if best is not None:
+        best.target_step_time_s = space.target_step_time_s
+    return best
+
+
+def _reached(design: Design) -> str:
+    c = design.cost
+    return (f"{design.perf.step_time_s:.3g} s per step ({design.label}, {c.gpus:,} GPUs bought, "
+            f"{_layout(design)}, capex ${c.capex_usd:,.0f})")
+
+
+def _layout(design: Design) -> str:
+    lay = design.layout
+    return f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}"
+
+
+def _pinned_nodes_reach(space: DesignSpace, deadline: Deadline) -> Explanation | None:
     """With pin.nodes, when no layout on that many nodes meets the target: the step time it reaches."""
     sc = space.scenario
-    design = fastest_design(sc, space.catalog, time_limit_s)
+    design = fastest_design(sc, space.catalog, deadline)
     if design is None or design.perf.step_time_s <= space.target_step_time_s * (1 + 1e-9):
         return None  # the pinned size can meet the target: something else is in the way
-    return (f"pin.nodes = {sc.pin.nodes:,}: no design on {sc.pin.nodes:,} nodes meets the "
-            f"{space.target_step_time_s:.3g} s target; the fastest reaches {_reached(design)}; pin more nodes, "
-            "remove pin.nodes, or relax the target")
+    design.target_step_time_s = space.target_step_time_s
+    return Explanation(f"pin.nodes = {sc.pin.nodes:,}: no design on {sc.pin.nodes:,} nodes meets the "
+                       f"{space.target_step_time_s:.3g} s target; the fastest reaches {_reached(design)}; pin more "
+                       "nodes, remove pin.nodes, or relax the target", [(design, FASTEST_WITHIN_CAPS)])
 
 
 def _beyond_three_tiers(space: DesignSpace, data: ModelData) -> str | None:
@@ -162,32 +219,19 @@ def _beyond_three_tiers(space: DesignSpace, data: ModelData) -> str | None:
             f"higher-radix switch, fewer rails per node or a slower target")
 
 
-def _gpus_needed_without_cap(space: DesignSpace, time_limit_s: float | None) -> str | None:
+def _gpus_needed_without_cap(space: DesignSpace, deadline: Deadline) -> tuple[str, Design | None] | None:
     """The GPU count of the cheapest design meeting the target when max_gpus is lifted."""
+    if deadline.expired():
+        return None
     sc = space.scenario.model_copy(update={"constraints": space.scenario.constraints.model_copy(update={"max_gpus": None})})
-    uncapped = build_design_space(sc, space.catalog)  # prune="dominated": d_values[0] is each layout's smallest feasible d
-    if not uncapped.shapes:
+    uncapped = build_design_space(sc, space.catalog, deadline=deadline)  # d_values[0]: each layout's smallest feasible d
+    if not uncapped.shapes or not uncapped.complete:
         return None
     fewest = min(uncapped.shapes, key=lambda s: (s.gpus_per_replica * s.d_values[0], s.key))
     n = fewest.gpus_per_replica * fewest.d_values[0]
     text = f"at least {n:,} GPUs ({fewest.describe(fewest.d_values[0])})"
-    designs, _, _ = k_best(uncapped, 1, time_limit_s=time_limit_s)
-    if designs:
-        text += f"; the cheapest design meeting it buys {designs[0].cost.gpus:,} ({designs[0].label})"
-    return text
-
-
-def _fastest_within_gpu_cap(space: DesignSpace) -> str | None:
-    cap = space.scenario.constraints.max_gpus
-    if cap is None:
-        return None
-    best = None
-    for s in space.shapes:
-        for d, st in zip(s.d_values, s.step_time_s):
-            mem = s.memory_gb(d)
-            if s.gpus_per_replica * d <= cap and mem <= s.hbm_usable_gb and (best is None or st < best[0]):
-                best = (st, s, d)
-    if best is None:
-        return None
-    st, s, d = best
-    return f"the fastest allowed design within max_gpus = {cap:,} reaches {st:.3g} s ({s.describe(d)})"
+    search = k_best(uncapped, 1, deadline=deadline)
+    if search.designs and search.complete:
+        best = search.designs[0]
+        return text + f"; the cheapest design meeting it buys {best.cost.gpus:,} ({best.label})", best
+    return text, None

@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .. import costing
-from ..design_space import DesignSpace, one_tier_allowed
+from ..deadline import NO_LIMIT, Deadline
+from ..design_space import Architecture, DesignSpace, one_tier_allowed
 from ..errors import ConsistencyError
+from ..perf.layout import Layout
 from ..results import Design, make_design, within_caps
 from . import model as milp
 from .data import ModelData, model_data, points, unbuildable_error
@@ -23,56 +26,121 @@ def same_speed(step_s: float, fastest_s: float) -> bool:
     return step_s <= fastest_s * (1 + SAME_SPEED_REL) + 1e-12
 
 
-def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", time_limit_s: float | None = None,
-           progress: Callable[[int, int], None] | None = None) -> tuple[list[Design], list[SolveOutcome], dict]:
-    """Solve, cut the found identity off, solve again — K times or until infeasible. `fastest`
-    solves twice per rank: the least step time, then the least cost among designs as fast."""
-    timings: dict[str, float] = {}
+@dataclass
+class Search:
+    """What the K-best search found and how far it got.
+
+    complete: the whole design space was searched and the loop ended with K designs or a proof that
+    no further distinct design exists; otherwise `stopped_in` names the stage the time limit cut
+    short (design space, bounds, model build or K-best). proven: how many of the leading designs
+    are proven to be the best in that order (each found by a solve that proved optimality over the
+    whole space, after only proven designs were cut off).
+    """
+
+    designs: list[Design]
+    outcomes: list[SolveOutcome]
+    timings: dict
+    complete: bool = True
+    proven: int = 0
+    stopped_in: str | None = None
+
+
+def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", deadline: Deadline = NO_LIMIT,
+           progress: Callable[[int, int], None] | None = None) -> Search:
+    """Solve, cut the found identity off, solve again — K times, until infeasible, or until the
+    time limit. `fastest` solves twice per rank: the least step time, then the least cost among
+    designs as fast. When the limit stops the search before HiGHS finds anything, the best designs the
+    bound pruning evaluated (real designs meeting every requirement) are returned, unproven."""
     start = time.perf_counter()
     data = model_data(space)
     if not data.archs:
         raise unbuildable_error(space, data)
     fastest = data.objective == "fastest"
     data = _prune_points_over_caps(data)
-    timings["points_over_caps"] = len(data.over_caps)
+    timings: dict = {"points_over_caps": len(data.over_caps)}
+    evaluated: list[Design] = []
     if fastest:  # the bounds are on step time
-        data, pruned = _prune_slow_points(space, data, k, distinct_by)
-        timings["points_slower_than_k_designs"] = pruned
+        data, slow = _prune_slow_points(space, data, k, distinct_by)
+        timings["points_slower_than_k_designs"] = slow
         pruned = 0
     else:
-        data, pruned = _prune_by_bounds(space, data, k, distinct_by)
+        data, pruned, evaluated = _prune_by_bounds(space, data, k, distinct_by, deadline)
     timings["architectures_pruned_by_bounds"] = pruned
-    model = milp.build_model(data)
-    timings["build_s"] = time.perf_counter() - start
-    adapter = HighsAdapter(time_limit_s=time_limit_s)
-    deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
-    designs, outcomes = [], []
-    for index in range(k):
-        def remaining() -> float | None:
-            return None if deadline is None else max(0.05, deadline - time.perf_counter())
+    search = Search([], [], timings)
+    adapter = HighsAdapter(time_limit_s=deadline.seconds)
+    if deadline.expired("bounds"):
+        search.stopped_in = "bounds"
+    else:
+        model = milp.build_model(data)
+        search.timings.update(model_variables=model.nvariables(), model_constraints=model.nconstraints())
+        if deadline.expired("model"):
+            search.stopped_in = "model build"
+        else:
+            search.timings["build_s"] = time.perf_counter() - start
+            search.stopped_in = _solve_loop(space, data, model, adapter, k, distinct_by, deadline, progress, search)
+    search.timings.setdefault("build_s", time.perf_counter() - start)
+    search.timings["solve_s"] = adapter.total_time_s
+    if not space.complete:
+        search.stopped_in = "design space"
+    search.complete = search.stopped_in is None
+    search.proven = _proven(search) if space.complete else 0
+    if not search.designs and search.stopped_in is not None:
+        search.designs = best_distinct(sorted(evaluated, key=Design.sort_key), k, distinct_by)
+    if not fastest:  # `fastest` comes out in rank order; equal-speed ties were settled by cost
+        search.designs.sort(key=Design.sort_key)
+    for rank, d in enumerate(search.designs, 1):
+        d.rank = rank
+    return search
 
-        outcome = adapter.solve(model, time_limit_s=remaining())
-        outcomes.append(outcome)
-        if not outcome.has_solution:
+
+def _proven(search: Search) -> int:
+    """Leading designs each found by a solve that proved optimality (after only proven cuts).
+    `fastest` records two outcomes per design (step time, then cost among the equally fast)."""
+    per_design = 2 if search.designs and search.designs[0].objective == "fastest" else 1
+    proven = 0
+    for i in range(len(search.designs)):
+        if any(o.status != "optimal" for o in search.outcomes[i * per_design:(i + 1) * per_design]):
             break
+        proven += 1
+    return proven
+
+
+def _solve_loop(space: DesignSpace, data: ModelData, model, adapter: HighsAdapter, k: int, distinct_by: str,
+                deadline: Deadline, progress, search: Search) -> str | None:
+    """The K-best loop proper; returns "K-best" if the time limit stopped it, else None (K designs
+    found, or the last solve proved infeasibility or failed: the caller reads the last outcome)."""
+    for index in range(k):
+        remaining = deadline.remaining_s()
+        if remaining is not None and remaining <= 0:
+            return "K-best"
+        outcome = adapter.solve(model, time_limit_s=None if remaining is None else max(0.05, remaining))
+        search.outcomes.append(outcome)
+        if not outcome.has_solution:
+            return "K-best" if outcome.status == "time_limit" else None
         choice = milp.decode(model)
-        if fastest:
-            choice, outcome = _cheapest_as_fast(model, adapter, choice, index, remaining())
-            outcomes.append(outcome)
-        designs.append(_design_of(space, data, choice, proven=outcome.status == "optimal"))
+        if data.objective == "fastest":
+            remaining = deadline.remaining_s()
+            choice, outcome = _cheapest_as_fast(model, adapter, choice, index,
+                                                None if remaining is None else max(0.05, remaining))
+            search.outcomes.append(outcome)
+        search.designs.append(_design_of(space, data, choice, proven=outcome.status == "optimal"))
         milp.add_no_good(model, choice, distinct_by, index)
         if progress:
             progress(index + 1, k)
-        if deadline is not None and time.perf_counter() >= deadline:
+    return None
+
+
+def best_distinct(designs: list[Design], k: int, distinct_by: str = "architecture") -> list[Design]:
+    """The first K designs of a sorted list with distinct identities."""
+    seen, out = set(), []
+    for d in designs:
+        key = {"architecture": d.identity, "platform": d.platform_identity}.get(distinct_by, d.layout_identity)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+        if len(out) == k:
             break
-    timings["solve_s"] = adapter.total_time_s
-    timings["model_variables"] = model.nvariables()
-    timings["model_constraints"] = model.nconstraints()
-    if not fastest:  # `fastest` comes out in rank order; equal-speed ties were settled by cost
-        designs.sort(key=Design.sort_key)
-    for rank, d in enumerate(designs, 1):
-        d.rank = rank
-    return designs, outcomes, timings
+    return out
 
 
 def _cheapest_as_fast(model, adapter: HighsAdapter, choice: milp.Choice, index: int,
@@ -142,7 +210,6 @@ def _prune_slow_points(space: DesignSpace, data: ModelData, k: int, distinct_by:
     distinct identities that meet every cap (for each architecture, its fastest points evaluated in
     order, at most `tries_per_architecture`); the K best distinct designs are no slower than UB_K, so
     a point slower than UB_K (beyond the same_speed tolerance) is left out of the model."""
-    sc, cat = space.scenario, space.catalog
     by_arch: dict[int, list] = {}
     for (i, j, a) in points(data):
         by_arch.setdefault(a, []).append((space.shapes[i].step_time_s[j], i, j))
@@ -150,13 +217,8 @@ def _prune_slow_points(space: DesignSpace, data: ModelData, k: int, distinct_by:
     for a, candidates in by_arch.items():
         for _, i, j in sorted(candidates)[:tries_per_architecture]:
             shape = space.shapes[i]
-            design = make_design(sc, cat, data.archs[a].arch, shape.layout(shape.d_values[j]),
-                                 space.target_step_time_s, sc.pin.tiers)
-            if design is None or not design.meets_target or not design.perf.fits_memory:
-                continue
-            if not within_caps(design, sc.constraints, sc.pin):
-                continue
-            if design.tiers == 1 and not one_tier_allowed(data.archs[a].arch, space.architectures):
+            design = admissible_design(space, data.archs[a].arch, shape.layout(shape.d_values[j]))
+            if design is None:
                 continue
             key = design.platform_identity if distinct_by == "platform" else design.identity
             upper[key] = min(upper.get(key, float("inf")), design.perf.step_time_s)
@@ -168,9 +230,10 @@ def _prune_slow_points(space: DesignSpace, data: ModelData, k: int, distinct_by:
     return dataclasses.replace(data, over_caps=data.over_caps | slow), len(slow)
 
 
-def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int,
-                     distinct_by: str = "architecture") -> tuple[ModelData, int]:
-    """Exact bound pruning before the K-best loop.
+def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: str = "architecture",
+                     deadline: Deadline = NO_LIMIT) -> tuple[ModelData, int, list[Design]]:
+    """Exact bound pruning before the K-best loop; also returns the designs it evaluated that meet
+    every requirement (the time limit's fallback answer).
 
     LB_a: the cheapest point of architecture a priced by the bill-of-materials table with every
     fabric and rack count at zero (units, spares and their scale-out NICs, with contingency; for TCO
@@ -180,9 +243,8 @@ def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int,
     `--distinct-by platform`; a layout identity is finer than an architecture's, so the bound
     holds for it too), so the K-th best distinct design costs
     at most the K-th smallest of them. An architecture with LB_a > UB_K cannot hold any of the K best
-    and is left out of the model.
+    and is left out of the model. When the deadline's "bounds" share runs out, nothing is pruned.
     """
-    sc, cat = space.scenario, space.catalog
     lb: dict = {}
     cheapest: dict = {}
     for (i, j, a), (dom, spares, nodes, _) in points(data).items():
@@ -191,23 +253,37 @@ def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int,
         if a not in lb or cost < lb[a]:
             lb[a], cheapest[a] = cost, (i, j)
     upper: dict = {}
+    evaluated: list[Design] = []
     for a, (i, j) in cheapest.items():
+        if deadline.expired("bounds"):
+            return data, 0, evaluated
         shape = space.shapes[i]
-        design = make_design(sc, cat, data.archs[a].arch, shape.layout(shape.d_values[j]), space.target_step_time_s,
-                             sc.pin.tiers)
-        if design is None or not design.meets_target or not design.perf.fits_memory:
+        design = admissible_design(space, data.archs[a].arch, shape.layout(shape.d_values[j]))
+        if design is None:
             continue
-        if not within_caps(design, sc.constraints, sc.pin):
-            continue
-        if design.tiers == 1 and not one_tier_allowed(data.archs[a].arch, space.architectures):
-            continue
+        evaluated.append(design)
         key = design.platform_identity if distinct_by == "platform" else design.identity
         upper[key] = min(upper.get(key, float("inf")), design.objective_usd)
     if len(upper) < k:
-        return data, 0
+        return data, 0, evaluated
     bound = sorted(upper.values())[k - 1] * (1 + 1e-9) + 1e-3
     keep = [ad for a, ad in enumerate(data.archs) if lb.get(a, float("inf")) <= bound]
-    return dataclasses.replace(data, archs=keep), len(data.archs) - len(keep)
+    return dataclasses.replace(data, archs=keep), len(data.archs) - len(keep), evaluated
+
+
+def admissible_design(space: DesignSpace, arch: Architecture, layout: Layout, need_target: bool = True) -> Design | None:
+    """The evaluated design of `arch` with `layout` if it is one the scenario accepts — buildable,
+    fits in memory, within every cap (and a pinned node count), a 1-tier fabric only where allowed,
+    and (with `need_target`) meeting the target step time — else None."""
+    sc = space.scenario
+    design = make_design(sc, space.catalog, arch, layout, space.target_step_time_s, sc.pin.tiers)
+    if design is None or not design.perf.fits_memory or (need_target and not design.meets_target):
+        return None
+    if not within_caps(design, sc.constraints, sc.pin):
+        return None
+    if design.tiers == 1 and not one_tier_allowed(arch, space.architectures):
+        return None
+    return design
 
 
 def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, proven: bool = True) -> Design:

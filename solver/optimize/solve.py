@@ -2,11 +2,15 @@
 evaluated designs. `solver.api` re-exports these for users; sweeps and plans call them directly."""
 from __future__ import annotations
 
+import contextlib
+import gc
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from ..deadline import Deadline
 from ..design_space import Architecture, build_design_space, switch_serves_nic
-from ..errors import CatalogCannotBuild, InputError, SolverFailure
+from ..errors import CatalogCannotBuild, InputError, SolverFailure, UsageError
 from ..inputs import LoadedScenario, check_against_catalog, default_catalog_path, load_catalog, load_scenario
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
@@ -46,12 +50,38 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
           distinct_by: str = "architecture", time_limit_s: float | None = None,
           progress: Callable[[int, int], None] | None = None, prune: str = "dominated") -> SolveResult:
     """Find the K best distinct designs (SPEC §7): the cheapest meeting the target (`capex`, `tco`), or
-    the fastest within the caps (`fastest`); distinct by architecture, platform or layout."""
-    from .diagnose import explain_infeasible  # lazy: Pyomo is only needed to solve
+    the fastest within the caps (`fastest`); distinct by architecture, platform or layout.
+
+    `time_limit_s` bounds the whole solve (design space, bounds, model build and the K-best loop,
+    solver/deadline.py; the clock starts once the solver libraries are imported); a search it cuts
+    short reports status `time_limit` with the designs found and how many of them are proven, or
+    raises SolverFailure when it found none.
+    """
+    from . import ranking  # noqa: F401 - import Pyomo before the clock starts: the limit bounds the work
+
+    deadline = Deadline(check_time_limit(time_limit_s))
+    with _inputs_frozen():
+        return _solve(scenario, catalog, top_k, distinct_by, deadline, progress, prune)
+
+
+@contextlib.contextmanager
+def _inputs_frozen() -> Iterator[None]:
+    """Keep the garbage collector off the objects that exist when a solve starts (the catalog, its
+    YAML node trees, the scenario, imported modules): they outlive the solve, and re-walking them
+    in every full collection cost seconds on a catalog of a thousand platforms (issue 18)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: str, deadline: Deadline,
+           progress: Callable[[int, int], None] | None, prune: str) -> SolveResult:
     from .highs import HighsAdapter
     from .ranking import k_best
 
-    t0 = time.perf_counter()
+    time_limit_s = deadline.seconds
     ls = as_loaded(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
@@ -61,38 +91,84 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
     if distinct_by not in DISTINCT_BY:
         raise ValueError(f"distinct_by must be one of {DISTINCT_BY}")
     # equal-cost twins of one performance class share their architecture and platform, not their layout
-    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by != "layout"))
+    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by != "layout"), deadline=deadline)
     t2 = time.perf_counter()
     stats = {"combinations": space.combinations, "architectures": len(space.architectures),
              "shapes_kept": len(space.shapes), "points_kept": space.points, "pruned": space.pruned}
-    timings = {"load_s": t1 - t0, "design_space_s": t2 - t1}
+    timings = {"load_s": t1 - deadline.start, "design_space_s": t2 - t1}
     solver_info = {"name": "HiGHS", "version": HighsAdapter.version(), "interface": "pyomo.contrib.solver highs",
                    "mip_rel_gap": 0.0, "time_limit_s": time_limit_s}
     if not space.shapes:
-        explanation = explain_infeasible(space)
-        return SolveResult(sc.name, "infeasible", [], 0.0, None, explanation, timings, stats, solver_info)
-    designs, outcomes, model_t = k_best(space, k, distinct_by, time_limit_s, progress)
-    timings.update(model_t)
-    first = outcomes[0]
+        if not space.complete:
+            raise _out_of_time(time_limit_s, "design space")
+        return SolveResult(sc.name, "infeasible", [], 0.0, None, _explain(space, deadline), timings, stats, solver_info)
+    search = k_best(space, k, distinct_by, deadline, progress)
+    timings.update(search.timings)
     for key in ("model_variables", "model_constraints", "architectures_pruned_by_bounds"):
         stats[key] = timings.pop(key, None)
-    if not designs:
-        if first.status == "infeasible":
-            explanation = explain_infeasible(space, time_limit_s)
-            return SolveResult(sc.name, "infeasible", [], first.solve_time_s, None, explanation, timings, stats, solver_info)
+    solve_time_s = sum(o.solve_time_s for o in search.outcomes)
+    if not search.designs:
+        first = search.outcomes[0] if search.outcomes else None
+        if search.complete and first is not None and first.status == "infeasible":
+            return SolveResult(sc.name, "infeasible", [], solve_time_s, None, _explain(space, deadline), timings, stats,
+                               solver_info)
+        if search.stopped_in is not None:
+            raise _out_of_time(time_limit_s, search.stopped_in)
+        assert first is not None  # a complete search ran at least one solve
         raise SolverFailure(f"the solver found no design ({first.status}: {first.termination})"
                             + (f" within the {time_limit_s:g} s time limit" if time_limit_s else ""))
-    statuses = [o.status for o in outcomes if o.has_solution]
-    status = "optimal" if all(s == "optimal" for s in statuses) else "feasible"
-    gaps = [o.gap for o in outcomes if o.has_solution and o.gap is not None]
-    warnings = []
-    if status == "feasible":
-        warnings.append(f"time limit reached: designs are feasible but not proven optimal (gap up to {max(gaps or [0]):.2%})")
-    if len(designs) < k:
-        warnings.append(f"only {len(designs)} distinct designs exist for top_k = {k}")
-    timings["total_s"] = time.perf_counter() - t0
-    return SolveResult(sc.name, status, designs, sum(o.solve_time_s for o in outcomes), max(gaps) if gaps else None,
+    status, warnings = _status_and_warnings(search, k, time_limit_s)
+    gaps = [o.gap for o in search.outcomes if o.has_solution and o.gap is not None]
+    timings["total_s"] = deadline.elapsed_s()
+    stats["search"] = {"complete": search.complete, "designs_found": len(search.designs),
+                       "designs_proven": search.proven, "stopped_in": search.stopped_in}
+    return SolveResult(sc.name, status, search.designs, solve_time_s, max(gaps) if gaps else None,
                        None, timings, stats, solver_info, warnings)
+
+
+def check_time_limit(time_limit_s: float | None) -> float | None:
+    """A time limit is a positive, finite number of seconds (or None)."""
+    if time_limit_s is not None and not (math.isfinite(time_limit_s) and time_limit_s > 0):
+        raise UsageError(f"--time-limit must be a positive number of seconds (got {time_limit_s!r})")
+    return time_limit_s
+
+
+def _out_of_time(time_limit_s: float | None, stage: str) -> SolverFailure:
+    return SolverFailure(f"the solver found no design within the {time_limit_s:g} s time limit (it ran out in the "
+                         f"{stage}); allow more time")
+
+
+def _explain(space, deadline: Deadline) -> str:
+    from .diagnose import explain_infeasible  # lazy: Pyomo is only needed to solve
+
+    return explain_infeasible(space, deadline)
+
+
+def _status_and_warnings(search, k: int, time_limit_s: float | None) -> tuple[str, list[str]]:
+    """optimal: the whole search finished and every design is proven; feasible: it finished but a
+    design is not proven optimal (the time limit stopped a solve with an incumbent); time_limit: the
+    time limit cut the search short, so more or better designs may exist."""
+    found = len(search.designs)
+    last = search.outcomes[-1] if search.outcomes else None
+    warnings = []
+    if not search.complete:
+        status = "time_limit"
+        proven = ("all proven the best in order; more designs may exist" if search.proven == found else
+                  f"{search.proven} proven the best in order; more or cheaper designs may exist")
+        warnings.append(f"the {time_limit_s:g} s time limit cut the search short in the {search.stopped_in}: "
+                        f"{found} of {k} designs found, {proven}: allow more time")
+    elif last is not None and last.status == "error" and found < k:
+        status = "feasible"
+        warnings.append(f"the solver failed after {found} of {k} designs ({last.termination}): more designs may exist")
+    elif search.proven < found:
+        status = "feasible"
+        gaps = [o.gap for o in search.outcomes if o.has_solution and o.gap is not None]
+        warnings.append(f"time limit reached: designs are feasible but not proven optimal (gap up to {max(gaps or [0]):.2%})")
+    else:
+        status = "optimal"
+    if search.complete and found < k and last is not None and last.status == "infeasible":
+        warnings.append(f"only {found} distinct designs exist for top_k = {k}")
+    return status, warnings
 
 
 EVALUATE_PINS = ("platform", "nic", "rails_per_node", "tp", "cp", "pp", "vp", "dp", "microbatch_size")
@@ -157,7 +233,7 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
     if result.designs or sc.objective == "fastest":
         return result
     check_against_catalog(ls, cat)
-    reach = fastest_design(sc, cat, time_limit_s)
+    reach = fastest_design(sc, cat, Deadline(check_time_limit(time_limit_s)))
     if reach is not None:  # what the pins can do: judged against the scenario's own target
         reach.target_step_time_s = sc.target_step_time_s()
         reach.objective = sc.objective

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..sweep.summary import x_axis
 from .io import atomic_path
+from .text import literal_for_plot as lit
 
 
 def _x_values(report: dict) -> tuple[list, list[str], str]:
@@ -56,7 +57,7 @@ def write_plot(report: dict, path: str | Path) -> Path:
             arch = short_architecture(p["architecture"])
             first = arch not in colours
             colours.setdefault(arch, f"C{(len(colours) + 2) % 10}")
-            ax.plot([x], [p["capex_usd"] / 1e6], "D", ms=9, color=colours[arch], zorder=3, label=arch if first else None)
+            ax.plot([x], [p["capex_usd"] / 1e6], "D", ms=9, color=colours[arch], zorder=3, label=lit(arch) if first else None)
             ax.annotate(f"{p['gpus']:,} GPUs", (x, p["capex_usd"] / 1e6), textcoords="offset points",
                         xytext=(7, -12), fontsize=7)
     at = {p["index"]: x for x, p in zip(xs, points)}
@@ -65,16 +66,16 @@ def write_plot(report: dict, path: str | Path) -> Path:
     for x, p in zip(xs, points):
         if not p.get("architecture"):
             ax.axvline(x, color="grey", alpha=0.3)
-            ax.annotate(p["status"], (x, 0), textcoords="offset points", xytext=(3, 3), fontsize=7, color="grey")
+            ax.annotate(lit(p["status"]), (x, 0), textcoords="offset points", xytext=(3, 3), fontsize=7, color="grey")
     if _log_x(xs, report):
         ax.set_xscale("log")
         ax.minorticks_off()
-    ax.set_xticks(xs, xlabels, rotation=30 if len(xs) > 6 else 0, fontsize=8)
-    ax.set_xlabel(xname)
+    ax.set_xticks(xs, [lit(label) for label in xlabels], rotation=30 if len(xs) > 6 else 0, fontsize=8)
+    ax.set_xlabel(lit(xname))
     ax.set_ylabel("million USD")
     x = x_axis(report)
-    ax.set_title(f"{report['scenario']}: cost by {x['title']}" if x["kind"] == "step" else
-                 f"{report['scenario']}: cost against the swept value")
+    ax.set_title(f"{lit(report['scenario'])}: cost by {x['title']}" if x["kind"] == "step" else
+                 f"{lit(report['scenario'])}: cost against the swept value")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     ax.margins(x=0.08, y=0.15)

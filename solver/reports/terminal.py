@@ -10,6 +10,7 @@ from rich.table import Table
 from ..inputs.schema import Catalog
 from ..results import Design, SolveResult
 from ..sweep.summary import point_label
+from .text import safe
 
 
 def _usd(value: float) -> str:
@@ -126,7 +127,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
 
     cols = [
         Column("#", [str(d.rank) for d in ds]),
-        Column("architecture", [d.label for d in ds], number=False, min_width=14),
+        Column("architecture", [safe(d.label) for d in ds], number=False, min_width=14),
         Column("GPUs", [f"{d.cost.gpus:,}" for d in ds]),
         Column("step s", [_step(d) for d in ds]),
     ]
@@ -134,7 +135,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
         cols.append(Column("train days", [f"{d.train_days:,.1f}" for d in ds], drop=2))
     cols += [
         Column(money, [usd(d, money) for d in ds]),
-        Column("differs from #1", [differs_from_first(d, first) for d in ds], number=False, min_width=14, drop=1)
+        Column("differs from #1", [safe(differs_from_first(d, first)) for d in ds], number=False, min_width=14, drop=1)
         if first is not None else Column("differs from #1", [], number=False),
         Column("layout tp·cp·pp·vp·dp·mbs", [_layout(d) for d in ds], number=False, min_width=12, drop=3),
         Column("nodes", [f"{d.cost.nodes:,}" for d in ds], drop=4),
@@ -147,13 +148,13 @@ def solve_columns(result: SolveResult) -> list[Column]:
 
 
 def solve_table(result: SolveResult, width: int | None = None, wide: bool = False) -> Table:
-    title = f"{result.scenario}: {len(result.designs)} design(s), status {result.status}"
+    title = f"{safe(result.scenario)}: {len(result.designs)} design(s), status {result.status}"
     return make_table(title, solve_columns(result), width, wide)
 
 
 def print_solve(result: SolveResult, console: Console, wide: bool = False) -> None:
     if result.status == "infeasible":
-        console.print(f"[bold red]infeasible[/]: {result.explanation}")
+        console.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
         return
     if result.designs and result.designs[0].objective == "fastest":
         console.print("objective: fastest design within the caps (ranked by step time, then cost)")
@@ -161,14 +162,14 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
     for d in result.designs:
         tight = [b["text"] for b in d.binding if b["binding"]]
         if tight:
-            console.print(f"  #{d.rank} binding: " + "; ".join(tight))
+            console.print(f"  #{d.rank} binding: " + "; ".join(safe(x) for x in tight))
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
                   f"model build {t.get('build_s', 0):.2f} s, HiGHS {t.get('solve_s', 0):.2f} s{gap}); "
                   f"{result.stats.get('shapes_kept', 0):,} layouts kept of {result.stats.get('combinations', 0):,} combinations")
     for w in result.warnings:
-        console.print(f"[yellow]warning[/]: {w}")
+        console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
 def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
@@ -178,7 +179,7 @@ def compare_table(results: list[SolveResult], files: list[str], width: int | Non
     t = Table(title="best design per scenario", title_justify="left")
     t.add_column("", justify="left", no_wrap=True)
     for r, f in zip(results, files):
-        t.add_column(f"{r.scenario}\n({f})", justify="right", overflow="fold", min_width=14)
+        t.add_column(f"{safe(r.scenario)}\n({safe(f)})", justify="right", overflow="fold", min_width=14)
     cells: dict[str, list[str]] = {row: [] for row in rows}
     for r in results:
         d = r.designs[0] if r.designs else None
@@ -192,7 +193,7 @@ def compare_table(results: list[SolveResult], files: list[str], width: int | Non
 
 
 def _compare_cells(d: Design) -> dict[str, str]:
-    return {"architecture": d.label, "GPUs": f"{d.cost.gpus:,}", "nodes": f"{d.cost.nodes:,}",
+    return {"architecture": safe(d.label), "GPUs": f"{d.cost.gpus:,}", "nodes": f"{d.cost.nodes:,}",
             "layout tp·cp·pp·vp·dp·mbs": _layout(d), "step s": _step(d),
             "train days": "" if d.train_days is None else f"{d.train_days:,.1f}", "MFU": f"{d.perf.mfu:.1%}",
             "facility kW": f"{d.cost.facility_power_kw:,.0f}", "racks": f"{d.cost.racks:,}",
@@ -203,7 +204,7 @@ def _compare_cells(d: Design) -> dict[str, str]:
 def print_design(design: Design, console: Console, wide: bool = False) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
-    console.print(f"[bold]{design.label}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
+    console.print(f"[bold]{safe(design.label)}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
                   f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}, "
                   f"{p.microbatches} microbatches")
     console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
@@ -220,30 +221,30 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
     console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
                   f"{p.memory_activations_gb:,.1f}) of {p.hbm_usable_gb:,.1f} GB usable: {fit}; dominant: "
-                  f"{', '.join(p.dominant_terms)}")
+                  f"{safe(', '.join(p.dominant_terms))}")
     f = c.fabric
     console.print(f"fabric: {f.tiers} tier(s), {f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core "
-                  f"{c.switch}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
+                  f"{safe(c.switch)}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
-        console.print(f"  {flag}{b['text']}")
+        console.print(f"  {flag}{safe(b['text'])}")
 
 
 def bom_table(design: Design, width: int | None = None, wide: bool = False) -> Table:
     lines = design.cost.bom
     cols = [
-        Column("category", [x.category for x in lines] + [""], number=False, min_width=8, drop=2),
-        Column("part", [x.part for x in lines] + [""], number=False, min_width=10),
-        Column("description", [x.description for x in lines] + ["[bold]total[/]"], number=False, min_width=12, drop=1),
+        Column("category", [safe(x.category) for x in lines] + [""], number=False, min_width=8, drop=2),
+        Column("part", [safe(x.part) for x in lines] + [""], number=False, min_width=10),
+        Column("description", [safe(x.description) for x in lines] + ["[bold]total[/]"], number=False, min_width=12, drop=1),
         Column("qty", [f"{x.quantity:,}" for x in lines] + [""]),
         Column("unit $", [f"{x.unit_price_usd:,.2f}" for x in lines] + [""]),
         Column("extended $", [f"{x.extended_usd:,.2f}" for x in lines] + [f"[bold]{design.cost.capex_usd:,.2f}[/]"]),
-        Column("source", [x.price_source[:40] + (" (est.)" if x.price_is_estimate else "") for x in lines] + [""],
+        Column("source", [safe(x.price_source[:40]) + (" (est.)" if x.price_is_estimate else "") for x in lines] + [""],
                number=False, min_width=12, drop=3),
-        Column("date", [x.price_date for x in lines] + [""], drop=4),
+        Column("date", [safe(x.price_date) for x in lines] + [""], drop=4),
     ]
     return make_table("bill of materials", cols, width, wide)
 
@@ -253,7 +254,7 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
     for col in columns:
         t.add_column(col)
     for row in rows:
-        t.add_row(*row)
+        t.add_row(*(safe(cell) for cell in row))  # every cell is catalog text or a number formatted from it
     return t
 
 
@@ -281,8 +282,8 @@ def catalog_tables(cat: Catalog) -> list[Table]:
     if cat.facility is not None:
         f = cat.facility
         d = f.link_distance_m
-        racks.caption = (f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
-                         f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
+        racks.caption = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
+                             f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
     return [gpus, platforms, network, links, racks]
 
 
@@ -301,7 +302,7 @@ def _sweep_step(r: dict) -> str:
 
 
 def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> Table:
-    title = f"{report['scenario']}: sweep of {len(report['points'])} point(s)"
+    title = f"{safe(report['scenario'])}: sweep of {len(report['points'])} point(s)"
     points = report["points"]
     names = [a["name"] for a in report["axes"]]
     solved = [r if r.get("architecture") else None for r in points]
@@ -309,10 +310,10 @@ def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> T
     def col(header: str, cell, number: bool = True, drop: int = 0, min_width: int = 10) -> Column:
         return Column(header, [cell(r) if r is not None else "" for r in solved], number, drop, min_width)
 
-    cols = [Column(n, [r["labels"].get(n, "") for r in points]) for n in names]
-    cols.append(Column("status", [r["status"] if r.get("architecture") else f"[red]{r['status']}[/]" for r in points],
+    cols = [Column(safe(n), [safe(r["labels"].get(n, "")) for r in points]) for n in names]
+    cols.append(Column("status", [safe(r["status"]) if r.get("architecture") else f"[red]{safe(r['status'])}[/]" for r in points],
                        number=False, min_width=8))
-    cols.append(Column("architecture", [r.get("architecture") or (r.get("reason") or "")[:80] for r in points],
+    cols.append(Column("architecture", [safe(r.get("architecture") or (r.get("reason") or "")[:80]) for r in points],
                        number=False, min_width=14))
     cols += [
         col("GPUs", lambda r: f"{r['gpus']:,}"),
@@ -330,14 +331,14 @@ def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> T
 def print_report(report: dict, console, wide: bool = False) -> None:
     console.print(sweep_table(report, console.width, wide))
     for s in report["switch_points"]:
-        console.print(f"switch point at {', '.join(f'{k}={v}' for k, v in s['labels'].items())}: "
-                      f"{s['from']} → [bold]{s['to']}[/]")
+        console.print(f"switch point at {safe(', '.join(f'{k}={v}' for k, v in s['labels'].items()))}: "
+                      f"{safe(s['from'])} → [bold]{safe(s['to'])}[/]")
     if not report["switch_points"]:
         console.print("no switch point: the best architecture is the same at every solved point")
     for inc in report["increments"]:
-        console.print(f"to {', '.join(f'{k}={v}' for k, v in inc['labels'].items())}: add {inc['added_gpus']:,} GPUs, "
+        console.print(f"to {safe(', '.join(f'{k}={v}' for k, v in inc['labels'].items()))}: add {inc['added_gpus']:,} GPUs, "
                       f"{inc['added_nodes']:,} nodes, {inc['added_switches']:,} switches, {inc['added_racks']:,} racks "
                       f"({_usd_or_dash(inc['capex_delta_usd'])})")
     for r in report["points"]:
         if r["status"] in ("infeasible", "error"):
-            console.print(f"[yellow]point {r['index']}[/] ({point_label(r)}) {r['status']}: {r.get('reason')}")
+            console.print(f"[yellow]point {r['index']}[/] ({safe(point_label(r))}) {safe(r['status'])}: {safe(r.get('reason'))}")

@@ -239,7 +239,7 @@ class SweepPlan:
     scenario_name: str
     axes: list[Axis]
     combine: str
-    tasks: list[dict]  # {"index", "values", "labels", "scenario", "catalog_files", "time_limit_s"}
+    tasks: list[dict]  # {"index", "values", "labels", "scenario", "catalog", "time_limit_s"}
     sweep_hash: str
     notes: list[str] = field(default_factory=list)
 
@@ -252,7 +252,7 @@ def _base_dict(ls: LoadedScenario) -> dict:
     data = ls.scenario.model_dump(mode="json")
     data.pop("sweep", None)
     data["top_k"] = 1
-    data["catalog"] = []  # the merged catalog's files travel with each task instead
+    data["catalog"] = []  # the merged catalog's contents travel with each task instead
     return data
 
 
@@ -287,7 +287,7 @@ def plan_sweep(ls: LoadedScenario, cat: Catalog, vary: list[str] | None = None,
         raise UsageError(f"{doc.path}: nothing to sweep: add a `sweep:` block (parameters or models) or give --vary PATH=SPEC")
     axes = _axes(sweep, base, locs, doc)
     combos = _check_size(axes, sweep.combine, doc, bool(vary))
-    catalog_files = [path for path, _ in provenance(cat).files]
+    shipped = catalog_payload(cat)
     tasks, problems = [], []
     for index, combo in enumerate(combos):
         data = copy.deepcopy(base)
@@ -305,14 +305,14 @@ def plan_sweep(ls: LoadedScenario, cat: Catalog, vary: list[str] | None = None,
             problems.append(problem)
             continue
         tasks.append({"index": index, "values": values, "labels": labels, "scenario": data,
-                      "catalog_files": catalog_files, "time_limit_s": time_limit_s})
+                      "catalog": shipped, "time_limit_s": time_limit_s})
     if problems:
         if vary:
             raise UsageError("; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""))
         raise InputError(problems[:20])
     notes = [f"{a.name} is an integer field: values rounded to the nearest integer "
              f"({', '.join(a.label(v) for v in a.values)})" for a in axes if a.rounded]
-    digest = _hash(tasks, cat)
+    digest = _hash(tasks, shipped)
     return SweepPlan(ls.scenario.name, axes, sweep.combine, tasks, digest, notes)
 
 
@@ -371,10 +371,20 @@ def _check_point(data: dict, cat: Catalog, doc: Document, axes: list[Axis], labe
     return doc.problem(loc, reason)
 
 
-def _hash(tasks: list[dict], cat: Catalog) -> str:
+def catalog_payload(cat: Catalog) -> dict:
+    """The merged catalog as it travels to every worker: its contents (JSON), their SHA-256, and
+    the files it came from (for reports). Workers never read catalog files: a relative path, a file
+    edited since planning or a worker on another machine cannot change what a point is solved with."""
+    data = cat.model_dump(mode="json")
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return {"sha256": hashlib.sha256(text.encode()).hexdigest(), "data": data,
+            "files": [list(f) for f in provenance(cat).files]}
+
+
+def _hash(tasks: list[dict], shipped: dict) -> str:
     """Identifies a sweep: its point scenarios, the catalog contents and the time limit."""
     payload = {"points": [{"values": t["values"], "scenario": t["scenario"], "time_limit_s": t["time_limit_s"]} for t in tasks],
-               "catalog_sha256": [sha for _, sha in provenance(cat).files]}
+               "catalog_sha256": shipped["sha256"]}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

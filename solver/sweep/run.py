@@ -7,11 +7,13 @@ worker process keeps HiGHS at one thread (the adapter's default).
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import re
 import time
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import SolverFailure, UsageError
@@ -26,11 +28,27 @@ DASK_SCHEMES = ("dask", "tcp")  # `--executor tcp://HOST:PORT` is what `dask sch
 # ------------------------------------------------------------------------------ one point
 
 
-@lru_cache(maxsize=4)
-def _catalog(files: tuple) -> Catalog:
-    from ..inputs.catalog import load_catalog
+_CATALOGS: dict[str, Catalog] = {}  # sha256 of the catalog contents -> the catalog, in this process
+_CATALOG_CACHE_SIZE = 4
 
-    return load_catalog(list(files))
+
+def _catalog(shipped: dict) -> Catalog:
+    """The catalog a task carries, cached by the SHA-256 of its contents (recomputed here, so a
+    cached entry is only ever reused for byte-identical contents: an edited catalog is a new key)."""
+    from ..inputs.catalog import CatalogProvenance
+
+    data = shipped["data"]
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    if digest != shipped["sha256"]:
+        raise ValueError(f"the catalog sent with this point is damaged (sha256 {digest[:12]}, expected "
+                         f"{shipped['sha256'][:12]})")
+    if digest not in _CATALOGS:
+        cat = Catalog.model_validate(data)
+        cat._provenance = CatalogProvenance(files=[(str(p), str(h)) for p, h in shipped["files"]])
+        while len(_CATALOGS) >= _CATALOG_CACHE_SIZE:
+            _CATALOGS.pop(next(iter(_CATALOGS)))
+        _CATALOGS[digest] = cat
+    return _CATALOGS[digest]
 
 
 def solve_point(task: dict) -> dict:
@@ -40,7 +58,7 @@ def solve_point(task: dict) -> dict:
     start = time.perf_counter()
     row = {"index": task["index"], "values": task["values"], "labels": task["labels"]}
     try:
-        cat = _catalog(tuple(task["catalog_files"]))
+        cat = _catalog(task["catalog"])
         result = solve(task["scenario"], cat, top_k=1, time_limit_s=task.get("time_limit_s"))
         if result.designs:
             row.update(status=result.status, reason=None, **point_summary(result.designs[0].to_dict(), task["scenario"]))
@@ -63,34 +81,115 @@ def results_path_for(json_path: str | Path) -> Path:
     return p.with_name(p.stem + ".points.jsonl")
 
 
-def read_results(path: Path, sweep_hash: str) -> dict[int, dict]:
-    """Finished points of an earlier run of the same sweep (a torn last line is ignored)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+ROW_CHECKSUM = "row_sha256"  # each row of the results file carries the SHA-256 of its own contents
+ROW_STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error")
+
+
+def row_checksum(row: dict) -> str:
+    """SHA-256 of a row's canonical JSON (its checksum field left out)."""
+    body = {k: v for k, v in row.items() if k != ROW_CHECKSUM}
+    return hashlib.sha256(json.dumps(clean(body), sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def read_results(path: Path, sweep_hash: str, indexes: set[int] | None = None) -> dict[int, dict]:
+    """Finished points of an earlier run of the same sweep that can be reused."""
+    return read_results_checked(path, sweep_hash, indexes)[0]
+
+
+def read_results_checked(path: Path, sweep_hash: str, indexes: set[int] | None = None) -> tuple[dict[int, dict], int]:
+    """(reusable rows by index, lines not reused). A line is reused only if it is a JSON object
+    with an index of this sweep, a known status other than error (failed points are tried again)
+    and a checksum that matches its contents; anything else — the torn line a killed run was
+    writing, an edited row, a line that is JSON but not a row — is solved again."""
+    if not path.is_file():
+        raise UsageError(f"{path}: the sweep's results file is not a regular file: remove it, or give another --json")
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     if not lines:
-        return {}
+        return {}, 0
     try:
         header = json.loads(lines[0])
     except json.JSONDecodeError:
         header = {}
-    if header.get("sweep_hash") != sweep_hash:
-        raise UsageError(f"{path} belongs to a different sweep (hash {header.get('sweep_hash')!r}, this sweep is "
-                              f"{sweep_hash!r}): delete it, or run without --resume to start over")
-    done = {}
+    found = header.get("sweep_hash") if isinstance(header, dict) else None
+    if found != sweep_hash:
+        raise UsageError(f"{path} belongs to a different sweep (hash {found!r}, this sweep is "
+                         f"{sweep_hash!r}): delete it, or run without --resume to start over")
+    done: dict[int, dict] = {}
+    rejected = 0
     for line in lines[1:]:
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # the line being written when the run stopped
-        if row.get("status") != "error":  # failed points are tried again
+        row = _reusable_row(line, indexes)
+        if row is None:
+            rejected += 1
+        elif row["status"] != "error":
             done[row["index"]] = row
-    return done
+    return done, rejected
+
+
+def _reusable_row(line: str, indexes: set[int] | None) -> dict | None:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(row, dict) or row.get(ROW_CHECKSUM) != row_checksum(row):
+        return None
+    index = row.get("index")
+    if not isinstance(index, int) or isinstance(index, bool) or (indexes is not None and index not in indexes):
+        return None
+    if row.get("status") not in ROW_STATUSES:
+        return None
+    return {k: v for k, v in row.items() if k != ROW_CHECKSUM}
+
+
+def _row_line(row: dict) -> str:
+    stored = dict(clean(row))
+    stored[ROW_CHECKSUM] = row_checksum(stored)
+    return json.dumps(stored, allow_nan=False, separators=(",", ":"))
 
 
 def _append(path: Path, row: dict) -> None:
-
+    """Append one finished row (with its checksum) and make it durable (a power cut keeps every row
+    already counted)."""
     with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(clean(row), allow_nan=False, separators=(",", ":")) + "\n")
+        fh.write(_row_line(row) + "\n")
         fh.flush()
+        os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def results_lock(path: Path) -> Iterator[None]:
+    """Hold `<results>.lock` for the whole run: a second run of the same sweep (a concurrent
+    `--resume`) fails at once instead of solving every point again and interleaving rows.
+
+    flock is released by the kernel when a run dies, so a killed run never blocks the next; the
+    lock file is removed on release, and a run that locked a file someone removed meanwhile tries
+    again on the new one (the inode check), so two runs never both hold "the" lock."""
+    import fcntl
+
+    lock = path.with_name(path.name + ".lock")
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.read(fd, 32).decode(errors="replace").strip()
+            os.close(fd)
+            raise UsageError(f"another run of this sweep is writing {path} (pid {owner or '?'}): wait for it to "
+                             "finish, then run again with --resume") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
 
 
 def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_path: Path | None = None,
@@ -106,7 +205,7 @@ def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_
     if results_path is not None:
         results_path = Path(results_path)
         if resume and results_path.exists():
-            done = read_results(results_path, plan.sweep_hash)
+            done = read_results(results_path, plan.sweep_hash, {t["index"] for t in plan.tasks})
         _rewrite(results_path, plan, done)
     todo = [t for t in plan.tasks if t["index"] not in done]
 
@@ -138,7 +237,7 @@ def _rewrite(path: Path, plan: SweepPlan, done: dict[int, dict]) -> None:
 
     header = {"schema": SCHEMA + "+points", "scenario": plan.scenario_name, "sweep_hash": plan.sweep_hash,
               "points": len(plan.tasks)}
-    lines = [json.dumps(header)] + [json.dumps(clean(done[i]), allow_nan=False, separators=(",", ":")) for i in sorted(done)]
+    lines = [json.dumps(header)] + [_row_line(done[i]) for i in sorted(done)]
     with atomic_path(path) as tmp:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -147,7 +246,8 @@ def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None]) ->
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(solve_point, t) for t in tasks]
         try:
             for fut in as_completed(futures):
@@ -156,6 +256,34 @@ def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None]) ->
             for fut in futures:
                 fut.cancel()
             raise
+
+
+def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
+    """Pool worker initializer: end this worker when the sweep's main process dies (killed by the
+    OOM killer, `kill PID`, a parent's timeout), instead of solving on and holding its pipes open.
+
+    Linux: the kernel sends SIGKILL the moment the parent goes (prctl PR_SET_PDEATHSIG), even while
+    HiGHS holds the GIL. Everywhere: a daemon thread checks every `poll_s` that the parent is still
+    the parent (an orphan is re-parented) and exits otherwise.
+    """
+    import threading
+
+    with contextlib.suppress(Exception):  # not Linux, or no libc: the thread below still works
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="fabricplan-parent-watch", daemon=True).start()
 
 
 def _run_dask(tasks: list[dict], address: str, finished: Callable[[dict], None]) -> None:

@@ -75,7 +75,7 @@ def increments(rows: list[dict]) -> list[dict]:
 
 def sweep_report(plan: SweepPlan, rows: list[dict]) -> dict:
     """The sweep's JSON document (`"schema": "fabricplan.sweep/1"`)."""
-    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("optimal", "feasible", "infeasible", "error")}
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("optimal", "feasible", "time_limit", "infeasible", "error")}
     return {
         "schema": SCHEMA,
         "scenario": plan.scenario_name,

@@ -214,9 +214,12 @@ def test_resume_computes_only_the_missing_points(tmp_path, monkeypatch):
     plan = plan_sweep(ls, cat, ["workload.global_batch_size=256,384,512"])
     full = run_points(plan, results_path=tmp_path / "full.points.jsonl")
     # an interrupted run: the header, point 0 done, then a line torn mid-write
+    # (point 0's line is copied from the full run's file: rows carry their checksum, issue 18)
     partial = tmp_path / "run.points.jsonl"
     header = {"sweep_hash": plan.sweep_hash, "points": 3}
-    partial.write_text(json.dumps(header) + "\n" + json.dumps(full[0]) + "\n" + '{"index": 1, "sta', encoding="utf-8")
+    row_0 = (tmp_path / "full.points.jsonl").read_text(encoding="utf-8").splitlines()[1]
+    assert json.loads(row_0)["index"] == 0
+    partial.write_text(json.dumps(header) + "\n" + row_0 + "\n" + '{"index": 1, "sta', encoding="utf-8")
     solved = []
     real = solve_point
     monkeypatch.setattr(sweep_run, "solve_point", lambda task: solved.append(task["index"]) or real(task))

@@ -1,0 +1,37 @@
+"""User text on its way to a terminal or a plot, rendered literally (issue 18).
+
+Names, descriptions, price sources, model names and paths come from input files. Printed through
+rich they would be read as markup (`[/]` raises, `[link=…]` makes a hyperlink); written raw, an
+escape sequence (CSI `ESC[…`, OSC `ESC]…`) would drive the terminal, even through a pipe read
+later; drawn by matplotlib, `$…$` would be parsed as mathtext. These functions neutralise each.
+"""
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape
+
+# C0 controls except tab and newline, DEL, C1 controls, and the Unicode bidirectional overrides
+# and isolates (they reorder what the terminal shows).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain(text: object) -> str:
+    """The text with every terminal control character shown as its escape (ESC → `\\x1b`)."""
+    return _CONTROL.sub(_visible, str(text))
+
+
+def safe(text: object) -> str:
+    """User text for rich: control characters made visible, then markup escaped (printed as is)."""
+    return escape(plain(text))
+
+
+def literal_for_plot(text: object) -> str:
+    """User text for matplotlib: control characters made visible and `$` escaped, so no mathtext
+    is parsed (an unescaped pair of `$` would be, and a malformed one raises)."""
+    return plain(text).replace("$", r"\$")
