@@ -509,8 +509,8 @@ def owned_use(scenario: Scenario, catalog: Catalog, stock: dict[str, Stock]) -> 
     for ident, item in scenario.inventory.items():
         if item.count == 0:
             continue
-        kind = owned_kind(catalog, ident) or "unknown"
-        entry = catalog.by_id(kind)[ident] if kind != "unknown" else None
+        kind = owned_kind(catalog, ident) or "unknown"  # known after check_against_catalog
+        entry: Any = catalog.by_id(kind).get(ident) if kind != "unknown" else None
         price = entry.usd_per_link if kind == "links" else getattr(entry, "unit_price_usd", 0.0)
         need = stock[ident].needed if ident in stock else 0
         out.append(OwnedUse(ident, kind, item.count, min(item.count, need), price, item.purchase_year))
