@@ -129,7 +129,12 @@ class Parts:
     @property
     def hardware_fraction(self) -> float:
         """F = Σ of the fraction-of-hardware extra rules (support contracts, …)."""
-        return sum(e.fraction_of_hardware for e in self.extras if e.fraction_of_hardware is not None)
+        return hardware_fraction(self.extras)
+
+
+def hardware_fraction(extras) -> float:
+    """F = Σ fraction_of_hardware over the extra cost rules that have one."""
+    return float(sum(e.fraction_of_hardware for e in extras if e.fraction_of_hardware is not None))
 
 
 def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int,
