@@ -56,6 +56,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="sweep a field: PATH=v1,v2,... or PATH=start:stop:step or PATH=xFACTOR^STEPS (repeatable)")
     w.add_argument("--combine", choices=["product", "zip"], help="how several --vary fields combine")
     w.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per point")
+
+    pl = sub.add_parser("plan", parents=[flags], help="a multi-period purchase plan (the scenario's plan: block)")
+    _common(pl)
+    pl.add_argument("--xlsx", metavar="FILE", help="workbook path (default outputs/<scenario>-plan.xlsx)")
+    pl.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
+    pl.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario>-plan.png)")
+    pl.add_argument("--no-compare", action="store_true",
+                    help="skip the comparisons (each period from scratch, everything up front)")
+    pl.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per MILP")
     return p
 
 
@@ -131,6 +140,10 @@ def cmd_validate(args, out, err) -> int:
 
                     points = len(plan_sweep(ls, cat).tasks)  # every sweep path and value checked
                     kind = f"scenario with a {points}-point sweep"
+                if ls.scenario.plan is not None:
+                    from .plan.periods import plan_periods
+
+                    kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
             else:
                 api.load_catalog([path])
                 kind = "catalog"
@@ -300,8 +313,48 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
     return rows
 
 
+def cmd_plan(args, out, err) -> int:
+    """`fabricplan plan`: check the plan and the output paths, solve, print, write JSON, workbook and plot.
+
+    Exit codes: 0 planned; 1 valid input but no plan exists (with the reason); 2 bad input; 3 solver failure.
+    """
+    from . import api
+    from .plan.periods import plan_periods
+    from .reports.io import check_writable
+    from .reports.json import write_json
+    from .reports.plan_terminal import print_plan
+
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise UsageError("--time-limit must be positive")
+    ls, cat = _load(args, err)
+    plan_periods(ls, cat)  # every period checked before any output path is touched
+    name = ls.scenario.name
+    json_path = check_writable(args.json or _default_output(name, "-plan.json"))
+    xlsx_path = None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, "-plan.xlsx"))
+    plot_path = check_writable(args.plot or _default_output(name, "-plan.png"))
+    with err.status("planning…") as status:
+        result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare, progress=status.update)
+    report = result.to_dict()
+    print_plan(report, out)
+    write_json(report, json_path)
+    written = [str(json_path)]
+    if report["status"] != "infeasible":
+        from .reports.plan_excel import write_plan_workbook
+        from .reports.plan_plot import write_plan_plot
+
+        if xlsx_path is not None:
+            written.append(str(write_plan_workbook(report, xlsx_path)))
+        written.append(str(write_plan_plot(report, plot_path)))
+    out.print(f"wrote {', '.join(written)}")
+    if report["status"] == "infeasible":
+        return EXIT_INFEASIBLE
+    if report["status"] == "feasible":
+        err.print("warning: the time limit stopped the search; the plan is feasible, not proven optimal")
+    return EXIT_OK
+
+
 _COMMANDS = {"validate": cmd_validate, "catalog": cmd_catalog, "solve": cmd_solve, "evaluate": cmd_evaluate,
-             "sweep": cmd_sweep}
+             "sweep": cmd_sweep, "plan": cmd_plan}
 
 
 if __name__ == "__main__":

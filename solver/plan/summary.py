@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import costing
 from ..inputs.schema import Catalog
 from ..results import Design
-from .ledger import Ledger, PeriodSpend, gpus_per_unit
+from .ledger import Ledger, PeriodSpend, gpus_per_unit, owned_gpus
 from .periods import Period, PlanSpec
 
 SCHEMA = "fabricplan.plan/1"
@@ -79,6 +80,9 @@ def _period_row(spec: PlanSpec, catalog: Catalog, p: int, design: Design, cluste
         "bought": [x.to_dict() for x in ps.purchases],
         "hardware_usd": ps.hardware_usd, "extra_usd": ps.extra_usd, "fraction_usd": ps.fraction_usd,
         "contingency_usd": ps.contingency_usd, "capex_usd": ps.capex_usd, "energy_usd": ps.energy_usd,
+        "facility_kw": design.cost.facility_power_kw, "usd_per_kwh": design.cost.usd_per_kwh,
+        "contingency_fraction": period.scenario.constraints.contingency_fraction,
+        "hardware_fraction": costing.hardware_fraction(period.scenario.extra_costs),
         "spend_usd": spend, "discounted_usd": ps.discount_factor * spend, "gpus_owned": ps.gpus_owned,
         "clusters": _clusters(catalog, designs, clusters, p, ps), "idle": _idle(design, clusters[p], ps),
         "inventory": book_values(spec, catalog, period, design), "design": design.to_dict(),
@@ -135,6 +139,7 @@ def plan_report(result: Any) -> dict:
         out["explanation"] = plan.explanation
         out["periods"] = [{"index": p.index, "label": p.label, "values": p.values} for p in spec.periods]
         return out
+    out["owned_gpus"] = owned_gpus(result.catalog, spec.owned)
     out["periods"] = [_period_row(spec, result.catalog, p, d, plan.clusters, plan.designs, ps)
                       for p, (d, ps) in enumerate(zip(plan.designs, plan.ledger.periods))]
     out["totals"] = totals(spec, plan.ledger)
