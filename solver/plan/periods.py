@@ -81,6 +81,11 @@ def _label(plan: Plan, p: int) -> tuple[str, float | None]:
     return f"period {p}", None
 
 
+def named(label: str) -> str:
+    """'period 2' stays; a year or a custom label reads 'period 2027'."""
+    return label if label.startswith("period") else f"period {label}"
+
+
 def _growth_values(rule: PlanGrowth, base: dict, count: int) -> list[float]:
     """v_p = v_0 · factor^p for p < count, checked and rounded like the sweep's growth (make_axis)."""
     field_kind(rule.path)
@@ -158,7 +163,7 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
             first = exc.problems[0]
             loc = ("plan", "periods", p) if isinstance(plan.periods, list) else ("plan",)
             changed = ", ".join(f"{k} = {v:g}" for k, v in values.items()) or "no changes"
-            problems.append(doc.problem(loc, f"period {label} ({changed}) is not a valid scenario: "
+            problems.append(doc.problem(loc, f"{named(label)} ({changed}) is not a valid scenario: "
                                         f"{first.path}: {first.message}"))
             continue
         periods.append(Period(p, label, year, values, point.scenario, price_factors(plan, p), discount_factor(plan, p)))

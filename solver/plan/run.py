@@ -16,7 +16,7 @@ from ..optimize.highs import HighsAdapter
 from ..results import Design, make_design
 from .ledger import Ledger, ledger
 from .model import PeriodChoice, PeriodModel, build_plan_model, decode
-from .periods import PlanSpec, plan_periods
+from .periods import PlanSpec, named, plan_periods
 
 
 @dataclass
@@ -63,7 +63,7 @@ def period_models(spec: PlanSpec, catalog: Catalog) -> list[PeriodModel] | str:
     for period in spec.periods:
         space = build_design_space(period.scenario, catalog, one_layout_per_cost=True)
         if not space.shapes:
-            return f"period {period.label}: {explain_infeasible(space)}"
+            return f"{named(period.label)}: {explain_infeasible(space)}"
         data = model_data(space)
         if not data.archs:
             raise unbuildable_error(space, data)
@@ -168,7 +168,7 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
     scratch, upfront = [], None
     if compare and plan.status != "infeasible":
         for period in spec.periods:
-            _say(progress, f"comparison: period {period.label} bought from scratch…")
+            _say(progress, f"comparison: {named(period.label)} bought from scratch…")
             scratch.append(solve_plan(spec.only([period], "keep_one"), catalog, time_limit_s=time_limit_s))
         _say(progress, "comparison: everything bought in the first period…")
         upfront = solve_plan(spec.only(spec.periods, "keep_one"), catalog, first_period_only=True,

@@ -71,7 +71,7 @@ def _inputs(ws, report: dict) -> None:
         put(ws, row, 2, value, fmt).fill = INPUT
 
 
-def _period_table(ws, report: dict, lines: list[dict], first: int, last: int) -> None:
+def _period_table(ws, report: dict, first: int, last: int) -> None:
     """The per-period rows: inputs (factors, contingency, F, electricity) and the live totals."""
     periods = report["periods"]
     _header(ws, HEAD, ["Period"] + [p["label"] for p in periods])
@@ -210,10 +210,13 @@ def build_plan_workbook(report: dict) -> Workbook:
     lines = _purchase_lines(report)
     head = ROW["discounted"] + 12
     first, last = _purchases(ws, report, lines, head)
-    _period_table(ws, report, lines, first, last)
+    _period_table(ws, report, first, last)
     _totals(ws, report, ROW["discounted"] + 2)
     _chart(ws, report)
     ws.freeze_panes = f"B{HEAD + 1}"
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
     ws.column_dimensions["A"].width = 46
     for col in range(2, 8 + 2 * len(report["periods"])):
         ws.column_dimensions[get_column_letter(col)].width = 18
