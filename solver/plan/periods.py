@@ -61,9 +61,12 @@ class PlanSpec:
 
 def price_factors(plan: Plan, p: int) -> dict[str, float]:
     """φ_pc for every category: the period's own factor, else the yearly change compounded over p·Y years."""
-    own = plan.periods[p].price_factors if isinstance(plan.periods, list) else {}
+    own: dict[str, float] = {}
+    if isinstance(plan.periods, list):
+        own = {str(c): f for c, f in plan.periods[p].price_factors.items()}
+    change = {str(c): r for c, r in plan.price_change_per_year.items()}
     years = p * plan.period_years
-    return {c: own.get(c, (1 + plan.price_change_per_year.get(c, 0.0)) ** years) for c in PRICE_CATEGORIES}  # type: ignore[call-overload]
+    return {c: own.get(c, (1 + change.get(c, 0.0)) ** years) for c in PRICE_CATEGORIES}
 
 
 def discount_factor(plan: Plan, p: int) -> float:

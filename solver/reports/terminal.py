@@ -182,6 +182,8 @@ def print_report(report: dict, console) -> None:
                       f"{s['from']} → [bold]{s['to']}[/]")
     if not report["switch_points"]:
         console.print("no switch point: the best architecture is the same at every solved point")
+    if report.get("independent"):
+        console.print(f"note: {report['independent']}")
     for inc in report["increments"]:
         console.print(f"to {', '.join(f'{k}={v}' for k, v in inc['labels'].items())}: add {inc['added_gpus']:,} GPUs, "
                       f"{inc['added_nodes']:,} nodes, {inc['added_switches']:,} switches, {inc['added_racks']:,} racks "

@@ -136,3 +136,35 @@ def test_toy_tco_pays_energy_on_owned_boxes(toy_catalog):
         ("slow-box", 141_160.0), ("fast-box", 416_200.0), ("cheap-box", 441_320.0)]
     idle = {u.part: u.idle_value_usd for u in result.designs[0].cost.inventory}
     assert idle == {"slow-box": 8 * 10_000}
+
+
+# ------------------------------------------------------------------ extra cost lines in the objective
+
+STORAGE = {"name": "storage", "per_node_usd": 4_000, "price_source": "test", "price_date": "2025"}
+SUPPORT = {"name": "support", "fraction_of_hardware": 0.10, "price_source": "test", "price_date": "2025"}
+
+
+def test_toy_per_node_extra_favours_fewer_denser_nodes(toy_catalog):
+    """$4,000 per node: cheap-box 161,000 + 32·4,000 = $289,000; fast-box 241,000 + 8·4,000 = $273,000
+    wins. With 10 % support on the hardware too: cheap-box 1.1·161,000 + 128,000 = $305,100; fast-box
+    1.1·241,000 + 32,000 = $297,100."""
+    result = solve(_toy(extra_costs=[STORAGE]), toy_catalog, top_k=2)
+    assert [(d.architecture.platform, round(d.cost.capex_usd, 2)) for d in result.designs] == [
+        ("fast-box", 273_000.0), ("cheap-box", 289_000.0)]
+    result = solve(_toy(extra_costs=[STORAGE, SUPPORT]), toy_catalog, top_k=2)
+    assert [(d.architecture.platform, round(d.cost.capex_usd, 2)) for d in result.designs] == [
+        ("fast-box", 297_100.0), ("cheap-box", 305_100.0)]
+
+
+def test_k_best_with_extras_and_inventory_equal_enumeration(default_catalog):
+    """Per-GPU installation, per-node storage (netted against the owned nodes), support on the hardware
+    and a contingency: the model prices them as the BOM does."""
+    extras = [{"name": "installation", "per_gpu_usd": 800, "price_source": "test", "price_date": "2025"},
+              {**STORAGE, "per_node_usd": 30_000}, {**SUPPORT, "fraction_of_hardware": 0.15}]
+    ls = _load(INVENTORIES["few-h100-nodes"], extra_costs=extras, constraints={**SPACE["constraints"],
+                                                                                "contingency_fraction": 0.05})
+    expected = oracle.best_distinct(oracle.enumerate_designs(ls.scenario, default_catalog), K)
+    result = solve(ls, default_catalog, top_k=K)
+    assert [d.identity for d in result.designs] == [d.identity for d in expected]
+    assert _cents(result.designs) == _cents(expected)
+    assert any(line.category == "extra" for line in result.designs[0].cost.bom)
