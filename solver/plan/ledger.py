@@ -136,8 +136,12 @@ def ledger(spec: PlanSpec, catalog: Catalog, designs: list[Design], clusters: li
            bought: dict | None = None, first_period_only: bool = False) -> Ledger:
     """Price a plan: the purchases (the cheapest ones, or `bought` as given per (period, cluster, key)),
     each period's capex, energy (the running design's facility kW for a period) and discount."""
+    cheapest = cheapest_purchases(spec, designs, clusters, first_period_only)
     if bought is None:
-        bought = cheapest_purchases(spec, designs, clusters, first_period_only)
+        bought = cheapest
+    else:  # free parts (passive copper ends) need not be in the model: take them as the cheapest rule does
+        free = {key for d in designs for key, st in d.cost.stock.items() if st.unit_price_usd == 0}
+        bought = {**{k: n for k, n in cheapest.items() if k[2] in free}, **{k: n for k, n in bought.items() if k[2] not in free}}
     _check_cover(designs, clusters, bought)
     stock: dict = {}
     for design, c in zip(designs, clusters):

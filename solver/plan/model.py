@@ -21,7 +21,8 @@ links the periods; docs/model.md ("Plan model") lists the families by these name
 
 Each architecture's cluster keeps its own stock (what it bought, carried forward); the owned inventory
 belongs to the cluster that runs period 0. `bought` may run ahead of the need (buy early when a
-later period is dearer), never behind it. Costs are in M$ as in the single-period model.
+later period is dearer), never behind it; it is integer when a period has a budget cap (see
+`add_cover`). Costs are in M$ as in the single-period model.
 """
 from __future__ import annotations
 
@@ -127,7 +128,12 @@ def add_cover(m: Any, first_period_only: bool) -> None:
             for key, st in _stock(m, p, g).items():
                 m.keys.setdefault(g, {}).setdefault(key, st)
     m.GK = [(g, key) for g in sorted(m.keys) for key in m.keys[g]]
-    m.bought = pyo.Var([(p, g, key) for p in m.P for (g, key) in m.GK], domain=pyo.NonNegativeReals)
+    # Whole units. Without a budget cap, continuous is exact: once the designs are chosen, the cover rows
+    # form an interval matrix with integer right-hand sides, so every vertex is integral. A budget cap
+    # on a period's spend breaks that, so the purchases become integers.
+    budgeted = any(m.period[p].data.caps.get("budget_usd") is not None for p in m.P)
+    m.bought = pyo.Var([(p, g, key) for p in m.P for (g, key) in m.GK],
+                       domain=pyo.NonNegativeIntegers if budgeted else pyo.NonNegativeReals)
     rows = [(p, g, key) for p in m.P for (g, key) in m.GK if key in _stock(m, p, g)]
 
     def cover(_, p, g, key):

@@ -221,3 +221,21 @@ def test_one_period_without_inventory_equals_todays_solve(objective, small_switc
     out = _run(doc, small_switch_catalog)
     assert round(out.ledger.objective_usd, 2) == round(best.objective_usd, 2)
     assert out.designs[0].identity == best.identity
+
+
+def test_budget_per_period_spreads_the_purchases(toy_catalog):
+    """$170,000 a period; 4 ms, 4 ms, then 2 ms; compute at 1.0, 1.5, 1.2 (5,000, 7,500, 6,000 a
+    cheap-box). Unconstrained, all 64 boxes would be bought in period 0 ($321,000). With the cap:
+    period 0 buys the 32 it runs, the switch and one more box (161,000 + 5,000 = $166,000), period 2
+    as many as fit (⌊170,000 / 6,000⌋ = 28, $168,000), period 1 the 3 left (3 · 7,500 = $22,500):
+    $356,500. (fast-box's 8 · 30,000 + 1,000 = $241,000 and slow-box's $321,000 break the cap.)"""
+    periods = [{"set": {"target.step_time_s": 0.004}},
+               {"set": {"target.step_time_s": 0.004}, "price_factors": {"compute": 1.5}},
+               {"set": {"target.step_time_s": 0.002}, "price_factors": {"compute": 1.2}}]
+    doc = _toy({"periods": periods}, constraints={"budget_usd": 170_000})
+    out = _run(doc, toy_catalog)
+    assert _bought(out, "cheap-box") == [33, 3, 28]
+    assert [round(ps.capex_usd) for ps in out.ledger.periods] == [166_000, 22_500, 168_000]
+    assert out.ledger.objective_usd == pytest.approx(356_500)
+    with pytest.raises(ValueError, match="without budget_usd"):
+        enumerate_plans(_spec(doc, toy_catalog), toy_catalog)
