@@ -38,6 +38,13 @@ def _clusters(catalog: Catalog, designs: list[Design], clusters: list[int], p: i
     return out
 
 
+def _owned(designs: list[Design], clusters: list[int], ps: PeriodSpend) -> list[dict]:
+    """Everything held after this period's purchases, per cluster and stock key (free parts left out)."""
+    stock = {(c, key): st for d, c in zip(designs, clusters) for key, st in d.cost.stock.items()}
+    return [{"cluster": c, "key": key, "part": stock[c, key].part, "category": stock[c, key].category, "units": units}
+            for (c, key), units in sorted(ps.held.items()) if units > 0 and stock[c, key].unit_price_usd > 0]
+
+
 def _idle(design: Design, cluster: int, ps: PeriodSpend) -> list[dict]:
     """Units the running cluster holds beyond what this period's design needs, at catalog price."""
     out = []
@@ -84,7 +91,8 @@ def _period_row(spec: PlanSpec, catalog: Catalog, p: int, design: Design, cluste
         "contingency_fraction": period.scenario.constraints.contingency_fraction,
         "hardware_fraction": costing.hardware_fraction(period.scenario.extra_costs),
         "spend_usd": spend, "discounted_usd": ps.discount_factor * spend, "gpus_owned": ps.gpus_owned,
-        "clusters": _clusters(catalog, designs, clusters, p, ps), "idle": _idle(design, clusters[p], ps),
+        "owned": _owned(designs, clusters, ps), "clusters": _clusters(catalog, designs, clusters, p, ps),
+        "idle": _idle(design, clusters[p], ps),
         "inventory": book_values(spec, catalog, period, design), "design": design.to_dict(),
     }
 

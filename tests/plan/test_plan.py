@@ -99,6 +99,8 @@ def test_rising_prices_buy_ahead(toy_catalog):
                       toy_catalog, compare=False).to_dict()
     idle = report["periods"][0]["idle"]
     assert [(x["part"], x["idle"], x["value_usd"]) for x in idle] == [("cheap-box", 32, 160_000)]
+    owned = {x["key"]: x["units"] for x in report["periods"][0]["owned"]}
+    assert owned == {"cheap-box": 64, "toy-switch": 1}  # links and racks are free in the toy catalog
 
 
 def test_allow_second_moves_to_a_new_architecture(toy_catalog):
