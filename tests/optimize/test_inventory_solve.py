@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import copy
 
+import pyomo.environ as pyo
 import pytest
+from builders import make_catalog, make_scenario
 from conftest import DATA
 
 import solver
 from solver import costing
 from solver.api import solve
-from solver.design_space import build_design_space
+from solver.design_space import Architecture, DesignSpace, Shape, build_design_space
 from solver.optimize import oracle
 from solver.optimize.data import model_data
+from solver.optimize.highs import HighsAdapter
+from solver.optimize.model import build_model, decode
 from solver.optimize.ranking import _lower_bound_usd, _prune_by_bounds
 
 # GPT-3 1.3B (Brown et al. 2020, Table 2.1), as in tests/optimize/test_optimizer.py
@@ -168,3 +172,37 @@ def test_k_best_with_extras_and_inventory_equal_enumeration(default_catalog):
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
     assert _cents(result.designs) == _cents(expected)
     assert any(line.category == "extra" for line in result.designs[0].cost.bom)
+
+
+# ------------------------------------------------------------------ owned_netting on a tiny hand-set MILP
+# The design space is set by hand (no performance model): one 1-rail HGX architecture of the round-priced
+# catalog of tests/builders.py, a tp = 8 layout whose d replicas occupy d nodes, d·T = 12 s, target 5 s,
+# so d = 4 of {1, 2, 4, 8} (T = 3 s). Greenfield capex, worked out by hand: 4 nodes $1,200,000 + 4 NICs
+# $6,000 + 1 switch $30,000 + 4 node–leaf cables $200 + 2 twin-port switch-end modules $2,000 + 4 NIC-end
+# modules $2,400 + 1 compute rack $5,000 + 1 network rack $5,000 = $1,250,600.
+
+
+def _tiny(**scenario):
+    arch = Architecture("hgx-t", "ndr-nic", 1, "ndr-64", 1.0)
+    ds = [1, 2, 4, 8]
+    shape = Shape("t8", arch.perf, 8, 1, 1, 1, 1, 8, ds, ds, 12.0, 0.0, [], 0.0, 1.0, 80.0, [12.0 / d for d in ds])
+    sc = make_scenario(target={"step_time_s": 5.0}, **scenario)
+    model = build_model(model_data(DesignSpace(sc, make_catalog(), 5.0, [arch], [shape], combinations=0, pruned={})))
+    assert HighsAdapter().solve(model).status == "optimal"
+    bought = {key: pyo.value(model.bought[a, key]) for (a, key) in getattr(model, "OWNED", [])}
+    return decode(model), bought
+
+
+def test_owned_netting_buys_only_what_is_not_owned():
+    choice, bought = _tiny()
+    assert (choice.d, choice.capex_usd) == (4, pytest.approx(1_250_600))
+    # 3 nodes and 10 NICs owned: bought nodes = max(0, 4 − 3) = 1, NICs max(0, 4 − 10) = 0:
+    # 1,250,600 − 3 · 300,000 − 4 · 1,500 = $344,600
+    choice, bought = _tiny(inventory={"hgx-t": 3, "ndr-nic": 10})
+    assert (choice.d, choice.capex_usd) == (4, pytest.approx(344_600))
+    assert bought == {"hgx-t": pytest.approx(1), "ndr-nic": pytest.approx(0)}
+    # owned twin-port links: 4 owned links = 4 cables and ⌊4/2⌋ = 2 switch-end modules, 4 NIC-end modules:
+    # 1,250,600 − 200 − 2,000 − 2,400 = $1,246,000
+    choice, bought = _tiny(inventory={"ndr-nl-opt": 4})
+    assert choice.capex_usd == pytest.approx(1_246_000)
+    assert set(bought) == {"ndr-nl-opt", "ndr-nl-opt/switch-end module", "ndr-nl-opt/far-end module"}
