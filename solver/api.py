@@ -6,6 +6,7 @@
     result   = solver.solve(scenario, catalog, top_k=5)
     design   = solver.evaluate(pinned_scenario, catalog)
     report   = solver.sweep("scenarios/growth-sweep.yaml", jobs=2)
+    plan     = solver.api.plan("scenarios/plan-5-years.yaml")   # a multi-period purchase plan
 """
 from __future__ import annotations
 
@@ -43,6 +44,17 @@ def sweep(scenario, catalog: Catalog | None = None, vary: list[str] | None = Non
     return sweep_report(plan, run_points(plan, jobs, executor, on_result=on_result))
 
 
+def plan(scenario, catalog: Catalog | None = None, time_limit_s: float | None = None, compare: bool = True,
+         progress: Callable[[str], None] | None = None):
+    """Solve the scenario's `plan:` block (SPEC §6.1): one MILP over all periods, purchases carried
+    forward; with `compare`, also each period from scratch and everything bought up front. Returns a
+    `solver.plan.run.PlanResult`; `.to_dict()` is the JSON (schema fabricplan.plan/1)."""
+    from .plan.run import run_plan
+
+    ls = as_loaded(scenario)
+    cat = catalog if catalog is not None else catalog_for(ls)
+    return run_plan(ls, cat, time_limit_s=time_limit_s, compare=compare, progress=progress)
+
+
 __all__ = ["InputError", "Problem", "SolverFailure", "catalog_for", "evaluate", "evaluate_pins", "load_catalog",
-           "load_scenario",
-           "solve", "sweep"]
+           "load_scenario", "plan", "solve", "sweep"]

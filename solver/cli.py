@@ -81,6 +81,15 @@ def _parser() -> argparse.ArgumentParser:
                         "PATH=start:stop:step or PATH=xFACTOR^STEPS (repeatable)")
     w.add_argument("--combine", choices=["product", "zip"], help="how several --vary fields combine (default product)")
     w.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per point")
+
+    pl = sub.add_parser("plan", parents=[flags], help="a multi-period purchase plan (the scenario's plan: block)")
+    _common(pl, "outputs/<scenario name>-plan.json")
+    _xlsx_flags(pl, "outputs/<scenario name>-plan.xlsx")
+    pl.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario name>-plan.png)")
+    pl.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    pl.add_argument("--no-compare", action="store_true",
+                    help="skip the comparisons (each period from scratch, everything up front)")
+    pl.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per MILP")
     return p
 
 
@@ -212,6 +221,10 @@ def cmd_validate(args, out, err) -> int:
 
                     points = len(plan_sweep(ls, cat).tasks)  # every sweep path and value checked
                     kind = f"scenario with a {points}-point sweep"
+                if ls.scenario.plan is not None:
+                    from .plan.periods import plan_periods
+
+                    kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
                 _print_warnings(ls, err)
             else:
                 api.load_catalog(_catalog_paths(args) + [path])  # a quote file is checked over its base
@@ -479,8 +492,52 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
     return rows
 
 
+def cmd_plan(args, out, err) -> int:
+    """`fabricplan plan`: check the plan and the output paths, solve, print, write JSON, workbook and plot.
+
+    Exit codes: 0 planned; 1 valid input but no plan exists (with the reason); 2 bad input; 3 solver failure.
+    """
+    from . import api
+    from .plan.periods import plan_periods
+    from .reports.io import check_writable, output_set
+    from .reports.plan_terminal import print_plan
+
+    _check_time_limit(args.time_limit)
+    ls, cat = _load(args, err)
+    plan_periods(ls, cat)  # every period checked before any output path is touched
+    name = ls.scenario.name
+    json_path = _json_path(args, name, "-plan.json")
+    xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
+    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png"))
+    with err.status("planning…") as status:
+        result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare, progress=status.update)
+    report = result.to_dict()
+    print_plan(report, out)
+    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
+        _write_json(report, json_path)
+        planned = report["status"] != "infeasible"
+        if planned and xlsx_path is not None:
+            from .reports.plan_excel import write_plan_workbook
+
+            write_plan_workbook(report, xlsx_path)
+        else:
+            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+        if planned and plot_path is not None:
+            from .reports.plan_plot import write_plan_plot
+
+            write_plan_plot(report, plot_path)
+        else:
+            outputs.remove_on_commit(plot_path)
+    _say_written(outputs, out)
+    if report["status"] == "infeasible":
+        return EXIT_INFEASIBLE
+    if report["status"] == "feasible":
+        err.print("warning: the time limit stopped the search; the plan is feasible, not proven optimal")
+    return EXIT_OK
+
+
 _COMMANDS = {"validate": cmd_validate, "catalog": cmd_catalog, "solve": cmd_solve, "evaluate": cmd_evaluate,
-             "compare": cmd_compare, "sweep": cmd_sweep}
+             "compare": cmd_compare, "sweep": cmd_sweep, "plan": cmd_plan}
 
 
 if __name__ == "__main__":

@@ -10,6 +10,14 @@ with every fabric and rack count at zero), so each cost rule is written once:
     IT kW    = Σ quantity · power_w / 1000      facility kW = IT kW · PUE
     TCO      = capex + years · 8,760 h · facility kW · $/kWh
 
+Owned inventory (SPEC §6.1) is netted here too, per *stock key* (the catalog part a line draws
+from; a link's cable and the modules at its two ends are three keys): bought = max(0, needed −
+owned), cost on bought, power on everything the design uses. The extra cost lines by rule (storage,
+front-end network, support, installation) are the `extra` category; a fraction-of-hardware rule
+multiplies the hardware bought:
+
+    capex = (1 + contingency) · [(1 + Σ fraction rules) · Σ_hardware price · bought + Σ_extra price · bought]
+
 How many of each part a design needs is sized twice, on purpose: in closed form here and in the
 fabric family (evaluator), and as linear rows in the model; the exhaustive-enumeration tests keep
 the two in step.
@@ -23,7 +31,8 @@ from typing import Any
 from .errors import CatalogCannotBuild
 from .fabrics import FabricSize, family
 from .fabrics.links import facility_of, link_for, link_parts
-from .inputs.schema import TIERS, Catalog, Facility, Link, Nic, Platform, Rack, Scenario, Switch
+from .inputs.inventory import owned_kind
+from .inputs.schema import TIERS, Catalog, ExtraCost, Facility, Link, Nic, Platform, Rack, Scenario, Switch
 from .integers import ceil_int, floor_int
 
 HOURS_PER_YEAR = 8_760.0
@@ -115,11 +124,24 @@ class Parts:
     links: dict[str, Link]
     compute_rack: Rack | None
     network_rack: Rack
+    extras: tuple[ExtraCost, ...] = ()
+
+    @property
+    def hardware_fraction(self) -> float:
+        """F = Σ of the fraction-of-hardware extra rules (support contracts, …)."""
+        return hardware_fraction(self.extras)
 
 
-def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int) -> Parts:
+def hardware_fraction(extras) -> float:
+    """F = Σ fraction_of_hardware over the extra cost rules that have one."""
+    return float(sum(e.fraction_of_hardware for e in extras if e.fraction_of_hardware is not None))
+
+
+def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int,
+              extras: tuple[ExtraCost, ...] = ()) -> Parts:
     """The parts of one architecture; raises CatalogCannotBuild when no node–leaf link reaches or a
-    rack is missing (higher tiers without a link option are left out: those tier counts cannot be built)."""
+    rack is missing (higher tiers without a link option are left out: those tier counts cannot be built).
+    `extras` are the scenario's extra cost rules."""
     facility = facility_of(catalog)
     links = {}
     for tier in TIERS:
@@ -131,7 +153,7 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
     compute_rack = rack_of(catalog, facility.compute_rack)
     return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
-                 network_rack=rack_of(catalog, facility.network_rack))
+                 network_rack=rack_of(catalog, facility.network_rack), extras=tuple(extras))
 
 
 # ----------------------------------------------------------------------------------- quantities
@@ -158,7 +180,12 @@ class Quantities:
 
 @dataclass(frozen=True)
 class Line:
-    """One priced line before evaluation: the quantity may be an int or a model expression."""
+    """One priced line before evaluation: the quantity may be an int or a model expression.
+
+    `stock` is the key owned inventory nets against ("" = the part id); `owned_from` = (catalog id,
+    num, den) says how owned items of that id count in this line's units: ⌊count · num / den⌋
+    (None = the part id, 1, 1; a twin-port module line is (link id, 1, 2); per-node extras are
+    (platform id, nodes per unit, 1))."""
 
     category: str
     part: str
@@ -167,6 +194,18 @@ class Line:
     unit_price_usd: float
     power_w: float  # per unit
     priced: Any  # the catalog entry with price_source, price_date, price_is_estimate
+    stock: str = ""
+    owned_from: tuple[str, int, int] | None = None
+
+    @property
+    def key(self) -> str:
+        """The stock key this line draws owned units from."""
+        return self.stock or self.part
+
+    def owned_units(self, owned: dict[str, int]) -> int:
+        """Owned units available to this line's key: ⌊count · num / den⌋ of its owned_from id."""
+        ident, num, den = self.owned_from or (self.part, 1, 1)
+        return owned.get(ident, 0) * num // den
 
 
 def module_price(link: Link, end: str) -> tuple[float, float, int]:
@@ -208,7 +247,7 @@ def _links(parts: Parts, q: Quantities) -> list[Line]:
                 usd, watts, per = module_price(link, end)
                 name = "switch-end" if end == "switch" else "far-end"
                 lines.append(Line("link", link.id, f"{tier} {name} module ({per} link/module)", q.modules[tier, end],
-                                  usd, watts, link))
+                                  usd, watts, link, stock=f"{link.id}/{name} module", owned_from=(link.id, 1, per)))
     return lines
 
 
@@ -222,6 +261,23 @@ def _racks(parts: Parts, q: Quantities) -> list[Line]:
     return lines
 
 
+def _extras(parts: Parts, q: Quantities) -> list[Line]:
+    """Per-node and per-GPU extra cost rules (spares included); owned units of the design's platform
+    bring their own. Fraction-of-hardware rules are not lines here: `purchase_usd` applies them."""
+    p = parts.platform
+    per_unit = nodes_per_unit(p)
+    lines = []
+    for e in parts.extras:
+        what = f"{e.name}{': ' + e.description if e.description else ''}"
+        if e.per_node_usd is not None:
+            lines.append(Line("extra", e.name, f"{what} (per node)", q.nodes, e.per_node_usd, 0.0, e,
+                              stock=f"{e.name}/{p.id}", owned_from=(p.id, per_unit, 1)))
+        elif e.per_gpu_usd is not None:
+            lines.append(Line("extra", e.name, f"{what} (per GPU)", q.nodes * p.gpus_per_node, e.per_gpu_usd, 0.0, e,
+                              stock=f"{e.name}/{p.id}", owned_from=(p.id, per_unit * p.gpus_per_node, 1)))
+    return lines
+
+
 # The bill-of-materials categories, in report order: (name, what it holds, its lines).
 CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ...] = (
     ("compute", "compute units (nodes, or whole NVLink-domain racks) and spares", _compute),
@@ -229,8 +285,10 @@ CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ..
     ("switch", "leaf / spine / core switches", _switches),
     ("link", "cables and the modules at both ends, per fabric tier", _links),
     ("rack", "compute and network racks", _racks),
+    ("extra", "cost lines by rule: storage, front-end network, installation (per node or GPU), support "
+              "(fraction of the hardware)", _extras),
 )
-CATEGORY_ORDER = ("compute", "spares", "nic", "switch", "link", "rack", "contingency")
+CATEGORY_ORDER = ("compute", "spares", "nic", "switch", "link", "rack", "extra", "contingency")
 
 
 def bom_lines(parts: Parts, q: Quantities) -> list[Line]:
@@ -238,9 +296,72 @@ def bom_lines(parts: Parts, q: Quantities) -> list[Line]:
     return [line for _, _, make in CATEGORIES for line in make(parts, q)]
 
 
-def lines_capex_usd(lines: list[Line], contingency_fraction: float) -> Any:
-    """capex = (1 + contingency) · Σ quantity · unit price (an int, float or model expression)."""
-    return (1 + contingency_fraction) * sum(line.quantity * line.unit_price_usd for line in lines)
+# ----------------------------------------------------------------------------------- owned inventory
+
+
+def price_category(category: str) -> str:
+    """The price-factor category of a BOM category (spares are priced like compute)."""
+    return "compute" if category == "spares" else category
+
+
+@dataclass
+class Stock:
+    """One stock key of a design: what it needs (Σ of its lines' quantities: an int or a model
+    expression), how many units of it are owned, and its unit price."""
+
+    key: str
+    category: str  # price-factor category: compute, nic, switch, link, rack, extra
+    part: str
+    unit_price_usd: float
+    needed: Any
+    owned: int
+
+    @property
+    def hardware(self) -> bool:
+        """Hardware keys carry the fraction-of-hardware rules; extra keys do not."""
+        return self.category != "extra"
+
+    def bought(self) -> int:
+        """bought = max(0, needed − owned), for integer (or lower-bound) quantities."""
+        return max(0, self.needed - self.owned)
+
+
+def stock_of(lines: list[Line], owned: dict[str, int] | None = None) -> dict[str, Stock]:
+    """The lines grouped by stock key: needed = Σ quantity, owned units, unit price (equal on every
+    line of a key: compute and spares, leaf and spine switches, compute and network racks)."""
+    out: dict[str, Stock] = {}
+    for line in lines:
+        if line.key not in out:
+            out[line.key] = Stock(line.key, price_category(line.category), line.part, line.unit_price_usd, 0,
+                                  line.owned_units(owned or {}))
+        out[line.key].needed = out[line.key].needed + line.quantity
+    return out
+
+
+def purchase_usd(stock: dict[str, Stock], bought: dict[str, Any], contingency_fraction: float,
+                 hardware_fraction: float = 0.0, factors: dict[str, float] | None = None) -> Any:
+    """capex of what is bought = (1 + contingency)·[(1 + F)·Σ_hardware price·φ·bought + Σ_extra price·φ·bought],
+    φ = the price factor of the key's category (1 without `factors`); `bought` per stock key may be
+    ints or model expressions."""
+    hardware: Any = 0
+    extra: Any = 0
+    for key, st in stock.items():
+        usd = st.unit_price_usd * (factors or {}).get(st.category, 1.0) * bought[key]
+        if st.hardware:
+            hardware = hardware + usd
+        else:
+            extra = extra + usd
+    return (1 + contingency_fraction) * ((1 + hardware_fraction) * hardware + extra)
+
+
+def lines_capex_usd(lines: list[Line], contingency_fraction: float, owned: dict[str, int] | None = None,
+                    hardware_fraction: float = 0.0) -> Any:
+    """capex = (1 + contingency) · Σ quantity · unit price (an int, float or model expression), with
+    the fraction-of-hardware rules; with `owned` (integer or lower-bound quantities only) each stock
+    key pays for max(0, needed − owned)."""
+    stock = stock_of(lines, owned)
+    bought = {key: (st.bought() if owned else st.needed) for key, st in stock.items()}
+    return purchase_usd(stock, bought, contingency_fraction, hardware_fraction)
 
 
 def lines_power_kw(lines: list[Line]) -> Any:
@@ -282,15 +403,48 @@ class BomLine:
     price_source: str
     price_date: str
     price_is_estimate: bool
+    owned: bool = False  # reused from the scenario's inventory: no capex, still powered
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if not self.owned:
+            out.pop("owned")
+        return out
 
 
-def _bom_line(line: Line) -> BomLine:
+def _bom_line(line: Line, quantity: int) -> BomLine:
     p = line.priced
-    return BomLine(line.category, line.part, line.description, line.quantity, line.unit_price_usd,
-                   line.quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate)
+    return BomLine(line.category, line.part, line.description, quantity, line.unit_price_usd,
+                   quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate)
+
+
+def _owned_line(line: Line, quantity: int) -> BomLine:
+    """The owned share of a line: no price, its power still counted."""
+    return BomLine(line.category, line.part, f"owned: {line.description}", quantity, 0.0, 0.0, line.power_w,
+                   "owned (scenario inventory)", "", False, owned=True)
+
+
+def _split_owned(lines: list[Line], owned: dict[str, int]) -> list[BomLine]:
+    """Each line split into its owned share and its bought share; a key's owned units go to its
+    lines in table order (compute before spares, leaf before spine, compute racks before network)."""
+    left = {key: st.owned for key, st in stock_of(lines, owned).items()}
+    out = []
+    for line in lines:
+        reused = min(line.quantity, left[line.key])
+        left[line.key] -= reused
+        if reused > 0:
+            out.append(_owned_line(line, reused))
+        out.append(_bom_line(line, line.quantity - reused))
+    return out
+
+
+def fraction_lines(parts: Parts, lines: list[BomLine]) -> list[BomLine]:
+    """One line per fraction-of-hardware rule: fraction · Σ extended of the hardware lines bought."""
+    hardware = sum(line.extended_usd for line in lines if line.category != "extra")
+    return [BomLine("extra", e.name, f"{e.name}: {e.fraction_of_hardware:.1%} of the hardware lines"
+                    + (f" ({e.description})" if e.description else ""), 1, e.fraction_of_hardware * hardware,
+                    e.fraction_of_hardware * hardware, 0.0, e.price_source, e.price_date, e.price_is_estimate)
+            for e in parts.extras if e.fraction_of_hardware is not None]
 
 
 def contingency_line(lines: list[BomLine], contingency_fraction: float) -> BomLine:
@@ -300,12 +454,15 @@ def contingency_line(lines: list[BomLine], contingency_fraction: float) -> BomLi
                    1, amount, amount, 0.0, "scenario constraints.contingency_fraction", "", True)
 
 
-def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float = 0.0) -> list[BomLine]:
-    """The table evaluated for integer quantities: a line is dropped when its quantity is 0 or when
-    it is both free and powerless (passive copper modules), so power stays a sum of lines; then the
-    contingency line."""
-    lines = [_bom_line(x) for x in bom_lines(parts, q)]
-    lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0)]
+def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float = 0.0,
+                      owned: dict[str, int] | None = None) -> list[BomLine]:
+    """The table evaluated for integer quantities, each line split into its owned and bought shares:
+    a line is dropped when its quantity is 0 or when it is both free and powerless (passive copper
+    modules; an owned part is kept), so power stays a sum of lines; then one line per
+    fraction-of-hardware rule, then the contingency line."""
+    lines = _split_owned(bom_lines(parts, q), owned or {})
+    lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0 or x.owned)]
+    lines += fraction_lines(parts, lines)
     if contingency_fraction > 0:
         lines.append(contingency_line(lines, contingency_fraction))
     return lines
@@ -319,6 +476,50 @@ def capex_usd(bom: list[BomLine]) -> float:
 def it_power_kw(bom: list[BomLine]) -> float:
     """IT power = Σ quantity · power_w / 1000."""
     return sum(line.quantity * line.power_w for line in bom) / 1000.0
+
+
+# ----------------------------------------------------------------------------------- idle inventory
+
+
+@dataclass(frozen=True)
+class OwnedUse:
+    """One owned catalog part: how many the design uses, how many sit idle, and what the idle ones
+    are worth at today's catalog price (a link at its per-link average: cable plus module shares)."""
+
+    part: str
+    kind: str  # platforms | nics | switches | links | racks
+    owned: int
+    used: int
+    unit_price_usd: float
+    purchase_year: int | None
+
+    @property
+    def idle(self) -> int:
+        return self.owned - self.used
+
+    @property
+    def idle_value_usd(self) -> float:
+        return self.idle * self.unit_price_usd
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out.update(idle=self.idle, idle_value_usd=self.idle_value_usd)
+        return out
+
+
+def owned_use(scenario: Scenario, catalog: Catalog, stock: dict[str, Stock]) -> list[OwnedUse]:
+    """Every owned part with its use by the design whose needs are `stock`: used = min(owned, the
+    design's need of that part's own key); a part the design does not buy at all is wholly idle."""
+    out = []
+    for ident, item in scenario.inventory.items():
+        if item.count == 0:
+            continue
+        kind = owned_kind(catalog, ident) or "unknown"  # known after check_against_catalog
+        entry: Any = catalog.by_id(kind).get(ident) if kind != "unknown" else None
+        price = entry.usd_per_link if kind == "links" else getattr(entry, "unit_price_usd", 0.0)
+        need = stock[ident].needed if ident in stock else 0
+        out.append(OwnedUse(ident, kind, item.count, min(item.count, need), price, item.purchase_year))
+    return out
 
 
 # ----------------------------------------------------------------------------------- design
@@ -349,6 +550,8 @@ class CostedDesign:
     capex_usd: float
     tco_usd: float
     bom: list
+    stock: dict = field(default_factory=dict)  # stock key → Stock (needs of the design, owned units)
+    inventory: list = field(default_factory=list)  # OwnedUse per owned part (idle hardware and its value)
 
     @property
     def job_nodes(self) -> int:
@@ -380,6 +583,7 @@ class CostedDesign:
             "power_kw": {"it": self.it_power_kw, "facility": self.facility_power_kw},
             "capex_usd": self.capex_usd,
             "tco_usd": self.tco_usd,
+            **({"inventory": [u.to_dict() for u in self.inventory]} if self.inventory else {}),
         }
 
 
@@ -450,12 +654,14 @@ def design_cost(
     fabric = family(fabric_family).size(nodes, rails_per_node, switch.radix, oversubscription, tiers)
     if fabric is None:
         return None
-    parts = parts_for(catalog, platform, nic, switch, rails_per_node)
+    parts = parts_for(catalog, platform, nic, switch, rails_per_node, tuple(scenario.extra_costs))
     missing = [t for t, n in fabric.links.items() if n > 0 and t not in parts.links]
     if missing:  # re-raise the reason the tier's link option is missing
         link_for(catalog, switch, missing[0])
     q = sized_quantities(parts, units, spare_units, fabric)
-    bom = bill_of_materials(parts, q, scenario.constraints.contingency_fraction)
+    owned = scenario.owned_counts()
+    bom = bill_of_materials(parts, q, scenario.constraints.contingency_fraction, owned)
+    stock = stock_of(bom_lines(parts, q), owned)
     pue, usd_per_kwh = pue_and_usd_per_kwh(scenario, facility_of(catalog))
     it_kw = it_power_kw(bom)
     capex = capex_usd(bom)
@@ -467,4 +673,5 @@ def design_cost(
         it_power_kw=it_kw, facility_power_kw=it_kw * pue, pue=pue, usd_per_kwh=usd_per_kwh,
         tco_years=scenario.tco.years, capex_usd=capex,
         tco_usd=tco_usd(capex, it_kw * pue, scenario.tco.years, usd_per_kwh), bom=bom,
+        stock=stock, inventory=owned_use(scenario, catalog, stock),
     )

@@ -169,7 +169,7 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
 
 def switch_serves_nic(switch, nic) -> bool:
     """A switch serves a NIC of the same fabric whose ports run at the switch's port speed."""
-    return switch.fabric == nic.fabric and math.isclose(switch.port_speed_gbps, nic.speed_gbps)
+    return bool(switch.serves(nic))
 
 
 def one_tier_allowed(arch: Architecture, all_archs) -> bool:

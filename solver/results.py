@@ -121,6 +121,8 @@ class Design:
         # the architecture's ratio: the step time applies it even when the cluster fits one switch layer
         out["fabric"]["oversubscription"] = self.architecture.oversubscription
         out["bom"] = cost["bom"]
+        if "inventory" in cost:  # owned hardware: what the design reuses and what sits idle, with its value
+            out["inventory"] = cost["inventory"]
         out["cost_per_gpu_usd"] = self.cost.capex_usd / max(1, self.cost.gpus)
         p = perf.to_dict()
         for key in ("breakdown_s", "comm_s", "traffic", "bytes_per_gpu", "flops_per_step", "mfu", "hardware_tflops_per_gpu",

@@ -5,6 +5,7 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .inventory import check_inventory, check_scenario_extras
 from .schema import Catalog, Pin, Platform, Scenario, as_list
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
@@ -38,6 +39,7 @@ def load_scenario(source: str | Path | dict, display: str | None = None) -> Load
         paths.append(path)
     ls = LoadedScenario(scenario, doc, paths)
     _check_pins_allowed(ls)
+    check_scenario_extras(doc, scenario)
     raise_if([doc])
     return ls
 
@@ -63,6 +65,7 @@ def check_against_catalog(ls: LoadedScenario, c: Catalog) -> None:
         nic, sw = known["nics"][pin.nic], known["switches"][pin.switch]
         if nic.fabric != sw.fabric:
             doc.problems.append(doc.problem(("pin", "switch"), f"the {sw.fabric} switch {sw.id} cannot serve the {nic.fabric} NIC {nic.id}", pin.switch))
+    check_inventory(doc, sc, c)
     raise_if([doc])
 
 

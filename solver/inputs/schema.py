@@ -156,6 +156,10 @@ class Switch(Priced):
     """Rack units."""
     source: str = Field(min_length=1)
 
+    def serves(self, nic: Nic) -> bool:
+        """A switch serves a NIC of the same fabric whose ports run at the switch's port speed."""
+        return self.fabric == nic.fabric and math.isclose(self.port_speed_gbps, nic.speed_gbps)
+
 
 class Link(Strict):
     """One way to build a link of a tier: a cable and the modules at its two ends.
@@ -455,6 +459,112 @@ class Sweep(Strict):
     models: list[NamedModel] = []
 
 
+# ----------------------------------------------------------------------------------- owned hardware, extra costs, plans
+
+
+PRICE_CATEGORIES = ("compute", "nic", "switch", "link", "rack", "extra")
+"""Bill-of-materials categories a plan's price factors apply to (spares follow compute)."""
+PriceCategory = Literal["compute", "nic", "switch", "link", "rack", "extra"]
+Year = Annotated[int, Field(ge=1950, le=2200)]
+
+
+class OwnedPart(Strict):
+    """Hardware the buyer already owns, with the year it was bought."""
+
+    count: Annotated[int, Field(ge=0, le=100_000_000)]
+    """How many: nodes (or whole domains for a platform bought per domain, e.g. NVL72 racks), NICs,
+    switches, complete links (cable and the modules at both ends) or racks."""
+    purchase_year: Year | None = None
+    """Calendar year it was bought: with plan.start_year it gives the part's age and straight-line
+    book value over tco.years in the plan's report (reports only; owned parts cost nothing to reuse)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_count(cls, data: Any) -> Any:
+        """`dgx-h100: 64` is short for `dgx-h100: {count: 64}`."""
+        if isinstance(data, int) and not isinstance(data, bool):
+            return {"count": data}
+        return data
+
+
+class ExtraCost(Strict):
+    """A cost line by rule that makes capex complete for finance (storage, front-end network, support,
+    installation): exactly one of per_node_usd, per_gpu_usd or fraction_of_hardware."""
+
+    name: Identifier
+    """Short name, shown as the BOM line's part (e.g. storage, front-end-network, support)."""
+    description: str = ""
+    per_node_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    """USD per node bought (spares included); owned nodes of the design's platform bring their own."""
+    per_gpu_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    """USD per GPU bought (spares included); owned GPUs of the design's platform bring their own."""
+    fraction_of_hardware: Annotated[float, Field(ge=0, le=10)] | None = None
+    """Fraction of the hardware lines bought (compute, spares, NICs, switches, links, racks), e.g. a
+    support contract at 0.08 of the hardware price."""
+    price_source: str = Field(min_length=1)
+    """Where the rule comes from (docs/sources.md [n], a quote) or how it was estimated."""
+    price_date: Date
+    """Date of the figure: YYYY, YYYY-MM or YYYY-MM-DD."""
+    price_is_estimate: bool = False
+    """True when the figure is an estimate."""
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> ExtraCost:
+        given = [k for k in ("per_node_usd", "per_gpu_usd", "fraction_of_hardware") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of per_node_usd, per_gpu_usd or fraction_of_hardware (got {given or 'none'})")
+        return self
+
+
+class PlanGrowth(Strict):
+    """A growth rule for one numeric scenario field: value in period p = the scenario's value · factor^p."""
+
+    path: str = Field(min_length=1)
+    """Dotted path of a numeric scenario field, e.g. workload.global_batch_size."""
+    factor: Annotated[float, Field(gt=0, le=1000)]
+    """Growth per period (1.5 = +50 % a period)."""
+    round_to_int: bool | None = None
+    """Round to whole numbers (default: integer fields are rounded half up, like the sweep's)."""
+
+
+class PlanPeriod(Strict):
+    """One period of a plan given explicitly: field values and price factors that hold in it."""
+
+    label: str | None = None
+    """Name in reports (default: the year, or "period p")."""
+    set: dict[str, float] = {}
+    """Dotted numeric scenario field → value in this period (after the growth rules), e.g.
+    {workload.global_batch_size: 3072, target.step_time_s: 8}."""
+    price_factors: dict[PriceCategory, Annotated[float, Field(gt=0, le=100)]] = {}
+    """Category → multiplier on the catalog's unit prices for what is bought in this period
+    (overrides price_change_per_year for that category)."""
+
+
+class Plan(Strict):
+    """A multi-period purchase plan (SPEC §6.1): one MILP over all periods, hardware carried forward."""
+
+    periods: Annotated[int, Field(ge=1, le=20)] | Annotated[list[PlanPeriod], Field(min_length=1, max_length=20)]
+    """The number of periods, or one block per period."""
+    start_year: Year | None = None
+    """Calendar year of the first period (labels; the age of owned parts)."""
+    period_years: Annotated[float, Field(gt=0, le=50)] = 1.0
+    """Length of a period in years: discounting, price trends and (TCO) the energy paid per period."""
+    growth: list[PlanGrowth] = []
+    """Growth rules applied to every period (explicit `set` values override them)."""
+    price_change_per_year: dict[PriceCategory, Annotated[float, Field(gt=-1, le=10)]] = {}
+    """Category → yearly price change, compounding: factor = (1 + change)^(p · period_years); −0.2 = −20 %/year."""
+    discount_rate: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """Yearly discount rate: spend in period p is weighed by (1 + rate)^−(p · period_years)."""
+    architectures: Literal["keep_one", "allow_second"] = "keep_one"
+    """keep_one: every period's job runs on one architecture that grows; allow_second: the jobs may move
+    once to a second, newly built architecture (the first cluster stays, available for other work)."""
+
+    @property
+    def count(self) -> int:
+        """Number of periods."""
+        return self.periods if isinstance(self.periods, int) else len(self.periods)
+
+
 class Scenario(Strict):
     name: Identifier
     description: str = ""
@@ -473,6 +583,13 @@ class Scenario(Strict):
     top_k: Annotated[int, Field(ge=1, le=100)] = 5
     pin: Pin = Pin()
     sweep: Sweep = Sweep()
+    inventory: dict[Identifier, OwnedPart] = {}
+    """Hardware already owned: catalog id → count (or {count, purchase_year}). The optimiser reuses
+    owned parts at no capex (they still draw power) and buys only the difference."""
+    extra_costs: list[ExtraCost] = []
+    """Cost lines by rule (storage, front-end network, support, installation): the BOM's `extra` category."""
+    plan: Plan | None = None
+    """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
 
     @field_validator("catalog", mode="before")
     @classmethod
@@ -495,6 +612,10 @@ class Scenario(Strict):
             return None
         tokens_per_step = self.workload.global_batch_size * self.workload.model.seq_len
         return math.ceil(self.target.train_tokens / tokens_per_step)
+
+    def owned_counts(self) -> dict[str, int]:
+        """Catalog id → owned count (parts owned 0 times are left out)."""
+        return {ident: item.count for ident, item in self.inventory.items() if item.count > 0}
 
     def target_step_time_s(self) -> float:
         """The step-time target: step_time_s, or train_days·86,400·goodput / ⌈train_tokens / (B·s)⌉;

@@ -55,6 +55,7 @@ class ModelData:
     pin_nodes: int | None = None
     dropped: dict = field(default_factory=dict)
     over_caps: frozenset = frozenset()  # points (i, j, a) whose lower bounds already break a cap (ranking)
+    owned: dict = field(default_factory=dict)  # catalog id → count owned (scenario inventory)
 
 
 def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData:
@@ -63,7 +64,7 @@ def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData
     plat = cat.by_id("platforms")[a.platform]
     nic = cat.by_id("nics")[a.nic]
     sw = cat.by_id("switches")[a.switch]
-    parts = costing.parts_for(cat, plat, nic, sw, a.rails_per_node)
+    parts = costing.parts_for(cat, plat, nic, sw, a.rails_per_node, tuple(space.scenario.extra_costs))
     rack = costing.rack_of(cat, facility_of(cat).compute_rack)
     upr = costing.units_per_rack(plat, rack)
     if upr < 1:
@@ -98,7 +99,7 @@ def model_data(space: DesignSpace) -> ModelData:
         pue=pue, usd_per_kwh=usd_per_kwh, years=sc.tco.years,
         caps={"max_gpus": con.max_gpus, "budget_usd": con.budget_usd, "facility_power_kw": con.facility_power_kw,
               "max_racks": con.max_racks},
-        pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped,
+        pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped, owned=sc.owned_counts(),
     )
 
 

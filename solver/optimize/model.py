@@ -10,8 +10,11 @@ the fabric family's counts, modules and racks. Costs are in M$ inside the model 
 `build_model` is the flat list of constraint families below; each family is one small function
 whose docstring is its equation (docs/model.md repeats them with these names, and a test keeps the
 two in step). The fabric's rows come from its family module (solver/fabrics); the cost and power
-expressions from the bill-of-materials table (solver/costing.py). No traffic class is named here:
-the step-time rows read the coefficients the design space took off the performance model.
+expressions from the bill-of-materials table (solver/costing.py), netted against owned inventory
+there. No traffic class is named here: the step-time rows read the coefficients the design space
+took off the performance model. A multi-period plan (solver/plan) builds the design rows and the
+needs of one period per Pyomo block (`add_design_rows`, `add_needs`, `add_pins`) and prices the
+purchases itself.
 """
 from __future__ import annotations
 
@@ -30,6 +33,16 @@ CAP_NAMES = ("max_gpus", "budget_usd", "facility_power_kw", "max_racks")
 def build_model(data: ModelData, soft_caps: bool = False) -> pyo.ConcreteModel:
     """The MILP as a flat list of constraint families (names are stable and used in reports)."""
     m = pyo.ConcreteModel(name="fabricplan")
+    add_design_rows(m, data, soft_caps)
+    add_cost_and_power(m)
+    add_caps(m, soft_caps)
+    add_pins(m)
+    add_objective(m, soft_caps)
+    return m
+
+
+def add_design_rows(m: Any, data: ModelData, soft_caps: bool = False) -> None:
+    """The rows that decide one design, without its cost: on a model, or on one period's block of a plan."""
     m.data = data
     add_sets_and_variables(m, data, soft_caps)
     add_one_design(m)
@@ -43,11 +56,6 @@ def build_model(data: ModelData, soft_caps: bool = False) -> pyo.ConcreteModel:
     add_fabric(m)
     add_link_modules(m)
     add_racks(m)
-    add_cost_and_power(m)
-    add_caps(m, soft_caps)
-    add_pins(m)
-    add_objective(m, soft_caps)
-    return m
 
 
 def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
@@ -258,23 +266,43 @@ def quantities(m: Any, a: int) -> costing.Quantities:
         compute_racks=m.compute_racks[a], network_racks=m.network_racks[a])
 
 
-def add_cost_and_power(m: Any) -> None:
-    """capex[a] = (1 + f_cont)·Σ_lines quantity·price over the bill-of-materials table (costing.bom_lines:
-    units, spares, NICs, switches, cables, modules, racks) in M$; it_power[a] = Σ_lines quantity·W/1000;
-    facility_power = PUE·it_power; tco = capex + years·8760·facility_power·$/kWh; gpus[a] =
-    nodes·gpus_per_node. Expressions, not constraints."""
+def add_needs(m: Any) -> None:
+    """needed[a,key] = Σ quantity of the bill-of-materials lines of stock key `key` (costing.bom_lines:
+    units, spares, NICs, switches, cables, modules, racks, extras; costing.stock_of); it_power[a] =
+    Σ_lines quantity·W/1000 (owned parts included); facility_power = PUE·Σ_a it_power; gpus[a] =
+    nodes·gpus_per_node; racks = Σ_a compute + network racks. Expressions, not constraints."""
     d, archs = m.data, m.data.archs
-    m.capex, m.it_power_kw, m.gpus = {}, {}, {}
+    m.stock, m.it_power_kw, m.gpus = {}, {}, {}
     for a in m.A:
         lines = costing.bom_lines(archs[a].parts, quantities(m, a))
-        m.capex[a] = costing.lines_capex_usd(lines, d.contingency_fraction) * MUSD
+        m.stock[a] = costing.stock_of(lines, d.owned)
         m.it_power_kw[a] = costing.lines_power_kw(lines)
         m.gpus[a] = m.nodes[a] * archs[a].gpus_per_node
-    m.total_capex_musd = sum(m.capex.values())
     m.total_facility_kw = d.pue * sum(m.it_power_kw.values())
-    m.total_tco_musd = m.total_capex_musd + costing.energy_usd(m.total_facility_kw, d.years, d.usd_per_kwh) * MUSD
     m.total_gpus = sum(m.gpus.values())
     m.total_racks = sum(m.compute_racks[a] + m.network_racks[a] for a in m.A)
+
+
+def add_cost_and_power(m: Any) -> None:
+    """The needs (`add_needs`), then owned_netting[a,key]: bought[a,key] ≥ needed[a,key] − owned[key],
+    bought ≥ 0, for every stock key with owned units (oemof's existing + invest: total = owned +
+    bought, cost on bought; without owned units bought = needed); capex[a] = (1 + f_cont)·[(1 + F)·
+    Σ_hardware price·bought + Σ_extra price·bought] in M$ (costing.purchase_usd); tco = capex +
+    years·8760·facility_power·$/kWh."""
+    add_needs(m)
+    d, archs = m.data, m.data.archs
+    m.OWNED = [(a, key) for a in m.A for key, st in m.stock[a].items() if st.owned > 0]
+    if m.OWNED:
+        m.bought = pyo.Var(m.OWNED, domain=pyo.NonNegativeReals)
+        m.owned_netting = pyo.Constraint(
+            m.OWNED, rule=lambda _, a, key: m.bought[a, key] >= m.stock[a][key].needed - m.stock[a][key].owned)
+    m.capex = {}
+    for a in m.A:
+        bought = {key: (m.bought[a, key] if st.owned > 0 else st.needed) for key, st in m.stock[a].items()}
+        m.capex[a] = costing.purchase_usd(m.stock[a], bought, d.contingency_fraction,
+                                          archs[a].parts.hardware_fraction) * MUSD
+    m.total_capex_musd = sum(m.capex.values())
+    m.total_tco_musd = m.total_capex_musd + costing.energy_usd(m.total_facility_kw, d.years, d.usd_per_kwh) * MUSD
 
 
 def add_caps(m: Any, soft: bool) -> None:
@@ -355,12 +383,18 @@ class Choice:
     capex_usd: float
 
 
-def decode(m: Any) -> Choice:
-    """Read the chosen design out of a solved model."""
-    data = m.data
+def chosen_point(m: Any) -> tuple[int, int, int, int]:
+    """(architecture a, tier count, shape i, d index j) of the design a solved model (or block) chose."""
     a = next(a for a in m.A if pyo.value(m.x[a]) > 0.5)
     tiers = next(t for (b, t) in m.AT if b == a and pyo.value(m.tier[a, t]) > 0.5)
     i, j = next((i, j) for (i, j, b) in m.SJA if b == a and pyo.value(m.w[i, j, b]) > 0.5)
+    return a, tiers, i, j
+
+
+def decode(m: Any) -> Choice:
+    """Read the chosen design out of a solved model."""
+    data = m.data
+    a, tiers, i, j = chosen_point(m)
     shape = data.space.shapes[i]
     obj_k = pyo.value(m.total_tco_musd if data.objective == "tco" else m.total_capex_musd)
     return Choice(a, tiers, i, shape.d_values[j], shape.domains[j], obj_k / MUSD, pyo.value(m.total_capex_musd) / MUSD)

@@ -168,12 +168,14 @@ def _d_index(model, choice: milp.Choice) -> int:
 
 
 def _lower_bound_usd(data: ModelData, a: int, units: int, spares: int, nodes: int) -> float:
-    """LB of one point: the bill-of-materials table with every fabric and rack count at zero (all
-    prices and powers are ≥ 0, so no design of the point costs less)."""
+    """LB of one point: the bill-of-materials table with every fabric and rack count at zero, owned
+    parts netted (all prices and powers are ≥ 0 and bought = max(0, needed − owned) never falls as
+    needed grows, so no design of the point costs less)."""
     ad = data.archs[a]
     q = costing.Quantities(units=units - spares, spare_units=spares, nodes=nodes)
     lines = costing.bom_lines(ad.parts, q)
-    cost = costing.lines_capex_usd(lines, data.contingency_fraction)
+    # owned parts netted (bought = max(0, needed − owned) is non-decreasing in needed: still a bound)
+    cost = costing.lines_capex_usd(lines, data.contingency_fraction, data.owned, ad.parts.hardware_fraction)
     if data.objective == "tco":
         cost += costing.energy_usd(data.pue * costing.lines_power_kw(lines), data.years, data.usd_per_kwh)
     return cost

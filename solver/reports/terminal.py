@@ -163,6 +163,8 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
         tight = [b["text"] for b in d.binding if b["binding"]]
         if tight:
             console.print(f"  #{d.rank} binding: " + "; ".join(safe(x) for x in tight))
+        if d.cost.inventory:
+            console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
@@ -228,9 +230,20 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
+    if c.inventory:
+        console.print(f"owned: {safe(inventory_text(design))}")
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
         console.print(f"  {flag}{safe(b['text'])}")
+
+
+def inventory_text(design: Design) -> str:
+    """Owned parts reused and idle: '64 dgx-h100 used; 8 qm9700 used, 2 idle ($72,000)'."""
+    parts = []
+    for u in design.cost.inventory:
+        idle = f", {u.idle:,} idle ({_usd(u.idle_value_usd)})" if u.idle else ""
+        parts.append(f"{u.used:,} {u.part} used{idle}")
+    return "; ".join(parts)
 
 
 def bom_table(design: Design, width: int | None = None, wide: bool = False) -> Table:
@@ -335,6 +348,8 @@ def print_report(report: dict, console, wide: bool = False) -> None:
                       f"{safe(s['from'])} → [bold]{safe(s['to'])}[/]")
     if not report["switch_points"]:
         console.print("no switch point: the best architecture is the same at every solved point")
+    if report.get("independent"):
+        console.print(f"note: {report['independent']}")
     for inc in report["increments"]:
         console.print(f"to {safe(', '.join(f'{k}={v}' for k, v in inc['labels'].items()))}: add {inc['added_gpus']:,} GPUs, "
                       f"{inc['added_nodes']:,} nodes, {inc['added_switches']:,} switches, {inc['added_racks']:,} racks "

@@ -90,6 +90,8 @@ def sweep_report(plan: SweepPlan, rows: list[dict]) -> dict:
             "capex_usd_per_pflop_s": "capex / (model FLOPs per step / achieved step time / 1e15)",
             "tco_usd_per_million_tokens": "TCO / (tokens per second · tco.years · 365.25 · 86400 / 1e6), training all the time",
         },
+        "independent": ("each point is solved on its own, as if bought from scratch (earlier points' purchases are not "
+                        "owned); `fabricplan plan` carries purchases forward (docs/plan.md)"),
         "points": rows,
         "switch_points": switch_points(rows),
         "increments": increments(rows) if plan.one_dimensional else [],

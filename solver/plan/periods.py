@@ -1,0 +1,176 @@
+"""A scenario's `plan:` block → one validated scenario per period, with its price factors and discount.
+
+Period p (0-based) of a plan with period length Y years:
+
+    value of a grown field   v_p = v_0 · factor^p            (integer fields rounded half up, as in sweeps)
+    price factor, category c φ_pc = period.price_factors[c], else (1 + price_change_per_year[c])^(p·Y), else 1
+    discount factor          δ_p = (1 + discount_rate)^−(p·Y)
+
+An explicit period's `set` values override the growth rules. Every period scenario is validated
+against the catalog before anything is solved; a problem is reported at the plan block's line.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from ..errors import InputError, Problem
+from ..inputs.scenario import LoadedScenario, check_against_catalog, load_scenario
+from ..inputs.schema import PRICE_CATEGORIES, Catalog, Plan, PlanGrowth, Scenario, SweepGrowth, SweepParameter
+from ..sweep.plan import _get, _set, field_kind, make_axis
+
+FORBIDDEN = ("plan", "sweep", "top_k", "inventory", "extra_costs", "name", "catalog")
+
+
+@dataclass
+class Period:
+    """One period of a plan: its scenario, what was changed in it, its price factors and discount factor."""
+
+    index: int
+    label: str
+    year: float | None
+    values: dict[str, float]
+    scenario: Scenario
+    price_factors: dict[str, float]
+    discount_factor: float
+
+    @property
+    def step_time_s(self) -> float:
+        return self.scenario.target_step_time_s()
+
+
+@dataclass
+class PlanSpec:
+    """Everything a plan solve needs: the periods and the plan's options."""
+
+    scenario_name: str
+    periods: list[Period]
+    architectures: str  # keep_one | allow_second
+    objective: str  # capex | tco
+    period_years: float
+    discount_rate: float
+    start_year: int | None
+    owned: dict[str, int]
+    notes: list[str] = field(default_factory=list)
+
+    def only(self, periods: list[Period], architectures: str | None = None) -> PlanSpec:
+        """The same plan on a subset of its periods (the from-scratch comparison solves one at a time)."""
+        return PlanSpec(self.scenario_name, periods, architectures or self.architectures, self.objective,
+                        self.period_years, self.discount_rate, self.start_year, self.owned, list(self.notes))
+
+
+def price_factors(plan: Plan, p: int) -> dict[str, float]:
+    """φ_pc for every category: the period's own factor, else the yearly change compounded over p·Y years."""
+    own: dict[str, float] = {}
+    if isinstance(plan.periods, list):
+        own = {str(c): f for c, f in plan.periods[p].price_factors.items()}
+    change = {str(c): r for c, r in plan.price_change_per_year.items()}
+    years = p * plan.period_years
+    return {c: own.get(c, (1 + change.get(c, 0.0)) ** years) for c in PRICE_CATEGORIES}
+
+
+def discount_factor(plan: Plan, p: int) -> float:
+    """δ_p = (1 + r)^−(p·Y)."""
+    return float((1 + plan.discount_rate) ** -(p * plan.period_years))
+
+
+def _label(plan: Plan, p: int) -> tuple[str, float | None]:
+    own = plan.periods[p].label if isinstance(plan.periods, list) else None
+    year = plan.start_year + p * plan.period_years if plan.start_year is not None else None
+    if own:
+        return own, year
+    if year is not None:
+        return (f"{year:g}", year)
+    return f"period {p}", None
+
+
+def named(label: str) -> str:
+    """'period 2' stays; a year or a custom label reads 'period 2027'."""
+    return label if label.startswith("period") else f"period {label}"
+
+
+def _growth_values(rule: PlanGrowth, base: dict, count: int) -> list[float]:
+    """v_p = v_0 · factor^p for p < count, checked and rounded like the sweep's growth (make_axis)."""
+    field_kind(rule.path)
+    if count > 1:
+        param = SweepParameter(path=rule.path, growth=SweepGrowth(factor=rule.factor, steps=count - 1),
+                               round_to_int=rule.round_to_int)
+    else:  # one period: v_0 alone (a sweep's growth needs a step)
+        start = _get(base, rule.path)
+        if not isinstance(start, (int, float)) or isinstance(start, bool):
+            raise ValueError(f"growth starts from the scenario's value of {rule.path}, which is not set to a number")
+        param = SweepParameter(path=rule.path, values=[float(start)], round_to_int=rule.round_to_int)
+    return list(make_axis(param, base, ()).values)
+
+
+def _base(ls: LoadedScenario) -> dict:
+    data = ls.scenario.model_dump(mode="json")
+    for key in ("plan", "sweep"):
+        data.pop(key, None)
+    data["top_k"] = 1
+    data["catalog"] = []  # the merged catalog travels with the plan
+    return data
+
+
+def _period_values(ls: LoadedScenario, plan: Plan, base: dict) -> list[dict[str, float]]:
+    """Per period, the field values the growth rules and explicit `set`s give (validated paths)."""
+    doc = ls.doc
+    count = plan.count
+    values: list[dict[str, float]] = [{} for _ in range(count)]
+    problems: list[Problem] = []
+    for g, rule in enumerate(plan.growth):
+        try:
+            if rule.path.split(".")[0] in FORBIDDEN:
+                raise ValueError(f"'{rule.path.split('.')[0]}' cannot grow in a plan")
+            for p, v in enumerate(_growth_values(rule, base, count)):
+                values[p][rule.path] = v
+        except ValueError as exc:
+            problems.append(doc.problem(("plan", "growth", g, "path"), str(exc), rule.path))
+    for p, period in enumerate(plan.periods if isinstance(plan.periods, list) else []):
+        for path, value in period.set.items():
+            try:
+                kind = field_kind(path)
+                if path.split(".")[0] in FORBIDDEN:
+                    raise ValueError(f"'{path.split('.')[0]}' cannot be set per period")
+                if kind == "int" and value != int(value):
+                    raise ValueError(f"{path} is an integer field; {value:g} is not whole")
+                values[p][path] = int(value) if kind == "int" else value
+            except ValueError as exc:
+                problems.append(doc.problem(("plan", "periods", p, "set", path), str(exc), value))
+    if problems:
+        raise InputError(problems)
+    return values
+
+
+def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
+    """Build and validate every period scenario of the scenario's `plan:` block."""
+    sc, doc = ls.scenario, ls.doc
+    plan = sc.plan
+    if plan is None:
+        raise InputError([doc.problem(("plan",), "the scenario has no `plan:` block: add one with the periods "
+                                      "(see docs/plan.md), or use `fabricplan solve` for one purchase")])
+    if sc.objective not in ("capex", "tco"):
+        raise InputError([doc.problem(("objective",), "a plan minimises discounted spend: the objective must be "
+                                      "capex or tco", sc.objective)])
+    base = _base(ls)
+    problems, periods = [], []
+    for p, values in enumerate(_period_values(ls, plan, base)):
+        data = copy.deepcopy(base)
+        for path, value in values.items():
+            _set(data, path, value)
+        label, year = _label(plan, p)
+        try:
+            point = load_scenario(data, display=f"<plan period {label}>")
+            check_against_catalog(point, cat)
+        except InputError as exc:
+            first = exc.problems[0]
+            loc = ("plan", "periods", p) if isinstance(plan.periods, list) else ("plan",)
+            changed = ", ".join(f"{k} = {v:g}" for k, v in values.items()) or "no changes"
+            problems.append(doc.problem(loc, f"{named(label)} ({changed}) is not a valid scenario: "
+                                        f"{first.path}: {first.message}"))
+            continue
+        periods.append(Period(p, label, year, values, point.scenario, price_factors(plan, p), discount_factor(plan, p)))
+    if problems:
+        raise InputError(problems)
+    return PlanSpec(sc.name, periods, plan.architectures, sc.objective, plan.period_years, plan.discount_rate,
+                    plan.start_year, sc.owned_counts())
