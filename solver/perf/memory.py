@@ -103,3 +103,8 @@ def memory_activations_gb(workload: Workload, layout: Layout, microbatches: int 
     if layout.pp == 1:
         return (first + logits) / GB
     return max(first, last) / GB
+
+
+def memory_per_gpu_gb(workload: Workload, layout: Layout, params: int) -> float:
+    """States plus activations of the GPU that needs most (what `Performance.memory_per_gpu_gb` reports)."""
+    return memory_states_gb(workload, layout, params) + memory_activations_gb(workload, layout)

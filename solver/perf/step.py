@@ -11,14 +11,15 @@ same traffic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from ..inputs.schema import Workload
-from .compute import ComputeParams, microbatch_compute, optimizer_step_s
-from .hardware import GB, Hardware, oversubscription_slowdown
+from .compute import ComputeParams, MicrobatchCompute, microbatch_compute, optimizer_step_s
+from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware, oversubscription_slowdown
 from .layout import Layout
 from .memory import memory_activations_gb, memory_states_gb
 from .model import flops_per_step, matmul_params_per_layer, parameter_count
-from .traffic import BY_NAME, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class, exposed_s, retime
+from .traffic import BY_NAME, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class
 
 DOMINANT_SHARE = 0.10  # a term is "dominant" from this share of the step time
 MARGIN_CAP = 10.0  # margins are searched up to a 10× compute slowdown
@@ -36,7 +37,15 @@ class ComputeTerms:
     gemm_s: float
     attention_s: float
     optimizer_s: float = 0.0
-    by_family_s: dict = field(default_factory=dict)
+    microbatch: MicrobatchCompute | None = None
+    microbatches: int = 0
+
+    @property
+    def by_family_s(self) -> dict[str, float]:
+        """Seconds per step by matmul family, attention, element-wise work and the optimizer (GEMM-shape model)."""
+        if self.microbatch is None:
+            return {}
+        return {**{k: v * self.microbatches for k, v in self.microbatch.by_family_s.items()}, "optimizer": self.optimizer_s}
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,9 @@ class Performance:
     nvlink_busy_s: float = 0.0  # Σ_k NVLink time of every class
     compute: ComputeTerms | None = None
     hw: Hardware | None = field(default=None, compare=False, repr=False)
+    # per class (NVLink bytes, scale-out bytes, χ, NIC-independent latency s, network steps, pieces): what
+    # re-timing on another NIC needs, flattened once (the design space re-times every point per NIC)
+    retiming: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def exposed_comm_s(self) -> float:
@@ -168,19 +180,32 @@ def compute_terms(workload: Workload, layout: Layout, hw: Hardware, params: int,
     return _model_terms(workload, layout, hw.compute, params, microbatches)
 
 
+@lru_cache(maxsize=4096)
+def _microbatch(workload: Workload, tp: int, cp_: int, pp: int, microbatch_size: int, params: ComputeParams):
+    """One microbatch's compute does not depend on d or the placement: evaluated once per layout shape."""
+    lay = Layout(tp=tp, cp=cp_, pp=pp, vp=1, dp=1, microbatch_size=microbatch_size, gpus_per_domain_used=tp)
+    return microbatch_compute(workload, lay, params)
+
+
 def _model_terms(workload: Workload, layout: Layout, cp: ComputeParams, params: int, microbatches: int) -> ComputeTerms:
-    mb = microbatch_compute(workload, layout, cp)
+    mb = _microbatch(workload, layout.tp, layout.cp, layout.pp, layout.microbatch_size, cp)
     opt = optimizer_step_s(optimizer_shard_params(workload, layout, params), cp)
-    fams = {k: v * microbatches for k, v in mb.by_family_s.items()}
-    fams["optimizer"] = opt
     return ComputeTerms(microbatches * mb.total_s + opt, mb.forward_s, mb.backward_s, microbatches * mb.gemm_s,
-                        microbatches * mb.attention_s, opt, fams)
+                        microbatches * mb.attention_s, opt, mb, microbatches)
 
 
 def bubble_s(terms: ComputeTerms, layout: Layout) -> float:
     """1F1B bubble (interleaved when v > 1): (p − 1)/v microbatch computes, = T_comp·(p − 1)/(v·m) without the
     optimizer step. SPEC 4.2."""
     return (terms.forward_s + terms.backward_s) * (layout.pp - 1) / layout.vp
+
+
+def compute_and_bubble_s(workload: Workload, layout: Layout, hw: Hardware, params: int) -> float:
+    """T_comp + bubble without the traffic: a lower bound on the step time on any NIC (cheap; the design space
+    screens points with it)."""
+    _, flops_hw = flops_per_step(workload)
+    terms = compute_terms(workload, layout, hw, params, flops_hw, layout.microbatches(workload.global_batch_size))
+    return terms.compute_s + bubble_s(terms, layout)
 
 
 # ------------------------------------------------------------------------------------ step
@@ -231,6 +256,9 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
         memory_activations_gb=memory_activations_gb(workload, layout, micro),
         hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops, dominant_terms=_dominant(named, step),
         capacity_s=capacity, scaleout_busy_s=so_busy, nvlink_busy_s=nvl_busy, compute=terms, hw=hw,
+        retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi,
+                        t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * NVLINK_STEP_LATENCY_S,
+                        t.steps.scaleout_steps, t.pieces) for k, t in traffic.items()),
     )
 
 
@@ -242,18 +270,88 @@ def derated(hw: Hardware, bandwidth_derate: float) -> Hardware:
     return hw if bandwidth_derate == 0 else replace(hw, nic_efficiency=hw.nic_efficiency * (1 - bandwidth_derate))
 
 
-def step_time_under(perf: Performance, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0) -> float:
-    """The step time with compute (1 + σ) slower and scale-out bandwidth (1 − δ) of itself. SPEC 4.5 margins.
+@dataclass(frozen=True)
+class PointTerms:
+    """The step-time terms of one evaluated layout re-timed on one machine, under a margin condition:
+    the schedule's compute (T_comp + bubble), each class's window pieces a_i·T_k − W_i, and the busier
+    link's time. The design space multiplies them by d for the optimisation model's rows."""
 
-    T(σ, δ) = max((1 + σ)(T_comp + bubble) + Σ_k max(0, max_i a_i·T_k(δ) − (1 + σ)·W_i), T^so(δ), T^nvl):
-    every window is compute time, so it stretches with the compute; latency does not derate.
+    compute_s: float
+    pieces: dict[str, tuple[float, ...]]
+    capacity_s: float
+
+    @property
+    def step_time_s(self) -> float:
+        """max(compute + Σ_k max(0, max_i piece_ki), capacity)."""
+        exposed = sum(max([0.0, *p]) for p in self.pieces.values())
+        return max(self.compute_s + exposed, self.capacity_s)
+
+
+def _rates(hw: Hardware, bandwidth_derate: float) -> tuple[float, float, float, float]:
+    """(s per NVLink byte, s per scale-out byte, α per network step, o − 1) with (1 − δ) of the scale-out bandwidth."""
+    return (1.0 / (hw.nvlink_effective_gbyte_s * GB),
+            1.0 / (hw.scaleout_effective_gbyte_s * (1.0 - bandwidth_derate) * GB),
+            hw.nic_step_latency_s, hw.oversubscription - 1.0)
+
+
+def point_terms(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0,
+                ) -> PointTerms:
+    """Re-time the step's traffic on `hw` with compute (1 + σ) slower and scale-out bandwidth (1 − δ) of itself.
+    SPEC 4.5 margins: every window is compute time, so it stretches with the compute; latency does not derate.
+
+    T(σ, δ) = max((1 + σ)(T_comp + bubble) + Σ_k max(0, max_i a_i·T_k(δ) − (1 + σ)·W_i), T^so(δ), T^nvl)
+
+    T_k is `traffic.retime` (`hardware.transfer_s`) on the derated machine, computed from `Performance.retiming`.
     """
-    assert perf.hw is not None, "performance() keeps the hardware"
-    hw = derated(perf.hw, bandwidth_derate)
     k = 1.0 + compute_slowdown
-    exposed = sum(exposed_s(retime(t, hw), tuple((a, w * k) for a, w in t.pieces)) for t in perf.traffic.values())
-    so, nvl = link_busy_s(perf.traffic, hw)
+    inv_nvl, inv_so, alpha_so, extra = _rates(hw, bandwidth_derate)
+    pieces, so, nvl = {}, 0.0, 0.0
+    for name, nvl_b, so_b, chi, latency, so_steps, cls_pieces in perf.retiming:
+        so_s = so_b * inv_so * (1.0 + chi * extra)
+        nvl_s = nvl_b * inv_nvl
+        time = nvl_s + so_s + latency + so_steps * alpha_so
+        pieces[name] = tuple(a * time - w * k for a, w in cls_pieces)
+        so += so_s
+        nvl += nvl_s
+    return PointTerms(k * (perf.compute_s + perf.bubble_s), pieces, max(so, nvl))
+
+
+def step_time_on(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0,
+                 ) -> float:
+    """`point_terms(...).step_time_s` without building the pieces (the design space's feasibility scan)."""
+    k = 1.0 + compute_slowdown
+    inv_nvl, inv_so, alpha_so, extra = _rates(hw, bandwidth_derate)
+    exposed = so = nvl = 0.0
+    for _, nvl_b, so_b, chi, latency, so_steps, cls_pieces in perf.retiming:
+        so_s = so_b * inv_so * (1.0 + chi * extra)
+        nvl_s = nvl_b * inv_nvl
+        time = nvl_s + so_s + latency + so_steps * alpha_so
+        worst = 0.0
+        for a, w in cls_pieces:
+            value = a * time - w * k
+            if value > worst:
+                worst = value
+        exposed += worst
+        so += so_s
+        nvl += nvl_s
     return max(k * (perf.compute_s + perf.bubble_s) + exposed, so, nvl)
+
+
+def step_time_under(perf: Performance, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0) -> float:
+    """The step time with compute (1 + σ) slower and scale-out bandwidth (1 − δ) of itself (`point_terms`)."""
+    assert perf.hw is not None, "performance() keeps the hardware"
+    return step_time_on(perf, perf.hw, compute_slowdown, bandwidth_derate)
+
+
+def meets_target(perf: Performance, target_step_time_s: float, compute_slowdown: float = 0.0,
+                 bandwidth_derate: float = 0.0) -> bool:
+    """The step meets the target, and still does with the required margins (each on its own)."""
+    limit = target_step_time_s * (1 + 1e-9)
+    if perf.step_time_s > limit:
+        return False
+    if compute_slowdown and step_time_under(perf, compute_slowdown=compute_slowdown) > limit:
+        return False
+    return not (bandwidth_derate and step_time_under(perf, bandwidth_derate=bandwidth_derate) > limit)
 
 
 def _largest(ok, low: float, high: float) -> float:
@@ -294,5 +392,5 @@ def tokens_per_s_per_gpu(workload: Workload, perf: Performance) -> float:
     return workload.global_batch_size * workload.model.seq_len / (perf.step_time_s * perf.gpus)
 
 
-__all__ = ["BY_NAME", "Performance", "bubble_s", "compute_s", "margins", "performance", "step_time_under",
-           "tokens_per_s_per_gpu"]
+__all__ = ["BY_NAME", "Performance", "PointTerms", "bubble_s", "compute_s", "margins", "meets_target", "performance",
+           "point_terms", "step_time_on", "step_time_under", "tokens_per_s_per_gpu"]

@@ -139,9 +139,10 @@ def retime(traffic: ClassTraffic, hw: Hardware) -> float:
 def evaluate_class(tc: TrafficClass, ctx: StepContext) -> ClassTraffic:
     nvlink, scaleout = tc.bytes(ctx)
     steps = tc.latency(ctx) if nvlink + scaleout > 0 else NO_STEPS
-    traffic = ClassTraffic(tc.name, nvlink, scaleout, 0.0, tc.window(ctx), 0.0, tc.chi, steps)
-    time = retime(traffic, ctx.hw)
-    return ClassTraffic(tc.name, nvlink, scaleout, time, traffic.pieces, exposed_s(time, traffic.pieces), tc.chi, steps)
+    pieces = tc.window(ctx)
+    time = transfer_s(nvlink, scaleout, ctx.hw, chi=tc.chi, launches=steps.launches, nvlink_steps=steps.nvlink_steps,
+                      scaleout_steps=steps.scaleout_steps)
+    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), tc.chi, steps)
 
 
 # ----------------------------------------------------------------------------------- bytes
