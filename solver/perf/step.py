@@ -373,17 +373,16 @@ def _largest(ok, low: float, high: float) -> float:
 
 def margins(perf: Performance, target_step_time_s: float) -> dict[str, float]:
     """Slack to the target, and the largest uniform compute slowdown and scale-out bandwidth derate the design
-    survives (each on its own). Negative values mean the design misses the target by that much."""
+    survives (each on its own; 1.0 bandwidth derate: no scale-out traffic). A design that misses the target has a
+    negative slack and survives no slowdown (both margins 0)."""
     def meets(sigma: float = 0.0, delta: float = 0.0) -> bool:
         return step_time_under(perf, sigma, delta) <= target_step_time_s * (1 + 1e-9)
 
     slack = (target_step_time_s - perf.step_time_s) / target_step_time_s
-    if meets():
-        compute = _largest(lambda x: meets(sigma=x), 0.0, MARGIN_CAP)
-        bandwidth = 1.0 if perf.scaleout_bytes == 0 else _largest(lambda x: meets(delta=x), 0.0, 0.999)
-    else:
-        compute = -_largest(lambda x: not meets(sigma=-x), 0.0, 0.999)
-        bandwidth = 0.0
+    if not meets():
+        return {"slack_fraction": slack, "compute_slowdown": 0.0, "bandwidth_derate": 0.0}
+    compute = _largest(lambda x: meets(sigma=x), 0.0, MARGIN_CAP)
+    bandwidth = 1.0 if perf.scaleout_bytes == 0 else _largest(lambda x: meets(delta=x), 0.0, 0.999)
     return {"slack_fraction": slack, "compute_slowdown": compute, "bandwidth_derate": bandwidth}
 
 
