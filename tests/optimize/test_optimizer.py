@@ -47,6 +47,21 @@ SPACES = {
         constraints=dict(platforms=["dgx-a100", "hgx-h200"], rails_per_node=[2, 4], oversubscription=[1, 2],
                          facility_power_kw=53.5),
         parallelism=dict(tp=[4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2])),
+    # Physics v2's non-affine terms: fsdp moves its bytes every microbatch (d·T ∝ 1 − 1/d), ring latency grows
+    # with d, and the scenario demands margins (robustness rows); 1, 2 or 8 rails.
+    "h100-fsdp-margins": dict(
+        name="exact-fsdp", workload=dict(model=GPT3_6_7B, global_batch_size=256, optimizer="fsdp"),
+        target=dict(step_time_s=2.5), constraints=dict(platforms=["hgx-h100"], rails_per_node=[1, 2, 8]),
+        robustness=dict(compute_slowdown=0.1, bandwidth_derate=0.3),
+        parallelism=dict(tp=[1, 2, 4], cp=1, pp=[1, 2], vp=[1, 2], microbatch_size=[1, 2])),
+    # Interleaved pipelines with a balanced split, oversubscribed leaves (χ = 1 for pipeline sends), bf16
+    # gradients, one or four rails: the DP windows shrink with gradient accumulation.
+    "b200-pipeline-oversubscribed": dict(
+        name="exact-pp", workload=dict(model=dict(GPT3_6_7B, layers=30), global_batch_size=512,
+                                       pipeline_split="balanced", grad_reduce_dtype="bf16"),
+        target=dict(step_time_s=3.0),
+        constraints=dict(platforms=["hgx-b200"], rails_per_node=[1, 4], oversubscription=[1, 2], nics=["cx7-ndr"]),
+        parallelism=dict(tp=[2, 4], cp=1, pp=[2, 4], vp=[1, 2, 4], microbatch_size=[1, 2])),
 }
 
 
