@@ -93,12 +93,75 @@ def summary(errs: dict[str, float], rows) -> str:
     return "\n".join(out)
 
 
+def tokens_per_s(row, value: float, perf) -> float:
+    """A row's metric as tokens/s/GPU (the plot's common axis): step times and TFLOP/s are converted with the
+    model's own FLOPs per token (the same SPEC §4.1 count the sources use)."""
+    tokens = row.batch * row.model["seq_len"]
+    if row.metric == "tok":
+        return value
+    if row.metric == "iter_s":
+        return tokens / (value * perf.gpus)
+    per_token = (perf.flops_hardware if row.metric == "hw_tflops_full" else perf.flops_model) / tokens
+    if row.metric == "mfu":
+        return value * cr.PEAK_BF16_H100 * 1e12 / per_token
+    return value * 1e12 / per_token
+
+
+def plot(path: str, catalog, hook=None) -> None:
+    """Predicted vs published tokens/s per GPU, log-log, every row, coloured by group, ±10 % and ±20 % bands."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    styles = {"fit": ("tab:blue", "o", "fit"), "held_out": ("tab:orange", "s", "held out"),
+              "external": ("tab:red", "D", "held out (external judges' rows)"),
+              "ratio": ("tab:gray", "x", "ratio only (500 W H100s)"), "report": ("tab:purple", "^", "NVFP4 (outside the model)")}
+    fig, ax = plt.subplots(figsize=(8, 8))
+    lo, hi = 50, 100_000
+    xs = [lo, hi]
+    ax.plot(xs, xs, color="black", linewidth=1)
+    for f, style in ((1.1, ":"), (1.2, "--")):
+        ax.plot(xs, [x * f for x in xs], color="gray", linestyle=style, linewidth=0.8)
+        ax.plot(xs, [x / f for x in xs], color="gray", linestyle=style, linewidth=0.8)
+    for group, (color, marker, label) in styles.items():
+        pts = []
+        for r in cr.ROWS:
+            if r.group != group:
+                continue
+            perf, scenario = cr.evaluate(r, catalog, hw_hook=hook)
+            pts.append((tokens_per_s(r, r.published, perf), tokens_per_s(r, cr.predicted(r, perf, scenario), perf)))
+        if pts:
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], c=color, marker=marker, s=28, label=f"{label} ({len(pts)})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("published tokens/s per GPU")
+    ax.set_ylabel("fabricplan v2 predicted tokens/s per GPU")
+    ax.set_title("Physics v2: predicted vs published throughput (dotted ±10 %, dashed ±20 %)")
+    ax.legend(loc="upper left", fontsize=9)
+    ax.grid(True, which="both", linewidth=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def markdown(errs: dict[str, float]) -> str:
+    """The residual table of docs/model.md: every row, its group, source and error."""
+    lines = ["| Row | Source | Group | Error |", "|---|---|---|---|"]
+    for r in cr.ROWS:
+        if r.id in errs:
+            lines.append(f"| {r.id} | {r.source} | {r.group.replace('_', '-')} | {errs[r.id]:+.1%} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true", help="no fit: the catalog's parameters")
     ap.add_argument("--overhead-us", type=float, help="fix the GEMM overhead instead of fitting it")
     ap.add_argument("--rows", default="fit,held_out", help="groups whose rows to list")
     ap.add_argument("--plot", help="write the predicted-vs-published PNG here")
+    ap.add_argument("--markdown", action="store_true", help="print the residual table for docs/model.md")
     args = ap.parse_args()
     catalog = cr.calibration_catalog()
     hook = None
@@ -119,6 +182,10 @@ def main() -> None:
     for r in cr.ROWS:
         if r.group in show and r.id in errs:
             print(f"  {r.group:8s} {errs[r.id]:+7.1%}  {r.id}")
+    if args.markdown:
+        print(markdown(errs))
+    if args.plot:
+        plot(args.plot, catalog, hook)
 
 
 if __name__ == "__main__":
