@@ -433,11 +433,11 @@ def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[
     n = len(points.ds)
     if ctx.prune != "dominated":
         checked = [_point_ok(ctx, points, j, hw) for j in range(n)]
-        keep = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
+        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
         if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
-            keep = []
+            every = []
         ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
-        return keep, [checked[j][1] for j in keep]
+        return every, [checked[j][1] for j in every]
     starts = sorted({0, *(next((j for j in range(n) if points.nodes[j] > bound), n) for bound in thresholds)})
     faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
     keep: dict[int, float] = {}

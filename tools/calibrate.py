@@ -42,7 +42,7 @@ OVERHEAD = ("gemm overhead µs (all)", "gemm_overhead_s", 8e-6, 0.0, 300e-6)
 
 def hook_for(values: dict[str, float], overhead_s: float | None):
     by_gen: dict[str, dict] = {}
-    for (name, gens, fld, *_), v in zip(PARAMS, values.values()):
+    for (_name, gens, fld, *_), v in zip(PARAMS, values.values()):
         for g in gens:
             by_gen.setdefault(g, {})[fld] = v
 

@@ -4,7 +4,7 @@ linear layers; the slowest pipeline stage sets the pace)."""
 import pytest
 from test_step_model import LLAMA3_70B, workload
 
-from solver.perf.compute import (ComputeParams, gemm_s, microbatch_compute, optimizer_step_s, pacing_stage)
+from solver.perf.compute import ComputeParams, gemm_s, microbatch_compute, optimizer_step_s, pacing_stage
 from solver.perf.layout import Layout
 from solver.perf.model import flops_per_step
 
