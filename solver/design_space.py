@@ -425,7 +425,7 @@ def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[
     """The points the prune level keeps (ascending) and their nominal step times.
 
     none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
-    smallest feasible d above each tier boundary (`_cheapest_per_tier`), found by scanning d upward and
+    smallest feasible d above each tier boundary, found by scanning d upward and
     stopping at the first feasible point of each segment — the points it skips are never kept at this level.
     A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
     segment proves none exists on this one either, so the scan starts there.
@@ -481,20 +481,6 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
            f"|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
     return Shape(key, perf, t, c, p, v, b, g_used, kept_ds, [domains[j] for j in keep], conditions, mem,
                  hw.hbm_usable_gb, steps)
-
-
-def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, thresholds: list[int]) -> list[int]:
-    """Of the feasible d (ascending), the smallest, and the smallest whose node count crosses each
-    tier boundary: every architecture-and-tier identity keeps its cheapest point on this layout, and
-    the rest (same identity, more domains) can never be cheaper or easier on a cap."""
-    fraction = scenario.constraints.spare_nodes_fraction
-    nodes = {j: total_nodes(plat, domains[j], fraction) for j in feasible}  # non-decreasing in j
-    keep = {feasible[0]}
-    for bound in thresholds:
-        above = next((j for j in feasible if nodes[j] > bound), None)
-        if above is not None:
-            keep.add(above)
-    return sorted(keep)
 
 
 def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:

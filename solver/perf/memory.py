@@ -14,11 +14,14 @@ al. 2022 counted per tensor for the layer at hand), in units of s·b·h bytes:
     + 2 (GeLU models)  GPT-style dropout masks on the two block outputs
     + 5·a·s/h          without FlashAttention and recompute: the s×s softmax, its dropout mask and output
 
-which is Korthikanti's 34 + 5as/h for GPT (f = 4h, h_kv = h). Selective recompute (or FlashAttention)
+which is Korthikanti's 34 + 5as/h for GPT (f = 4h, h_kv = h). With FP8 GEMMs the tensors only a GEMM
+keeps — the two norm outputs and the down-projection's input (f/h of the MLP term) — are kept as FP8
+copies, one byte instead of two (TransformerEngine saves the cast input for the weight gradient): −2 − f/h.
+Selective recompute (or FlashAttention)
 drops the s² term; full recompute keeps only each layer's input, 2·s·b·h/(t·c), plus one layer's full
 activations while it is recomputed. The first pipeline stage holds L/p layers of n_f microbatches,
 n_f = min(m, p) for 1F1B and min(m, p + (p − 1)/v) interleaved (Korthikanti: p·(1 + (p−1)/(p·v)));
-the last stage holds one microbatch plus the logits, b·(s/c)·(V/t) in bf16 and fp32 (6 B). A
+the last stage holds one microbatch plus the logits' fp32 softmax, b·(s/c)·(V/t)·4 B. A
 balanced pipeline split puts (L + 2)/p − 1 layers on the first and last stages. The GPU that needs
 most sets the memory.
 """
@@ -36,7 +39,8 @@ BLOCK_COEF = 12  # norms and block inputs, in s·b·h bytes
 DROPOUT_COEF = 2  # GeLU (GPT-style) models: two dropout masks
 ATTENTION_MATRIX_COEF = 5  # Korthikanti et al.: 5·a·s²·b bytes of softmax and dropout
 FULL_RECOMPUTE_ACTIVATION_COEF = 2  # only each layer's input (bf16) is kept
-LOGITS_BYTES = 6  # bf16 logits and their fp32 copy for the loss
+FP8_SAVED_COEF = 2  # FP8: the two norm outputs are kept in one byte instead of two
+LOGITS_BYTES = 4  # the loss keeps the fp32 softmax of the logits for its backward (fused cross-entropy)
 
 
 def memory_states_gb(workload: Workload, layout: Layout, params: int) -> float:
@@ -64,6 +68,8 @@ def layer_activation_coef(workload: Workload, tp: int) -> float:
     coef = BLOCK_COEF + 4 * kv_hidden_size(m) / h + (4 if gelu else 6) * m.ffn_hidden_size / h
     if gelu:
         coef += DROPOUT_COEF
+    if workload.precision == "fp8":
+        coef -= FP8_SAVED_COEF + m.ffn_hidden_size / h
     if workload.activation_recompute == "none" and not workload.flash_attention:
         coef += ATTENTION_MATRIX_COEF * m.attention_heads * m.seq_len / h
     return coef

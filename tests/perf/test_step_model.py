@@ -190,7 +190,8 @@ def test_70b_tp8_pp4_dp8_fits():
     # states: P/(8·4)·(2 + 4 + 12/8) = 2,204,803,328·7.5 = 16.536 GB
     # activations (selective, SP): 33.5·s·b·h/t per layer = 33.5·8,388,608 = 281,018,368 B; the first stage holds
     # L/p = 20 layers of min(m = 8, p = 4) = 4 microbatches: 80·281,018,368 = 22.481 GB (the last stage's 20 layers
-    # of one microbatch plus 6·b·s·V/t = 788,021,248 B of logits, 6.408 GB, need less); total 39.0 GB ≤ 74 GB
+    # of one microbatch plus the fp32 softmax of its logits, 4·b·s·V/t = 525,336,576 B, 6.146 GB, need less);
+    # total 39.0 GB ≤ 74 GB
     perf = performance(workload(LLAMA3_70B, 64), layout(t=8, p=4, d=8), hgx_h100(), NO_OVERLAP)
     assert perf.memory_states_gb == pytest.approx(70_553_706_496 / 32 * 7.5 / 1e9)
     assert perf.memory_activations_gb == pytest.approx(80 * COEF_70B * SBH_70B / 8 / 1e9)
@@ -198,9 +199,9 @@ def test_70b_tp8_pp4_dp8_fits():
 
 
 def test_activation_memory_by_recompute_mode():
-    logits = 6 * 8192 * 128256  # one microbatch's logits in bf16 + fp32 (p = 1: on the same GPU)
+    logits = 4 * 8192 * 128256  # the fp32 softmax of one microbatch's logits (p = 1: on the same GPU)
     # full recompute, t = 1, L = 80: each layer keeps its input 2·s·b·h; one layer's full activations (33.5·s·b·h)
-    # while it is recomputed: 80·2·67,108,864 + 33.5·67,108,864 + logits = 19.290 GB
+    # while it is recomputed: 80·2·67,108,864 + 33.5·67,108,864 + logits = 17.187 GB
     full = performance(workload(LLAMA3_70B, 1, activation_recompute="full"), layout(), hgx_h100(), NO_OVERLAP)
     assert full.memory_activations_gb == pytest.approx((80 * 2 * SBH_70B + COEF_70B * SBH_70B + logits) / 1e9)
     # none without FlashAttention adds 5·a·s/h = 5·64·8192/8192 = 320 to the 33.5 (Korthikanti's s² term)
@@ -213,15 +214,22 @@ def test_full_recompute_activations_are_divided_by_tp():
     # torchtitan Llama 3 70B, FSDP 32 × TP 8, full recompute, local batch 16 (docs/sources.md [D5]): 71.9 GiB
     # measured on 96 GB parts. The kept layer inputs are sequence-parallel: 2·s·b·h/t per layer, not 2·s·b·h
     # (v1 predicted 176 GB). sbh/t = 8192·16·8192/8 = 134,217,728: kept 80·2·134,217,728 = 21.475 GB, one layer
-    # recomputed 33.5·134,217,728 = 4.496 GB, logits 6·16·8192·128256/8 = 12.608 GB; states (fsdp, all ÷ t·d = 256)
-    # 70,553,706,496·18/256 = 4.961 GB. Total 43.54 GB: fits the 96 GB part (the measured 77.2 GB is the
-    # allocator's peak reservation, which the model does not count).
+    # recomputed 33.5·134,217,728 = 4.496 GB, logits' fp32 softmax 4·16·8192·128256/8 = 8.405 GB; states (fsdp,
+    # all ÷ t·d = 256) 70,553,706,496·18/256 = 4.961 GB. Total 39.34 GB: fits the 96 GB part (the measured 77.2 GB
+    # is the allocator's peak reservation, which the model does not count).
     perf = performance(workload(LLAMA3_70B, 512, activation_recompute="full", optimizer="fsdp"),
                        layout(t=8, d=32, b=16), hgx_h100(hbm_usable_gb=96 * 2**30 / 1e9 - 6), NO_OVERLAP)
     sbh = 8192 * 16 * 8192 / 8
-    assert perf.memory_activations_gb == pytest.approx((80 * 2 * sbh + COEF_70B * sbh + 6 * 16 * 8192 * 128256 / 8) / 1e9)
+    assert perf.memory_activations_gb == pytest.approx((80 * 2 * sbh + COEF_70B * sbh + 4 * 16 * 8192 * 128256 / 8) / 1e9)
     assert perf.memory_states_gb == pytest.approx(70_553_706_496 * 18 / 256 / 1e9)
     assert perf.fits_memory
+
+
+def test_fp8_keeps_the_gemm_only_activations_in_one_byte():
+    # FP8: the two norm outputs (2·2 B → 2·1 B) and the down-projection's input (2f/h → f/h) are FP8 copies:
+    # 33.5 − 2 − 28672/8192 = 28 per s·b·h/t
+    perf = performance(workload(LLAMA3_70B, 64, precision="fp8"), layout(t=8, p=4, d=8), hgx_h100(), NO_OVERLAP)
+    assert perf.memory_activations_gb == pytest.approx(80 * 28 * SBH_70B / 8 / 1e9)
 
 
 def test_llama3_405b_tp8_pp16_fits_an_80gb_h100():
