@@ -426,11 +426,15 @@ class Overlap(Strict):
     tp: Annotated[float, Field(ge=0, le=1)] | None = None
     """Share of the layer's GEMM time that hides TP (TP comm overlap; default 0, exposed)."""
     cp: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the layer's attention core that hides the CP exchange (default 1; 0 for all-gather CP)."""
     pp: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the next chunk's compute that hides an interleaved pipeline's sends (default 1; 1F1B blocks)."""
     dp: Annotated[float, Field(ge=0, le=1)] | None = None
     """Sets dp_rs and dp_ag together (each may be given on its own)."""
     dp_rs: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the last microbatch's backward (fsdp: every backward) that hides the gradient reduce-scatter."""
     dp_ag: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the first microbatch's forward (fsdp: every pass) that hides the parameter all-gather."""
 
 
 class Robustness(Strict):
