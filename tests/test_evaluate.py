@@ -48,6 +48,7 @@ def test_evaluate_of_pinned_optimum_adds_up_and_matches_solve(path, tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "step time breakdown" in run.stdout and "bill of materials" in run.stdout
+    assert "window s" in run.stdout and "margins:" in run.stdout  # each class's overlap window; the margins
     design = json.loads(out.read_text())["designs"][0]
     b = design["breakdown_s"]
     # compute + bubble + each class's exposure + what link capacity adds is the step time (SPEC §4.5), and

@@ -5,6 +5,7 @@ the microbatch split are simple: with no recompute the forward is 1/3 of F_hw, s
 forward is τ_f = T_comp/(3m) and its backward τ_b = 2·T_comp/(3m).
 """
 import pytest
+from conftest import REPO
 from test_step_model import LAUNCH_S, LLAMA3_70B, NO_OVERLAP, NVLINK_STEP_S, hgx_h100, layout, workload
 
 from solver.perf.hardware import oversubscription_slowdown
@@ -152,3 +153,23 @@ def test_oversubscription_slows_only_the_traffic_that_crosses_it():
     assert over.traffic["dp_rs"].time_s == pytest.approx(flat.traffic["dp_rs"].time_s)
     pp_bw = flat.traffic["pp"].scaleout_bytes / (2 * 400 / 8 / 8 * 1e9)
     assert over.traffic["pp"].time_s - flat.traffic["pp"].time_s == pytest.approx(2 * pp_bw)
+
+
+def test_v1_cheapest_llama3_70b_design_misses_its_target_under_v2(default_catalog):
+    """issue 13: v1's cheapest llama3-70b design — one 400G NIC per eight B200s, tp 4 · cp 2 · pp 8 · dp 32, m = 32 —
+    met 3.0 s only because v1 hid the DP traffic behind 0.8 × the whole step. With the schedule's windows the fp32
+    reduce-scatter of the 2.2B-parameter shard (4 B × 70.55e9/32 × 31/32 over 6.25 GB/s ≈ 1.37 s) can hide only
+    behind the last microbatch's backward (τ_b ≈ T_comp/32 · 2/3 ≈ 0.04 s): it misses the target."""
+    import solver
+    from solver.perf.hardware import hardware_for
+    from solver.perf.traffic import overlap_for
+
+    scenario = solver.load_scenario(REPO / "scenarios" / "llama3-70b.yaml").scenario
+    hw = hardware_for(scenario, default_catalog, "hgx-b200", "bf3-400gbe", 1, 1.0)
+    lay = Layout(tp=4, cp=2, pp=8, vp=1, dp=32, microbatch_size=1, gpus_per_domain_used=8)
+    perf = performance(scenario.workload, lay, hw, overlap_for(scenario))
+    rs = perf.traffic["dp_rs"]
+    assert rs.scaleout_bytes == pytest.approx(4 * 70_553_706_496 / 32 * 31 / 32)
+    assert rs.window_s < 0.05 * perf.compute_s
+    assert rs.exposed_s > 1.0
+    assert perf.step_time_s > 3.0
