@@ -2,9 +2,11 @@
 
 A *shape* is one performance class (platform, NIC, rails, oversubscription) with one layout
 (t, c, p, v, b, G_u) and the set of data-parallel degrees d it may take. For the optimisation
-model each shape carries the coefficients of its step-time and memory constraints multiplied by d
-(SPEC §7): d·T(d) and d·mem(d) are affine in d inside one placement regime, so the coefficients
-are read off `perf.step.performance` at two values of d — the formulas live only in solver/perf.
+model each shape carries the coefficients of its step-time, exposure, link-capacity and memory rows
+multiplied by d (SPEC §7), read off `perf.step.performance` and `perf.step.point_terms` at every
+allowed d: the bandwidth terms are affine in d inside one placement regime, the latency, fsdp
+per-microbatch and in-flight terms are not, so each (shape, d) binary carries its own exact
+coefficient (SPEC §4.5 "Exactness") — the formulas live only in solver/perf.
 
 Pruning is exact: a shape is dropped only if no allowed d fits in memory, or no allowed d meets
 the target step time, or its placement is impossible. Nothing that could be optimal is removed.
@@ -19,8 +21,10 @@ from .fabrics import DEFAULT_FAMILY, family
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.hardware import Hardware, hardware_for
 from .perf.layout import Layout, LayoutShape, dp_candidates, layout_shapes, placement_problem
-from .perf.step import Performance, performance
-from .perf.traffic import overlap_for, retime
+from .perf.memory import memory_per_gpu_gb
+from .perf.model import parameter_count
+from .perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
+from .perf.traffic import overlap_for
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 
@@ -59,15 +63,29 @@ class Architecture:
 
 @dataclass
 class Exposure:
-    """One traffic class of a shape: d·exposed_k(d) = max(0, max_i (c0_i + c1_i·d)), each piece
-    d·(a_i·T_k − W_i) of the class's window rule being affine in d inside one placement regime."""
+    """One traffic class of a shape: d·exposed_k = max(0, max_i v_i[j]) at the j-th allowed d, each piece
+    v_i[j] = d_j·(a_i·T_k − W_i) of the class's window rule evaluated exactly at d_j."""
 
     name: str
-    pieces: list[tuple[float, float]]  # (c0_i, c1_i)
+    pieces: list[list[float]]  # pieces[i][j]
 
-    def at(self, d: int) -> float:
-        """d·exposed_k at d."""
-        return max([0.0] + [c0 + c1 * d for c0, c1 in self.pieces])
+    def at(self, j: int) -> float:
+        """d·exposed_k at the j-th d."""
+        return max([0.0] + [p[j] for p in self.pieces])
+
+
+@dataclass
+class Condition:
+    """The step-time rows of a shape under one condition: nominal, or a margin the scenario demands
+    (compute slowdown σ, or scale-out bandwidth derate δ; SPEC §4.5)."""
+
+    name: str  # "" nominal, "compute_margin", "bandwidth_margin"
+    comp: list[float]  # d·(T_comp + bubble)·(1 + σ) at each d
+    exposures: list[Exposure]
+    capacity: list[float]  # d·max(Σ_k T_k^so, Σ_k T_k^nvl) at each d
+
+    def step_time_s(self, j: int, d: int) -> float:
+        return max(self.comp[j] + sum(x.at(j) for x in self.exposures), self.capacity[j]) / d
 
 
 @dataclass
@@ -82,13 +100,26 @@ class Shape:
     gpus_per_domain_used: int
     d_values: list[int]
     domains: list[int]  # NVLink domains the job occupies at each d
-    comp0: float  # d·(T_comp + bubble) = comp0 + comp1·d
-    comp1: float
-    exposures: list[Exposure]
-    mem0: float  # d·mem(d) = mem0 + mem1·d  (GB)
-    mem1: float
+    conditions: list[Condition]  # nominal first
+    mem: list[float]  # d·mem(d) at each d (GB)
     hbm_usable_gb: float
     step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
+
+    @property
+    def nominal(self) -> Condition:
+        return self.conditions[0]
+
+    def keep(self, js: list[int]) -> None:
+        """Keep only the points js (ascending): every per-point list is cut alike."""
+        self.d_values = [self.d_values[j] for j in js]
+        self.domains = [self.domains[j] for j in js]
+        self.step_time_s = [self.step_time_s[j] for j in js]
+        self.mem = [self.mem[j] for j in js]
+        for c in self.conditions:
+            c.comp = [c.comp[j] for j in js]
+            c.capacity = [c.capacity[j] for j in js]
+            for x in c.exposures:
+                x.pieces = [[p[j] for j in js] for p in x.pieces]
 
     def describe(self, d: int | None = None) -> str:
         p = self.perf
@@ -97,8 +128,8 @@ class Shape:
                 f"{dp} mbs={self.microbatch_size}")
 
     def memory_gb(self, d: int) -> float:
-        """Memory per GPU at d, from the row memory_fit states: (mem0 + mem1·d) / d."""
-        return (self.mem0 + self.mem1 * d) / d
+        """Memory per GPU at d, from the row memory_fit states: (d·mem) / d."""
+        return self.mem[self.d_values.index(d)] / d
 
     def layout(self, d: int) -> Layout:
         return Layout(tp=self.tp, cp=self.cp, pp=self.pp, vp=self.vp, dp=d, microbatch_size=self.microbatch_size,
@@ -211,20 +242,22 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         n_switch = sum(switches_per_perf[p] for p in plat_perfs)
         hws = {p: hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription)
                for p in plat_perfs}
+        # fastest NICs first, so that slower ones can start their scans where the faster ones found points
+        plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
+                                       hws[p].oversubscription, p))
         thresholds = _tier_thresholds(catalog, [a for a in archs if a.platform == plat_id])
         for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
             for lay in layout_shapes(scenario):
-                for ds in _placeable_groups(ctx, lay, g_used, n_switch):
-                    if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
-                        continue
-                    # one evaluation per platform: bytes, compute, bubble and memory do not depend on the
-                    # NIC; each performance class only re-times the bytes (traffic.retime)
-                    base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[plat_perfs[0]],
-                                        ctx.overlap) for d in ds[:2]]
-                    for perf in plat_perfs:
-                        shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds, base)
-                        if shape is not None:
-                            shapes.append(shape)
+                ds = _placeable(ctx, lay, g_used, n_switch)
+                if not ds or not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
+                    continue
+                # one lazy evaluation per platform and d: bytes, compute, bubble and memory do not depend on
+                # the NIC; each performance class only re-times the traffic (perf.step.point_terms)
+                points = _Points(ctx, lay, g_used, ds, hws[plat_perfs[0]], plat)
+                for perf in plat_perfs:
+                    shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds)
+                    if shape is not None:
+                        shapes.append(shape)
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
@@ -244,6 +277,8 @@ class _Context:
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
         self.overlap = overlap_for(scenario)
+        self.params = parameter_count(scenario.workload.model)
+        self.conditions = _wanted_conditions(self)
         self.max_gpus = scenario.constraints.max_gpus
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
@@ -260,11 +295,9 @@ def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     return sorted(c for c in caps if c > 0)
 
 
-def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[list[int]]:
-    """The d values of one layout that can be placed, split into regimes: all d whose pipeline stage
-    fills whole domains (one shape), then each smaller d on its own."""
-    multi: list[int] = []
-    single: list[int] = []
+def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[int]:
+    """The d values of one layout that can be placed and fit max_gpus (ascending)."""
+    out: list[int] = []
     for d in dp_candidates(ctx.scenario, lay):
         ctx.combinations += n_switch
         layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
@@ -274,87 +307,180 @@ def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: in
         if ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
             ctx.pruned["caps"] += n_switch
             continue
-        (multi if lay.tp * lay.cp * d >= g_used else single).append(d)
-    return ([multi] if multi else []) + [[d] for d in single]
+        out.append(d)
+    return out
 
 
 def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
                            n_perf: int) -> bool:
-    """Memory does not depend on the NIC or rails: check it once per platform (exact pruning)."""
-    q = performance(ctx.wl, lay.layout(dp=ds[-1], gpus_per_domain_used=g_used), hw, ctx.overlap)
-    lean = q.memory_per_gpu_gb  # the largest d has the smallest optimizer shard
+    """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
+    with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
+    the leanest."""
+    layout = lay.layout(dp=ds[-1], gpus_per_domain_used=g_used)
+    lean = memory_per_gpu_gb(ctx.wl, layout, ctx.params)
     if lean < ctx.best["leanest"][0]:
-        ctx.best["leanest"] = (lean, q.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
-    if ctx.prune != "none" and lean > q.hbm_usable_gb * (1 + 1e-9):
+        ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
+    if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
         ctx.pruned["memory"] += len(ds) * n_perf
         return False
     return True
 
 
-def _exposures(ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Exposure]:
-    """Per traffic class, its window pieces multiplied by d, re-timed on `hw`, as affine functions
-    of d; a class whose pieces are never positive on D_s is left out (its exposure is 0)."""
+MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
+
+
+class _Points:
+    """One layout's placeable d values on one platform, evaluated lazily and once (every NIC of the platform
+    shares the bytes, compute and memory; `perf.step.point_terms` re-times them per NIC)."""
+
+    def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
+        self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
+        self.layouts = [lay.layout(dp=d, gpus_per_domain_used=g_used) for d in ds]
+        self.domains = [x.domains for x in self.layouts]
+        fraction = ctx.scenario.constraints.spare_nodes_fraction
+        self.nodes = [total_nodes(plat, dom, fraction) for dom in self.domains]  # non-decreasing in d
+        self._perf: dict[int, Performance] = {}
+        self._open: dict[int, bool] = {}
+        self._memory: dict[int, float] = {}
+        self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
+
+    def perf(self, j: int) -> Performance:
+        if j not in self._perf:
+            self._perf[j] = performance(self.ctx.wl, self.layouts[j], self.hw, self.ctx.overlap)
+        return self._perf[j]
+
+    def memory_gb(self, j: int) -> float:
+        if j not in self._memory:
+            self._memory[j] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
+        return self._memory[j]
+
+    def open(self, j: int) -> bool:
+        """The NIC-independent checks pass: memory fits, and T_comp + bubble (a lower bound on the step time on
+        any NIC: exposure and capacity are ≥ 0) meets the target."""
+        if j not in self._open:
+            x = self.layouts[j]
+            self._open[j] = (self.memory_gb(j) <= self.hw.hbm_usable_gb * (1 + 1e-9)
+                             and compute_and_bubble_s(self.ctx.wl, x, self.hw, self.ctx.params)
+                             <= self.ctx.target * (1 + 1e-9))
+        return self._open[j]
+
+
+def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
+    """Every re-timed term on `a` is at most the same term on `b` (same platform: same NVLink): more scale-out
+    bandwidth, no more network latency, no more oversubscription. Then a point infeasible on `a` is on `b`."""
+    return (a.scaleout_effective_gbyte_s >= b.scaleout_effective_gbyte_s and a.nic_step_latency_s <= b.nic_step_latency_s
+            and a.oversubscription <= b.oversubscription)
+
+
+def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
+    """Nominal, then each margin the scenario demands: (name, compute slowdown σ, bandwidth derate δ)."""
+    rob = ctx.scenario.robustness
+    return [("", 0.0, 0.0)] + [(name, rob.compute_slowdown if attr == "compute_slowdown" else 0.0,
+                                rob.bandwidth_derate if attr == "bandwidth_derate" else 0.0)
+                               for name, attr in MARGIN_CONDITIONS if getattr(rob, attr) > 0]
+
+
+def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
+    """The nominal condition and each margin the scenario demands, every term multiplied by d and evaluated at
+    every d (`perf.step.point_terms`); a class whose pieces are never positive is left out (its exposure is 0)."""
     out = []
-    for name in perfs[0].traffic:
-        pieces = []
-        for i in range(len(perfs[0].traffic[name].pieces)):
-            values = []
-            for d, q in zip(ds, perfs):
-                traffic = q.traffic[name]
-                a, w = traffic.pieces[i]
-                values.append(d * (a * retime(traffic, hw) - w))
-            pieces.append(_affine(ds, values))
-        if any(c0 + c1 * d > 1e-12 for c0, c1 in pieces for d in (ds[0], ds[-1])):
-            out.append(Exposure(name, pieces))
+    for name, sigma, delta in ctx.conditions:
+        terms = [point_terms(q, hw, sigma, delta) for q in perfs]
+        exposures = []
+        for cls, first in terms[0].pieces.items():
+            pieces = [[d * t.pieces[cls][i] for d, t in zip(ds, terms)] for i in range(len(first))]
+            if any(v > 1e-12 for p in pieces for v in p):
+                exposures.append(Exposure(cls, pieces))
+        out.append(Condition(name, [d * t.compute_s for d, t in zip(ds, terms)], exposures,
+                             [d * t.capacity_s for d, t in zip(ds, terms)]))
     return out
 
 
-def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, ds: list[int], plat,
-           thresholds: list[int], perfs: list[Performance]) -> Shape | None:
-    target, prune = ctx.target, ctx.prune
-    comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
-    mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
-    exposures = _exposures(ds, perfs, hw)
-    hbm = perfs[0].hbm_usable_gb
-    mems = [(mem[0] + mem[1] * d) / d for d in ds]
-    steps = [(comp[0] + comp[1] * d + sum(x.at(d) for x in exposures)) / d for d in ds]
+def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
+    """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
+    not evaluated). The NIC-independent checks come first (`_Points.open`)."""
+    if not points.open(j):
+        return False, float("inf")
+    q = points.perf(j)
+    limit = ctx.target * (1 + 1e-9)
+    steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
+    return all(st <= limit for st in steps), steps[0]
+
+
+def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
+    """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
+    if ctx.best["fastest"][0] <= ctx.target:
+        return  # some point meets the target: the explanation will not need it
+    fits = [j for j in range(len(points.ds)) if points.memory_gb(j) <= hw.hbm_usable_gb * (1 + 1e-9)]
+    if not fits:
+        return
+    j = fits[-1]
+    st = step_time_on(points.perf(j), hw)
+    if st < ctx.best["fastest"][0]:
+        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, {lay.describe()}"
+        ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
+
+
+def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[int]) -> tuple[list[int], list[float]]:
+    """The points the prune level keeps (ascending) and their nominal step times.
+
+    none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
+    smallest feasible d above each tier boundary, found by scanning d upward and
+    stopping at the first feasible point of each segment — the points it skips are never kept at this level.
+    A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
+    segment proves none exists on this one either, so the scan starts there.
+    """
+    n = len(points.ds)
+    if ctx.prune != "dominated":
+        checked = [_point_ok(ctx, points, j, hw) for j in range(n)]
+        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
+        if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
+            every = []
+        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
+        return every, [checked[j][1] for j in every]
+    starts = sorted({0, *(next((j for j in range(n) if points.nodes[j] > bound), n) for bound in thresholds)})
+    faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
+    keep: dict[int, float] = {}
+    found_here: dict[int, int | None] = {}
+    for start in starts:
+        lower = start
+        for found in faster:
+            first = found.get(start, start)
+            lower = n if first is None else max(lower, first)
+        found_here[start] = None
+        for j in range(lower, n):
+            ok, step = _point_ok(ctx, points, j, hw)
+            if ok:
+                keep[j] = step
+                found_here[start] = j
+                break
+    points.first_ok[(hw,)] = found_here
+    if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
+        first = min(keep)
+        keep = {j: st for j, st in keep.items() if j >= first}
+    ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep)
+    js = sorted(keep)
+    return js, [keep[j] for j in js]
+
+
+def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
+           thresholds: list[int]) -> Shape | None:
+    ds, domains = points.ds, points.domains
+    _record_fastest(ctx, perf, lay, points, hw)
+    keep, steps = _kept_points(ctx, points, hw, thresholds)
+    if not keep:
+        ctx.pruned["target"] += len(ds)
+        return None
+    kept_ds = [ds[j] for j in keep]
+    perfs = [points.perf(j) for j in keep]
+    conditions = _conditions(ctx, kept_ds, perfs, hw)
+    mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
+    steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
     key = (f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}"
            f"|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
-    fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
-    if fitting and min(fitting)[0] < ctx.best["fastest"][0]:
-        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, {lay.describe()}"
-        ctx.best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
-    ok = [st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)]
-    if prune != "none" and not any(ok):
-        ctx.pruned["target"] += len(ds)
-        return None
-    domains = [lay.layout(dp=d, gpus_per_domain_used=g_used).domains for d in ds]
-    if prune in ("points", "dominated"):
-        # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen.
-        keep = [j for j in range(len(ds)) if ok[j]]
-        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + len(ds) - len(keep)
-        if prune == "dominated":
-            kept = _cheapest_per_tier(keep, domains, plat, ctx.scenario, thresholds)
-            ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + len(keep) - len(kept)
-            keep = kept
-        ds, steps, domains = [ds[j] for j in keep], [steps[j] for j in keep], [domains[j] for j in keep]
-    return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm,
-                 steps)
-
-
-def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, thresholds: list[int]) -> list[int]:
-    """Of the feasible d (ascending), the smallest, and the smallest whose node count crosses each
-    tier boundary: every architecture-and-tier identity keeps its cheapest point on this layout, and
-    the rest (same identity, more domains) can never be cheaper or easier on a cap."""
-    fraction = scenario.constraints.spare_nodes_fraction
-    nodes = {j: total_nodes(plat, domains[j], fraction) for j in feasible}  # non-decreasing in j
-    keep = {feasible[0]}
-    for bound in thresholds:
-        above = next((j for j in feasible if nodes[j] > bound), None)
-        if above is not None:
-            keep.add(above)
-    return sorted(keep)
+    return Shape(key, perf, t, c, p, v, b, g_used, kept_ds, [domains[j] for j in keep], conditions, mem,
+                 hw.hbm_usable_gb, steps)
 
 
 def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
@@ -373,17 +499,6 @@ def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
     out = []
     for i, s in enumerate(shapes):
         if i in keep:
-            js = sorted(keep[i])
-            s.d_values = [s.d_values[j] for j in js]
-            s.domains = [s.domains[j] for j in js]
-            s.step_time_s = [s.step_time_s[j] for j in js]
+            s.keep(sorted(keep[i]))
             out.append(s)
     return out
-
-
-def _affine(ds: list[int], values: list[float]) -> tuple[float, float]:
-    """(intercept, slope) through the first two points; a single point gives slope 0."""
-    if len(ds) == 1:
-        return values[0], 0.0
-    slope = (values[1] - values[0]) / (ds[1] - ds[0])
-    return values[0] - slope * ds[0], slope

@@ -65,23 +65,31 @@ def explain_infeasible(space: DesignSpace, time_limit_s: float | None = None) ->
 
 
 def _beyond_three_tiers(space: DesignSpace, data: ModelData) -> str | None:
-    """When every layout that meets the target needs more nodes than any allowed 3-tier fat tree holds."""
+    """When every layout that meets the target needs more nodes than any allowed 3-tier fat tree of its own
+    performance class (platform, NIC, rails) holds."""
     plats = space.catalog.by_id("platforms")
+    biggest: dict = {}
+    for ad in data.archs:
+        if ad.fab.cap[3] > biggest.get(ad.arch.perf, (0, None))[0]:
+            biggest[ad.arch.perf] = (ad.fab.cap[3], ad.arch)
     fewest = None
     for s in space.shapes:
         plat = plats[s.perf.platform]
         nodes = min(compute_units(plat, dom) * nodes_per_unit(plat) for dom in s.domains)
+        cap = biggest.get(s.perf, (0, None))[0]
+        if nodes <= cap:
+            return None  # this layout fits some allowed fabric: the caps or the tiers are not the reason
         if fewest is None or nodes < fewest[0]:
             fewest = (nodes, s)
-    biggest = max(((ad.fab.cap[3], ad.arch) for ad in data.archs),
-                  key=lambda x: x[0], default=None)
-    if fewest is None or biggest is None or fewest[0] <= biggest[0]:
+    if fewest is None:
         return None
     nodes, s = fewest
+    cap, arch = biggest.get(s.perf, (0, None))
+    held = (f"the largest 3-tier fat-tree fabric allowed for it holds {cap:,} nodes with {arch.rails_per_node} "
+            f"rail(s) of {arch.switch}" if arch is not None else "no allowed fabric holds it")
     return (f"every design meeting the {space.target_step_time_s:.3g} s target needs at least {nodes:,} nodes "
-            f"({s.describe(s.d_values[0])}), more than the largest 3-tier fat-tree fabric allowed holds "
-            f"({biggest[0]:,} nodes with {biggest[1].rails_per_node} rail(s) of {biggest[1].switch}); allow a "
-            f"higher-radix switch, fewer rails per node or a slower target")
+            f"({s.describe(s.d_values[0])}); {held}; allow a higher-radix switch, fewer rails per node or a "
+            f"slower target")
 
 
 def _gpus_needed_without_cap(space: DesignSpace, time_limit_s: float | None) -> str | None:

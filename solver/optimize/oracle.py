@@ -6,7 +6,7 @@ from ..design_space import architectures, one_tier_allowed
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import hardware_for
 from ..perf.layout import dp_candidates, layout_shapes, placement_problem
-from ..perf.step import performance
+from ..perf.step import meets_target, performance
 from ..perf.traffic import overlap_for
 from ..results import Design, make_design, within_caps
 
@@ -15,7 +15,7 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
     """Every feasible design of the unpruned design space, evaluated one by one (the reference the
     optimiser is checked against; same evaluator, no model, no pruning)."""
     target = target_step_time_s or scenario.target_step_time_s()
-    wl, con, pin = scenario.workload, scenario.constraints, scenario.pin
+    wl, con, pin, rob = scenario.workload, scenario.constraints, scenario.pin, scenario.robustness
     overlap = overlap_for(scenario)
     plats = catalog.by_id("platforms")
     out = []
@@ -31,7 +31,8 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
                     if placement_problem(lay, wl, g_used) is not None:
                         continue
                     perf = performance(wl, lay, hw, overlap)
-                    if not perf.fits_memory or perf.step_time_s > target * (1 + 1e-9):
+                    if not perf.fits_memory or not meets_target(perf, target, rob.compute_slowdown,
+                                                                rob.bandwidth_derate):
                         continue
                     design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
                     if design is None or (design.tiers == 1 and not one_tier_allowed(arch, archs)):

@@ -53,7 +53,7 @@ BOM_FIRST_ROW = BOM_HEADER_ROW + 1
 # Order of the category subtotals and chart series; a category not listed here is appended.
 CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
 ADJUSTMENT = "contingency − discount"
-TERMS = ("compute", "bubble", *CLASS_NAMES)  # the step-time breakdown: compute, bubble, each class exposed
+TERMS = ("compute", "bubble", *CLASS_NAMES, "capacity")  # the step-time breakdown: compute, bubble, each class exposed, link capacity
 
 HEADER_FONT = Font(bold=True, color="FFFFFF")
 HEADER_FILL = PatternFill("solid", fgColor="1F4E78")
@@ -398,7 +398,7 @@ def write_performance_sheet(wb, result) -> None:
     designs = result.designs
     head = 3
     _header(ws, head, ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES]
-            + ["Step time (s)", "Target (s)", "MFU"])
+            + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU"])
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
         row = head + 1 + i
@@ -457,9 +457,28 @@ def write_performance_sheet(wb, result) -> None:
         formula(ws, r, 7, f"=D{r}/E{r}", PERCENT)
         put(ws, r, 8, p.hardware_tflops_per_gpu, NUMBER_2)
         put(ws, r, 9, p.mfu, PERCENT)
+    row = row + len(designs) + 3
+    write_margins_table(ws, row, designs)
     ws.column_dimensions["A"].width = 22
     for col in range(2, 12):
         ws.column_dimensions[get_column_letter(col)].width = 15
+
+
+def write_margins_table(ws, row: int, designs) -> None:
+    """Per design: slack to the target, the largest compute slowdown and scale-out bandwidth derate it survives,
+    each class's overlap window, and the regimes no calibration row covers (perf.coverage)."""
+    put(ws, row - 1, 1, "Margins, overlap windows and calibration coverage").font = BOLD
+    _header(ws, row, ["Design", "Slack to target", "Compute slowdown survived", "Bandwidth derate survived"]
+            + [f"{k.upper()} window (s)" for k in CLASS_NAMES] + ["Uncalibrated regimes"])
+    for i, d in enumerate(designs):
+        r = row + 1 + i
+        put(ws, r, 1, design_name(d))
+        m = d.margins or {}
+        for j, key in enumerate(("slack_fraction", "compute_slowdown", "bandwidth_derate")):
+            put(ws, r, 2 + j, m.get(key, 0.0), PERCENT)
+        for j, k in enumerate(CLASS_NAMES):
+            put(ws, r, 5 + j, d.perf.traffic[k].window_s, SECONDS)
+        put(ws, r, 5 + len(CLASS_NAMES), "; ".join(d.uncalibrated) if d.uncalibrated else "none")
 
 
 # ----------------------------------------------------------------------------------- assumptions
@@ -494,7 +513,8 @@ def efficiency_rows(scenario: Scenario, catalog: Catalog, design) -> list[tuple[
     nic = cat.by_id("nics")[a.nic]
     eff = sc.efficiency
     return [
-        (f"compute efficiency ({gpu.id}, {sc.workload.precision})", hw.compute_efficiency,
+        (f"compute efficiency ({gpu.id}, {sc.workload.precision}; effective for this design's GEMM shapes)",
+         design.perf.compute_efficiency,
          "scenario efficiency.compute_efficiency" if eff.compute_efficiency else gpu.compute_efficiency_source),
         (f"NVLink efficiency ({platform.id})", hw.nvlink_efficiency,
          "scenario efficiency.nvlink_efficiency" if eff.nvlink_efficiency else f"catalog platform {platform.id}: {platform.source}"),

@@ -24,16 +24,33 @@ def _gb(value: float) -> str:
 
 def solve_table(result: SolveResult) -> Table:
     t = Table(title=f"{result.scenario}: {len(result.designs)} design(s), status {result.status}", title_justify="left")
-    for col in ("#", "architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "MFU", "facility kW",
-                "racks", "capex", "TCO"):
+    for col in ("#", "architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "margin cmp/bw", "MFU",
+                "facility kW", "racks", "capex", "TCO"):
         t.add_column(col, justify="left" if col in ("architecture", "layout tp·cp·pp·vp·dp·mbs") else "right")
     for d in result.designs:
         lay = d.layout
-        t.add_row(str(d.rank), d.label, f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
+        flag = " [yellow]⚠[/]" if d.uncalibrated else ""
+        t.add_row(str(d.rank) + flag, d.label, f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
                   f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}",
-                  f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}", f"{d.perf.mfu:.1%}",
+                  f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}", margin_text(d), f"{d.perf.mfu:.1%}",
                   f"{d.cost.facility_power_kw:,.0f}", f"{d.cost.racks:,}", _usd(d.cost.capex_usd), _usd(d.cost.tco_usd))
     return t
+
+
+def margin_text(d: Design) -> str:
+    """The largest compute slowdown / scale-out bandwidth derate the design survives ("any": no scale-out)."""
+    m = d.margins
+    if not m:
+        return ""
+    bw = "any" if m["bandwidth_derate"] >= 1 else f"{m['bandwidth_derate']:.0%}"
+    return f"{m['compute_slowdown']:+.0%} / {bw}"
+
+
+def print_uncalibrated(designs: list[Design], console: Console) -> None:
+    """Each design whose result rests on a regime no calibration row covers (perf.coverage)."""
+    for d in designs:
+        for text in d.uncalibrated:
+            console.print(f"  [yellow]⚠ #{d.rank} uncalibrated[/]: {text}")
 
 
 def print_solve(result: SolveResult, console: Console) -> None:
@@ -45,6 +62,7 @@ def print_solve(result: SolveResult, console: Console) -> None:
         tight = [b["text"] for b in d.binding if b["binding"]]
         if tight:
             console.print(f"  #{d.rank} binding: " + "; ".join(tight))
+    print_uncalibrated(result.designs, console)
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
@@ -63,14 +81,22 @@ def print_design(design: Design, console: Console) -> None:
     console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
                   f"MFU {p.mfu:.1%}, {p.hardware_tflops_per_gpu:,.0f} hardware TFLOP/s per GPU")
     t = Table(title="step time breakdown (s)", title_justify="left")
-    for col in ("term", "time s", "exposed s", "NVLink bytes/GPU", "scale-out bytes/GPU"):
+    for col in ("term", "time s", "window s", "exposed s", "NVLink bytes/GPU", "scale-out bytes/GPU"):
         t.add_column(col, justify="right" if col != "term" else "left")
-    t.add_row("compute", f"{p.compute_s:.3f}", f"{p.compute_s:.3f}", "", "")
-    t.add_row("bubble", f"{p.bubble_s:.3f}", f"{p.bubble_s:.3f}", "", "")
+    t.add_row("compute", f"{p.compute_s:.3f}", "", f"{p.compute_s:.3f}", "", "")
+    t.add_row("bubble", f"{p.bubble_s:.3f}", "", f"{p.bubble_s:.3f}", "", "")
     for k, tr in p.traffic.items():
-        t.add_row(k, f"{tr.time_s:.3f}", f"{tr.exposed_s:.3f}", _gb(tr.nvlink_bytes), _gb(tr.scaleout_bytes))
-    t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
+        t.add_row(k, f"{tr.time_s:.3f}", f"{tr.window_s:.3f}", f"{tr.exposed_s:.3f}", _gb(tr.nvlink_bytes),
+                  _gb(tr.scaleout_bytes))
+    if p.capacity_s > 0:
+        t.add_row("link capacity", f"{max(p.scaleout_busy_s, p.nvlink_busy_s):.3f}", "", f"{p.capacity_s:.3f}", "", "")
+    t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
     console.print(t)
+    if design.margins:
+        console.print(f"margins: slack {design.margins['slack_fraction']:.1%} of the target; survives a compute slowdown "
+                      f"of {design.margins['compute_slowdown']:.1%} and a scale-out bandwidth derate of "
+                      f"{design.margins['bandwidth_derate']:.1%}")
+    print_uncalibrated([design], console)
     fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
     console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
                   f"{p.memory_activations_gb:,.1f}) of {p.hbm_usable_gb:,.1f} GB usable: {fit}; dominant: "
@@ -98,6 +124,13 @@ def bom_table(design: Design) -> Table:
     return t
 
 
+def _efficiency(gpu) -> str:
+    """GEMM efficiency of the compute model (bf16/fp8), or the flat compute efficiency."""
+    if gpu.compute_model is not None:
+        return f"GEMM {gpu.compute_model.gemm_efficiency_bf16:.2f}/{gpu.compute_model.gemm_efficiency_fp8:.2f}"
+    return f"{gpu.compute_efficiency.bf16:.2f}/{gpu.compute_efficiency.fp8:.2f}"
+
+
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
     t = Table(title=title, title_justify="left")
     for col in columns:
@@ -111,7 +144,7 @@ def catalog_tables(cat: Catalog) -> list[Table]:
     """The catalog as five tables: GPUs, platforms, NICs and switches, links, racks and facility."""
     gpus = _table("GPUs", ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"), [
         (g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
-         f"{g.compute_efficiency.bf16:.2f}/{g.compute_efficiency.fp8:.2f}") for g in cat.gpus])
+         _efficiency(g)) for g in cat.gpus])
     platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
                                      "price", "kW", "date"), [
         (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
