@@ -11,28 +11,43 @@ the target step time, or its placement is impossible. Nothing that could be opti
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
-from .costing import total_nodes
-from .fabrics import DEFAULT_FAMILY, family
+from .costing import fabric_spec, total_nodes
+from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
+from .fabrics.breakout import serves
 from .inputs.schema import Catalog, Scenario, as_list
+from .perf.crossing import cross_plane_share, pod_crossing
 from .perf.hardware import Hardware, hardware_for
 from .perf.layout import Layout, LayoutShape, dp_candidates, layout_shapes, placement_problem
 from .perf.step import Performance, performance
-from .perf.traffic import overlap_for, retime
+from .perf.traffic import CLASS_NAMES, overlap_for, retime
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 
 
 @dataclass(frozen=True, order=True)
 class PerfClass:
-    """What the step time depends on besides the layout."""
+    """What the step time depends on besides the layout. The fabric family decides which bytes
+    cross NVLink first (planes); with an oversubscribed tier above the pods, the pod size (and so
+    the switch, `pod_switch`) decides which classes cross it (perf/crossing.py)."""
 
     platform: str
     nic: str
     rails_per_node: int
     oversubscription: float
+    fabric: str = DEFAULT_FAMILY
+    above_pod_oversubscription: float = 1.0
+    pod_switch: str = ""  # the switch, when above_pod_oversubscription > 1
+
+    def key(self) -> str:
+        """platform|nic|rails|o, then the fabric and pod fields when they are not the defaults."""
+        out = f"{self.platform}|{self.nic}|{self.rails_per_node}|{self.oversubscription:g}"
+        if self.fabric != DEFAULT_FAMILY:
+            out += f"|{self.fabric}"
+        if self.above_pod_oversubscription != 1:
+            out += f"|pod{self.above_pod_oversubscription:g}@{self.pod_switch}"
+        return out
 
 
 @dataclass(frozen=True, order=True)
@@ -45,13 +60,18 @@ class Architecture:
     switch: str
     oversubscription: float
     fabric: str = DEFAULT_FAMILY
+    above_pod_oversubscription: float = 1.0
 
     @property
     def perf(self) -> PerfClass:
-        return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription)
+        pod = self.above_pod_oversubscription
+        return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription, self.fabric, pod,
+                         self.switch if pod != 1 else "")
 
     def label(self, tiers: int | None = None) -> str:
         over = "" if self.oversubscription == 1 else f", {self.oversubscription:g}:1"
+        if self.above_pod_oversubscription != 1:
+            over += f", {self.above_pod_oversubscription:g}:1 above the pods"
         kind = "" if self.fabric == DEFAULT_FAMILY else f" {self.fabric}"
         tier = f", {tiers}-tier{kind}" if tiers else kind
         return f"{self.platform} · {self.rails_per_node}×{self.nic} · {self.switch}{tier}{over}"
@@ -93,7 +113,8 @@ class Shape:
     def describe(self, d: int | None = None) -> str:
         p = self.perf
         dp = f" dp={d}" if d is not None else ""
-        return (f"{p.platform}, {p.rails_per_node}×{p.nic}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
+        fabric = "" if p.fabric == DEFAULT_FAMILY else f" {p.fabric}"
+        return (f"{p.platform}, {p.rails_per_node}×{p.nic}{fabric}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
                 f"{dp} mbs={self.microbatch_size}")
 
     def memory_gb(self, d: int) -> float:
@@ -142,6 +163,8 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
     allow_sw = as_list(con.switches)
     allow_rails = as_list(con.rails_per_node)
     overs = [pin.oversubscription] if pin.oversubscription is not None else (as_list(con.oversubscription) or [1.0])
+    families = allowed_families(scenario)
+    pods = sorted({1.0} | {float(x) for x in above_pod_ratios(scenario)})
     nics, out = cat.by_id("nics"), []
     for plat in cat.platforms:
         if (pin.platform and plat.id != pin.platform) or (allow_plat and plat.id not in allow_plat):
@@ -161,13 +184,75 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
                     if not switch_serves_nic(sw, nic):
                         continue
                     for over in overs:
-                        out.append(Architecture(plat.id, nic_id, rails, sw.id, float(over)))
+                        spec = fabric_spec(plat, nic, sw, rails, float(over))
+                        out += [Architecture(plat.id, nic_id, rails, sw.id, float(over), name, pod)
+                                for name in families if not set(same_network_as(name, spec)) & set(families)
+                                for pod in pods if pod == 1 or family(name).max_tiers == 3]
     return sorted(set(out))
 
 
+def allowed_families(scenario: Scenario) -> list[str]:
+    """pin.fabric, else constraints.fabrics, else every family (fabrics/__init__.py)."""
+    if scenario.pin.fabric is not None:
+        return [scenario.pin.fabric]
+    return as_list(scenario.constraints.fabrics) or list(FAMILIES)
+
+
+def above_pod_ratios(scenario: Scenario) -> list[float]:
+    """The allowed down:up ratios above the pods: pin, else constraints, else [1]."""
+    pin = scenario.pin.above_pod_oversubscription
+    if pin is not None:
+        return [pin]
+    return [float(x) for x in as_list(scenario.constraints.above_pod_oversubscription) or [1.0]]
+
+
 def switch_serves_nic(switch, nic) -> bool:
-    """A switch serves a NIC of the same fabric whose ports run at the switch's port speed."""
-    return switch.fabric == nic.fabric and math.isclose(switch.port_speed_gbps, nic.speed_gbps)
+    """A switch serves a NIC of the same fabric whose speed is its port speed, natively or after a
+    breakout the catalog lists (fabrics/breakout.py)."""
+    return serves(switch, nic) is not None
+
+
+def allowed_tiers(arch: Architecture, all_archs, scenario: Scenario) -> tuple[int, ...]:
+    """Tier counts an architecture may be built with: its family's (multi-plane ≥ 2, rail-only ≤ 2); only 3 when the
+    tier above the pods is oversubscribed (a smaller fabric has no such tier: it is the
+    non-blocking architecture's); not 3 for a non-blocking one when the scenario's
+    above_pod_oversubscription list leaves out 1; not 1 when `one_tier_allowed` says so."""
+    fam = family(arch.fabric)
+    tiers = [t for t in (1, 2, 3) if fam.min_tiers <= t <= fam.max_tiers]
+    if arch.above_pod_oversubscription != 1:
+        tiers = [t for t in tiers if t == 3]
+    elif 1.0 not in above_pod_ratios(scenario):
+        tiers = [t for t in tiers if t < 3]
+    if not one_tier_allowed(arch, all_archs):
+        tiers = [t for t in tiers if t != 1]
+    return tuple(tiers)
+
+
+def fabric_spec_of(catalog: Catalog, arch: Architecture) -> FabricSpec:
+    """The fabric family's sizing inputs for an architecture (radix after breakout)."""
+    plat = catalog.by_id("platforms")[arch.platform]
+    nic = catalog.by_id("nics")[arch.nic]
+    sw = catalog.by_id("switches")[arch.switch]
+    return fabric_spec(plat, nic, sw, arch.rails_per_node, arch.oversubscription, arch.above_pod_oversubscription)
+
+
+def hardware_of(scenario: Scenario, catalog: Catalog, perf: PerfClass) -> Hardware:
+    """`hardware_for` plus the fabric's structure: planes (multi-plane, rail-only) and the pods of
+    an oversubscribed tier above them (perf/crossing.py reads both)."""
+    hw = hardware_for(scenario, catalog, perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+    if perf.fabric == DEFAULT_FAMILY and perf.above_pod_oversubscription == 1:
+        return hw
+    plat = catalog.by_id("platforms")[perf.platform]
+    fam = family(perf.fabric)
+    spec = FabricSpec(radix=0, rails=perf.rails_per_node, nodes_per_domain=plat.nodes_per_domain)  # planes: no radix
+    pod_domains = 0
+    if perf.above_pod_oversubscription != 1:
+        arch = Architecture(perf.platform, perf.nic, perf.rails_per_node, perf.pod_switch, perf.oversubscription,
+                            perf.fabric, perf.above_pod_oversubscription)
+        nodes = fam.pod_nodes(fabric_spec_of(catalog, arch))
+        pod_domains = nodes // plat.nodes_per_domain if nodes % plat.nodes_per_domain == 0 else 0
+    return replace(hw, rail_planes=fam.planes(spec), planes_by_domain_position=fam.planes_by_domain_position,
+                   above_pod_oversubscription=perf.above_pod_oversubscription, pod_domains=pod_domains)
 
 
 def one_tier_allowed(arch: Architecture, all_archs) -> bool:
@@ -209,22 +294,24 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         plat = platforms[plat_id]
         plat_perfs = [p for p in perfs if p.platform == plat_id]
         n_switch = sum(switches_per_perf[p] for p in plat_perfs)
-        hws = {p: hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription)
-               for p in plat_perfs}
+        hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
+        structures = _structure_groups(plat_perfs, hws)
         thresholds = _tier_thresholds(catalog, [a for a in archs if a.platform == plat_id])
         for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
             for lay in layout_shapes(scenario):
                 for ds in _placeable_groups(ctx, lay, g_used, n_switch):
                     if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
                         continue
-                    # one evaluation per platform: bytes, compute, bubble and memory do not depend on the
-                    # NIC; each performance class only re-times the bytes (traffic.retime)
-                    base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[plat_perfs[0]],
-                                        ctx.overlap) for d in ds[:2]]
-                    for perf in plat_perfs:
-                        shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds, base)
-                        if shape is not None:
-                            shapes.append(shape)
+                    # one evaluation per platform and fabric structure: bytes, compute, bubble and memory
+                    # do not depend on the NIC; each performance class only re-times the bytes (traffic.retime)
+                    for ref, members in structures:
+                        for sub in _crossing_regimes(lay, g_used, ds, hws[ref]):
+                            base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[ref],
+                                                ctx.overlap) for d in sub[:2]]
+                            for perf in members:
+                                shape = _shape(ctx, perf, hws[perf], g_used, lay, sub, plat, thresholds, base)
+                                if shape is not None:
+                                    shapes.append(shape)
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
@@ -252,12 +339,40 @@ class _Context:
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     """Node counts at which some architecture of the platform needs one more fabric tier."""
-    switches = cat.by_id("switches")
     caps: set[int] = set()
     for a in archs:
-        radix = switches[a.switch].radix
-        caps.update(family(a.fabric).max_nodes(radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2))
+        spec = fabric_spec_of(cat, a)
+        caps.update(family(a.fabric).max_nodes(spec, t) for t in (1, 2))
     return sorted(c for c in caps if c > 0)
+
+
+def _structure_key(hw: Hardware) -> tuple:
+    """What, besides the layout, decides a class's bytes and pod crossing: the planes, and the
+    pods of an oversubscribed tier above them."""
+    pods = hw.above_pod_oversubscription != 1
+    return hw.rail_planes, hw.planes_by_domain_position, pods, hw.pod_domains if pods else 0
+
+
+def _structure_groups(perfs: list[PerfClass], hws: dict) -> list[tuple[PerfClass, list[PerfClass]]]:
+    """Performance classes grouped by fabric structure (first member, members), in order."""
+    groups: dict[tuple, list[PerfClass]] = {}
+    for p in perfs:
+        groups.setdefault(_structure_key(hws[p]), []).append(p)
+    return [(members[0], members) for members in groups.values()]
+
+
+def _crossing_regimes(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> list[list[int]]:
+    """The d values of one placement regime split by what crosses planes and pods (perf/crossing.py):
+    inside each part every class's forwarding share and pod crossing are constant, so d·T stays
+    affine in d. One part on a fat tree without an oversubscribed tier above the pods."""
+    if len(ds) == 1 or (hw.rail_planes <= 1 and hw.above_pod_oversubscription == 1):
+        return [ds]
+    parts: dict[tuple, list[int]] = {}
+    for d in ds:
+        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+        signature = tuple((cross_plane_share(n, layout, hw), pod_crossing(n, layout, hw)) for n in CLASS_NAMES)
+        parts.setdefault(signature, []).append(d)
+    return list(parts.values())
 
 
 def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[list[int]]:
@@ -319,11 +434,11 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     mems = [(mem[0] + mem[1] * d) / d for d in ds]
     steps = [(comp[0] + comp[1] * d + sum(x.at(d) for x in exposures)) / d for d in ds]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
-    key = (f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}"
-           f"|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
+    key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
     fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
     if fitting and min(fitting)[0] < ctx.best["fastest"][0]:
-        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, {lay.describe()}"
+        fabric = "" if perf.fabric == DEFAULT_FAMILY else f" {perf.fabric}"
+        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}{fabric}, {lay.describe()}"
         ctx.best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
     ok = [st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)]
     if prune != "none" and not any(ok):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import costing
-from ..design_space import Architecture, DesignSpace, one_tier_allowed
+from ..design_space import Architecture, DesignSpace, allowed_tiers, fabric_spec_of
 from ..errors import CatalogCannotBuild, InputError, Problem
 from ..fabrics import FabricConstants, family
 from ..fabrics.links import facility_of
@@ -35,7 +35,7 @@ class ArchData:
 
     @property
     def rails(self) -> int:
-        return self.fab.rails
+        return self.arch.rails_per_node
 
 
 @dataclass
@@ -66,10 +66,10 @@ def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData
     upr = costing.units_per_rack(plat, rack)
     if upr < 1:
         raise CatalogCannotBuild(f"{plat.id} ({plat.unit_power_kw:g} kW, {plat.unit_ru:g} RU) does not fit in rack {rack.id}")
-    fab = family(a.fabric).constants(sw.radix, a.rails_per_node, a.oversubscription)
+    fab = family(a.fabric).constants(fabric_spec_of(cat, a))
     uplinks = "leaf_spine" in parts.links and fab.k_up >= 1
-    tiers = ([1] if one_tier_allowed(a, space.architectures) else []) + ([2] if uplinks else []) \
-        + ([3] if uplinks and "spine_core" in parts.links else [])
+    buildable = {1: True, 2: uplinks, 3: uplinks and "spine_core" in parts.links}
+    tiers = [t for t in allowed_tiers(a, space.architectures, space.scenario) if buildable[t] and fab.cap[t] > 0]
     return ArchData(arch=a, parts=parts, fab=fab, tiers=tiers, units_per_domain=costing.compute_units(plat, 1),
                     nodes_per_unit=costing.nodes_per_unit(plat), gpus_per_node=plat.gpus_per_node,
                     units_per_rack=upr, unit_is_rack=plat.unit_is_rack, max_domains=max_domains)

@@ -27,6 +27,17 @@ class Hardware:
     nic_speed_gbps: float
     nic_efficiency: float
     oversubscription: float
+    # The fabric's structure (set from the fabric family by design_space.hardware_of; read by
+    # perf/crossing.py). The defaults are one fabric joining every rail and no oversubscribed tier
+    # above the pods, i.e. the v1 fat tree.
+    rail_planes: int = 1
+    """Planes no switch joins (multi-plane: rails; rail-only: rails · nodes per domain); 1 = all joined."""
+    planes_by_domain_position: bool = False
+    """True when a plane is a GPU position of the NVLink domain (rail-only), else a NIC position of the node."""
+    above_pod_oversubscription: float = 1.0
+    """Down:up of the tier above the pods (3-tier designs); 1 = non-blocking."""
+    pod_domains: int = 0
+    """Whole NVLink domains in one pod (0 = unknown or not whole: every class is taken to cross pods)."""
 
     @property
     def nvlink_effective_gbyte_s(self) -> float:

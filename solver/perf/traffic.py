@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..inputs.schema import Scenario, Workload
+from .crossing import above_pod_factor, forwarded_nvlink_bytes, pod_crossing
 from .hardware import Hardware, transfer_s
 from .layout import Layout, ranks_in_domain
 from .model import kv_hidden_size
@@ -70,6 +71,7 @@ class ClassTraffic:
     time_s: float
     pieces: Pieces
     exposed_s: float
+    pod_crossing: float = 0.0  # χ_pod: 1 when the class crosses the tier above the pods (perf/crossing.py)
 
     @property
     def hidden_s(self) -> float:
@@ -88,14 +90,18 @@ def exposed_s(time_s: float, pieces: Pieces) -> float:
 
 def evaluate_class(tc: TrafficClass, ctx: StepContext) -> ClassTraffic:
     nvlink, scaleout = tc.bytes(ctx)
-    time = transfer_s(nvlink, scaleout, ctx.hw)
+    # multi-plane / rail-only: bytes to another plane cross NVLink first (perf/crossing.py)
+    nvlink += forwarded_nvlink_bytes(tc.name, ctx.layout, ctx.hw, scaleout)
+    chi_pod = pod_crossing(tc.name, ctx.layout, ctx.hw)
+    time = transfer_s(nvlink, scaleout * above_pod_factor(chi_pod, ctx.hw), ctx.hw)
     pieces = tc.window(ctx)
-    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces))
+    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), chi_pod)
 
 
 def retime(traffic: ClassTraffic, hw: Hardware) -> float:
-    """The same bytes timed on other hardware (another NIC, rail count or oversubscription)."""
-    return transfer_s(traffic.nvlink_bytes, traffic.scaleout_bytes, hw)
+    """The same bytes timed on other hardware (another NIC, rail count or oversubscription) of the
+    same fabric structure (planes and pods: they decide the bytes and the pod crossing)."""
+    return transfer_s(traffic.nvlink_bytes, traffic.scaleout_bytes * above_pod_factor(traffic.pod_crossing, hw), hw)
 
 
 # ----------------------------------------------------------------------------------- bytes
