@@ -109,6 +109,14 @@ class Shape:
     mem1: float
     hbm_usable_gb: float
     step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
+    # Other performance classes whose step time is this shape's at every d (a multi-plane or rail-only
+    # class whose layout forwards nothing between planes and crosses no oversubscribed pod tier):
+    # their architectures share the shape's points.
+    also: list[PerfClass] = field(default_factory=list)
+
+    @property
+    def perfs(self) -> tuple[PerfClass, ...]:
+        return (self.perf, *self.also)
 
     def describe(self, d: int | None = None) -> str:
         p = self.perf
@@ -148,7 +156,7 @@ class DesignSpace:
         per_perf: dict[PerfClass, int] = {}
         for a in self.architectures:
             per_perf[a.perf] = per_perf.get(a.perf, 0) + 1
-        return sum(len(s.d_values) * per_perf.get(s.perf, 0) for s in self.shapes)
+        return sum(len(s.d_values) * per_perf.get(p, 0) for s in self.shapes for p in s.perfs)
 
 
 # --------------------------------------------------------------------------- allow-lists
@@ -302,22 +310,13 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
                 for ds in _placeable_groups(ctx, lay, g_used, n_switch):
                     if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
                         continue
-                    # one evaluation per platform and fabric structure: bytes, compute, bubble and memory
-                    # do not depend on the NIC; each performance class only re-times the bytes (traffic.retime)
-                    for ref, members in structures:
-                        for sub in _crossing_regimes(lay, g_used, ds, hws[ref]):
-                            base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[ref],
-                                                ctx.overlap) for d in sub[:2]]
-                            for perf in members:
-                                shape = _shape(ctx, perf, hws[perf], g_used, lay, sub, plat, thresholds, base)
-                                if shape is not None:
-                                    shapes.append(shape)
+                    shapes += _shapes_of_regime(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
         shapes = _one_point_per_cost(shapes)
         pruned["equal_cost"] = before - sum(len(s.d_values) for s in shapes)
-    kept_perf = {s.perf for s in shapes}
+    kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
                        ctx.best["fastest"], ctx.best["leanest"])
@@ -337,6 +336,30 @@ class _Context:
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
 
 
+def _shapes_of_regime(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
+                      plat, thresholds: list[int]) -> list[Shape]:
+    """The shapes of one layout and placement regime on every performance class of the platform.
+
+    One evaluation per fabric structure (and crossing regime): bytes, compute, bubble and memory do
+    not depend on the NIC; each performance class only re-times the bytes (traffic.retime). A class
+    whose layout crosses nothing shares the plain fat-tree class's shape (`_share_plain_shapes`)."""
+    out: list[Shape] = []
+    made: dict[PerfClass, Shape | None] = {}
+    for ref, members in structures:
+        subs, nothing_crosses = _crossing_regimes(lay, g_used, ds, hws[ref])
+        if nothing_crosses:
+            members = _share_plain_shapes(members, made)
+        for sub in subs if members else []:
+            base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[ref], ctx.overlap)
+                    for d in sub[:2]]
+            for perf in members:
+                shape = _shape(ctx, perf, hws[perf], g_used, lay, sub, plat, thresholds, base)
+                made[perf] = shape if len(subs) == 1 else made.get(perf)
+                if shape is not None:
+                    out.append(shape)
+    return out
+
+
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     """Node counts at which some architecture of the platform needs one more fabric tier."""
     caps: set[int] = set()
@@ -354,25 +377,51 @@ def _structure_key(hw: Hardware) -> tuple:
 
 
 def _structure_groups(perfs: list[PerfClass], hws: dict) -> list[tuple[PerfClass, list[PerfClass]]]:
-    """Performance classes grouped by fabric structure (first member, members), in order."""
+    """Performance classes grouped by fabric structure (first member, members); the plain fat-tree
+    structure first (the others may share its shapes, `_share_plain_shapes`)."""
     groups: dict[tuple, list[PerfClass]] = {}
     for p in perfs:
         groups.setdefault(_structure_key(hws[p]), []).append(p)
-    return [(members[0], members) for members in groups.values()]
+    plain = (1, False, False, 0)
+    return [(members[0], members) for key, members in sorted(groups.items(), key=lambda kv: kv[0] != plain)]
 
 
-def _crossing_regimes(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> list[list[int]]:
+def _plain(perf: PerfClass) -> PerfClass:
+    """The fat-tree class of the same platform, NIC, rails and leaf oversubscription."""
+    return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+
+
+def _share_plain_shapes(members: list[PerfClass], made: dict) -> list[PerfClass]:
+    """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`);
+    return the classes that still need shapes of their own."""
+    rest = []
+    for perf in members:
+        twin = _plain(perf)
+        if perf != twin and twin in made:
+            shape = made[twin]
+            if shape is not None:
+                shape.also.append(perf)
+        else:
+            rest.append(perf)
+    return rest
+
+
+def _crossing_regimes(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> tuple[list[list[int]], bool]:
     """The d values of one placement regime split by what crosses planes and pods (perf/crossing.py):
     inside each part every class's forwarding share and pod crossing are constant, so d·T stays
-    affine in d. One part on a fat tree without an oversubscribed tier above the pods."""
-    if len(ds) == 1 or (hw.rail_planes <= 1 and hw.above_pod_oversubscription == 1):
-        return [ds]
+    affine in d. Also whether nothing crosses at any d (the step time is then the fat tree's).
+    One part, nothing crossing, on a fat tree without an oversubscribed tier above the pods."""
+    planes, pods = hw.rail_planes > 1, hw.above_pod_oversubscription != 1
+    if not planes and not pods:
+        return [ds], True
     parts: dict[tuple, list[int]] = {}
     for d in ds:
         layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
-        signature = tuple((cross_plane_share(n, layout, hw), pod_crossing(n, layout, hw)) for n in CLASS_NAMES)
+        signature = tuple((cross_plane_share(n, layout, hw) if planes else 0.0, pod_crossing(n, layout, hw) if pods else 0.0)
+                          for n in CLASS_NAMES)
         parts.setdefault(signature, []).append(d)
-    return list(parts.values())
+    nothing = len(parts) == 1 and not any(x for pair in next(iter(parts)) for x in pair)
+    return list(parts.values()), nothing
 
 
 def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[list[int]]:
@@ -478,13 +527,15 @@ def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
     best: dict = {}
     for i, s in enumerate(shapes):
         for j, dom in enumerate(s.domains):
-            key = (s.perf, dom)
             rank = (s.step_time_s[j], s.key, s.d_values[j])
-            if key not in best or rank < best[key][0]:
-                best[key] = (rank, i, j)
+            for perf in s.perfs:  # a shared shape's point stays when it is the fastest for any of its classes
+                key = (perf, dom)
+                if key not in best or rank < best[key][0]:
+                    best[key] = (rank, i, j)
     keep: dict[int, list[int]] = {}
     for _, i, j in best.values():
-        keep.setdefault(i, []).append(j)
+        if j not in keep.get(i, []):
+            keep.setdefault(i, []).append(j)
     out = []
     for i, s in enumerate(shapes):
         if i in keep:

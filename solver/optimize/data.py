@@ -6,14 +6,15 @@ one buildable design: its job domains, spare units, nodes and fewest tier count.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import costing
 from ..design_space import Architecture, DesignSpace, allowed_tiers, fabric_spec_of
 from ..errors import CatalogCannotBuild, InputError, Problem
-from ..fabrics import FabricConstants, family
+from ..fabrics import DEFAULT_FAMILY, FabricConstants, family
 from ..fabrics.links import facility_of
 from ..inputs.catalog import provenance
+from ..inputs.schema import Catalog, Scenario
 
 MUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
 
@@ -53,6 +54,7 @@ class ModelData:
     pin_tiers: int | None = None
     pin_nodes: int | None = None
     dropped: dict = field(default_factory=dict)
+    costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
 
 
 def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData:
@@ -82,7 +84,8 @@ def model_data(space: DesignSpace) -> ModelData:
     pue, usd_per_kwh = costing.pue_and_usd_per_kwh(sc, facility_of(space.catalog))
     max_dom: dict = {}
     for s in space.shapes:
-        max_dom[s.perf] = max(max_dom.get(s.perf, 0), max(s.domains))
+        for p in s.perfs:
+            max_dom[p] = max(max_dom.get(p, 0), max(s.domains))
     archs, dropped = [], {}
     for a in space.architectures:
         try:
@@ -115,13 +118,49 @@ def points(data: ModelData) -> dict:
             units = costing.compute_units(plat, dom)
             spares = costing.spare_units_for(units, data.spare_fraction)
             nodes = costing.total_nodes(plat, dom, data.spare_fraction)
-            for a in by_perf.get(s.perf, []):
+            for a in [b for p in s.perfs for b in by_perf.get(p, [])]:
                 ad = data.archs[a]
                 fits = [t for t in (1, 2, 3) if nodes <= ad.fab.cap[t]]
                 tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
-                if tiers in ad.tiers and tiers in fits:
+                if tiers in ad.tiers and tiers in fits and not dominated_by_fat_tree(
+                        data.space.scenario, data.space.catalog, ad.arch, dom, data.space.architectures, data.costed):
                     out[(i, j, a)] = (dom, spares, nodes, tiers)
     return out
+
+
+def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int,
+                          all_archs: list[Architecture], cache: dict) -> bool:
+    """A multi-plane or rail-only design is not offered where the fat tree of the same parts (an
+    architecture of the space) builds the same domains for no more capex, facility power and racks.
+
+    With a non-blocking tier above the pods the fat tree's step time is never longer (it forwards
+    nothing between planes), so it is at least as good on every requirement and objective: ranking
+    the other family there would only repeat the fat tree's purchase under another name (at small
+    sizes their parts are often identical). The optimisation model (`points`) and the exhaustive
+    enumeration apply this same rule. `cache` maps (architecture, domains) to its closed-form cost.
+    """
+    if arch.fabric == DEFAULT_FAMILY or arch.above_pod_oversubscription != 1:
+        return False
+    twin = replace(arch, fabric=DEFAULT_FAMILY)
+    if twin not in all_archs:
+        return False
+    mine, plain = (_costed(scenario, catalog, a, domains, cache) for a in (arch, twin))
+    if mine is None or plain is None or plain.fabric.tiers not in allowed_tiers(twin, all_archs, scenario):
+        return False
+    return (plain.capex_usd <= mine.capex_usd and plain.facility_power_kw <= mine.facility_power_kw
+            and plain.racks <= mine.racks)
+
+
+def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict):
+    key = (arch, domains)
+    if key not in cache:
+        try:
+            cache[key] = costing.design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node,
+                                             arch.switch, arch.oversubscription, domains, scenario.pin.tiers,
+                                             arch.fabric, arch.above_pod_oversubscription)
+        except CatalogCannotBuild:
+            cache[key] = None
+    return cache[key]
 
 
 def bounds(ad: ArchData, spare_fraction: float) -> dict:

@@ -204,7 +204,7 @@ def add_fabric(m: Any) -> None:
     by_block: dict[str, list[int]] = {}
     for a in m.A:
         by_block.setdefault(family(m.data.archs[a].arch.fabric).milp_block, []).append(a)
-    for block, archs in sorted(by_block.items()):
+    for _, archs in sorted(by_block.items()):
         family(m.data.archs[archs[0]].arch.fabric).add_milp(m, archs)
     m.switches = {a: family(m.data.archs[a].arch.fabric).milp_switches(m, a) for a in m.A}
     m.links = {a: family(m.data.archs[a].arch.fabric).milp_links(m, a) for a in m.A}

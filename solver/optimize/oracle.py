@@ -8,6 +8,7 @@ from ..perf.layout import dp_candidates, layout_shapes, placement_problem
 from ..perf.step import performance
 from ..perf.traffic import overlap_for
 from ..results import Design, make_design, within_caps
+from .data import dominated_by_fat_tree
 
 
 def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: float | None = None) -> list[Design]:
@@ -20,6 +21,7 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
     out = []
     archs = architectures(scenario, catalog)
     shapes = layout_shapes(scenario)
+    costed: dict = {}
     for arch in archs:
         plat = plats[arch.platform]
         hw = hardware_of(scenario, catalog, arch.perf)
@@ -34,6 +36,8 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
                         continue
                     design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
                     if design is None or design.tiers not in allowed_tiers(arch, archs, scenario):
+                        continue
+                    if dominated_by_fat_tree(scenario, catalog, arch, lay.domains, archs, costed):
                         continue
                     if within_caps(design, con, pin):
                         out.append(design)

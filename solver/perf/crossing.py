@@ -57,11 +57,19 @@ def same_position(layout: Layout, hw: Hardware) -> float:
     return 0.0
 
 
+def _in_one_domain(layout: Layout, group: str) -> bool:
+    """The group has no scale-out traffic: one rank, or all its ranks in one NVLink domain."""
+    size = group_sizes(layout)[group]
+    return size == 1 or group_strides(layout)[group] * size <= layout.gpus_per_domain_used
+
+
 def stride_rule(group: str) -> Rule:
     """Point-to-point between ranks one group stride apart: 0 if the stride is a multiple of the
-    plane period, else 1."""
+    plane period (or the group never leaves its domain), else 1."""
 
     def rule(layout: Layout, hw: Hardware) -> float:
+        if _in_one_domain(layout, group):
+            return 0.0
         return 0.0 if group_strides(layout)[group] % plane_period_gpus(layout, hw) == 0 else 1.0
 
     return rule
@@ -100,9 +108,12 @@ def forwarded_nvlink_bytes(name: str, layout: Layout, hw: Hardware, scaleout_byt
 
 
 def group_span_rule(group: str) -> Rule:
-    """0 when the group's stride·size consecutive ranks fit evenly in one pod, else 1."""
+    """0 when the group's stride·size consecutive ranks fit evenly in one pod (or in one domain:
+    no scale-out traffic), else 1."""
 
     def rule(layout: Layout, hw: Hardware) -> float:
+        if _in_one_domain(layout, group):
+            return 0.0
         pod_ranks = hw.pod_domains * layout.gpus_per_domain_used
         span = group_strides(layout)[group] * group_sizes(layout)[group]
         return 0.0 if pod_ranks > 0 and span <= pod_ranks and pod_ranks % span == 0 else 1.0
