@@ -133,11 +133,13 @@ def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architectu
     """A multi-plane or rail-only design is not offered where the fat tree of the same parts (an
     architecture of the space) builds the same domains for no more capex, facility power and racks.
 
-    With a non-blocking tier above the pods the fat tree's step time is never longer (it forwards
-    nothing between planes), so it is at least as good on every requirement and objective: ranking
-    the other family there would only repeat the fat tree's purchase under another name (at small
-    sizes their parts are often identical). The optimisation model (`points`) and the exhaustive
-    enumeration apply this same rule. `cache` maps (architecture, domains) to its closed-form cost.
+    With a non-blocking tier above the pods (the only case checked) the fat tree's step time is
+    never longer either (it forwards nothing between planes), so it is at least as good on every
+    requirement and objective: ranking the other family there would offer the fat tree's purchase,
+    or a worse one, under another name (at small sizes their parts are often identical). Where the
+    other family is cheaper, or the fat tree cannot build the size, it is offered. The optimisation
+    model (`points`) and the exhaustive enumeration apply this same rule; `cache` maps
+    (architecture, domains) to its closed-form cost.
     """
     if arch.fabric == DEFAULT_FAMILY or arch.above_pod_oversubscription != 1:
         return False
