@@ -265,3 +265,54 @@ def test_rail_only_is_one_rail_fat_trees_of_racks(racks, rails, k):
         return
     assert size.switches == {r: 18 * rails * n for r, n in rail.switches.items()}
     assert size.links == {t: 18 * rails * n for t, n in rail.links.items()}
+
+
+# ------------------------------------------------------------------------------- bills of materials
+
+
+def _fabric_lines(design) -> dict:
+    return {(line.description.split(":")[0], line.part): line.quantity for line in design.bom
+            if line.category in ("switch", "link")}
+
+
+def test_multi_plane_bill_beats_the_fat_tree_on_striping():
+    # Test catalog (tests/builders.py): 504 eight-GPU nodes, 8 × 800G XDR NICs, 144-port XDR switches.
+    # Fat tree: 8·⌈504/72⌉ = 56 leaves; spines = smallest divisor of 72 ≥ ⌈56·72/144⌉ = 28 → 36; 92.
+    # Multi-plane: per plane 7 leaves, smallest divisor of 72 ≥ ⌈7·72/144⌉ = 4 → 4 spines; 8·11 = 88.
+    # Links alike: node_leaf 504·8 = 4,032 (xdr-nl-opt: 2 links per switch-end module → 2,016, 4,032 at
+    # the NICs), leaf_spine 56·72 = 4,032 (xdr-ls-opt: 2,016 modules at each end).
+    from builders import make_catalog, make_scenario
+
+    from solver.costing import design_cost
+
+    args = (make_scenario(), make_catalog(), "hgx-t", "xdr-nic", 8, "xdr-144", 1)
+    mp = design_cost(*args, domains=504, fabric_family="multi-plane")
+    ft = design_cost(*args, domains=504)
+    links = {("node_leaf cable", "xdr-nl-opt"): 4032, ("node_leaf switch-end module (2 link/module)", "xdr-nl-opt"): 2016,
+             ("node_leaf far-end module (1 link/module)", "xdr-nl-opt"): 4032, ("leaf_spine cable", "xdr-ls-opt"): 4032,
+             ("leaf_spine switch-end module (2 link/module)", "xdr-ls-opt"): 2016,
+             ("leaf_spine far-end module (2 link/module)", "xdr-ls-opt"): 2016}
+    assert _fabric_lines(mp) == {("leaf switch", "xdr-144"): 56, ("spine switch", "xdr-144"): 32, **links}
+    assert _fabric_lines(ft) == {("leaf switch", "xdr-144"): 56, ("spine switch", "xdr-144"): 36, **links}
+    # 4 fewer $100,000 switches (and their racks' share); everything else equal
+    switches_usd = sum(line.extended_usd for line in ft.bom if line.category == "switch") - \
+        sum(line.extended_usd for line in mp.bom if line.category == "switch")
+    assert switches_usd == 400_000
+    assert mp.to_dict()["fabric"]["family"] == "multi-plane" and mp.fabric.planes == 8
+
+
+def test_rail_only_bill_on_nvl72_racks():
+    # 2 NVL72-class racks (36 trays × 4 NICs, NICs included in the rack), 144-port switches:
+    # rail-only = 72 rails of 2 endpoints, one switch each: 72 switches; node_leaf 36·4 = 144 links,
+    # ⌈144/2⌉ = 72 switch-end modules and 144 NIC-end modules; no switch-to-switch links. The fat
+    # tree puts all q = min(4, ⌊144/36⌋) = 4 rail groups on one switch.
+    from builders import make_catalog, make_scenario
+
+    from solver.costing import design_cost
+
+    args = (make_scenario(), make_catalog(), "nvl72-t", "xdr-nic", 4, "xdr-144", 1)
+    ro = design_cost(*args, domains=2, fabric_family="rail-only")
+    assert _fabric_lines(ro) == {("leaf switch", "xdr-144"): 72, ("node_leaf cable", "xdr-nl-opt"): 144,
+                                 ("node_leaf switch-end module (2 link/module)", "xdr-nl-opt"): 72,
+                                 ("node_leaf far-end module (1 link/module)", "xdr-nl-opt"): 144}
+    assert design_cost(*args, domains=2).fabric.total_switches == 1
