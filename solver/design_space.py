@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .costing import fabric_spec, total_nodes
+from .costing import design_cost, fabric_spec, total_nodes
+from .errors import CatalogCannotBuild
 from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
 from .fabrics.breakout import serves
 from .inputs.schema import Catalog, Scenario, as_list
@@ -149,6 +150,7 @@ class DesignSpace:
     pruned: dict[str, int]
     fastest: tuple = (float("inf"), "")  # best step time of any placeable, memory-fitting point (s, shape)
     leanest: tuple = (float("inf"), 0.0, "")  # smallest memory per GPU of any point (GB, usable GB, shape)
+    costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
 
     @property
     def points(self) -> int:
@@ -304,13 +306,18 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         n_switch = sum(switches_per_perf[p] for p in plat_perfs)
         hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
         structures = _structure_groups(plat_perfs, hws)
-        thresholds = _tier_thresholds(catalog, [a for a in archs if a.platform == plat_id])
+        plat_shapes: list[Shape] = []
         for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
             for lay in layout_shapes(scenario):
                 for ds in _placeable_groups(ctx, lay, g_used, n_switch):
                     if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
                         continue
-                    shapes += _shapes_of_regime(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
+                    plat_shapes += _shapes_of_regime(ctx, structures, hws, g_used, lay, ds)
+        if prune == "dominated":
+            plat_archs = [a for a in archs if a.platform == plat_id]
+            bounds = _tier_thresholds(catalog, plat_archs) + _offer_thresholds(ctx, plat, plat_shapes, plat_archs, archs)
+            plat_shapes = _prune_dominated(ctx, plat_shapes, plat, sorted(set(bounds)))
+        shapes += plat_shapes
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
@@ -319,7 +326,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"])
+                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed)
 
 
 class _Context:
@@ -334,10 +341,11 @@ class _Context:
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
+        self.costed: dict = {}  # (architecture, domains) → CostedDesign | None (`dominated_by_fat_tree`)
 
 
-def _shapes_of_regime(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
-                      plat, thresholds: list[int]) -> list[Shape]:
+def _shapes_of_regime(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape,
+                      ds: list[int]) -> list[Shape]:
     """The shapes of one layout and placement regime on every performance class of the platform.
 
     One evaluation per fabric structure (and crossing regime): bytes, compute, bubble and memory do
@@ -353,7 +361,7 @@ def _shapes_of_regime(ctx: _Context, structures: list, hws: dict, g_used: int, l
             base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[ref], ctx.overlap)
                     for d in sub[:2]]
             for perf in members:
-                shape = _shape(ctx, perf, hws[perf], g_used, lay, sub, plat, thresholds, base)
+                shape = _shape(ctx, perf, hws[perf], g_used, lay, sub, base)
                 made[perf] = shape if len(subs) == 1 else made.get(perf)
                 if shape is not None:
                     out.append(shape)
@@ -473,8 +481,8 @@ def _exposures(ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Ex
     return out
 
 
-def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, ds: list[int], plat,
-           thresholds: list[int], perfs: list[Performance]) -> Shape | None:
+def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, ds: list[int],
+           perfs: list[Performance]) -> Shape | None:
     target, prune = ctx.target, ctx.prune
     comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
     mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
@@ -496,15 +504,79 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     domains = [lay.layout(dp=d, gpus_per_domain_used=g_used).domains for d in ds]
     if prune in ("points", "dominated"):
         # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen.
+        # ("dominated" then keeps the cheapest points per tier: `_prune_dominated`, per platform.)
         keep = [j for j in range(len(ds)) if ok[j]]
         ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + len(ds) - len(keep)
-        if prune == "dominated":
-            kept = _cheapest_per_tier(keep, domains, plat, ctx.scenario, thresholds)
-            ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + len(keep) - len(kept)
-            keep = kept
         ds, steps, domains = [ds[j] for j in keep], [steps[j] for j in keep], [domains[j] for j in keep]
     return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm,
                  steps)
+
+
+def _prune_dominated(ctx: _Context, shapes: list[Shape], plat, bounds: list[int]) -> list[Shape]:
+    """Per shape, the points `_cheapest_per_tier` keeps (exact: see there and `_offer_thresholds`)."""
+    for s in shapes:
+        keep = _cheapest_per_tier(list(range(len(s.d_values))), s.domains, plat, ctx.scenario, bounds)
+        ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + len(s.d_values) - len(keep)
+        s.d_values, s.domains = [s.d_values[j] for j in keep], [s.domains[j] for j in keep]
+        s.step_time_s = [s.step_time_s[j] for j in keep]
+    return shapes
+
+
+def _offer_thresholds(ctx: _Context, plat, shapes: list[Shape], plat_archs: list[Architecture],
+                      all_archs: list[Architecture]) -> list[int]:
+    """Node counts just below each run of domain counts at which a multi-plane or rail-only
+    architecture is offered (not `dominated_by_fat_tree`): with them as tier bounds, the cheapest
+    offered point of every architecture and tier count survives `_cheapest_per_tier`, although its
+    smaller, dominated points are not offered."""
+    fraction = ctx.scenario.constraints.spare_nodes_fraction
+    out: list[int] = []
+    for a in plat_archs:
+        if a.fabric == DEFAULT_FAMILY or a.above_pod_oversubscription != 1:
+            continue
+        offered_before = False
+        for dom in sorted({dom for s in shapes if a.perf in s.perfs for dom in s.domains}):
+            offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed)
+            if offered and not offered_before:
+                out.append(total_nodes(plat, dom, fraction) - 1)
+            offered_before = offered
+    return out
+
+
+def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int,
+                          all_archs: list[Architecture], cache: dict) -> bool:
+    """A multi-plane or rail-only design is not offered where the fat tree of the same parts (an
+    architecture of the space) builds the same domains for no more capex, facility power and racks.
+
+    With a non-blocking tier above the pods (the only case checked) the fat tree's step time is
+    never longer either (it forwards nothing between planes), so it is at least as good on every
+    requirement and objective: ranking the other family there would offer the fat tree's purchase,
+    or a worse one, under another name (at small sizes their parts are often identical). Where the
+    other family is cheaper, or the fat tree cannot build the size, it is offered. The optimisation
+    model (`optimize.data.points`), the dominance pruning (`_offer_thresholds`) and the exhaustive
+    enumeration apply this same rule; `cache` maps (architecture, domains) to its closed-form cost.
+    """
+    if arch.fabric == DEFAULT_FAMILY or arch.above_pod_oversubscription != 1:
+        return False
+    twin = replace(arch, fabric=DEFAULT_FAMILY)
+    if twin not in all_archs:
+        return False
+    mine, plain = (_costed(scenario, catalog, a, domains, cache) for a in (arch, twin))
+    if mine is None or plain is None or plain.fabric.tiers not in allowed_tiers(twin, all_archs, scenario):
+        return False
+    return (plain.capex_usd <= mine.capex_usd and plain.facility_power_kw <= mine.facility_power_kw
+            and plain.racks <= mine.racks)
+
+
+def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict):
+    key = (arch, domains)
+    if key not in cache:
+        try:
+            cache[key] = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
+                                     arch.oversubscription, domains, scenario.pin.tiers, arch.fabric,
+                                     arch.above_pod_oversubscription)
+        except CatalogCannotBuild:
+            cache[key] = None
+    return cache[key]
 
 
 def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, thresholds: list[int]) -> list[int]:

@@ -6,15 +6,14 @@ one buildable design: its job domains, spare units, nodes and fewest tier count.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from .. import costing
-from ..design_space import Architecture, DesignSpace, allowed_tiers, fabric_spec_of
+from ..design_space import Architecture, DesignSpace, allowed_tiers, dominated_by_fat_tree, fabric_spec_of
 from ..errors import CatalogCannotBuild, InputError, Problem
-from ..fabrics import DEFAULT_FAMILY, FabricConstants, family
+from ..fabrics import FabricConstants, family
 from ..fabrics.links import facility_of
 from ..inputs.catalog import provenance
-from ..inputs.schema import Catalog, Scenario
 
 MUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
 
@@ -99,7 +98,7 @@ def model_data(space: DesignSpace) -> ModelData:
         pue=pue, usd_per_kwh=usd_per_kwh, years=sc.tco.years,
         caps={"max_gpus": con.max_gpus, "budget_usd": con.budget_usd, "facility_power_kw": con.facility_power_kw,
               "max_racks": con.max_racks},
-        pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped,
+        pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped, costed=space.costed,
     )
 
 
@@ -126,43 +125,6 @@ def points(data: ModelData) -> dict:
                         data.space.scenario, data.space.catalog, ad.arch, dom, data.space.architectures, data.costed):
                     out[(i, j, a)] = (dom, spares, nodes, tiers)
     return out
-
-
-def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int,
-                          all_archs: list[Architecture], cache: dict) -> bool:
-    """A multi-plane or rail-only design is not offered where the fat tree of the same parts (an
-    architecture of the space) builds the same domains for no more capex, facility power and racks.
-
-    With a non-blocking tier above the pods (the only case checked) the fat tree's step time is
-    never longer either (it forwards nothing between planes), so it is at least as good on every
-    requirement and objective: ranking the other family there would offer the fat tree's purchase,
-    or a worse one, under another name (at small sizes their parts are often identical). Where the
-    other family is cheaper, or the fat tree cannot build the size, it is offered. The optimisation
-    model (`points`) and the exhaustive enumeration apply this same rule; `cache` maps
-    (architecture, domains) to its closed-form cost.
-    """
-    if arch.fabric == DEFAULT_FAMILY or arch.above_pod_oversubscription != 1:
-        return False
-    twin = replace(arch, fabric=DEFAULT_FAMILY)
-    if twin not in all_archs:
-        return False
-    mine, plain = (_costed(scenario, catalog, a, domains, cache) for a in (arch, twin))
-    if mine is None or plain is None or plain.fabric.tiers not in allowed_tiers(twin, all_archs, scenario):
-        return False
-    return (plain.capex_usd <= mine.capex_usd and plain.facility_power_kw <= mine.facility_power_kw
-            and plain.racks <= mine.racks)
-
-
-def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict):
-    key = (arch, domains)
-    if key not in cache:
-        try:
-            cache[key] = costing.design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node,
-                                             arch.switch, arch.oversubscription, domains, scenario.pin.tiers,
-                                             arch.fabric, arch.above_pod_oversubscription)
-        except CatalogCannotBuild:
-            cache[key] = None
-    return cache[key]
 
 
 def bounds(ad: ArchData, spare_fraction: float) -> dict:

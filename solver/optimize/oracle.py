@@ -2,13 +2,12 @@
 design space, evaluated one by one with the same evaluator, no model, no pruning."""
 from __future__ import annotations
 
-from ..design_space import allowed_tiers, architectures, hardware_of
+from ..design_space import allowed_tiers, architectures, dominated_by_fat_tree, hardware_of
 from ..inputs.schema import Catalog, Scenario
 from ..perf.layout import dp_candidates, layout_shapes, placement_problem
 from ..perf.step import performance
 from ..perf.traffic import overlap_for
 from ..results import Design, make_design, within_caps
-from .data import dominated_by_fat_tree
 
 
 def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: float | None = None) -> list[Design]:
