@@ -152,3 +152,18 @@ def test_infeasible_explanation_names_the_families_that_would_fit(catalog):
     result = solve(solver.load_scenario(doc), catalog, top_k=3)
     assert result.status == "infeasible"
     assert "at least 512 nodes" in result.explanation and "no fabric family holds them" in result.explanation
+
+
+def test_evaluate_refuses_a_tier_above_the_pods_in_two_tiers(catalog):
+    # Only a 3-tier fabric has a tier above its pods: pinning 3:1 there with tiers 2 is an input error.
+    from solver.errors import InputError
+
+    doc = copy.deepcopy(SPACES["hgx"])
+    doc["pin"] = dict(platform="hgx-t", nic="ndr-nic", rails_per_node=8, switch="ndr-8", tiers=2,
+                      above_pod_oversubscription=3, tp=1, cp=1, pp=1, vp=1, dp=32, microbatch_size=1)
+    with pytest.raises(InputError, match="exists only in 3-tier fabrics"):
+        solver.evaluate(solver.load_scenario(doc), catalog)
+    # Without the tier pin the evaluation builds 3 tiers: 4 nodes × 8 rails on ndr-8 would fit 1 tier.
+    del doc["pin"]["tiers"]
+    design = solver.evaluate(solver.load_scenario(doc), catalog)
+    assert (design.tiers, design.cost.fabric.above_pod_oversubscription) == (3, 3.0)
