@@ -19,6 +19,7 @@ traffic classes pay for that is `perf/crossing.py`.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from . import fat_tree
@@ -43,10 +44,14 @@ class RailOnly:
         return spec.nodes_per_domain * fat_tree.max_nodes(spec.radix, 1, spec.oversubscription, tiers)
 
     def size(self, nodes: int, spec: FabricSpec, tiers: int | None = None) -> FabricSize | None:
-        if nodes % spec.nodes_per_domain:
-            raise ValueError(f"rail-only needs whole NVLink domains: {nodes} nodes, {spec.nodes_per_domain} per domain")
-        return fat_tree.size_tree(NAME, nodes // spec.nodes_per_domain, 1, spec.radix, spec.oversubscription, tiers,
+        """Every rail sized for ⌈nodes / nodes_per_domain⌉ domains (a partial domain still takes a
+        port on every rail); the node–leaf links are the NICs present, rails · nodes."""
+        domains = -(-nodes // spec.nodes_per_domain)
+        size = fat_tree.size_tree(NAME, domains, 1, spec.radix, spec.oversubscription, tiers,
                                   planes=self.planes(spec), max_tiers=self.max_tiers)
+        if size is None:
+            return None
+        return replace(size, links={**size.links, "node_leaf": nodes * spec.rails}, endpoints=nodes * spec.rails)
 
     def constants(self, spec: FabricSpec) -> FabricConstants:
         return fat_tree.tree_constants(spec, rails=1, planes=self.planes(spec), node_group=spec.nodes_per_domain,

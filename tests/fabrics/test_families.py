@@ -191,8 +191,10 @@ def test_rail_only_has_no_spine_above_the_rails():
     assert RO.size(18, s, tiers=3) is None
     assert RO.size(186_624 + 18, s) is None
     assert RO.pod_nodes(s) == 0
-    with pytest.raises(ValueError, match="whole NVLink domains"):
-        RO.size(20, s)
+    # 20 nodes (a partial second domain, e.g. spares bought per tray): every rail takes ⌈20/18⌉ = 2
+    # endpoints → 72 one-switch rails; node–leaf links are the NICs present, 20·4 = 80.
+    partial = RO.size(20, s)
+    assert (partial.tiers, partial.total_switches, partial.links["node_leaf"], partial.endpoints) == (1, 72, 80, 80)
 
 
 def test_rail_only_on_one_node_domains_is_the_multi_plane_fabric():
