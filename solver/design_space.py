@@ -13,30 +13,46 @@ the target step time, or its placement is impossible. Nothing that could be opti
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
-from .costing import total_nodes
-from .fabrics import DEFAULT_FAMILY, family
+from .costing import design_cost, fabric_spec, total_nodes
+from .errors import CatalogCannotBuild
+from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
+from .fabrics.breakout import serves
 from .inputs.schema import Catalog, Scenario, as_list
+from .perf.crossing import cross_plane_share, pod_crossing
 from .perf.hardware import Hardware, hardware_for
 from .perf.layout import Layout, LayoutShape, dp_candidates, layout_shapes, placement_problem
 from .perf.memory import memory_per_gpu_gb
 from .perf.model import parameter_count
 from .perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
-from .perf.traffic import overlap_for
+from .perf.traffic import CLASS_NAMES, overlap_for
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 
 
 @dataclass(frozen=True, order=True)
 class PerfClass:
-    """What the step time depends on besides the layout."""
+    """What the step time depends on besides the layout. The fabric family decides which bytes
+    cross NVLink first (planes); with an oversubscribed tier above the pods, the pod size (and so
+    the switch, `pod_switch`) decides which classes cross it (perf/crossing.py)."""
 
     platform: str
     nic: str
     rails_per_node: int
     oversubscription: float
+    fabric: str = DEFAULT_FAMILY
+    above_pod_oversubscription: float = 1.0
+    pod_switch: str = ""  # the switch, when above_pod_oversubscription > 1
+
+    def key(self) -> str:
+        """platform|nic|rails|o, then the fabric and pod fields when they are not the defaults."""
+        out = f"{self.platform}|{self.nic}|{self.rails_per_node}|{self.oversubscription:g}"
+        if self.fabric != DEFAULT_FAMILY:
+            out += f"|{self.fabric}"
+        if self.above_pod_oversubscription != 1:
+            out += f"|pod{self.above_pod_oversubscription:g}@{self.pod_switch}"
+        return out
 
 
 @dataclass(frozen=True, order=True)
@@ -49,13 +65,18 @@ class Architecture:
     switch: str
     oversubscription: float
     fabric: str = DEFAULT_FAMILY
+    above_pod_oversubscription: float = 1.0
 
     @property
     def perf(self) -> PerfClass:
-        return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription)
+        pod = self.above_pod_oversubscription
+        return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription, self.fabric, pod,
+                         self.switch if pod != 1 else "")
 
     def label(self, tiers: int | None = None) -> str:
         over = "" if self.oversubscription == 1 else f", {self.oversubscription:g}:1"
+        if self.above_pod_oversubscription != 1:
+            over += f", {self.above_pod_oversubscription:g}:1 above the pods"
         kind = "" if self.fabric == DEFAULT_FAMILY else f" {self.fabric}"
         tier = f", {tiers}-tier{kind}" if tiers else kind
         return f"{self.platform} · {self.rails_per_node}×{self.nic} · {self.switch}{tier}{over}"
@@ -104,6 +125,14 @@ class Shape:
     mem: list[float]  # d·mem(d) at each d (GB)
     hbm_usable_gb: float
     step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
+    # Other performance classes whose step time is this shape's at every d (a multi-plane or rail-only
+    # class whose layout forwards nothing between planes and crosses no oversubscribed pod tier):
+    # their architectures share the shape's points.
+    also: list[PerfClass] = field(default_factory=list)
+
+    @property
+    def perfs(self) -> tuple[PerfClass, ...]:
+        return (self.perf, *self.also)
 
     @property
     def nominal(self) -> Condition:
@@ -124,7 +153,8 @@ class Shape:
     def describe(self, d: int | None = None) -> str:
         p = self.perf
         dp = f" dp={d}" if d is not None else ""
-        return (f"{p.platform}, {p.rails_per_node}×{p.nic}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
+        fabric = "" if p.fabric == DEFAULT_FAMILY else f" {p.fabric}"
+        return (f"{p.platform}, {p.rails_per_node}×{p.nic}{fabric}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
                 f"{dp} mbs={self.microbatch_size}")
 
     def memory_gb(self, d: int) -> float:
@@ -151,6 +181,7 @@ class DesignSpace:
     pruned: dict[str, int]
     fastest: tuple = (float("inf"), "")  # best step time of any placeable, memory-fitting point (s, shape)
     leanest: tuple = (float("inf"), 0.0, "")  # smallest memory per GPU of any point (GB, usable GB, shape)
+    costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
 
     @property
     def points(self) -> int:
@@ -158,7 +189,7 @@ class DesignSpace:
         per_perf: dict[PerfClass, int] = {}
         for a in self.architectures:
             per_perf[a.perf] = per_perf.get(a.perf, 0) + 1
-        return sum(len(s.d_values) * per_perf.get(s.perf, 0) for s in self.shapes)
+        return sum(len(s.d_values) * per_perf.get(p, 0) for s in self.shapes for p in s.perfs)
 
 
 # --------------------------------------------------------------------------- allow-lists
@@ -173,6 +204,8 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
     allow_sw = as_list(con.switches)
     allow_rails = as_list(con.rails_per_node)
     overs = [pin.oversubscription] if pin.oversubscription is not None else (as_list(con.oversubscription) or [1.0])
+    families = allowed_families(scenario)
+    pods = sorted({1.0} | {float(x) for x in above_pod_ratios(scenario)})
     nics, out = cat.by_id("nics"), []
     for plat in cat.platforms:
         if (pin.platform and plat.id != pin.platform) or (allow_plat and plat.id not in allow_plat):
@@ -192,13 +225,75 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
                     if not switch_serves_nic(sw, nic):
                         continue
                     for over in overs:
-                        out.append(Architecture(plat.id, nic_id, rails, sw.id, float(over)))
+                        spec = fabric_spec(plat, nic, sw, rails, float(over))
+                        out += [Architecture(plat.id, nic_id, rails, sw.id, float(over), name, pod)
+                                for name in families if not set(same_network_as(name, spec)) & set(families)
+                                for pod in pods if pod == 1 or family(name).max_tiers == 3]
     return sorted(set(out))
 
 
+def allowed_families(scenario: Scenario) -> list[str]:
+    """pin.fabric, else constraints.fabrics, else every family (fabrics/__init__.py)."""
+    if scenario.pin.fabric is not None:
+        return [scenario.pin.fabric]
+    return as_list(scenario.constraints.fabrics) or list(FAMILIES)
+
+
+def above_pod_ratios(scenario: Scenario) -> list[float]:
+    """The allowed down:up ratios above the pods: pin, else constraints, else [1]."""
+    pin = scenario.pin.above_pod_oversubscription
+    if pin is not None:
+        return [pin]
+    return [float(x) for x in as_list(scenario.constraints.above_pod_oversubscription) or [1.0]]
+
+
 def switch_serves_nic(switch, nic) -> bool:
-    """A switch serves a NIC of the same fabric whose ports run at the switch's port speed."""
-    return switch.fabric == nic.fabric and math.isclose(switch.port_speed_gbps, nic.speed_gbps)
+    """A switch serves a NIC of the same fabric whose speed is its port speed, natively or after a
+    breakout the catalog lists (fabrics/breakout.py)."""
+    return serves(switch, nic) is not None
+
+
+def allowed_tiers(arch: Architecture, all_archs, scenario: Scenario) -> tuple[int, ...]:
+    """Tier counts an architecture may be built with: its family's (multi-plane ≥ 2, rail-only ≤ 2); only 3 when the
+    tier above the pods is oversubscribed (a smaller fabric has no such tier: it is the
+    non-blocking architecture's); not 3 for a non-blocking one when the scenario's
+    above_pod_oversubscription list leaves out 1; not 1 when `one_tier_allowed` says so."""
+    fam = family(arch.fabric)
+    tiers = [t for t in (1, 2, 3) if fam.min_tiers <= t <= fam.max_tiers]
+    if arch.above_pod_oversubscription != 1:
+        tiers = [t for t in tiers if t == 3]
+    elif 1.0 not in above_pod_ratios(scenario):
+        tiers = [t for t in tiers if t < 3]
+    if not one_tier_allowed(arch, all_archs):
+        tiers = [t for t in tiers if t != 1]
+    return tuple(tiers)
+
+
+def fabric_spec_of(catalog: Catalog, arch: Architecture) -> FabricSpec:
+    """The fabric family's sizing inputs for an architecture (radix after breakout)."""
+    plat = catalog.by_id("platforms")[arch.platform]
+    nic = catalog.by_id("nics")[arch.nic]
+    sw = catalog.by_id("switches")[arch.switch]
+    return fabric_spec(plat, nic, sw, arch.rails_per_node, arch.oversubscription, arch.above_pod_oversubscription)
+
+
+def hardware_of(scenario: Scenario, catalog: Catalog, perf: PerfClass) -> Hardware:
+    """`hardware_for` plus the fabric's structure: planes (multi-plane, rail-only) and the pods of
+    an oversubscribed tier above them (perf/crossing.py reads both)."""
+    hw = hardware_for(scenario, catalog, perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+    if perf.fabric == DEFAULT_FAMILY and perf.above_pod_oversubscription == 1:
+        return hw
+    plat = catalog.by_id("platforms")[perf.platform]
+    fam = family(perf.fabric)
+    spec = FabricSpec(radix=0, rails=perf.rails_per_node, nodes_per_domain=plat.nodes_per_domain)  # planes: no radix
+    pod_domains = 0
+    if perf.above_pod_oversubscription != 1:
+        arch = Architecture(perf.platform, perf.nic, perf.rails_per_node, perf.pod_switch, perf.oversubscription,
+                            perf.fabric, perf.above_pod_oversubscription)
+        nodes = fam.pod_nodes(fabric_spec_of(catalog, arch))
+        pod_domains = nodes // plat.nodes_per_domain if nodes % plat.nodes_per_domain == 0 else 0
+    return replace(hw, rail_planes=fam.planes(spec), planes_by_domain_position=fam.planes_by_domain_position,
+                   above_pod_oversubscription=perf.above_pod_oversubscription, pod_domains=pod_domains)
 
 
 def one_tier_allowed(arch: Architecture, all_archs) -> bool:
@@ -240,33 +335,32 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         plat = platforms[plat_id]
         plat_perfs = [p for p in perfs if p.platform == plat_id]
         n_switch = sum(switches_per_perf[p] for p in plat_perfs)
-        hws = {p: hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription)
-               for p in plat_perfs}
+        hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
         # fastest NICs first, so that slower ones can start their scans where the faster ones found points
         plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
-                                       hws[p].oversubscription, p))
-        thresholds = _tier_thresholds(catalog, [a for a in archs if a.platform == plat_id])
-        for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
-            for lay in layout_shapes(scenario):
-                ds = _placeable(ctx, lay, g_used, n_switch)
-                if not ds or not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
-                    continue
-                # one lazy evaluation per platform and d: bytes, compute, bubble and memory do not depend on
-                # the NIC; each performance class only re-times the traffic (perf.step.point_terms)
-                points = _Points(ctx, lay, g_used, ds, hws[plat_perfs[0]], plat)
-                for perf in plat_perfs:
-                    shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds)
-                    if shape is not None:
-                        shapes.append(shape)
+                                       hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
+        structures = _structure_groups(plat_perfs, hws)
+        regimes = [(g_used, lay, ds) for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used)
+                   for lay in layout_shapes(scenario) if (ds := _placeable(ctx, lay, g_used, n_switch))]
+        plat_archs = [a for a in archs if a.platform == plat_id]
+        thresholds = _tier_thresholds(catalog, plat_archs)
+        if prune == "dominated":
+            placeable_domains = {lay.layout(dp=d, gpus_per_domain_used=g_used).domains
+                                 for g_used, lay, ds in regimes for d in ds}
+            thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, placeable_domains, plat_archs, archs)))
+        for g_used, lay, ds in regimes:
+            if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
+                continue
+            shapes += _shapes_of_layout(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
         shapes = _one_point_per_cost(shapes)
         pruned["equal_cost"] = before - sum(len(s.d_values) for s in shapes)
-    kept_perf = {s.perf for s in shapes}
+    kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"])
+                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed)
 
 
 class _Context:
@@ -283,16 +377,68 @@ class _Context:
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
+        self.costed: dict = {}  # (architecture, domains) → CostedDesign | None (`dominated_by_fat_tree`)
 
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     """Node counts at which some architecture of the platform needs one more fabric tier."""
-    switches = cat.by_id("switches")
     caps: set[int] = set()
     for a in archs:
-        radix = switches[a.switch].radix
-        caps.update(family(a.fabric).max_nodes(radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2))
+        spec = fabric_spec_of(cat, a)
+        caps.update(family(a.fabric).max_nodes(spec, t) for t in (1, 2))
     return sorted(c for c in caps if c > 0)
+
+
+def _structure_key(hw: Hardware) -> tuple:
+    """What, besides the layout, decides a class's bytes and pod crossing: the planes, and the
+    pods of an oversubscribed tier above them."""
+    pods = hw.above_pod_oversubscription != 1
+    return hw.rail_planes, hw.planes_by_domain_position, pods, hw.pod_domains if pods else 0
+
+
+def _structure_groups(perfs: list[PerfClass], hws: dict) -> list[tuple[PerfClass, list[PerfClass]]]:
+    """Performance classes grouped by fabric structure (first member, members); the plain fat-tree
+    structure first (the others may share its shapes, `_share_plain_shapes`)."""
+    groups: dict[tuple, list[PerfClass]] = {}
+    for p in perfs:
+        groups.setdefault(_structure_key(hws[p]), []).append(p)
+    plain = (1, False, False, 0)
+    return [(members[0], members) for key, members in sorted(groups.items(), key=lambda kv: kv[0] != plain)]
+
+
+def _plain(perf: PerfClass) -> PerfClass:
+    """The fat-tree class of the same platform, NIC, rails and leaf oversubscription."""
+    return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+
+
+def _share_plain_shapes(members: list[PerfClass], made: dict) -> list[PerfClass]:
+    """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`);
+    return the classes that still need shapes of their own."""
+    rest = []
+    for perf in members:
+        twin = _plain(perf)
+        if perf != twin and twin in made:
+            shape = made[twin]
+            if shape is not None:
+                shape.also.append(perf)
+        else:
+            rest.append(perf)
+    return rest
+
+
+def _crosses_nothing(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
+    """No class of the layout forwards bytes between planes or crosses an oversubscribed tier above the
+    pods at any of the d values (perf/crossing.py): the step time is then the plain fat tree's at
+    every d. Always true on a fat tree without an oversubscribed tier above the pods."""
+    planes, pods = hw.rail_planes > 1, hw.above_pod_oversubscription != 1
+    if not planes and not pods:
+        return True
+    for d in ds:
+        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+        for n in CLASS_NAMES:
+            if (planes and cross_plane_share(n, layout, hw)) or (pods and pod_crossing(n, layout, hw)):
+                return False
+    return True
 
 
 def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[int]:
@@ -366,10 +512,11 @@ class _Points:
 
 
 def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
-    """Every re-timed term on `a` is at most the same term on `b` (same platform: same NVLink): more scale-out
-    bandwidth, no more network latency, no more oversubscription. Then a point infeasible on `a` is on `b`."""
+    """Every re-timed term on `a` is at most the same term on `b` (same platform and fabric structure: same NVLink
+    and forwarded bytes): more scale-out bandwidth, no more network latency, no more oversubscription (leaf or
+    above the pods). Then a point infeasible on `a` is on `b`."""
     return (a.scaleout_effective_gbyte_s >= b.scaleout_effective_gbyte_s and a.nic_step_latency_s <= b.nic_step_latency_s
-            and a.oversubscription <= b.oversubscription)
+            and a.oversubscription <= b.oversubscription and a.above_pod_oversubscription <= b.above_pod_oversubscription)
 
 
 def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
@@ -396,6 +543,29 @@ def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hard
     return out
 
 
+def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
+                      plat, thresholds: list[int]) -> list[Shape]:
+    """The shapes of one layout and placement on every performance class of the platform.
+
+    One lazy evaluation per fabric structure and d (`_Points`): bytes, compute, bubble and memory do not
+    depend on the NIC; each performance class only re-times the traffic (perf.step.point_terms). A class
+    whose layout crosses nothing at any d shares the plain fat-tree class's shape (`_share_plain_shapes`)."""
+    out: list[Shape] = []
+    made: dict[PerfClass, Shape | None] = {}
+    for ref, members in structures:
+        if _crosses_nothing(lay, g_used, ds, hws[ref]):
+            members = _share_plain_shapes(members, made)
+        if not members:
+            continue
+        points = _Points(ctx, lay, g_used, ds, hws[ref], plat)
+        for perf in members:
+            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds)
+            made[perf] = shape
+            if shape is not None:
+                out.append(shape)
+    return out
+
+
 def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
     """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
     not evaluated). The NIC-independent checks come first (`_Points.open`)."""
@@ -417,7 +587,8 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
     j = fits[-1]
     st = step_time_on(points.perf(j), hw)
     if st < ctx.best["fastest"][0]:
-        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, {lay.describe()}"
+        fabric = "" if perf.fabric == DEFAULT_FAMILY else f" {perf.fabric}"
+        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}{fabric}, {lay.describe()}"
         ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
 
 
@@ -477,10 +648,68 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
     steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
-    key = (f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}"
-           f"|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
+    key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
     return Shape(key, perf, t, c, p, v, b, g_used, kept_ds, [domains[j] for j in keep], conditions, mem,
                  hw.hbm_usable_gb, steps)
+
+
+def _offer_thresholds(ctx: _Context, plat, domain_counts: set[int], plat_archs: list[Architecture],
+                      all_archs: list[Architecture]) -> list[int]:
+    """Node counts just below each run of domain counts at which a multi-plane or rail-only
+    architecture is offered (not `dominated_by_fat_tree`): with them as segment bounds of the dominance
+    scan (`_kept_points`), the cheapest offered point of every architecture and tier count is kept,
+    although its smaller, dominated points are not offered. `domain_counts` are those of every placeable
+    point of the platform (a superset of any shape's: between two consecutive bounds the offered points
+    come first, so the first feasible point of a segment is offered whenever any is)."""
+    fraction = ctx.scenario.constraints.spare_nodes_fraction
+    out: list[int] = []
+    for a in plat_archs:
+        if a.fabric == DEFAULT_FAMILY or a.above_pod_oversubscription != 1:
+            continue
+        offered_before = False
+        for dom in sorted(domain_counts):
+            offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed)
+            if offered and not offered_before:
+                out.append(total_nodes(plat, dom, fraction) - 1)
+            offered_before = offered
+    return out
+
+
+def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int,
+                          all_archs: list[Architecture], cache: dict) -> bool:
+    """A multi-plane or rail-only design is not offered where the fat tree of the same parts (an
+    architecture of the space) builds the same domains for no more capex, facility power and racks.
+
+    With a non-blocking tier above the pods (the only case checked) the fat tree's step time is
+    never longer either (it forwards nothing between planes), so it is at least as good on every
+    requirement and objective: ranking the other family there would offer the fat tree's purchase,
+    or a worse one, under another name (at small sizes their parts are often identical). Where the
+    other family is cheaper, or the fat tree cannot build the size, it is offered. The optimisation
+    model (`optimize.data.points`), the dominance pruning (`_offer_thresholds`) and the exhaustive
+    enumeration apply this same rule; `cache` maps (architecture, domains) to its closed-form cost.
+    """
+    if arch.fabric == DEFAULT_FAMILY or arch.above_pod_oversubscription != 1:
+        return False
+    twin = replace(arch, fabric=DEFAULT_FAMILY)
+    if twin not in all_archs:
+        return False
+    mine, plain = (_costed(scenario, catalog, a, domains, cache) for a in (arch, twin))
+    if mine is None or plain is None or plain.fabric.tiers not in allowed_tiers(twin, all_archs, scenario):
+        return False
+    return (plain.capex_usd <= mine.capex_usd and plain.facility_power_kw <= mine.facility_power_kw
+            and plain.racks <= mine.racks)
+
+
+def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict):
+    key = (arch, domains)
+    if key not in cache:
+        try:
+            cache[key] = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
+                                     arch.oversubscription, domains, scenario.pin.tiers, arch.fabric,
+                                     arch.above_pod_oversubscription)
+        except CatalogCannotBuild:
+            cache[key] = None
+    return cache[key]
 
 
 def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
@@ -489,13 +718,15 @@ def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
     best: dict = {}
     for i, s in enumerate(shapes):
         for j, dom in enumerate(s.domains):
-            key = (s.perf, dom)
             rank = (s.step_time_s[j], s.key, s.d_values[j])
-            if key not in best or rank < best[key][0]:
-                best[key] = (rank, i, j)
+            for perf in s.perfs:  # a shared shape's point stays when it is the fastest for any of its classes
+                key = (perf, dom)
+                if key not in best or rank < best[key][0]:
+                    best[key] = (rank, i, j)
     keep: dict[int, list[int]] = {}
     for _, i, j in best.values():
-        keep.setdefault(i, []).append(j)
+        if j not in keep.get(i, []):
+            keep.setdefault(i, []).append(j)
     out = []
     for i, s in enumerate(shapes):
         if i in keep:

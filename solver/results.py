@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .costing import CostedDesign, design_cost
-from .design_space import Architecture
+from .design_space import Architecture, hardware_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
-from .perf.hardware import hardware_for
 from .perf.layout import Layout
 from .perf.step import Performance, margins, meets_target, performance
 from .perf.traffic import overlap_for
@@ -47,7 +46,8 @@ class Design:
     @property
     def identity(self) -> tuple:
         a = self.architecture
-        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription, a.fabric)
+        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription, a.fabric,
+                a.above_pod_oversubscription)
 
     @property
     def layout_identity(self) -> tuple:
@@ -118,10 +118,10 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                 tiers: int | None = None) -> Design | None:
     """Evaluate one design completely; None when its fabric cannot be built in ≤ 3 tiers."""
     plat = catalog.by_id("platforms")[arch.platform]
-    hw = hardware_for(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+    hw = hardware_of(scenario, catalog, arch.perf)
     perf = performance(scenario.workload, layout, hw, overlap_for(scenario))
     cost = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
-                       arch.oversubscription, layout.domains, tiers, arch.fabric)
+                       arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription)
     if cost is None:
         return None
     rob = scenario.robustness

@@ -32,6 +32,7 @@ def pinned_copy(path: Path, design) -> dict:
         "platform": arch.platform, "nic": arch.nic, "rails_per_node": arch.rails_per_node, "switch": arch.switch,
         "oversubscription": arch.oversubscription, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
         "dp": lay.dp, "microbatch_size": lay.microbatch_size, "gpus_per_domain_used": lay.gpus_per_domain_used,
+        "fabric": arch.fabric, "above_pod_oversubscription": arch.above_pod_oversubscription,
     }
     data.pop("sweep", None)
     return data

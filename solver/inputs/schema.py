@@ -20,6 +20,8 @@ Date = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}){0,2}$")]
 
 PRECISIONS = ("bf16", "fp8")
 TIERS = ("node_leaf", "leaf_spine", "spine_core")
+FABRIC_FAMILIES = ("fat-tree", "multi-plane", "rail-only")  # the registry of solver/fabrics (tested equal)
+FabricFamilyName = Literal["fat-tree", "multi-plane", "rail-only"]
 
 
 class Strict(BaseModel):
@@ -185,7 +187,17 @@ class Switch(Priced):
     """Power of the switch without optics, W."""
     ru: Annotated[float, Field(gt=0, le=100)]
     """Rack units."""
+    breakout: list[Annotated[int, Field(ge=2, le=16)]] = []
+    """Documented port splits: 2 = each port usable as 2 ports at half the speed (radix × 2), e.g. an
+    800G port as 2 × 400G. Empty = ports are used at port_speed_gbps only."""
     source: str = Field(min_length=1)
+
+    @field_validator("breakout")
+    @classmethod
+    def _distinct_splits(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"breakout lists a split twice: {value}")
+        return value
 
 
 class Link(Strict):
@@ -212,6 +224,9 @@ class Link(Strict):
     far_end_module_usd: Annotated[float, Field(ge=0, le=1e9)] = 0.0
     far_end_module_w: Annotated[float, Field(ge=0, le=1e4)] = 0.0
     far_end_links_per_module: Annotated[int, Field(ge=1, le=8)] = 1
+    breakout: Annotated[int, Field(ge=1, le=16)] = 1
+    """The port split this option is made for: 1 = native ports; b = switch ports split b ways
+    (a splitter cable, or twin-port modules with splitter fibres); see the switch's `breakout`."""
     price_source: str = Field(min_length=1)
     price_date: Date
     price_is_estimate: bool = False
@@ -397,6 +412,11 @@ class Constraints(Strict):
     """Allowed scale-out NICs per node."""
     oversubscription: FloatChoice = None
     """Allowed leaf down:up ratios (1 = non-blocking)."""
+    above_pod_oversubscription: FloatChoice = None
+    """Allowed down:up ratios of the tier above the pods (the spine's uplinks in 3-tier fabrics;
+    Llama 3's 1:7 is 7). Designs of 1 or 2 tiers have no such tier. Null = [1]."""
+    fabrics: FabricFamilyName | list[FabricFamilyName] | None = None
+    """Allowed fabric families: fat-tree, multi-plane, rail-only. Null = all of them."""
     spare_nodes_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Spare compute units bought and cabled, as a fraction of the job's units."""
     contingency_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
@@ -460,6 +480,10 @@ class Pin(Strict):
     switch: Identifier | None = None
     tiers: Annotated[int, Field(ge=1, le=3)] | None = None
     oversubscription: Annotated[float, Field(ge=1, le=64)] | None = None
+    above_pod_oversubscription: Annotated[float, Field(ge=1, le=64)] | None = None
+    """Down:up of the tier above the pods (3-tier designs only)."""
+    fabric: FabricFamilyName | None = None
+    """Fabric family: fat-tree, multi-plane or rail-only."""
     tp: PosInt | None = None
     cp: PosInt | None = None
     pp: PosInt | None = None

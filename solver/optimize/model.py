@@ -253,13 +253,14 @@ def add_tier_choice(m: Any) -> None:
 
 
 def add_fabric(m: Any) -> None:
-    """Each fabric family adds its own port and striping rows for its architectures (solver/fabrics);
-    m.switches[a] (role → count) and m.links[a] (tier → count) are its expressions."""
-    by_family: dict[str, list[int]] = {}
+    """Each fabric family adds its port and striping rows for its architectures (solver/fabrics);
+    families that share rows (the trees) name one `milp_block`, added once for all of them;
+    m.switches[a] (role → count) and m.links[a] (tier → count) are the family's expressions."""
+    by_block: dict[str, list[int]] = {}
     for a in m.A:
-        by_family.setdefault(m.data.archs[a].arch.fabric, []).append(a)
-    for name, archs in sorted(by_family.items()):
-        family(name).add_milp(m, archs)
+        by_block.setdefault(family(m.data.archs[a].arch.fabric).milp_block, []).append(a)
+    for _, archs in sorted(by_block.items()):
+        family(m.data.archs[archs[0]].arch.fabric).add_milp(m, archs)
     m.switches = {a: family(m.data.archs[a].arch.fabric).milp_switches(m, a) for a in m.A}
     m.links = {a: family(m.data.archs[a].arch.fabric).milp_links(m, a) for a in m.A}
 

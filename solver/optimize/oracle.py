@@ -2,9 +2,8 @@
 design space, evaluated one by one with the same evaluator, no model, no pruning."""
 from __future__ import annotations
 
-from ..design_space import architectures, one_tier_allowed
+from ..design_space import allowed_tiers, architectures, dominated_by_fat_tree, hardware_of
 from ..inputs.schema import Catalog, Scenario
-from ..perf.hardware import hardware_for
 from ..perf.layout import dp_candidates, layout_shapes, placement_problem
 from ..perf.step import meets_target, performance
 from ..perf.traffic import overlap_for
@@ -21,9 +20,10 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
     out = []
     archs = architectures(scenario, catalog)
     shapes = layout_shapes(scenario)
+    costed: dict = {}
     for arch in archs:
         plat = plats[arch.platform]
-        hw = hardware_for(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+        hw = hardware_of(scenario, catalog, arch.perf)
         for g_used in plat.domain_sizes(pin.gpus_per_domain_used):
             for shape in shapes:
                 for d in dp_candidates(scenario, shape):
@@ -35,7 +35,9 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
                                                                 rob.bandwidth_derate):
                         continue
                     design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
-                    if design is None or (design.tiers == 1 and not one_tier_allowed(arch, archs)):
+                    if design is None or design.tiers not in allowed_tiers(arch, archs, scenario):
+                        continue
+                    if dominated_by_fat_tree(scenario, catalog, arch, lay.domains, archs, costed):
                         continue
                     if within_caps(design, con, pin):
                         out.append(design)

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from .. import costing
-from ..design_space import DesignSpace, one_tier_allowed
+from ..design_space import DesignSpace, allowed_tiers
 from ..errors import ConsistencyError
 from ..results import Design, make_design, within_caps
 from . import model as milp
@@ -91,7 +91,7 @@ def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int) -> tuple[Model
             continue
         if not within_caps(design, sc.constraints, sc.pin):
             continue
-        if design.tiers == 1 and not one_tier_allowed(data.archs[a].arch, space.architectures):
+        if design.tiers not in allowed_tiers(data.archs[a].arch, space.architectures, sc):
             continue
         upper[design.identity] = min(upper.get(design.identity, float("inf")), design.objective_usd)
     if len(upper) < k:

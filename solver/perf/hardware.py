@@ -45,6 +45,17 @@ class Hardware:
     nic_fabric: str = "infiniband"
     nic_step_latency_s: float = 14.0 * US
     hbm_tbyte_s: float = 0.0
+    # The fabric's structure (set from the fabric family by design_space.hardware_of; read by
+    # perf/crossing.py). The defaults are one fabric joining every rail and no oversubscribed tier
+    # above the pods, i.e. the v1 fat tree.
+    rail_planes: int = 1
+    """Planes no switch joins (multi-plane: rails; rail-only: rails · nodes per domain); 1 = all joined."""
+    planes_by_domain_position: bool = False
+    """True when a plane is a GPU position of the NVLink domain (rail-only), else a NIC position of the node."""
+    above_pod_oversubscription: float = 1.0
+    """Down:up of the tier above the pods (3-tier designs); 1 = non-blocking."""
+    pod_domains: int = 0
+    """Whole NVLink domains in one pod (0 = unknown or not whole: every class is taken to cross pods)."""
 
     @property
     def nvlink_effective_gbyte_s(self) -> float:
@@ -70,11 +81,24 @@ def oversubscription_slowdown(chi: float, oversubscription: float) -> float:
     return 1.0 + chi * (oversubscription - 1.0)
 
 
-def transfer_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, *, chi: float = 0.0, launches: float = 0.0,
-               nvlink_steps: float = 0.0, scaleout_steps: float = 0.0) -> float:
-    """T_k = B_nvl/bw_nvl + B_so/bw_so·(1 + χ(o − 1)) + launches·α_launch + nvlink_steps·α_nvl + scaleout_steps·α_net."""
+def above_pod_slowdown(chi_pod: float, above_pod_oversubscription: float) -> float:
+    """1 + χ_pod·(o_pod − 1): how much longer scale-out traffic takes when its groups cross the tier above
+    the pods, oversubscribed o_pod:1 (χ_pod of the class: perf/crossing.py). Multiplies the leaf's
+    `oversubscription_slowdown`: the two tiers are crossed in series."""
+    return 1.0 + chi_pod * (above_pod_oversubscription - 1.0)
+
+
+def scaleout_slowdown(chi: float, chi_pod: float, hw: Hardware) -> float:
+    """(1 + χ(o − 1))·(1 + χ_pod(o_pod − 1)): the leaf's and the tier above the pods' oversubscription."""
+    return oversubscription_slowdown(chi, hw.oversubscription) * above_pod_slowdown(chi_pod, hw.above_pod_oversubscription)
+
+
+def transfer_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, *, chi: float = 0.0, chi_pod: float = 0.0,
+               launches: float = 0.0, nvlink_steps: float = 0.0, scaleout_steps: float = 0.0) -> float:
+    """T_k = B_nvl/bw_nvl + B_so/bw_so·(1 + χ(o − 1))·(1 + χ_pod(o_pod − 1)) + launches·α_launch
+    + nvlink_steps·α_nvl + scaleout_steps·α_net."""
     return (nvlink_bytes / (hw.nvlink_effective_gbyte_s * GB)
-            + scaleout_bytes / (hw.scaleout_effective_gbyte_s * GB) * oversubscription_slowdown(chi, hw.oversubscription)
+            + scaleout_bytes / (hw.scaleout_effective_gbyte_s * GB) * scaleout_slowdown(chi, chi_pod, hw)
             + launches * LAUNCH_LATENCY_S + nvlink_steps * NVLINK_STEP_LATENCY_S + scaleout_steps * hw.nic_step_latency_s)
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from ..inputs.schema import Workload
 from .compute import ComputeParams, MicrobatchCompute, microbatch_compute, optimizer_step_s
-from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware, oversubscription_slowdown
+from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware, scaleout_slowdown
 from .layout import Layout
 from .memory import memory_activations_gb, memory_states_gb
 from .model import flops_per_step, matmul_params_per_layer, parameter_count
@@ -71,7 +71,7 @@ class Performance:
     nvlink_busy_s: float = 0.0  # Σ_k NVLink time of every class
     compute: ComputeTerms | None = None
     hw: Hardware | None = field(default=None, compare=False, repr=False)
-    # per class (NVLink bytes, scale-out bytes, χ, NIC-independent latency s, network steps, pieces): what
+    # per class (NVLink bytes, scale-out bytes, χ, χ_pod, NIC-independent latency s, network steps, pieces): what
     # re-timing on another NIC needs, flattened once (the design space re-times every point per NIC)
     retiming: tuple = field(default=(), compare=False, repr=False)
 
@@ -213,7 +213,7 @@ def compute_and_bubble_s(workload: Workload, layout: Layout, hw: Hardware, param
 
 def link_busy_s(traffic: dict[str, ClassTraffic], hw: Hardware) -> tuple[float, float]:
     """(Σ_k T_k^scale-out, Σ_k T_k^NVLink): the time each link needs for the whole step's bytes (SPEC 4.5 capacity)."""
-    so = sum(t.scaleout_bytes * oversubscription_slowdown(t.chi, hw.oversubscription) for t in traffic.values())
+    so = sum(t.scaleout_bytes * scaleout_slowdown(t.chi, t.pod_crossing, hw) for t in traffic.values())
     nvl = sum(t.nvlink_bytes for t in traffic.values())
     return so / (hw.scaleout_effective_gbyte_s * GB), nvl / (hw.nvlink_effective_gbyte_s * GB)
 
@@ -256,7 +256,7 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
         memory_activations_gb=memory_activations_gb(workload, layout, micro),
         hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops, dominant_terms=_dominant(named, step),
         capacity_s=capacity, scaleout_busy_s=so_busy, nvlink_busy_s=nvl_busy, compute=terms, hw=hw,
-        retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi,
+        retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi, t.pod_crossing,
                         t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * NVLINK_STEP_LATENCY_S,
                         t.steps.scaleout_steps, t.pieces) for k, t in traffic.items()),
     )
@@ -287,11 +287,12 @@ class PointTerms:
         return max(self.compute_s + exposed, self.capacity_s)
 
 
-def _rates(hw: Hardware, bandwidth_derate: float) -> tuple[float, float, float, float]:
-    """(s per NVLink byte, s per scale-out byte, α per network step, o − 1) with (1 − δ) of the scale-out bandwidth."""
+def _rates(hw: Hardware, bandwidth_derate: float) -> tuple[float, float, float, float, float]:
+    """(s per NVLink byte, s per scale-out byte, α per network step, o − 1, o_pod − 1) with (1 − δ) of the
+    scale-out bandwidth."""
     return (1.0 / (hw.nvlink_effective_gbyte_s * GB),
             1.0 / (hw.scaleout_effective_gbyte_s * (1.0 - bandwidth_derate) * GB),
-            hw.nic_step_latency_s, hw.oversubscription - 1.0)
+            hw.nic_step_latency_s, hw.oversubscription - 1.0, hw.above_pod_oversubscription - 1.0)
 
 
 def point_terms(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0,
@@ -304,10 +305,10 @@ def point_terms(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, 
     T_k is `traffic.retime` (`hardware.transfer_s`) on the derated machine, computed from `Performance.retiming`.
     """
     k = 1.0 + compute_slowdown
-    inv_nvl, inv_so, alpha_so, extra = _rates(hw, bandwidth_derate)
+    inv_nvl, inv_so, alpha_so, extra, pod_extra = _rates(hw, bandwidth_derate)
     pieces, so, nvl = {}, 0.0, 0.0
-    for name, nvl_b, so_b, chi, latency, so_steps, cls_pieces in perf.retiming:
-        so_s = so_b * inv_so * (1.0 + chi * extra)
+    for name, nvl_b, so_b, chi, chi_pod, latency, so_steps, cls_pieces in perf.retiming:
+        so_s = so_b * inv_so * (1.0 + chi * extra) * (1.0 + chi_pod * pod_extra)
         nvl_s = nvl_b * inv_nvl
         time = nvl_s + so_s + latency + so_steps * alpha_so
         pieces[name] = tuple(a * time - w * k for a, w in cls_pieces)
@@ -320,10 +321,10 @@ def step_time_on(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0,
                  ) -> float:
     """`point_terms(...).step_time_s` without building the pieces (the design space's feasibility scan)."""
     k = 1.0 + compute_slowdown
-    inv_nvl, inv_so, alpha_so, extra = _rates(hw, bandwidth_derate)
+    inv_nvl, inv_so, alpha_so, extra, pod_extra = _rates(hw, bandwidth_derate)
     exposed = so = nvl = 0.0
-    for _, nvl_b, so_b, chi, latency, so_steps, cls_pieces in perf.retiming:
-        so_s = so_b * inv_so * (1.0 + chi * extra)
+    for _, nvl_b, so_b, chi, chi_pod, latency, so_steps, cls_pieces in perf.retiming:
+        so_s = so_b * inv_so * (1.0 + chi * extra) * (1.0 + chi_pod * pod_extra)
         nvl_s = nvl_b * inv_nvl
         time = nvl_s + so_s + latency + so_steps * alpha_so
         worst = 0.0

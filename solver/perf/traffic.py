@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..inputs.schema import Scenario, Workload
+from .crossing import forwarded_nvlink_bytes, pod_crossing
 from .hardware import Hardware, transfer_s
 from .layout import Layout, ranks_in_domain
 from .model import kv_hidden_size
@@ -103,6 +104,7 @@ class ClassTraffic:
     exposed_s: float
     chi: float = 0.0
     steps: Steps = NO_STEPS
+    pod_crossing: float = 0.0  # χ_pod: 1 when the class crosses the tier above the pods (perf/crossing.py)
 
     @property
     def hidden_s(self) -> float:
@@ -121,7 +123,8 @@ class ClassTraffic:
         return {"nvlink_bytes": self.nvlink_bytes, "scaleout_bytes": self.scaleout_bytes, "time_s": self.time_s,
                 "exposed_s": self.exposed_s, "hidden_s": self.hidden_s, "window_s": self.window_s,
                 "pieces": [{"a": a, "window_s": w} for a, w in self.pieces],
-                "collective_launches": self.steps.launches, "oversubscription_share": self.chi}
+                "collective_launches": self.steps.launches, "oversubscription_share": self.chi,
+                "above_pod_crossing": self.pod_crossing}
 
 
 def exposed_s(time_s: float, pieces: Pieces) -> float:
@@ -130,19 +133,23 @@ def exposed_s(time_s: float, pieces: Pieces) -> float:
 
 
 def retime(traffic: ClassTraffic, hw: Hardware) -> float:
-    """The same bytes and collective steps timed on other hardware (another NIC, rail count or oversubscription)."""
+    """The same bytes and collective steps timed on other hardware (another NIC, rail count or oversubscription)
+    of the same fabric structure (planes and pods decide the forwarded bytes and the pod crossing)."""
     s = traffic.steps
-    return transfer_s(traffic.nvlink_bytes, traffic.scaleout_bytes, hw, chi=traffic.chi, launches=s.launches,
-                      nvlink_steps=s.nvlink_steps, scaleout_steps=s.scaleout_steps)
+    return transfer_s(traffic.nvlink_bytes, traffic.scaleout_bytes, hw, chi=traffic.chi, chi_pod=traffic.pod_crossing,
+                      launches=s.launches, nvlink_steps=s.nvlink_steps, scaleout_steps=s.scaleout_steps)
 
 
 def evaluate_class(tc: TrafficClass, ctx: StepContext) -> ClassTraffic:
     nvlink, scaleout = tc.bytes(ctx)
+    # multi-plane / rail-only: scale-out bytes to another plane cross NVLink first (perf/crossing.py)
+    nvlink += forwarded_nvlink_bytes(tc.name, ctx.layout, ctx.hw, scaleout)
+    chi_pod = pod_crossing(tc.name, ctx.layout, ctx.hw)
     steps = tc.latency(ctx) if nvlink + scaleout > 0 else NO_STEPS
     pieces = tc.window(ctx)
-    time = transfer_s(nvlink, scaleout, ctx.hw, chi=tc.chi, launches=steps.launches, nvlink_steps=steps.nvlink_steps,
-                      scaleout_steps=steps.scaleout_steps)
-    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), tc.chi, steps)
+    time = transfer_s(nvlink, scaleout, ctx.hw, chi=tc.chi, chi_pod=chi_pod, launches=steps.launches,
+                      nvlink_steps=steps.nvlink_steps, scaleout_steps=steps.scaleout_steps)
+    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), tc.chi, steps, chi_pod)
 
 
 # ----------------------------------------------------------------------------------- bytes

@@ -102,8 +102,9 @@ def print_design(design: Design, console: Console) -> None:
                   f"{p.memory_activations_gb:,.1f}) of {p.hbm_usable_gb:,.1f} GB usable: {fit}; dominant: "
                   f"{', '.join(p.dominant_terms)}")
     f = c.fabric
-    console.print(f"fabric: {f.tiers} tier(s), {f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core "
-                  f"{c.switch}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
+    planes = f" in {f.planes} planes" if f.planes > 1 else ""
+    console.print(f"fabric: {f.family}, {f.tiers} tier(s){planes}, {f.leaf_switches} leaf + {f.spine_switches} spine + "
+                  f"{f.core_switches} core {c.switch} ({f.k} ports in use); links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     console.print(bom_table(design))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
@@ -153,7 +154,8 @@ def catalog_tables(cat: Catalog) -> list[Table]:
     network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
                      [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n), f"{n.power_w:g}",
                        n.price_date) for n in cat.nics]
-                     + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G", _price(s),
+                     + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G"
+                         + "".join(f", {b * s.radix}×{s.port_speed_gbps / b:g}G split" for b in s.breakout), _price(s),
                          f"{s.power_w:g}", s.price_date) for s in cat.switches])
     links = _table("links (per link: cable + modules at both ends)",
                    ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"), [

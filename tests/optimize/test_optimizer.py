@@ -7,6 +7,7 @@ one by one, no model, no pruning) or from arithmetic in the comments, never from
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -128,13 +129,22 @@ def test_distinct_by_layout_equals_enumeration(default_catalog, enumerated):
 
 def _expected_fabric(design):
     """size_fabric of the design's own nodes, rails, radix and oversubscription (fewest tiers; an
-    oversubscribed architecture whose non-blocking twin is allowed may not use 1 tier)."""
+    oversubscribed architecture whose non-blocking twin is allowed may not use 1 tier). A
+    multi-plane design is `rails` fat trees of one rail (SPEC §5.1), from 2 tiers on; a rail-only
+    design is rails·nodes_per_domain one-rail trees of one endpoint per domain."""
     a = design.architecture
     radix = {"qm8700": 40, "qm9700": 64, "sn5600": 128, "q3400": 144}[a.switch]  # catalogs/default.yaml
-    size = size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription)
-    if size.tiers == 1 and a.oversubscription > 1:
-        size = size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription, 2)
-    return size
+    nodes, rails, planes, lowest = design.cost.nodes, a.rails_per_node, 1, 1
+    if a.fabric == "multi-plane":
+        rails, planes, lowest = 1, a.rails_per_node, 2
+    if a.fabric == "rail-only":
+        per_domain = design.gpus_per_domain // {"gb200-nvl72": 4}.get(a.platform, design.gpus_per_domain)
+        nodes, rails, planes = nodes // per_domain, 1, a.rails_per_node * per_domain
+    size = size_fabric(nodes, rails, radix, a.oversubscription)
+    if size.tiers < lowest or (size.tiers == 1 and a.oversubscription > 1):
+        size = size_fabric(nodes, rails, radix, a.oversubscription, 2)
+    return dataclasses.replace(size, switches={r: planes * n for r, n in size.switches.items()},
+                               links={t: planes * n for t, n in size.links.items()})
 
 
 def _pinned(doc: dict, design) -> dict:
@@ -144,7 +154,8 @@ def _pinned(doc: dict, design) -> dict:
     out["pin"] = dict(platform=a.platform, nic=a.nic, rails_per_node=a.rails_per_node, switch=a.switch,
                       tiers=design.tiers, oversubscription=a.oversubscription, tp=lay.tp, cp=lay.cp, pp=lay.pp,
                       vp=lay.vp, dp=lay.dp, microbatch_size=lay.microbatch_size,
-                      gpus_per_domain_used=lay.gpus_per_domain_used)
+                      gpus_per_domain_used=lay.gpus_per_domain_used, fabric=a.fabric,
+                      above_pod_oversubscription=a.above_pod_oversubscription)
     return out
 
 
