@@ -1,7 +1,7 @@
 """fabricplan benchmarks (issue 8): one command, a table, a JSON file.
 
     python bench/run.py            # everything: ~10-15 min on 2 cores
-    python bench/run.py --quick    # shipped examples + the 100k scenario, one run each
+    python bench/run.py --quick    # shipped examples + the 100k and 200k scenarios, one run each
 
 Every measurement is a fresh process (`bench/worker.py`, or the real `python -m solver` command
 under /usr/bin/time), so import time and peak memory are the user's. Medians over --runs.
@@ -34,6 +34,8 @@ TARGET_SHIPPED_SOLVE_S = 1.0
 TARGET_100K_E2E_S = 10.0
 TARGET_100K_K10_S = 15.0
 TARGET_SWEEP_S = 60.0
+TARGET_FRONTIER_E2E_S = 5.0  # issue 15: scenarios/frontier-100k.yaml end to end on 2 cores
+TARGET_200K_E2E_S = 10.0
 TARGET_PEAK_MB = 1024.0
 
 
@@ -186,9 +188,10 @@ def measure_sweep(tmp: Path, timeout_s: float = 600) -> dict:
 def cases(quick: bool, tmp: Path) -> list[dict]:
     out = [{"name": p.stem, "path": p.relative_to(ROOT), "series": "shipped"}
            for p in sorted((ROOT / "scenarios").glob("*.yaml"))]
-    scale = [("dense-1k", False), ("dense-10k", False), ("dense-100k", True)]
+    scale = [("dense-1k", False), ("dense-10k", False), ("dense-100k", True), ("fabric-100k", True),
+             ("fabric-200k", True)]
     if quick:
-        scale = [("dense-100k", True)]
+        scale = [("dense-100k", True), ("fabric-200k", True)]
     for name, skip in scale:
         out.append({"name": name, "path": (HERE / "scenarios" / f"{name}.yaml").relative_to(ROOT),
                     "series": "scale", "skip_enum": skip})
@@ -206,6 +209,8 @@ def targets(rows: list[dict]) -> list[dict]:
     """Target vs measured, pass/fail (None measured = not measured)."""
     shipped = [r for r in rows if r["series"] == "shipped"]
     big = next((r for r in rows if r["scenario"] == "dense-100k"), {})
+    frontier = next((r for r in rows if r["scenario"] == "frontier-100k"), {})
+    big200 = next((r for r in rows if r["scenario"] == "fabric-200k"), {})
     sweep = next((r for r in rows if r["series"] == "sweep"), {})
     peak = max([r["peak_rss_mb"] for r in rows if r.get("peak_rss_mb")], default=None)
 
@@ -218,6 +223,8 @@ def targets(rows: list[dict]) -> list[dict]:
         ("shipped example, solve phase K=1 (worst)", TARGET_SHIPPED_SOLVE_S, worst("solve_s"), "s"),
         ("100k-GPU scenario, `fabricplan solve` end to end", TARGET_100K_E2E_S, big.get("cli_e2e_s"), "s"),
         ("100k-GPU scenario, K = 10 (whole process)", TARGET_100K_K10_S, big.get("k10_process_s"), "s"),
+        ("frontier-100k (issue 15), `fabricplan solve` end to end", TARGET_FRONTIER_E2E_S, frontier.get("cli_e2e_s"), "s"),
+        ("200k-GPU scenario (fabric-200k), end to end", TARGET_200K_E2E_S, big200.get("cli_e2e_s"), "s"),
         ("24-point growth sweep, --jobs 2", TARGET_SWEEP_S, sweep.get("sweep_s"), "s"),
         ("peak memory (any process)", TARGET_PEAK_MB, peak, "MB"),
     ]

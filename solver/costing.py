@@ -29,7 +29,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import CatalogCannotBuild
-from .fabrics import FabricSize, family
+from .fabrics import FabricSize, FabricSpec, family
+from .fabrics.breakout import port_mode
 from .fabrics.links import facility_of, link_for, link_parts
 from .inputs.inventory import owned_kind
 from .inputs.schema import TIERS, Catalog, ExtraCost, Facility, Link, Nic, Platform, Rack, Scenario, Switch
@@ -141,12 +142,14 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
               extras: tuple[ExtraCost, ...] = ()) -> Parts:
     """The parts of one architecture; raises CatalogCannotBuild when no node–leaf link reaches or a
     rack is missing (higher tiers without a link option are left out: those tier counts cannot be built).
+    The links are the options made for the switch's port split at the NIC's speed (`breakout`);
     `extras` are the scenario's extra cost rules."""
     facility = facility_of(catalog)
+    split = breakout_of(switch, nic)
     links = {}
     for tier in TIERS:
         try:
-            links[tier] = link_for(catalog, switch, tier)
+            links[tier] = link_for(catalog, switch, tier, split)
         except CatalogCannotBuild:
             if tier == "node_leaf":
                 raise
@@ -573,6 +576,10 @@ class CostedDesign:
                 "switch": self.switch,
                 "tiers": f.tiers,
                 "oversubscription": f.oversubscription,
+                "above_pod_oversubscription": f.above_pod_oversubscription,
+                "radix": f.k,
+                "planes": f.planes,
+                "pods_per_plane": f.pods,
                 "leaf_switches": f.leaf_switches,
                 "spine_switches": f.spine_switches,
                 "core_switches": f.core_switches,
@@ -594,6 +601,23 @@ def _get(catalog: Catalog, kind: str, item_id: str) -> Any:
     return items[item_id]
 
 
+def breakout_of(switch: Switch, nic: Nic) -> int:
+    """The port split b at which the switch serves the NIC (1 = native ports); see fabrics.breakout."""
+    mode = port_mode(switch, nic.speed_gbps)
+    if mode is None:
+        raise CatalogCannotBuild(f"switch {switch.id} ({switch.port_speed_gbps:g}G ports, splits {switch.breakout or 'none'}) "
+                                 f"cannot serve the {nic.speed_gbps:g}G NIC {nic.id}")
+    return mode.breakout
+
+
+def fabric_spec(platform: Platform, nic: Nic, switch: Switch, rails_per_node: int, oversubscription: float,
+                above_pod_oversubscription: float = 1.0) -> FabricSpec:
+    """What the fabric families size with: the switch's radix at the NIC's speed (after breakout)."""
+    return FabricSpec(radix=switch.radix * breakout_of(switch, nic), rails=rails_per_node,
+                      oversubscription=oversubscription, above_pod_oversubscription=above_pod_oversubscription,
+                      nodes_per_domain=platform.nodes_per_domain)
+
+
 def check_combination(platform: Platform, nic: Nic, switch: Switch, rails_per_node: int) -> None:
     """Raise CatalogCannotBuild when the NIC, rail count or switch cannot go with the platform."""
     if nic.id not in platform.compatible_nics:
@@ -604,6 +628,7 @@ def check_combination(platform: Platform, nic: Nic, switch: Switch, rails_per_no
         )
     if nic.fabric != switch.fabric:
         raise CatalogCannotBuild(f"NIC {nic.id} is {nic.fabric} but switch {switch.id} is {switch.fabric}")
+    breakout_of(switch, nic)
 
 
 def sized_quantities(parts: Parts, units: int, spare_units: int, fabric: FabricSize) -> Quantities:
@@ -634,8 +659,9 @@ def design_cost(
     domains: int,
     tiers: int | None = None,
     fabric_family: str = "fat-tree",
+    above_pod_oversubscription: float = 1.0,
 ) -> CostedDesign | None:
-    """Size, bill and cost `domains` whole NVLink domains of a platform on one fabric.
+    """Size, bill and cost `domains` whole NVLink domains of a platform on one fabric family.
 
     nodes = (units + spares) · nodes_per_unit; facility kW = IT kW · PUE; TCO as in `tco_usd`.
     None when the fabric does not fit in 3 tiers (or the forced `tiers`); CatalogCannotBuild on
@@ -651,13 +677,14 @@ def design_cost(
     units = compute_units(platform, domains)
     spare_units = spare_units_for(units, scenario.constraints.spare_nodes_fraction)
     nodes = total_nodes(platform, domains, scenario.constraints.spare_nodes_fraction)
-    fabric = family(fabric_family).size(nodes, rails_per_node, switch.radix, oversubscription, tiers)
+    spec = fabric_spec(platform, nic, switch, rails_per_node, oversubscription, above_pod_oversubscription)
+    fabric = family(fabric_family).size(nodes, spec, tiers)
     if fabric is None:
         return None
     parts = parts_for(catalog, platform, nic, switch, rails_per_node, tuple(scenario.extra_costs))
     missing = [t for t, n in fabric.links.items() if n > 0 and t not in parts.links]
     if missing:  # re-raise the reason the tier's link option is missing
-        link_for(catalog, switch, missing[0])
+        link_for(catalog, switch, missing[0], breakout_of(switch, nic))
     q = sized_quantities(parts, units, spare_units, fabric)
     owned = scenario.owned_counts()
     bom = bill_of_materials(parts, q, scenario.constraints.contingency_fraction, owned)

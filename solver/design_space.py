@@ -2,9 +2,11 @@
 
 A *shape* is one performance class (platform, NIC, rails, oversubscription) with one layout
 (t, c, p, v, b, G_u) and the set of data-parallel degrees d it may take. For the optimisation
-model each shape carries the coefficients of its step-time and memory constraints multiplied by d
-(SPEC §7): d·T(d) and d·mem(d) are affine in d inside one placement regime, so the coefficients
-are read off `perf.step.performance` at two values of d — the formulas live only in solver/perf.
+model each shape carries the coefficients of its step-time, exposure, link-capacity and memory rows
+multiplied by d (SPEC §7), read off `perf.step.performance` and `perf.step.point_terms` at every
+allowed d: the bandwidth terms are affine in d inside one placement regime, the latency, fsdp
+per-microbatch and in-flight terms are not, so each (shape, d) binary carries its own exact
+coefficient (SPEC §4.5 "Exactness") — the formulas live only in solver/perf.
 
 Pruning is exact: a shape is dropped only if no allowed d fits in memory, or no allowed d meets
 the target step time, or its placement is impossible. Nothing that could be optimal is removed.
@@ -14,26 +16,45 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from .costing import compute_units, total_nodes
+from .costing import compute_units, design_cost, fabric_spec, total_nodes
 from .deadline import NO_LIMIT, Deadline
-from .fabrics import DEFAULT_FAMILY, family
+from .errors import CatalogCannotBuild
+from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
+from .fabrics.breakout import serves
 from .inputs.schema import Catalog, Scenario, as_list
+from .perf.crossing import cross_plane_share, pod_crossing
 from .perf.hardware import Hardware, hardware_for
 from .perf.layout import Layout, LayoutShape, dp_candidates, layout_shapes, placement_problem
-from .perf.step import Performance, performance
-from .perf.traffic import overlap_for, retime
+from .perf.memory import memory_per_gpu_gb
+from .perf.model import parameter_count
+from .perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
+from .perf.traffic import CLASS_NAMES, overlap_for
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 
 
 @dataclass(frozen=True, order=True)
 class PerfClass:
-    """What the step time depends on besides the layout."""
+    """What the step time depends on besides the layout. The fabric family decides which bytes
+    cross NVLink first (planes); with an oversubscribed tier above the pods, the pod size (and so
+    the switch, `pod_switch`) decides which classes cross it (perf/crossing.py)."""
 
     platform: str
     nic: str
     rails_per_node: int
     oversubscription: float
+    fabric: str = DEFAULT_FAMILY
+    above_pod_oversubscription: float = 1.0
+    pod_switch: str = ""  # the switch, when above_pod_oversubscription > 1
+
+    def key(self) -> str:
+        """platform|nic|rails|o, then the fabric and pod fields when they are not the defaults."""
+        out = f"{self.platform}|{self.nic}|{self.rails_per_node}|{self.oversubscription:g}"
+        if self.fabric != DEFAULT_FAMILY:
+            out += f"|{self.fabric}"
+        if self.above_pod_oversubscription != 1:
+            out += f"|pod{self.above_pod_oversubscription:g}@{self.pod_switch}"
+        return out
 
 
 @dataclass(frozen=True, order=True)
@@ -46,13 +67,18 @@ class Architecture:
     switch: str
     oversubscription: float
     fabric: str = DEFAULT_FAMILY
+    above_pod_oversubscription: float = 1.0
 
     @property
     def perf(self) -> PerfClass:
-        return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription)
+        pod = self.above_pod_oversubscription
+        return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription, self.fabric, pod,
+                         self.switch if pod != 1 else "")
 
     def label(self, tiers: int | None = None) -> str:
         over = "" if self.oversubscription == 1 else f", {self.oversubscription:g}:1"
+        if self.above_pod_oversubscription != 1:
+            over += f", {self.above_pod_oversubscription:g}:1 above the pods"
         kind = "" if self.fabric == DEFAULT_FAMILY else f" {self.fabric}"
         tier = f", {tiers}-tier{kind}" if tiers else kind
         return f"{self.platform} · {self.rails_per_node}×{self.nic} · {self.switch}{tier}{over}"
@@ -60,15 +86,29 @@ class Architecture:
 
 @dataclass
 class Exposure:
-    """One traffic class of a shape: d·exposed_k(d) = max(0, max_i (c0_i + c1_i·d)), each piece
-    d·(a_i·T_k − W_i) of the class's window rule being affine in d inside one placement regime."""
+    """One traffic class of a shape: d·exposed_k = max(0, max_i v_i[j]) at the j-th allowed d, each piece
+    v_i[j] = d_j·(a_i·T_k − W_i) of the class's window rule evaluated exactly at d_j."""
 
     name: str
-    pieces: list[tuple[float, float]]  # (c0_i, c1_i)
+    pieces: list[list[float]]  # pieces[i][j]
 
-    def at(self, d: int) -> float:
-        """d·exposed_k at d."""
-        return max([0.0] + [c0 + c1 * d for c0, c1 in self.pieces])
+    def at(self, j: int) -> float:
+        """d·exposed_k at the j-th d."""
+        return max([0.0] + [p[j] for p in self.pieces])
+
+
+@dataclass
+class Condition:
+    """The step-time rows of a shape under one condition: nominal, or a margin the scenario demands
+    (compute slowdown σ, or scale-out bandwidth derate δ; SPEC §4.5)."""
+
+    name: str  # "" nominal, "compute_margin", "bandwidth_margin"
+    comp: list[float]  # d·(T_comp + bubble)·(1 + σ) at each d
+    exposures: list[Exposure]
+    capacity: list[float]  # d·max(Σ_k T_k^so, Σ_k T_k^nvl) at each d
+
+    def step_time_s(self, j: int, d: int) -> float:
+        return max(self.comp[j] + sum(x.at(j) for x in self.exposures), self.capacity[j]) / d
 
 
 @dataclass
@@ -83,23 +123,45 @@ class Shape:
     gpus_per_domain_used: int
     d_values: list[int]
     domains: list[int]  # NVLink domains the job occupies at each d
-    comp0: float  # d·(T_comp + bubble) = comp0 + comp1·d
-    comp1: float
-    exposures: list[Exposure]
-    mem0: float  # d·mem(d) = mem0 + mem1·d  (GB)
-    mem1: float
+    conditions: list[Condition]  # nominal first
+    mem: list[float]  # d·mem(d) at each d (GB)
     hbm_usable_gb: float
     step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
+    # Other performance classes whose step time is this shape's at every d (a multi-plane or rail-only
+    # class whose layout forwards nothing between planes and crosses no oversubscribed pod tier):
+    # their architectures share the shape's points.
+    also: list[PerfClass] = field(default_factory=list)
+
+    @property
+    def perfs(self) -> tuple[PerfClass, ...]:
+        return (self.perf, *self.also)
+
+    @property
+    def nominal(self) -> Condition:
+        return self.conditions[0]
+
+    def keep(self, js: list[int]) -> None:
+        """Keep only the points js (ascending): every per-point list is cut alike."""
+        self.d_values = [self.d_values[j] for j in js]
+        self.domains = [self.domains[j] for j in js]
+        self.step_time_s = [self.step_time_s[j] for j in js]
+        self.mem = [self.mem[j] for j in js]
+        for c in self.conditions:
+            c.comp = [c.comp[j] for j in js]
+            c.capacity = [c.capacity[j] for j in js]
+            for x in c.exposures:
+                x.pieces = [[p[j] for j in js] for p in x.pieces]
 
     def describe(self, d: int | None = None) -> str:
         p = self.perf
         dp = f" dp={d}" if d is not None else ""
-        return (f"{p.platform}, {p.rails_per_node}×{p.nic}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
+        fabric = "" if p.fabric == DEFAULT_FAMILY else f" {p.fabric}"
+        return (f"{p.platform}, {p.rails_per_node}×{p.nic}{fabric}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
                 f"{dp} mbs={self.microbatch_size}")
 
     def memory_gb(self, d: int) -> float:
-        """Memory per GPU at d, from the row memory_fit states: (mem0 + mem1·d) / d."""
-        return (self.mem0 + self.mem1 * d) / d
+        """Memory per GPU at d, from the row memory_fit states: (d·mem) / d."""
+        return self.mem[self.d_values.index(d)] / d
 
     def layout(self, d: int) -> Layout:
         return Layout(tp=self.tp, cp=self.cp, pp=self.pp, vp=self.vp, dp=d, microbatch_size=self.microbatch_size,
@@ -121,6 +183,7 @@ class DesignSpace:
     pruned: dict[str, int]
     fastest: tuple = (float("inf"), "")  # best step time of any placeable, memory-fitting point (s, shape)
     leanest: tuple = (float("inf"), 0.0, "")  # smallest memory per GPU of any point (GB, usable GB, shape)
+    costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
     complete: bool = True  # False when the time limit stopped the build: shapes is then a subset
 
     @property
@@ -129,7 +192,7 @@ class DesignSpace:
         per_perf: dict[PerfClass, int] = {}
         for a in self.architectures:
             per_perf[a.perf] = per_perf.get(a.perf, 0) + 1
-        return sum(len(s.d_values) * per_perf.get(s.perf, 0) for s in self.shapes)
+        return sum(len(s.d_values) * per_perf.get(p, 0) for s in self.shapes for p in s.perfs)
 
 
 # --------------------------------------------------------------------------- allow-lists
@@ -144,6 +207,8 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
     allow_sw = as_list(con.switches)
     allow_rails = as_list(con.rails_per_node)
     overs = [pin.oversubscription] if pin.oversubscription is not None else (as_list(con.oversubscription) or [1.0])
+    families = allowed_families(scenario)
+    pods = sorted({1.0} | {float(x) for x in above_pod_ratios(scenario)})
     nics, out = cat.by_id("nics"), []
     for plat in cat.platforms:
         if (pin.platform and plat.id != pin.platform) or (allow_plat and plat.id not in allow_plat):
@@ -163,13 +228,75 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
                     if not switch_serves_nic(sw, nic):
                         continue
                     for over in overs:
-                        out.append(Architecture(plat.id, nic_id, rails, sw.id, float(over)))
+                        spec = fabric_spec(plat, nic, sw, rails, float(over))
+                        out += [Architecture(plat.id, nic_id, rails, sw.id, float(over), name, pod)
+                                for name in families if not set(same_network_as(name, spec)) & set(families)
+                                for pod in pods if pod == 1 or family(name).max_tiers == 3]
     return sorted(set(out))
 
 
+def allowed_families(scenario: Scenario) -> list[str]:
+    """pin.fabric, else constraints.fabrics, else every family (fabrics/__init__.py)."""
+    if scenario.pin.fabric is not None:
+        return [scenario.pin.fabric]
+    return as_list(scenario.constraints.fabrics) or list(FAMILIES)
+
+
+def above_pod_ratios(scenario: Scenario) -> list[float]:
+    """The allowed down:up ratios above the pods: pin, else constraints, else [1]."""
+    pin = scenario.pin.above_pod_oversubscription
+    if pin is not None:
+        return [pin]
+    return [float(x) for x in as_list(scenario.constraints.above_pod_oversubscription) or [1.0]]
+
+
 def switch_serves_nic(switch, nic) -> bool:
-    """A switch serves a NIC of the same fabric whose ports run at the switch's port speed."""
-    return bool(switch.serves(nic))
+    """A switch serves a NIC of the same fabric whose speed is its port speed, natively or after a
+    breakout the catalog lists (fabrics/breakout.py)."""
+    return serves(switch, nic) is not None
+
+
+def allowed_tiers(arch: Architecture, all_archs, scenario: Scenario) -> tuple[int, ...]:
+    """Tier counts an architecture may be built with: its family's (multi-plane ≥ 2, rail-only ≤ 2); only 3 when the
+    tier above the pods is oversubscribed (a smaller fabric has no such tier: it is the
+    non-blocking architecture's); not 3 for a non-blocking one when the scenario's
+    above_pod_oversubscription list leaves out 1; not 1 when `one_tier_allowed` says so."""
+    fam = family(arch.fabric)
+    tiers = [t for t in (1, 2, 3) if fam.min_tiers <= t <= fam.max_tiers]
+    if arch.above_pod_oversubscription != 1:
+        tiers = [t for t in tiers if t == 3]
+    elif 1.0 not in above_pod_ratios(scenario):
+        tiers = [t for t in tiers if t < 3]
+    if not one_tier_allowed(arch, all_archs):
+        tiers = [t for t in tiers if t != 1]
+    return tuple(tiers)
+
+
+def fabric_spec_of(catalog: Catalog, arch: Architecture) -> FabricSpec:
+    """The fabric family's sizing inputs for an architecture (radix after breakout)."""
+    plat = catalog.by_id("platforms")[arch.platform]
+    nic = catalog.by_id("nics")[arch.nic]
+    sw = catalog.by_id("switches")[arch.switch]
+    return fabric_spec(plat, nic, sw, arch.rails_per_node, arch.oversubscription, arch.above_pod_oversubscription)
+
+
+def hardware_of(scenario: Scenario, catalog: Catalog, perf: PerfClass) -> Hardware:
+    """`hardware_for` plus the fabric's structure: planes (multi-plane, rail-only) and the pods of
+    an oversubscribed tier above them (perf/crossing.py reads both)."""
+    hw = hardware_for(scenario, catalog, perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+    if perf.fabric == DEFAULT_FAMILY and perf.above_pod_oversubscription == 1:
+        return hw
+    plat = catalog.by_id("platforms")[perf.platform]
+    fam = family(perf.fabric)
+    spec = FabricSpec(radix=0, rails=perf.rails_per_node, nodes_per_domain=plat.nodes_per_domain)  # planes: no radix
+    pod_domains = 0
+    if perf.above_pod_oversubscription != 1:
+        arch = Architecture(perf.platform, perf.nic, perf.rails_per_node, perf.pod_switch, perf.oversubscription,
+                            perf.fabric, perf.above_pod_oversubscription)
+        nodes = fam.pod_nodes(fabric_spec_of(catalog, arch))
+        pod_domains = nodes // plat.nodes_per_domain if nodes % plat.nodes_per_domain == 0 else 0
+    return replace(hw, rail_planes=fam.planes(spec), planes_by_domain_position=fam.planes_by_domain_position,
+                   above_pod_oversubscription=perf.above_pod_oversubscription, pod_domains=pod_domains)
 
 
 def one_tier_allowed(arch: Architecture, all_archs) -> bool:
@@ -207,18 +334,15 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
     archs = architectures(scenario, catalog)
     ctx = _Context(scenario, catalog, prune)
-    by_perf: dict[PerfClass, list[Architecture]] = {}
-    for a in archs:  # sorted: each class's architectures, and the classes, come in sorted order
-        by_perf.setdefault(a.perf, []).append(a)
-    by_platform: dict[str, list[PerfClass]] = {}
-    for p in by_perf:
-        by_platform.setdefault(p.platform, []).append(p)
+    platforms = catalog.by_id("platforms")
+    perfs = sorted({a.perf for a in archs})
+    switches_per_perf = {p: sum(1 for a in archs if a.perf == p) for p in perfs}
     per_platform: dict[str, list[Shape]] = {}
     complete = True
-    for plat_id in _most_promising_first(scenario, catalog, list(by_platform)):
+    for plat_id in _most_promising_first(scenario, catalog, sorted({p.platform for p in perfs})):
         per_platform[plat_id] = []
-        complete = _platform_shapes(ctx, catalog.by_id("platforms")[plat_id], sorted(by_platform[plat_id]), by_perf,
-                                    per_platform[plat_id], deadline)
+        complete = _platform_shapes(ctx, platforms[plat_id], [p for p in perfs if p.platform == plat_id], archs,
+                                    switches_per_perf, per_platform[plat_id], deadline)
         if not complete:
             break
     shapes = [s for plat_id in sorted(per_platform) for s in per_platform[plat_id]]  # the canonical order
@@ -227,53 +351,53 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         before = sum(len(s.d_values) for s in shapes)
         shapes = _one_point_per_cost(shapes)
         pruned["equal_cost"] = before - sum(len(s.d_values) for s in shapes)
-    kept_perf = {s.perf for s in shapes}
+    kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"], complete)
+                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete)
 
 
 def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: list[str]) -> list[str]:
-    """Platforms in order of price per effective peak FLOP/s (unit price / (GPUs per unit · peak ·
-    compute efficiency)), cheapest first, then by id. A complete build does not depend on the order
-    (its shapes are put back in id order); a build the time limit cuts short has then explored the
-    platforms most likely to hold the cheapest designs, not the alphabetically first."""
+    """Platforms in order of price per peak FLOP/s (unit price / (GPUs per unit · peak)), cheapest
+    first, then by id. A complete build does not depend on the order (its shapes are put back in id
+    order); a build the time limit cuts short has then explored the platforms most likely to hold
+    the cheapest designs, not the alphabetically first."""
     platforms, gpus = catalog.by_id("platforms"), catalog.by_id("gpus")
     precision = scenario.workload.precision
 
     def usd_per_tflops(plat_id: str) -> float:
         plat = platforms[plat_id]
-        gpu = gpus[plat.gpu]
         gpus_per_unit = plat.gpus_per_domain / max(1, compute_units(plat, 1))
-        effective = gpus_per_unit * gpu.peak_tflops(precision) * getattr(gpu.compute_efficiency, precision)
-        return plat.unit_price_usd / effective if effective > 0 else math.inf
+        peak = gpus_per_unit * gpus[plat.gpu].peak_tflops(precision)
+        return plat.unit_price_usd / peak if peak > 0 else math.inf
 
     return sorted(platform_ids, key=lambda p: (usd_per_tflops(p), p))
 
 
-def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], by_perf: dict, shapes: list[Shape],
-                     deadline: Deadline) -> bool:
+def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture],
+                     switches_per_perf: dict, shapes: list[Shape], deadline: Deadline) -> bool:
     """Append the shapes of one platform's performance classes; False if the deadline stopped it."""
     scenario, catalog = ctx.scenario, ctx.catalog
-    n_switch = sum(len(by_perf[p]) for p in plat_perfs)
-    hws = {p: hardware_for(scenario, catalog, p.platform, p.nic, p.rails_per_node, p.oversubscription)
-           for p in plat_perfs}
-    thresholds = _tier_thresholds(catalog, [a for p in plat_perfs for a in by_perf[p]])
-    for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
-        for lay in layout_shapes(scenario):
-            if deadline.expired("design_space"):
-                return False
-            for ds in _placeable_groups(ctx, lay, g_used, n_switch):
-                if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
-                    continue
-                # one evaluation per platform: bytes, compute, bubble and memory do not depend on the
-                # NIC; each performance class only re-times the bytes (traffic.retime)
-                base = [performance(ctx.wl, lay.layout(dp=d, gpus_per_domain_used=g_used), hws[plat_perfs[0]],
-                                    ctx.overlap) for d in ds[:2]]
-                for perf in plat_perfs:
-                    shape = _shape(ctx, perf, hws[perf], g_used, lay, ds, plat, thresholds, base)
-                    if shape is not None:
-                        shapes.append(shape)
+    n_switch = sum(switches_per_perf[p] for p in plat_perfs)
+    hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
+    # fastest NICs first, so that slower ones can start their scans where the faster ones found points
+    plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
+                                   hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
+    structures = _structure_groups(plat_perfs, hws)
+    regimes = [(g_used, lay, ds) for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used)
+               for lay in layout_shapes(scenario) if (ds := _placeable(ctx, lay, g_used, n_switch))]
+    plat_archs = [a for a in archs if a.platform == plat.id]
+    thresholds = _tier_thresholds(catalog, plat_archs)
+    if ctx.prune == "dominated":
+        placeable_domains = {lay.layout(dp=d, gpus_per_domain_used=g_used).domains
+                             for g_used, lay, ds in regimes for d in ds}
+        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, placeable_domains, plat_archs, archs)))
+    for g_used, lay, ds in regimes:
+        if deadline.expired("design_space"):
+            return False
+        if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
+            continue
+        shapes += _shapes_of_layout(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
     return True
 
 
@@ -285,27 +409,79 @@ class _Context:
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
         self.overlap = overlap_for(scenario)
+        self.params = parameter_count(scenario.workload.model)
+        self.conditions = _wanted_conditions(self)
         self.max_gpus = scenario.constraints.max_gpus
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
+        self.costed: dict = {}  # (architecture, domains) → CostedDesign | None (`dominated_by_fat_tree`)
 
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     """Node counts at which some architecture of the platform needs one more fabric tier."""
-    switches = cat.by_id("switches")
     caps: set[int] = set()
     for a in archs:
-        radix = switches[a.switch].radix
-        caps.update(family(a.fabric).max_nodes(radix, a.rails_per_node, a.oversubscription, t) for t in (1, 2))
+        spec = fabric_spec_of(cat, a)
+        caps.update(family(a.fabric).max_nodes(spec, t) for t in (1, 2))
     return sorted(c for c in caps if c > 0)
 
 
-def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[list[int]]:
-    """The d values of one layout that can be placed, split into regimes: all d whose pipeline stage
-    fills whole domains (one shape), then each smaller d on its own."""
-    multi: list[int] = []
-    single: list[int] = []
+def _structure_key(hw: Hardware) -> tuple:
+    """What, besides the layout, decides a class's bytes and pod crossing: the planes, and the
+    pods of an oversubscribed tier above them."""
+    pods = hw.above_pod_oversubscription != 1
+    return hw.rail_planes, hw.planes_by_domain_position, pods, hw.pod_domains if pods else 0
+
+
+def _structure_groups(perfs: list[PerfClass], hws: dict) -> list[tuple[PerfClass, list[PerfClass]]]:
+    """Performance classes grouped by fabric structure (first member, members); the plain fat-tree
+    structure first (the others may share its shapes, `_share_plain_shapes`)."""
+    groups: dict[tuple, list[PerfClass]] = {}
+    for p in perfs:
+        groups.setdefault(_structure_key(hws[p]), []).append(p)
+    plain = (1, False, False, 0)
+    return [(members[0], members) for key, members in sorted(groups.items(), key=lambda kv: kv[0] != plain)]
+
+
+def _plain(perf: PerfClass) -> PerfClass:
+    """The fat-tree class of the same platform, NIC, rails and leaf oversubscription."""
+    return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+
+
+def _share_plain_shapes(members: list[PerfClass], made: dict) -> list[PerfClass]:
+    """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`);
+    return the classes that still need shapes of their own."""
+    rest = []
+    for perf in members:
+        twin = _plain(perf)
+        if perf != twin and twin in made:
+            shape = made[twin]
+            if shape is not None:
+                shape.also.append(perf)
+        else:
+            rest.append(perf)
+    return rest
+
+
+def _crosses_nothing(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
+    """No class of the layout forwards bytes between planes or crosses an oversubscribed tier above the
+    pods at any of the d values (perf/crossing.py): the step time is then the plain fat tree's at
+    every d. Always true on a fat tree without an oversubscribed tier above the pods."""
+    planes, pods = hw.rail_planes > 1, hw.above_pod_oversubscription != 1
+    if not planes and not pods:
+        return True
+    for d in ds:
+        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+        for n in CLASS_NAMES:
+            if (planes and cross_plane_share(n, layout, hw)) or (pods and pod_crossing(n, layout, hw)):
+                return False
+    return True
+
+
+def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[int]:
+    """The d values of one layout that can be placed and fit max_gpus (ascending)."""
+    out: list[int] = []
     for d in dp_candidates(ctx.scenario, lay):
         ctx.combinations += n_switch
         layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
@@ -315,87 +491,263 @@ def _placeable_groups(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: in
         if ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
             ctx.pruned["caps"] += n_switch
             continue
-        (multi if lay.tp * lay.cp * d >= g_used else single).append(d)
-    return ([multi] if multi else []) + [[d] for d in single]
+        out.append(d)
+    return out
 
 
 def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
                            n_perf: int) -> bool:
-    """Memory does not depend on the NIC or rails: check it once per platform (exact pruning)."""
-    q = performance(ctx.wl, lay.layout(dp=ds[-1], gpus_per_domain_used=g_used), hw, ctx.overlap)
-    lean = q.memory_per_gpu_gb  # the largest d has the smallest optimizer shard
+    """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
+    with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
+    the leanest."""
+    layout = lay.layout(dp=ds[-1], gpus_per_domain_used=g_used)
+    lean = memory_per_gpu_gb(ctx.wl, layout, ctx.params)
     if lean < ctx.best["leanest"][0]:
-        ctx.best["leanest"] = (lean, q.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
-    if ctx.prune != "none" and lean > q.hbm_usable_gb * (1 + 1e-9):
+        ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
+    if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
         ctx.pruned["memory"] += len(ds) * n_perf
         return False
     return True
 
 
-def _exposures(ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Exposure]:
-    """Per traffic class, its window pieces multiplied by d, re-timed on `hw`, as affine functions
-    of d; a class whose pieces are never positive on D_s is left out (its exposure is 0)."""
+MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
+
+
+class _Points:
+    """One layout's placeable d values on one platform, evaluated lazily and once (every NIC of the platform
+    shares the bytes, compute and memory; `perf.step.point_terms` re-times them per NIC)."""
+
+    def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
+        self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
+        self.layouts = [lay.layout(dp=d, gpus_per_domain_used=g_used) for d in ds]
+        self.domains = [x.domains for x in self.layouts]
+        fraction = ctx.scenario.constraints.spare_nodes_fraction
+        self.nodes = [total_nodes(plat, dom, fraction) for dom in self.domains]  # non-decreasing in d
+        self._perf: dict[int, Performance] = {}
+        self._open: dict[int, bool] = {}
+        self._memory: dict[int, float] = {}
+        self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
+
+    def perf(self, j: int) -> Performance:
+        if j not in self._perf:
+            self._perf[j] = performance(self.ctx.wl, self.layouts[j], self.hw, self.ctx.overlap)
+        return self._perf[j]
+
+    def memory_gb(self, j: int) -> float:
+        if j not in self._memory:
+            self._memory[j] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
+        return self._memory[j]
+
+    def open(self, j: int) -> bool:
+        """The NIC-independent checks pass: memory fits, and T_comp + bubble (a lower bound on the step time on
+        any NIC: exposure and capacity are ≥ 0) meets the target."""
+        if j not in self._open:
+            x = self.layouts[j]
+            self._open[j] = (self.memory_gb(j) <= self.hw.hbm_usable_gb * (1 + 1e-9)
+                             and compute_and_bubble_s(self.ctx.wl, x, self.hw, self.ctx.params)
+                             <= self.ctx.target * (1 + 1e-9))
+        return self._open[j]
+
+
+def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
+    """Every re-timed term on `a` is at most the same term on `b` (same platform and fabric structure: same NVLink
+    and forwarded bytes): more scale-out bandwidth, no more network latency, no more oversubscription (leaf or
+    above the pods). Then a point infeasible on `a` is on `b`."""
+    return (a.scaleout_effective_gbyte_s >= b.scaleout_effective_gbyte_s and a.nic_step_latency_s <= b.nic_step_latency_s
+            and a.oversubscription <= b.oversubscription and a.above_pod_oversubscription <= b.above_pod_oversubscription)
+
+
+def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
+    """Nominal, then each margin the scenario demands: (name, compute slowdown σ, bandwidth derate δ)."""
+    rob = ctx.scenario.robustness
+    return [("", 0.0, 0.0)] + [(name, rob.compute_slowdown if attr == "compute_slowdown" else 0.0,
+                                rob.bandwidth_derate if attr == "bandwidth_derate" else 0.0)
+                               for name, attr in MARGIN_CONDITIONS if getattr(rob, attr) > 0]
+
+
+def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
+    """The nominal condition and each margin the scenario demands, every term multiplied by d and evaluated at
+    every d (`perf.step.point_terms`); a class whose pieces are never positive is left out (its exposure is 0)."""
     out = []
-    for name in perfs[0].traffic:
-        pieces = []
-        for i in range(len(perfs[0].traffic[name].pieces)):
-            values = []
-            for d, q in zip(ds, perfs):
-                traffic = q.traffic[name]
-                a, w = traffic.pieces[i]
-                values.append(d * (a * retime(traffic, hw) - w))
-            pieces.append(_affine(ds, values))
-        if any(c0 + c1 * d > 1e-12 for c0, c1 in pieces for d in (ds[0], ds[-1])):
-            out.append(Exposure(name, pieces))
+    for name, sigma, delta in ctx.conditions:
+        terms = [point_terms(q, hw, sigma, delta) for q in perfs]
+        exposures = []
+        for cls, first in terms[0].pieces.items():
+            pieces = [[d * t.pieces[cls][i] for d, t in zip(ds, terms)] for i in range(len(first))]
+            if any(v > 1e-12 for p in pieces for v in p):
+                exposures.append(Exposure(cls, pieces))
+        out.append(Condition(name, [d * t.compute_s for d, t in zip(ds, terms)], exposures,
+                             [d * t.capacity_s for d, t in zip(ds, terms)]))
     return out
 
 
-def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, ds: list[int], plat,
-           thresholds: list[int], perfs: list[Performance]) -> Shape | None:
-    target, prune = ctx.target, ctx.prune
-    comp = _affine(ds, [d * (q.compute_s + q.bubble_s) for d, q in zip(ds, perfs)])
-    mem = _affine(ds, [d * q.memory_per_gpu_gb for d, q in zip(ds, perfs)])
-    exposures = _exposures(ds, perfs, hw)
-    hbm = perfs[0].hbm_usable_gb
-    mems = [(mem[0] + mem[1] * d) / d for d in ds]
-    steps = [(comp[0] + comp[1] * d + sum(x.at(d) for x in exposures)) / d for d in ds]
-    t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
-    key = (f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}"
-           f"|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
-    fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
-    if fitting and min(fitting)[0] < ctx.best["fastest"][0]:
-        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, {lay.describe()}"
-        ctx.best["fastest"] = (min(fitting)[0], f"{desc} dp={min(fitting)[1]}")
-    ok = [st <= target * (1 + 1e-9) and mm <= hbm * (1 + 1e-9) for st, mm in zip(steps, mems)]
-    if prune != "none" and not any(ok):
+def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
+                      plat, thresholds: list[int]) -> list[Shape]:
+    """The shapes of one layout and placement on every performance class of the platform.
+
+    One lazy evaluation per fabric structure and d (`_Points`): bytes, compute, bubble and memory do not
+    depend on the NIC; each performance class only re-times the traffic (perf.step.point_terms). A class
+    whose layout crosses nothing at any d shares the plain fat-tree class's shape (`_share_plain_shapes`)."""
+    out: list[Shape] = []
+    made: dict[PerfClass, Shape | None] = {}
+    for ref, members in structures:
+        if _crosses_nothing(lay, g_used, ds, hws[ref]):
+            members = _share_plain_shapes(members, made)
+        if not members:
+            continue
+        points = _Points(ctx, lay, g_used, ds, hws[ref], plat)
+        for perf in members:
+            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds)
+            made[perf] = shape
+            if shape is not None:
+                out.append(shape)
+    return out
+
+
+def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
+    """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
+    not evaluated). The NIC-independent checks come first (`_Points.open`)."""
+    if not points.open(j):
+        return False, float("inf")
+    q = points.perf(j)
+    limit = ctx.target * (1 + 1e-9)
+    steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
+    return all(st <= limit for st in steps), steps[0]
+
+
+def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
+    """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
+    if ctx.best["fastest"][0] <= ctx.target:
+        return  # some point meets the target: the explanation will not need it
+    fits = [j for j in range(len(points.ds)) if points.memory_gb(j) <= hw.hbm_usable_gb * (1 + 1e-9)]
+    if not fits:
+        return
+    j = fits[-1]
+    st = step_time_on(points.perf(j), hw)
+    if st < ctx.best["fastest"][0]:
+        fabric = "" if perf.fabric == DEFAULT_FAMILY else f" {perf.fabric}"
+        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}{fabric}, {lay.describe()}"
+        ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
+
+
+def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[int]) -> tuple[list[int], list[float]]:
+    """The points the prune level keeps (ascending) and their nominal step times.
+
+    none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
+    smallest feasible d above each tier boundary, found by scanning d upward and
+    stopping at the first feasible point of each segment — the points it skips are never kept at this level.
+    A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
+    segment proves none exists on this one either, so the scan starts there.
+    """
+    n = len(points.ds)
+    if ctx.prune != "dominated":
+        checked = [_point_ok(ctx, points, j, hw) for j in range(n)]
+        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
+        if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
+            every = []
+        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
+        return every, [checked[j][1] for j in every]
+    starts = sorted({0, *(next((j for j in range(n) if points.nodes[j] > bound), n) for bound in thresholds)})
+    faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
+    keep: dict[int, float] = {}
+    found_here: dict[int, int | None] = {}
+    for start in starts:
+        lower = start
+        for found in faster:
+            first = found.get(start, start)
+            lower = n if first is None else max(lower, first)
+        found_here[start] = None
+        for j in range(lower, n):
+            ok, step = _point_ok(ctx, points, j, hw)
+            if ok:
+                keep[j] = step
+                found_here[start] = j
+                break
+    points.first_ok[(hw,)] = found_here
+    if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
+        first = min(keep)
+        keep = {j: st for j, st in keep.items() if j >= first}
+    ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep)
+    js = sorted(keep)
+    return js, [keep[j] for j in js]
+
+
+def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
+           thresholds: list[int]) -> Shape | None:
+    ds, domains = points.ds, points.domains
+    _record_fastest(ctx, perf, lay, points, hw)
+    keep, steps = _kept_points(ctx, points, hw, thresholds)
+    if not keep:
         ctx.pruned["target"] += len(ds)
         return None
-    domains = [lay.layout(dp=d, gpus_per_domain_used=g_used).domains for d in ds]
-    if prune in ("points", "dominated"):
-        # Exact bound tightening: a d whose own step-time or memory row fails can never be chosen.
-        keep = [j for j in range(len(ds)) if ok[j]]
-        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + len(ds) - len(keep)
-        if prune == "dominated":
-            kept = _cheapest_per_tier(keep, domains, plat, ctx.scenario, thresholds)
-            ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + len(keep) - len(kept)
-            keep = kept
-        ds, steps, domains = [ds[j] for j in keep], [steps[j] for j in keep], [domains[j] for j in keep]
-    return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm,
-                 steps)
+    kept_ds = [ds[j] for j in keep]
+    perfs = [points.perf(j) for j in keep]
+    conditions = _conditions(ctx, kept_ds, perfs, hw)
+    mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
+    steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
+    t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
+    key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
+    return Shape(key, perf, t, c, p, v, b, g_used, kept_ds, [domains[j] for j in keep], conditions, mem,
+                 hw.hbm_usable_gb, steps)
 
 
-def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, thresholds: list[int]) -> list[int]:
-    """Of the feasible d (ascending), the smallest, and the smallest whose node count crosses each
-    tier boundary: every architecture-and-tier identity keeps its cheapest point on this layout, and
-    the rest (same identity, more domains) can never be cheaper or easier on a cap."""
-    fraction = scenario.constraints.spare_nodes_fraction
-    nodes = {j: total_nodes(plat, domains[j], fraction) for j in feasible}  # non-decreasing in j
-    keep = {feasible[0]}
-    for bound in thresholds:
-        above = next((j for j in feasible if nodes[j] > bound), None)
-        if above is not None:
-            keep.add(above)
-    return sorted(keep)
+def _offer_thresholds(ctx: _Context, plat, domain_counts: set[int], plat_archs: list[Architecture],
+                      all_archs: list[Architecture]) -> list[int]:
+    """Node counts just below each run of domain counts at which a multi-plane or rail-only
+    architecture is offered (not `dominated_by_fat_tree`): with them as segment bounds of the dominance
+    scan (`_kept_points`), the cheapest offered point of every architecture and tier count is kept,
+    although its smaller, dominated points are not offered. `domain_counts` are those of every placeable
+    point of the platform (a superset of any shape's: between two consecutive bounds the offered points
+    come first, so the first feasible point of a segment is offered whenever any is)."""
+    fraction = ctx.scenario.constraints.spare_nodes_fraction
+    out: list[int] = []
+    for a in plat_archs:
+        if a.fabric == DEFAULT_FAMILY or a.above_pod_oversubscription != 1:
+            continue
+        offered_before = False
+        for dom in sorted(domain_counts):
+            offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed)
+            if offered and not offered_before:
+                out.append(total_nodes(plat, dom, fraction) - 1)
+            offered_before = offered
+    return out
+
+
+def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int,
+                          all_archs: list[Architecture], cache: dict) -> bool:
+    """A multi-plane or rail-only design is not offered where the fat tree of the same parts (an
+    architecture of the space) builds the same domains for no more capex, facility power and racks.
+
+    With a non-blocking tier above the pods (the only case checked) the fat tree's step time is
+    never longer either (it forwards nothing between planes), so it is at least as good on every
+    requirement and objective: ranking the other family there would offer the fat tree's purchase,
+    or a worse one, under another name (at small sizes their parts are often identical). Where the
+    other family is cheaper, or the fat tree cannot build the size, it is offered. The optimisation
+    model (`optimize.data.points`), the dominance pruning (`_offer_thresholds`) and the exhaustive
+    enumeration apply this same rule; `cache` maps (architecture, domains) to its closed-form cost.
+    """
+    if arch.fabric == DEFAULT_FAMILY or arch.above_pod_oversubscription != 1:
+        return False
+    twin = replace(arch, fabric=DEFAULT_FAMILY)
+    if twin not in all_archs:
+        return False
+    mine, plain = (_costed(scenario, catalog, a, domains, cache) for a in (arch, twin))
+    if mine is None or plain is None or plain.fabric.tiers not in allowed_tiers(twin, all_archs, scenario):
+        return False
+    return (plain.capex_usd <= mine.capex_usd and plain.facility_power_kw <= mine.facility_power_kw
+            and plain.racks <= mine.racks)
+
+
+def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict):
+    key = (arch, domains)
+    if key not in cache:
+        try:
+            cache[key] = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
+                                     arch.oversubscription, domains, scenario.pin.tiers, arch.fabric,
+                                     arch.above_pod_oversubscription)
+        except CatalogCannotBuild:
+            cache[key] = None
+    return cache[key]
 
 
 def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
@@ -404,27 +756,18 @@ def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
     best: dict = {}
     for i, s in enumerate(shapes):
         for j, dom in enumerate(s.domains):
-            key = (s.perf, dom)
             rank = (s.step_time_s[j], s.key, s.d_values[j])
-            if key not in best or rank < best[key][0]:
-                best[key] = (rank, i, j)
+            for perf in s.perfs:  # a shared shape's point stays when it is the fastest for any of its classes
+                key = (perf, dom)
+                if key not in best or rank < best[key][0]:
+                    best[key] = (rank, i, j)
     keep: dict[int, list[int]] = {}
     for _, i, j in best.values():
-        keep.setdefault(i, []).append(j)
+        if j not in keep.get(i, []):
+            keep.setdefault(i, []).append(j)
     out = []
     for i, s in enumerate(shapes):
         if i in keep:
-            js = sorted(keep[i])
-            s.d_values = [s.d_values[j] for j in js]
-            s.domains = [s.domains[j] for j in js]
-            s.step_time_s = [s.step_time_s[j] for j in js]
+            s.keep(sorted(keep[i]))
             out.append(s)
     return out
-
-
-def _affine(ds: list[int], values: list[float]) -> tuple[float, float]:
-    """(intercept, slope) through the first two points; a single point gives slope 0."""
-    if len(ds) == 1:
-        return values[0], 0.0
-    slope = (values[1] - values[0]) / (ds[1] - ds[0])
-    return values[0] - slope * ds[0], slope

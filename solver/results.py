@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .costing import CostedDesign, design_cost
-from .design_space import Architecture
+from .design_space import Architecture, hardware_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
-from .perf.hardware import hardware_for
+from .perf.coverage import uncalibrated
 from .perf.layout import Layout
-from .perf.step import Performance, performance
+from .perf.step import Performance, margins, meets_target, performance
 from .perf.traffic import overlap_for
 
 SCHEMA = "fabricplan.result/1"
@@ -36,6 +36,10 @@ class Design:
     binding: list = field(default_factory=list)
     train_steps: int | None = None  # ⌈train_tokens / (B·s)⌉ when the scenario gives train_tokens
     goodput: float = 1.0
+    compute_slowdown: float = 0.0  # margins the scenario demands (robustness)
+    bandwidth_derate: float = 0.0
+    margins: dict = field(default_factory=dict)  # slack_fraction, compute_slowdown, bandwidth_derate it survives
+    uncalibrated: list = field(default_factory=list)  # regimes no calibration row covers (perf.coverage)
 
     @property
     def tiers(self) -> int:
@@ -44,7 +48,8 @@ class Design:
     @property
     def identity(self) -> tuple:
         a = self.architecture
-        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription, a.fabric)
+        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription, a.fabric,
+                a.above_pod_oversubscription)
 
     @property
     def layout_identity(self) -> tuple:
@@ -79,7 +84,8 @@ class Design:
 
     @property
     def meets_target(self) -> bool:
-        return self.perf.step_time_s <= self.target_step_time_s * (1 + 1e-9)
+        """The step time meets the target, and still does with the margins the scenario demands."""
+        return meets_target(self.perf, self.target_step_time_s, self.compute_slowdown, self.bandwidth_derate)
 
     def sort_key(self) -> tuple:
         """Cheapest first; at equal cost (to the cent) the faster design (SPEC §7). `fastest` ranks by
@@ -114,6 +120,8 @@ class Design:
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
+            "margins": self.margins,
+            "uncalibrated": list(self.uncalibrated),
             "binding_constraints": self.binding,
         }
         cost = self.cost.to_dict()
@@ -125,8 +133,9 @@ class Design:
             out["inventory"] = cost["inventory"]
         out["cost_per_gpu_usd"] = self.cost.capex_usd / max(1, self.cost.gpus)
         p = perf.to_dict()
-        for key in ("breakdown_s", "comm_s", "traffic", "bytes_per_gpu", "flops_per_step", "mfu", "hardware_tflops_per_gpu",
-                    "memory_per_gpu_gb", "memory_gb", "params", "dominant_terms"):
+        for key in ("breakdown_s", "comm_s", "traffic", "link_busy_s", "bytes_per_gpu", "flops_per_step", "mfu",
+                    "hardware_tflops_per_gpu", "compute_efficiency", "memory_per_gpu_gb", "memory_gb", "params",
+                    "dominant_terms"):
             out[key] = p[key]
         return out
 
@@ -135,14 +144,18 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                 tiers: int | None = None) -> Design | None:
     """Evaluate one design completely; None when its fabric cannot be built in ≤ 3 tiers."""
     plat = catalog.by_id("platforms")[arch.platform]
-    hw = hardware_for(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+    hw = hardware_of(scenario, catalog, arch.perf)
     perf = performance(scenario.workload, layout, hw, overlap_for(scenario))
     cost = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
-                       arch.oversubscription, layout.domains, tiers, arch.fabric)
+                       arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription)
     if cost is None:
         return None
+    rob = scenario.robustness
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
-                    train_steps=scenario.train_steps(), goodput=scenario.target.goodput)
+                    train_steps=scenario.train_steps(), goodput=scenario.target.goodput,
+                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate)
+    design.margins = margins(perf, target_step_time_s)
+    design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.binding = binding_constraints(design, scenario)
     return design
 
@@ -172,7 +185,21 @@ def binding_constraints(design: Design, scenario: Scenario) -> list[dict]:
         ("max_racks", "racks", design.cost.racks, con.max_racks, ""),
     )
     rows += [_row(*c) for c in caps if c[3] is not None]
+    rob = scenario.robustness
+    for name, what, key in (("compute_margin", "compute slowdown survived", "compute_slowdown"),
+                             ("bandwidth_margin", "bandwidth derate survived", "bandwidth_derate")):
+        demanded = getattr(rob, key)
+        if demanded > 0:
+            rows.append(_margin_row(name, what, design.margins[key], demanded))
     return rows
+
+
+def _margin_row(name: str, what: str, survived: float, demanded: float) -> dict:
+    """A demanded margin (scenario robustness) against the largest the design survives."""
+    slack = (survived - demanded) / demanded
+    return {"name": name, "value": survived, "limit": demanded, "unit": "", "slack_fraction": slack,
+            "binding": 0 <= slack <= TIGHT, "violated": slack < -1e-9,
+            "text": f"{what} {survived:.1%} (demanded {demanded:.1%})"}
 
 
 def _row(name: str, what: str, value: float, limit: float, unit: str) -> dict:

@@ -7,9 +7,9 @@ from solver.inputs.schema import Catalog, Scenario
 SRC = {"source": "test", "price_source": "test", "price_date": "2025-01"}
 
 
-def _link(link_id, generation, tier, medium, reach_m, cable, sw=(0, 0, 1), far=(0, 0, 1)):
-    """sw/far = (module_usd, module_w, links_per_module)."""
-    return {
+def _link(link_id, generation, tier, medium, reach_m, cable, sw=(0, 0, 1), far=(0, 0, 1), breakout=1):
+    """sw/far = (module_usd, module_w, links_per_module); breakout = the switch port split it is for."""
+    return {"breakout": breakout,
         "id": link_id, "description": link_id, "generation": generation, "tier": tier, "medium": medium,
         "max_reach_m": reach_m, "cable_usd": cable,
         "switch_end_module_usd": sw[0], "switch_end_module_w": sw[1], "switch_end_links_per_module": sw[2],
@@ -28,7 +28,7 @@ def make_catalog(node_leaf_m=10.0, rack_kw=40.0) -> Catalog:
         "platforms": [
             {"id": "hgx-t", "name": "HGX test", "gpu": "gpu-t", "gpus_per_domain": 8, "gpus_per_node": 8,
              "nodes_per_domain": 1, "nvlink_gbyte_s": 900, "nvlink_efficiency": 0.8,
-             "scaleout_nics_per_node": [1, 2, 4, 8], "compatible_nics": ["ndr-nic", "xdr-nic"], "unit": "node",
+             "scaleout_nics_per_node": [1, 2, 4, 8], "compatible_nics": ["ndr-nic", "xdr-nic", "eth-nic"], "unit": "node",
              "unit_price_usd": 300_000, "unit_power_kw": 10.0, "unit_ru": 8, "includes_scaleout_nics": False,
              **SRC},
             {"id": "nvl72-t", "name": "NVL72 test", "gpu": "gpu-t", "gpus_per_domain": 72, "gpus_per_node": 4,
@@ -50,6 +50,9 @@ def make_catalog(node_leaf_m=10.0, rack_kw=40.0) -> Catalog:
              "port_speed_gbps": 400, "power_w": 1_000, "ru": 1, "unit_price_usd": 30_000, **SRC},
             {"id": "xdr-144", "name": "XDR 144-port", "fabric": "infiniband", "generation": "xdr", "radix": 144,
              "port_speed_gbps": 800, "power_w": 2_500, "ru": 4, "unit_price_usd": 100_000, **SRC},
+            # 64 × 800G, each port usable as 2 × 400G (SN5600-like): serves the 400G eth-nic as 128 ports
+            {"id": "eth-800", "name": "Ethernet 64 × 800G", "fabric": "ethernet", "generation": "800gbe", "radix": 64,
+             "port_speed_gbps": 800, "breakout": [2], "power_w": 1_200, "ru": 2, "unit_price_usd": 40_000, **SRC},
         ],
         "links": [
             # NDR: passive copper node-leaf (3 m, no modules); optical node-leaf (twin-port at the
@@ -61,6 +64,10 @@ def make_catalog(node_leaf_m=10.0, rack_kw=40.0) -> Catalog:
             _link("xdr-nl-opt", "xdr", "node_leaf", "optical", 500, 70, sw=(2_000, 25, 2), far=(1_000, 16, 1)),
             _link("xdr-ls-opt", "xdr", "leaf_spine", "optical", 500, 70, sw=(2_000, 25, 2), far=(2_000, 25, 2)),
             _link("xdr-sc-opt", "xdr", "spine_core", "optical", 500, 70, sw=(2_000, 25, 2), far=(2_000, 25, 2)),
+            # 800G ports split 1:2: a twin-port module at the switch serves 2 × 400G links.
+            _link("eth-nl-split", "800gbe", "node_leaf", "optical", 50, 40, sw=(900, 14, 2), far=(500, 7, 1), breakout=2),
+            _link("eth-ls-split", "800gbe", "leaf_spine", "optical", 100, 50, sw=(900, 14, 2), far=(900, 14, 2), breakout=2),
+            _link("eth-sc-split", "800gbe", "spine_core", "optical", 500, 60, sw=(1_000, 15, 2), far=(1_000, 15, 2), breakout=2),
         ],
         "racks": [{"id": "rack-42u", "name": "42U rack", "usable_kw": rack_kw, "usable_ru": 42,
                    "unit_price_usd": 5_000, **SRC}],

@@ -101,7 +101,7 @@ PARALLELISM_KEYS = ["tp", "cp", "pp", "vp", "dp", "microbatch_size", "microbatch
 FABRIC_KEYS = ["nic", "rails_per_node", "switch", "tiers", "oversubscription", "leaf_switches", "spine_switches",
                "core_switches", "links"]
 LINK_KEYS = ["node_leaf", "leaf_spine", "spine_core"]
-BREAKDOWN_KEYS = ["compute", "bubble", "tp", "cp", "pp", "dp", "exposed_comm"]
+BREAKDOWN_KEYS = ["compute", "bubble", "tp", "cp", "pp", "dp_rs", "dp_ag", "capacity", "exposed_comm"]  # SPEC §4.3: dp split
 BOM_KEYS = ["category", "part", "description", "quantity", "unit_price_usd", "extended_usd", "price_source",
             "price_date"]
 
@@ -185,11 +185,11 @@ def test_evaluate_a_fully_pinned_scenario(tmp_path):
     assert design["fabric"]["nic"] == "cx7-ndr"
     assert design["fabric"]["rails_per_node"] == 8
     assert design["fabric"]["switch"] == "qm9700"
-    # SPEC §4.5: T = T_comp + T_bubble + Σ_k Exposed_k, k ∈ {tp, cp, pp, dp}
+    # SPEC §4.5: T = T_comp + T_bubble + Σ_k Exposed_k (+ what the busiest link adds), k ∈ {tp, cp, pp, dp_rs, dp_ag}
     b = design["breakdown_s"]
-    exposed = b["tp"] + b["cp"] + b["pp"] + b["dp"]
+    exposed = b["tp"] + b["cp"] + b["pp"] + b["dp_rs"] + b["dp_ag"]
     assert b["exposed_comm"] == pytest.approx(exposed, rel=1e-12)
-    assert b["compute"] + b["bubble"] + exposed == pytest.approx(design["step_time_s"], rel=1e-12)
+    assert b["compute"] + b["bubble"] + exposed + b["capacity"] == pytest.approx(design["step_time_s"], rel=1e-12)
     assert all(v >= 0 and math.isfinite(v) for v in b.values())
     assert b["compute"] > 0
 

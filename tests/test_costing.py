@@ -147,7 +147,9 @@ def test_to_dict_has_spec_keys():
     out = d.to_dict()
     assert out["fabric"] == {"family": "fat-tree", "nic": "ndr-nic", "rails_per_node": 8, "switch": "ndr-64", "tiers": 2,
                              "oversubscription": 1.0, "leaf_switches": 24, "spine_switches": 16,
-                             "core_switches": 0, "links": {"node_leaf": 768, "leaf_spine": 768, "spine_core": 0}}
+                             "core_switches": 0, "links": {"node_leaf": 768, "leaf_spine": 768, "spine_core": 0},
+                             # 2 tiers: no pods, so no tier above them; one plane of 64-port switches
+                             "above_pod_oversubscription": 1.0, "radix": 64, "planes": 1, "pods_per_plane": 0}
     assert out["racks"] == 25
     assert set(out["power_kw"]) == {"it", "facility"}
     for key in ("category", "part", "description", "quantity", "unit_price_usd", "extended_usd",

@@ -32,6 +32,7 @@ def pinned_copy(path: Path, design) -> dict:
         "platform": arch.platform, "nic": arch.nic, "rails_per_node": arch.rails_per_node, "switch": arch.switch,
         "oversubscription": arch.oversubscription, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
         "dp": lay.dp, "microbatch_size": lay.microbatch_size, "gpus_per_domain_used": lay.gpus_per_domain_used,
+        "fabric": arch.fabric, "above_pod_oversubscription": arch.above_pod_oversubscription,
     }
     data.pop("sweep", None)
     return data
@@ -48,11 +49,15 @@ def test_evaluate_of_pinned_optimum_adds_up_and_matches_solve(path, tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "step time breakdown" in run.stdout and "bill of materials" in run.stdout
+    assert "window s" in run.stdout and "margins:" in run.stdout  # each class's overlap window; the margins
     design = json.loads(out.read_text())["designs"][0]
     b = design["breakdown_s"]
-    # compute + bubble + exposed tp/cp/pp/dp is the step time (SPEC §4.5), and exposed_comm their sum
-    assert b["compute"] + b["bubble"] + b["tp"] + b["cp"] + b["pp"] + b["dp"] == pytest.approx(design["step_time_s"], rel=1e-12)
-    assert b["tp"] + b["cp"] + b["pp"] + b["dp"] == pytest.approx(b["exposed_comm"], rel=1e-12)
+    # compute + bubble + each class's exposure + what link capacity adds is the step time (SPEC §4.5), and
+    # exposed_comm the classes' sum
+    classes = ("tp", "cp", "pp", "dp_rs", "dp_ag")
+    assert b["compute"] + b["bubble"] + sum(b[k] for k in classes) + b["capacity"] == pytest.approx(
+        design["step_time_s"], rel=1e-12)
+    assert sum(b[k] for k in classes) == pytest.approx(b["exposed_comm"], rel=1e-12)
     assert design["meets_target"]  # step time ≤ target (no target for objective: fastest)
     # the same design through solve and through evaluate
     assert design["step_time_s"] == pytest.approx(best.perf.step_time_s, rel=1e-12)

@@ -1,11 +1,17 @@
 """What every scale-out fabric family provides (SPEC §5, §5.1), behind one small interface.
 
-A family (one module each: `fat_tree.py`, …) states, side by side:
+A family (one module each: `fat_tree.py`, `multi_plane.py`, `rail_only.py`) states, side by side:
 - its capacity: the largest node count a tier count holds (`max_nodes`);
 - its closed-form sizing for the evaluator (`size` → `FabricSize`, role-keyed switch counts and
   per-tier link counts);
 - its rows in the optimisation model (`add_milp`: variables and constraints for the architectures
   of the family, and `milp_switches` / `milp_links`: the same role-keyed counts as expressions).
+  Families that share one set of rows (the three trees) name the same `milp_block`; the model calls
+  that block's `add_milp` once for all their architectures, so every constraint name exists once;
+- what its structure means for the traffic (`planes`, `planes_by_domain_position`, `pod_nodes`),
+  which the step-time model reads through `perf.hardware.Hardware`;
+- `twin`: the family that builds exactly the same network for a spec (multi-plane with one rail is
+  a fat tree), so that the design space does not offer the same network under two names.
 The bill of materials (costing.py) prices any `FabricSize` or MILP counts the same way, role by role
 and tier by tier, so a new family is one new module plus a registry entry in `fabrics/__init__.py`.
 """
@@ -19,13 +25,31 @@ SWITCH_ROLES = ("leaf", "spine", "core")
 
 
 @dataclass(frozen=True)
+class FabricSpec:
+    """What sizing needs to know about one architecture's fabric.
+
+    radix: ports per switch at the port speed in use (after breakout, `fabrics.breakout`);
+    rails: scale-out NICs per node; oversubscription: leaf down:up; above_pod_oversubscription:
+    spine down:up in 3 tiers (the tier above the pods); nodes_per_domain: nodes per NVLink domain
+    (rail-only builds one rail per NIC position in the domain).
+    """
+
+    radix: int
+    rails: int
+    oversubscription: float = 1.0
+    above_pod_oversubscription: float = 1.0
+    nodes_per_domain: int = 1
+
+
+@dataclass(frozen=True)
 class FabricSize:
     """Switch and link counts of one sized fabric.
 
     switches: role → count (leaf, spine, core); links: tier → count (node_leaf, leaf_spine,
     spine_core); endpoints = nodes · rails. k_down/k_up are the leaf's down and up ports (for 1 tier
-    k_down = k, k_up = 0 and oversubscription = 1: no uplinks). `detail` holds family-specific counts
-    (pods, planes) for reports.
+    k_down = k, k_up = 0 and oversubscription = 1: no uplinks). planes = independent copies of the
+    tree (1 for a fat tree); every count is the total over the planes. `detail` holds
+    family-specific counts (pods per plane) for reports.
     """
 
     family: str
@@ -38,6 +62,8 @@ class FabricSize:
     links: dict[str, int]
     endpoints: int
     detail: dict[str, int] = field(default_factory=dict)
+    planes: int = 1
+    above_pod_oversubscription: float = 1.0
 
     @property
     def total_switches(self) -> int:
@@ -57,31 +83,53 @@ class FabricSize:
 
     @property
     def pods(self) -> int:
+        """Pods per plane (3 tiers), 0 otherwise."""
         return self.detail.get("pods", 0)
 
 
 @dataclass(frozen=True)
 class FabricConstants:
-    """The per-architecture constants the optimisation model needs from a family."""
+    """The per-architecture constants the optimisation model needs from a family.
+
+    The tree rows size one plane and multiply by `planes`: a plane has `rails` leaf groups per
+    plane node, and one plane node is `node_group` nodes (1, or a whole NVLink domain for
+    rail-only). cap: tier count → max nodes (0 = the family does not build that tier count).
+    spine_down / spine_up: the spine's ports in 3 tiers (k/2 and k/2 unless the tier above the
+    pods is oversubscribed).
+    """
 
     k: int
     k_down: int
     k_up: int
     rails: int
     cap: dict[int, int]  # tier count → max nodes
+    planes: int = 1
+    node_group: int = 1
+    spine_down: int = 0
+    spine_up: int = 0
+    nics_per_node: int = 0  # node–leaf links per node (= rails per node)
 
 
 class FabricFamily(Protocol):
     """The interface of one fabric family (see the module docstring)."""
 
     name: str
+    milp_block: str
+    min_tiers: int
+    max_tiers: int
+    planes_by_domain_position: bool
 
-    def max_nodes(self, radix: int, rails: int, oversubscription: float, tiers: int) -> int: ...
+    def max_nodes(self, spec: FabricSpec, tiers: int) -> int: ...
 
-    def size(self, nodes: int, rails: int, radix: int, oversubscription: float,
-             tiers: int | None = None) -> FabricSize | None: ...
+    def size(self, nodes: int, spec: FabricSpec, tiers: int | None = None) -> FabricSize | None: ...
 
-    def constants(self, radix: int, rails: int, oversubscription: float) -> FabricConstants: ...
+    def constants(self, spec: FabricSpec) -> FabricConstants: ...
+
+    def planes(self, spec: FabricSpec) -> int: ...
+
+    def pod_nodes(self, spec: FabricSpec) -> int: ...
+
+    def twin(self, spec: FabricSpec) -> str | None: ...
 
     def add_milp(self, m: Any, archs: list[int]) -> None: ...
 

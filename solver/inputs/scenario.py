@@ -92,6 +92,7 @@ def _unknown(kind: str, ident: str, items: dict) -> str:
 _PIN_ALLOW = {
     "platform": ("constraints", "platforms"), "nic": ("constraints", "nics"), "switch": ("constraints", "switches"),
     "rails_per_node": ("constraints", "rails_per_node"), "oversubscription": ("constraints", "oversubscription"),
+    "above_pod_oversubscription": ("constraints", "above_pod_oversubscription"), "fabric": ("constraints", "fabrics"),
     "tp": ("parallelism", "tp"), "cp": ("parallelism", "cp"), "pp": ("parallelism", "pp"), "vp": ("parallelism", "vp"),
     "microbatch_size": ("parallelism", "microbatch_size"),
 }

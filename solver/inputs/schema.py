@@ -20,6 +20,8 @@ Date = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}){0,2}$")]
 
 PRECISIONS = ("bf16", "fp8")
 TIERS = ("node_leaf", "leaf_spine", "spine_core")
+FABRIC_FAMILIES = ("fat-tree", "multi-plane", "rail-only")  # the registry of solver/fabrics (tested equal)
+FabricFamilyName = Literal["fat-tree", "multi-plane", "rail-only"]
 
 
 class Strict(BaseModel):
@@ -52,6 +54,24 @@ class ComputeEfficiency(Strict):
     fp8: Fraction
 
 
+class ComputeModel(Strict):
+    """Parameters of the GEMM-shape compute model of one GPU (SPEC §4.2; docs/model.md "Compute").
+
+    The step's math is timed per matmul family from its per-GPU GEMM dimensions: a roofline at the
+    dense peak × `gemm_efficiency_*` and at `hbm_tbyte_s`, plus `gemm_overhead_us` per GEMM (the
+    saturating, size-dependent part); the attention core at the BF16 peak × `attention_efficiency`.
+    """
+
+    gemm_efficiency_bf16: Fraction
+    """Fraction of the dense BF16 peak a large BF16 GEMM reaches (fitted; docs/model.md)."""
+    gemm_efficiency_fp8: Fraction
+    """Fraction of the dense FP8 peak a large FP8 GEMM reaches (fitted; the BF16 value where the GPU has no FP8)."""
+    attention_efficiency: Fraction
+    """Fraction of the dense BF16 peak FlashAttention reaches on the FLOPs it executes (fitted)."""
+    gemm_overhead_us: Annotated[float, Field(ge=0, le=1e4)] = 0.0
+    """Fixed time per GEMM (launch, prologue, wave tail), µs: small GEMMs run further from the peak."""
+
+
 class Gpu(Strict):
     id: Identifier
     name: str
@@ -59,15 +79,26 @@ class Gpu(Strict):
     bf16_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     fp8_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     hbm_gb: Annotated[float, Field(gt=0, le=1e5)]
-    """HBM capacity, 10^9 bytes (the shipping, usable figure)."""
+    """HBM capacity as NVIDIA states it (the shipping figure): binary gigabytes, so an "80 GB" H100 holds
+    81,559 MiB = 85.5·10^9 bytes; the memory model converts it (docs/sources.md §conventions)."""
     hbm_tbyte_s: Annotated[float, Field(gt=0, le=1e4)]
     """HBM bandwidth, TB/s."""
     tdp_w: Annotated[float, Field(gt=0, le=1e5)]
     """Thermal design power, W."""
-    compute_efficiency: ComputeEfficiency
-    """Fraction of the dense peak the training math reaches, per precision (calibrated; docs/model.md)."""
+    compute_efficiency: ComputeEfficiency | None = None
+    """One flat fraction of the dense peak for the whole step, per precision (v1 model); used only when
+    the GPU has no `compute_model`."""
+    compute_model: ComputeModel | None = None
+    """The GEMM-shape compute model's parameters (SPEC §4.2); preferred over `compute_efficiency`."""
     compute_efficiency_source: str = Field(min_length=1)
+    """Where the compute efficiency (flat or compute model) comes from."""
     source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _some_efficiency(self) -> Gpu:
+        if self.compute_efficiency is None and self.compute_model is None:
+            raise ValueError("give compute_model (preferred) or compute_efficiency")
+        return self
 
     def peak_tflops(self, precision: str) -> float:
         return self.fp8_dense_tflops if precision == "fp8" else self.bf16_dense_tflops
@@ -136,8 +167,10 @@ class Nic(Priced):
     power_w: Annotated[float, Field(ge=0, le=1e4)]
     """Power per NIC, W."""
     efficiency: Fraction
-    """Effective fraction of the line rate NCCL collectives reach (measured; docs/model.md)."""
+    """Effective fraction of the line rate NCCL collectives reach, for this NIC on its fabric (measured; docs/model.md)."""
     efficiency_source: str = Field(min_length=1)
+    latency_per_step_us: Annotated[float, Field(ge=0, le=1e4)] = 14.0
+    """α per inter-node step of a ring collective, µs (NCCL's network ring latency; docs/sources.md [N1])."""
     source: str = Field(min_length=1)
 
 
@@ -154,11 +187,23 @@ class Switch(Priced):
     """Power of the switch without optics, W."""
     ru: Annotated[float, Field(gt=0, le=100)]
     """Rack units."""
+    breakout: list[Annotated[int, Field(ge=2, le=16)]] = []
+    """Documented port splits: 2 = each port usable as 2 ports at half the speed (radix × 2), e.g. an
+    800G port as 2 × 400G. Empty = ports are used at port_speed_gbps only."""
     source: str = Field(min_length=1)
 
     def serves(self, nic: Nic) -> bool:
-        """A switch serves a NIC of the same fabric whose ports run at the switch's port speed."""
-        return self.fabric == nic.fabric and math.isclose(self.port_speed_gbps, nic.speed_gbps)
+        """A switch serves a NIC of the same fabric whose speed is its port speed, natively or split by
+        a listed breakout (the sizing of that port mode is fabrics/breakout.py's)."""
+        return self.fabric == nic.fabric and any(
+            math.isclose(self.port_speed_gbps / split, nic.speed_gbps) for split in [1, *self.breakout])
+
+    @field_validator("breakout")
+    @classmethod
+    def _distinct_splits(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"breakout lists a split twice: {value}")
+        return value
 
 
 class Link(Strict):
@@ -185,6 +230,9 @@ class Link(Strict):
     far_end_module_usd: Annotated[float, Field(ge=0, le=1e9)] = 0.0
     far_end_module_w: Annotated[float, Field(ge=0, le=1e4)] = 0.0
     far_end_links_per_module: Annotated[int, Field(ge=1, le=8)] = 1
+    breakout: Annotated[int, Field(ge=1, le=16)] = 1
+    """The port split this option is made for: 1 = native ports; b = switch ports split b ways
+    (a splitter cable, or twin-port modules with splitter fibres); see the switch's `breakout`."""
     price_source: str = Field(min_length=1)
     price_date: Date
     price_is_estimate: bool = False
@@ -308,6 +356,24 @@ class Workload(Strict):
     """`replicated`, `distributed` (ZeRO-1 style) or `fsdp` (ZeRO-3 style)."""
     flash_attention: bool = True
     """FlashAttention never stores the s×s attention matrix."""
+    grad_reduce_dtype: Literal["fp32", "bf16"] = "fp32"
+    """Gradient reduce-scatter / all-reduce wire type and main-grad type: `fp32` (Megatron-LM's default) or
+    `bf16` (the NeMo/Megatron-Bridge performance recipes)."""
+    fp8_param_gather: bool = False
+    """All-gather parameters in FP8 (1 byte) instead of BF16; only with `precision: fp8`."""
+    fsdp_reshard_after_forward: bool = True
+    """fsdp only: reshard parameters after the forward (gathered again for the backward, ZeRO-3); false keeps
+    the stage's parameters gathered until the backward (one gather per microbatch, +2 B per parameter)."""
+    pipeline_split: Literal["uniform", "balanced"] = "uniform"
+    """How layers are split over pipeline stages: `uniform` (L/p each, the last stage also runs the logits;
+    Megatron's default) or `balanced` (the embedding and the loss count as one layer each, so the first and
+    last stages hold one transformer layer fewer: Megatron-Bridge's account_for_*_in_pipeline_split, Llama 3)."""
+
+    @model_validator(mode="after")
+    def _fp8_gather(self) -> Workload:
+        if self.fp8_param_gather and self.precision != "fp8":
+            raise ValueError("fp8_param_gather needs precision: fp8")
+        return self
 
 
 class Target(Strict):
@@ -362,6 +428,11 @@ class Constraints(Strict):
     """Allowed scale-out NICs per node."""
     oversubscription: FloatChoice = None
     """Allowed leaf down:up ratios (1 = non-blocking)."""
+    above_pod_oversubscription: FloatChoice = None
+    """Allowed down:up ratios of the tier above the pods (the spine's uplinks in 3-tier fabrics;
+    Llama 3's 1:7 is 7). Designs of 1 or 2 tiers have no such tier. Null = [1]."""
+    fabrics: FabricFamilyName | list[FabricFamilyName] | None = None
+    """Allowed fabric families: fat-tree, multi-plane, rail-only. Null = all of them."""
     spare_nodes_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Spare compute units bought and cabled, as a fraction of the job's units."""
     contingency_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
@@ -385,12 +456,31 @@ class EfficiencyOverrides(Strict):
 
 
 class Overlap(Strict):
-    """Share of T_comp behind which each class's communication can hide (SPEC §4.5)."""
+    """Share φ_k of each class's schedule window (SPEC §4.5) its communication can hide behind: 1 = the
+    whole window, 0 = exposed. null = the default (docs/model.md "Overlap windows")."""
 
     tp: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the layer's GEMM time that hides TP (TP comm overlap; default 0, exposed)."""
     cp: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the layer's attention core that hides the CP exchange (default 1; 0 for all-gather CP)."""
     pp: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the next chunk's compute that hides an interleaved pipeline's sends (default 1; 1F1B blocks)."""
     dp: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Sets dp_rs and dp_ag together (each may be given on its own)."""
+    dp_rs: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the last microbatch's backward (fsdp: every backward) that hides the gradient reduce-scatter."""
+    dp_ag: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of the first microbatch's forward (fsdp: every pass) that hides the parameter all-gather."""
+
+
+class Robustness(Strict):
+    """Margins a design must keep (SPEC §4.5): it must still meet the target with compute this much slower,
+    and (separately) with scale-out bandwidth this much lower."""
+
+    compute_slowdown: Annotated[float, Field(ge=0, le=10)] = 0.0
+    """Uniform compute slowdown to survive, as a fraction (0.1 = compute takes 10 % longer)."""
+    bandwidth_derate: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    """Uniform loss of scale-out bandwidth to survive, as a fraction (0.2 = 80 % of the bandwidth left)."""
 
 
 class Tco(Strict):
@@ -406,6 +496,10 @@ class Pin(Strict):
     switch: Identifier | None = None
     tiers: Annotated[int, Field(ge=1, le=3)] | None = None
     oversubscription: Annotated[float, Field(ge=1, le=64)] | None = None
+    above_pod_oversubscription: Annotated[float, Field(ge=1, le=64)] | None = None
+    """Down:up of the tier above the pods (3-tier designs only)."""
+    fabric: FabricFamilyName | None = None
+    """Fabric family: fat-tree, multi-plane or rail-only."""
     tp: PosInt | None = None
     cp: PosInt | None = None
     pp: PosInt | None = None
@@ -576,6 +670,8 @@ class Scenario(Strict):
     parallelism: Parallelism = Parallelism()
     efficiency: EfficiencyOverrides = EfficiencyOverrides()
     overlap: Overlap = Overlap()
+    robustness: Robustness = Robustness()
+    """Margins the MILP enforces: compute_slowdown and bandwidth_derate (SPEC §4.5)."""
     objective: Literal["capex", "tco", "fastest"] = "capex"
     """`capex` or `tco`: the cheapest design meeting the target; `fastest`: the shortest step time within the
     caps (budget_usd, facility_power_kw, max_gpus, max_racks), then the cheapest (SPEC §7)."""

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from .. import costing
-from ..design_space import Architecture, DesignSpace, one_tier_allowed
+from ..design_space import Architecture, DesignSpace, allowed_tiers, dominated_by_fat_tree, fabric_spec_of
 from ..errors import CatalogCannotBuild, InputError, Problem
 from ..fabrics import FabricConstants, family
 from ..fabrics.links import facility_of
@@ -36,7 +36,7 @@ class ArchData:
 
     @property
     def rails(self) -> int:
-        return self.fab.rails
+        return self.arch.rails_per_node
 
 
 @dataclass
@@ -56,6 +56,7 @@ class ModelData:
     dropped: dict = field(default_factory=dict)
     over_caps: frozenset = frozenset()  # points (i, j, a) whose lower bounds already break a cap (ranking)
     owned: dict = field(default_factory=dict)  # catalog id → count owned (scenario inventory)
+    costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
 
 
 def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData:
@@ -69,10 +70,10 @@ def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData
     upr = costing.units_per_rack(plat, rack)
     if upr < 1:
         raise CatalogCannotBuild(f"{plat.id} ({plat.unit_power_kw:g} kW, {plat.unit_ru:g} RU) does not fit in rack {rack.id}")
-    fab = family(a.fabric).constants(sw.radix, a.rails_per_node, a.oversubscription)
+    fab = family(a.fabric).constants(fabric_spec_of(cat, a))
     uplinks = "leaf_spine" in parts.links and fab.k_up >= 1
-    tiers = ([1] if one_tier_allowed(a, space.architectures) else []) + ([2] if uplinks else []) \
-        + ([3] if uplinks and "spine_core" in parts.links else [])
+    buildable = {1: True, 2: uplinks, 3: uplinks and "spine_core" in parts.links}
+    tiers = [t for t in allowed_tiers(a, space.architectures, space.scenario) if buildable[t] and fab.cap[t] > 0]
     return ArchData(arch=a, parts=parts, fab=fab, tiers=tiers, units_per_domain=costing.compute_units(plat, 1),
                     nodes_per_unit=costing.nodes_per_unit(plat), gpus_per_node=plat.gpus_per_node,
                     units_per_rack=upr, unit_is_rack=plat.unit_is_rack, max_domains=max_domains)
@@ -85,7 +86,8 @@ def model_data(space: DesignSpace) -> ModelData:
     pue, usd_per_kwh = costing.pue_and_usd_per_kwh(sc, facility_of(space.catalog))
     max_dom: dict = {}
     for s in space.shapes:
-        max_dom[s.perf] = max(max_dom.get(s.perf, 0), max(s.domains))
+        for p in s.perfs:
+            max_dom[p] = max(max_dom.get(p, 0), max(s.domains))
     archs, dropped = [], {}
     for a in space.architectures:
         try:
@@ -99,7 +101,7 @@ def model_data(space: DesignSpace) -> ModelData:
         pue=pue, usd_per_kwh=usd_per_kwh, years=sc.tco.years,
         caps={"max_gpus": con.max_gpus, "budget_usd": con.budget_usd, "facility_power_kw": con.facility_power_kw,
               "max_racks": con.max_racks},
-        pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped, owned=sc.owned_counts(),
+        pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped, owned=sc.owned_counts(), costed=space.costed,
     )
 
 
@@ -127,13 +129,14 @@ def points(data: ModelData) -> dict:
             units = costing.compute_units(plat, dom)
             spares = costing.spare_units_for(units, data.spare_fraction)
             nodes = costing.total_nodes(plat, dom, data.spare_fraction)
-            for a in by_perf.get(s.perf, []):
+            for a in [b for p in s.perfs for b in by_perf.get(p, [])]:
                 if (i, j, a) in data.over_caps:
                     continue
                 ad = data.archs[a]
                 fits = [t for t in (1, 2, 3) if nodes <= ad.fab.cap[t]]
                 tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
-                if tiers in ad.tiers and tiers in fits:
+                if tiers in ad.tiers and tiers in fits and not dominated_by_fat_tree(
+                        data.space.scenario, data.space.catalog, ad.arch, dom, data.space.architectures, data.costed):
                     out[(i, j, a)] = (dom, spares, nodes, tiers)
     return out
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from ..costing import compute_units, nodes_per_unit
 from ..deadline import NO_LIMIT, Deadline
-from ..design_space import DesignSpace, build_design_space
+from ..design_space import DesignSpace, allowed_tiers, architectures, build_design_space, fabric_spec_of
 from ..errors import InputError
+from ..fabrics import family
 from ..inputs.schema import Target
 from ..results import Design, make_design
 from . import model as milp
@@ -67,7 +68,7 @@ def _caps_exclude(space: DesignSpace, deadline: Deadline) -> Explanation:
     model = milp.build_model(data, soft_caps=True)
     outcome = HighsAdapter(time_limit_s=deadline.remaining_s()).solve(model)
     if not outcome.has_solution:
-        too_big = _beyond_three_tiers(space, data)
+        too_big = _beyond_every_fabric(space, data)
         if too_big:
             return Explanation(too_big)
         return Explanation(f"no design could be built even with the caps relaxed (solver status {outcome.status})")
@@ -199,24 +200,58 @@ def _pinned_nodes_reach(space: DesignSpace, deadline: Deadline) -> Explanation |
                        "nodes, remove pin.nodes, or relax the target", [(design, FASTEST_WITHIN_CAPS)])
 
 
-def _beyond_three_tiers(space: DesignSpace, data: ModelData) -> str | None:
-    """When every layout that meets the target needs more nodes than any allowed 3-tier fat tree holds."""
+def _beyond_every_fabric(space: DesignSpace, data: ModelData) -> str | None:
+    """When every layout that meets the target needs more nodes than any allowed fabric of its own
+    performance class (platform, NIC, rails, family) holds: say so, and name the fabric families
+    (allowed or not) that would hold them."""
     plats = space.catalog.by_id("platforms")
+    biggest: dict = {}
+    for ad in data.archs:
+        cap = max((ad.fab.cap[t] for t in ad.tiers), default=0)
+        if cap > biggest.get(ad.arch.perf, (0, None))[0]:
+            biggest[ad.arch.perf] = (cap, ad.arch)
     fewest = None
     for s in space.shapes:
         plat = plats[s.perf.platform]
         nodes = min(compute_units(plat, dom) * nodes_per_unit(plat) for dom in s.domains)
+        cap = max(biggest.get(p, (0, None))[0] for p in s.perfs)
+        if nodes <= cap:
+            return None  # this layout fits some allowed fabric: the caps or the tiers are not the reason
         if fewest is None or nodes < fewest[0]:
             fewest = (nodes, s)
-    biggest = max(((ad.fab.cap[3], ad.arch) for ad in data.archs),
-                  key=lambda x: x[0], default=None)
-    if fewest is None or biggest is None or fewest[0] <= biggest[0]:
+    if fewest is None:
         return None
     nodes, s = fewest
-    return (f"every design meeting the {space.target_step_time_s:.3g} s target needs at least {nodes:,} nodes "
-            f"({s.describe(s.d_values[0])}), more than the largest 3-tier fat-tree fabric allowed holds "
-            f"({biggest[0]:,} nodes with {biggest[1].rails_per_node} rail(s) of {biggest[1].switch}); allow a "
-            f"higher-radix switch, fewer rails per node or a slower target")
+    cap, arch = max((biggest.get(p, (0, None)) for p in s.perfs), key=lambda x: x[0])
+    held = (f"more than the largest allowed fabric holds ({cap:,} nodes: {arch.fabric}, {arch.rails_per_node} "
+            f"rail(s) of {arch.switch})" if arch is not None else "no allowed fabric holds it")
+    text = (f"every design meeting the {space.target_step_time_s:.3g} s target needs at least {nodes:,} nodes "
+            f"({s.describe(s.d_values[0])}), {held}")
+    holding = _families_holding(space, s.perf.platform, nodes)
+    if not holding:
+        return text + ("; no fabric family holds them (fat-tree, multi-plane, rail-only): allow a higher-radix "
+                       "switch, fewer rails per node or a slower target")
+    allowed = {a.fabric for a in space.architectures}
+    names = ", ".join(f"{name} (up to {n:,} nodes with {a.rails_per_node} rail(s) of {a.switch})"
+                      for name, (n, a) in sorted(holding.items()))
+    hint = "" if set(holding) <= allowed else "; allow them in constraints.fabrics"
+    return text + f"; fabric families that would hold them: {names}{hint}"
+
+
+def _families_holding(space: DesignSpace, platform: str, nodes: int) -> dict:
+    """family → (largest node count, architecture) among the platform's architectures of every
+    family (the scenario's constraints.fabrics and pin.fabric lifted) that hold `nodes` nodes."""
+    sc = space.scenario
+    free = sc.model_copy(update={"constraints": sc.constraints.model_copy(update={"fabrics": None}),
+                                 "pin": sc.pin.model_copy(update={"fabric": None})})
+    archs = [a for a in architectures(free, space.catalog) if a.platform == platform]
+    out: dict = {}
+    for a in archs:
+        spec = fabric_spec_of(space.catalog, a)
+        cap = max([family(a.fabric).max_nodes(spec, t) for t in allowed_tiers(a, archs, free)], default=0)
+        if cap >= nodes and cap > out.get(a.fabric, (0, None))[0]:
+            out[a.fabric] = (cap, a)
+    return out
 
 
 def _gpus_needed_without_cap(space: DesignSpace, deadline: Deadline) -> tuple[str, Design | None] | None:

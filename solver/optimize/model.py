@@ -49,6 +49,7 @@ def add_design_rows(m: Any, data: ModelData, soft_caps: bool = False) -> None:
     add_shape_matches_architecture(m)
     add_step_time(m)
     add_exposure(m)
+    add_link_capacity(m)
     add_memory_fit(m)
     add_whole_domains(m)
     add_spares(m)
@@ -65,9 +66,10 @@ def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
     m.SJA = sorted(m.point)
     m.S = sorted({i for i, _, _ in m.SJA})
     m.AT = sorted({(a, t) for (_, _, a), (_, _, _, t) in m.point.items()})  # tier counts some point uses
-    # exposure variables only where d still varies; a single-d shape's exposure is a constant
-    m.SE = [(i, e) for i in m.S if len(shapes[i].d_values) > 1 for e in range(len(shapes[i].exposures))]
-    m.SEP = [(i, e, q) for (i, e) in m.SE for q in range(len(shapes[i].exposures[e].pieces))]
+    # exposure variables per (shape, condition, class) only where d still varies; with one d it is a constant
+    m.SE = [(i, c, e) for i in m.S if len(shapes[i].d_values) > 1 for c, cond in enumerate(shapes[i].conditions)
+            for e in range(len(cond.exposures))]
+    m.SEP = [(i, c, e, q) for (i, c, e) in m.SE for q in range(len(shapes[i].conditions[c].exposures[e].pieces))]
     m.w = pyo.Var(m.SJA, domain=pyo.Binary)
     m.x = pyo.Var(m.A, domain=pyo.Binary)
     m.tier = pyo.Var(m.AT, domain=pyo.Binary)
@@ -92,9 +94,11 @@ def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
     # handy expressions
     m.y = {i: 0 for i in m.S}
     m.d = {i: 0 for i in m.S}
+    m.yj = {}  # (i, j) -> Σ_a w[i,j,a]: shape i runs with its j-th d
     for (i, j, a) in m.SJA:
         m.y[i] += m.w[i, j, a]
         m.d[i] += shapes[i].d_values[j] * m.w[i, j, a]
+        m.yj[i, j] = m.yj.get((i, j), 0) + m.w[i, j, a]
     m.units = {a: data.archs[a].units_per_domain * m.domains[a] for a in m.A}
     m.nodes = {a: data.archs[a].nodes_per_unit * (m.units[a] + m.spare_units[a]) for a in m.A}
 
@@ -118,42 +122,93 @@ def add_shape_matches_architecture(m: Any) -> None:
     m.shape_matches_architecture = pyo.Constraint(m.A, rule=lambda _, a: m.x[a] == sum(rows[a]))
 
 
-def add_step_time(m: Any) -> None:
-    """step_time[s]: d·T_s(d) ≤ T_target·d, i.e. (comp0_s·y_s + comp1_s·d_s) + Σ_k exposed[s,k] ≤ T·d_s,
-    with y_s = Σ_{j,a} w[s,j,a], d_s = Σ_{j,a} D_sj·w[s,j,a]; d·(T_comp + bubble) = comp0 + comp1·d
-    (SPEC §7). A shape with one d left has the constant Σ_k d·exposed_k(d)·y_s instead."""
+def _per_point(m: Any, i: int, values: list[float]) -> Any:
+    """Σ_j values[j]·Y_sj with Y_sj = Σ_a w[s,j,a]: a term evaluated exactly at each allowed d (SPEC §4.5)."""
+    return sum(v * m.yj[i, j] for j, v in enumerate(values) if (i, j) in m.yj and v != 0)
+
+
+def _condition_index(m: Any, name: str) -> int | None:
+    """Position of a condition ("" nominal, "compute_margin", "bandwidth_margin"); every shape carries the same
+    conditions in the same order (nominal first), None when the scenario does not demand it."""
+    names = [cond.name for cond in m.data.space.shapes[m.S[0]].conditions] if m.S else [""]
+    return names.index(name) if name in names else None
+
+
+def _step_rule(m: Any, c: int):
     shapes, target = m.data.space.shapes, m.data.target_step_time_s
 
     def rule(_, i):
         s = shapes[i]
+        cond = s.conditions[c]
         if len(s.d_values) == 1:  # d·exposed_k at the only d, times y_s
-            exposed = sum(x.at(s.d_values[0]) for x in s.exposures) * m.y[i]
+            exposed = sum(x.at(0) for x in cond.exposures) * m.y[i]
         else:
-            exposed = sum(m.exposed[i, e] for e in range(len(s.exposures)))
-        return s.comp0 * m.y[i] + s.comp1 * m.d[i] + exposed <= target * m.d[i]
+            exposed = sum(m.exposed[i, c, e] for e in range(len(cond.exposures)))
+        return _per_point(m, i, cond.comp) + exposed <= target * m.d[i]
 
-    m.step_time = pyo.Constraint(m.S, rule=rule)
+    return rule
+
+
+def add_step_time(m: Any) -> None:
+    """step_time[s]: d·T_s(d) ≤ T_target·d, i.e. Σ_j comp_sj·Y_sj + Σ_k exposed[s,k] ≤ T·d_s, with comp_sj =
+    d_j·(T_comp + bubble) at the j-th allowed d, Y_sj = Σ_a w[s,j,a], d_s = Σ_{j,a} D_sj·w[s,j,a] (SPEC §7). A shape
+    with one d left has the constant Σ_k d·exposed_k·y_s instead.
+    step_time_compute_margin[s] / step_time_bandwidth_margin[s]: the same with compute (1 + σ) slower, or with
+    (1 − δ) of the scale-out bandwidth (scenario `robustness`), each with its own exposure variables."""
+    m.step_time = pyo.Constraint(m.S, rule=_step_rule(m, 0))
+    c = _condition_index(m, "compute_margin")
+    if c is not None:
+        m.step_time_compute_margin = pyo.Constraint(m.S, rule=_step_rule(m, c))
+    c = _condition_index(m, "bandwidth_margin")
+    if c is not None:
+        m.step_time_bandwidth_margin = pyo.Constraint(m.S, rule=_step_rule(m, c))
 
 
 def add_exposure(m: Any) -> None:
-    """exposure[s,k,i]: exposed[s,k] ≥ c0_ski·y_s + c1_ski·d_s = d·(a_i·T_k − W_i), one row per piece i
-    of class k's window rule; exposed ≥ 0 (SPEC §4.5's max(0, ·) multiplied by d)."""
+    """exposure[s,k,i]: exposed[s,k] ≥ Σ_j v_skij·Y_sj, v_skij = d_j·(a_i·T_k − W_i) at the j-th d, one row per piece i
+    of class k's window rule; exposed ≥ 0 (SPEC §4.5's max(0, ·) multiplied by d). exposure_compute_margin /
+    exposure_bandwidth_margin: the same pieces under the margin conditions."""
     shapes = m.data.space.shapes
 
-    def rule(_, i, e, q):
-        c0, c1 = shapes[i].exposures[e].pieces[q]
-        return m.exposed[i, e] >= c0 * m.y[i] + c1 * m.d[i]
+    def rule(_, i, c, e, q):
+        return m.exposed[i, c, e] >= _per_point(m, i, shapes[i].conditions[c].exposures[e].pieces[q])
 
-    m.exposure = pyo.Constraint(m.SEP, rule=rule)
+    def rows(name):
+        c = _condition_index(m, name)
+        return [key for key in m.SEP if key[1] == c]
+
+    m.exposure = pyo.Constraint(rows(""), rule=rule)
+    if _condition_index(m, "compute_margin") is not None:
+        m.exposure_compute_margin = pyo.Constraint(rows("compute_margin"), rule=rule)
+    if _condition_index(m, "bandwidth_margin") is not None:
+        m.exposure_bandwidth_margin = pyo.Constraint(rows("bandwidth_margin"), rule=rule)
+
+
+def _capacity_rule(m: Any, c: int):
+    shapes, target = m.data.space.shapes, m.data.target_step_time_s
+
+    def rule(_, i):
+        return _per_point(m, i, shapes[i].conditions[c].capacity) <= target * m.d[i]
+
+    return rule
+
+
+def add_link_capacity(m: Any) -> None:
+    """link_capacity[s]: every class shares the links: Σ_j d_j·max(Σ_k T_k^scale-out, Σ_k T_k^NVLink)·Y_sj ≤ T·d_s
+    (SPEC §4.5 capacity). link_capacity_bandwidth_margin[s]: the same with (1 − δ) of the scale-out bandwidth."""
+    m.link_capacity = pyo.Constraint(m.S, rule=_capacity_rule(m, 0))
+    c = _condition_index(m, "bandwidth_margin")
+    if c is not None:
+        m.link_capacity_bandwidth_margin = pyo.Constraint(m.S, rule=_capacity_rule(m, c))
 
 
 def add_memory_fit(m: Any) -> None:
-    """memory_fit[s]: d·mem_s(d) ≤ HBM_usable·d, i.e. mem0_s·y_s + mem1_s·d_s ≤ HBM_s·d_s (SPEC §4.6)."""
+    """memory_fit[s]: Σ_j d_j·mem_s(d_j)·Y_sj ≤ HBM_usable·d_s (SPEC §4.6): memory per GPU at each allowed d."""
     shapes = m.data.space.shapes
 
     def rule(_, i):
         s = shapes[i]
-        return s.mem0 * m.y[i] + s.mem1 * m.d[i] <= s.hbm_usable_gb * m.d[i]
+        return _per_point(m, i, s.mem) <= s.hbm_usable_gb * m.d[i]
 
     m.memory_fit = pyo.Constraint(m.S, rule=rule)
 
@@ -206,13 +261,14 @@ def add_tier_choice(m: Any) -> None:
 
 
 def add_fabric(m: Any) -> None:
-    """Each fabric family adds its own port and striping rows for its architectures (solver/fabrics);
-    m.switches[a] (role → count) and m.links[a] (tier → count) are its expressions."""
-    by_family: dict[str, list[int]] = {}
+    """Each fabric family adds its port and striping rows for its architectures (solver/fabrics);
+    families that share rows (the trees) name one `milp_block`, added once for all of them;
+    m.switches[a] (role → count) and m.links[a] (tier → count) are the family's expressions."""
+    by_block: dict[str, list[int]] = {}
     for a in m.A:
-        by_family.setdefault(m.data.archs[a].arch.fabric, []).append(a)
-    for name, archs in sorted(by_family.items()):
-        family(name).add_milp(m, archs)
+        by_block.setdefault(family(m.data.archs[a].arch.fabric).milp_block, []).append(a)
+    for _, archs in sorted(by_block.items()):
+        family(m.data.archs[archs[0]].arch.fabric).add_milp(m, archs)
     m.switches = {a: family(m.data.archs[a].arch.fabric).milp_switches(m, a) for a in m.A}
     m.links = {a: family(m.data.archs[a].arch.fabric).milp_links(m, a) for a in m.A}
 

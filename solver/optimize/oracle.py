@@ -2,11 +2,10 @@
 design space, evaluated one by one with the same evaluator, no model, no pruning."""
 from __future__ import annotations
 
-from ..design_space import architectures, one_tier_allowed
+from ..design_space import allowed_tiers, architectures, dominated_by_fat_tree, hardware_of
 from ..inputs.schema import Catalog, Scenario
-from ..perf.hardware import hardware_for
 from ..perf.layout import dp_candidates, layout_shapes, placement_problem
-from ..perf.step import performance
+from ..perf.step import meets_target, performance
 from ..perf.traffic import overlap_for
 from ..results import Design, make_design, within_caps
 
@@ -15,15 +14,16 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
     """Every feasible design of the unpruned design space, evaluated one by one (the reference the
     optimiser is checked against; same evaluator, no model, no pruning)."""
     target = target_step_time_s or scenario.target_step_time_s()
-    wl, con, pin = scenario.workload, scenario.constraints, scenario.pin
+    wl, con, pin, rob = scenario.workload, scenario.constraints, scenario.pin, scenario.robustness
     overlap = overlap_for(scenario)
     plats = catalog.by_id("platforms")
     out = []
     archs = architectures(scenario, catalog)
     shapes = layout_shapes(scenario)
+    costed: dict = {}
     for arch in archs:
         plat = plats[arch.platform]
-        hw = hardware_for(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.oversubscription)
+        hw = hardware_of(scenario, catalog, arch.perf)
         for g_used in plat.domain_sizes(pin.gpus_per_domain_used):
             for shape in shapes:
                 for d in dp_candidates(scenario, shape):
@@ -31,10 +31,13 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
                     if placement_problem(lay, wl, g_used) is not None:
                         continue
                     perf = performance(wl, lay, hw, overlap)
-                    if not perf.fits_memory or perf.step_time_s > target * (1 + 1e-9):
+                    if not perf.fits_memory or not meets_target(perf, target, rob.compute_slowdown,
+                                                                rob.bandwidth_derate):
                         continue
                     design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
-                    if design is None or (design.tiers == 1 and not one_tier_allowed(arch, archs)):
+                    if design is None or design.tiers not in allowed_tiers(arch, archs, scenario):
+                        continue
+                    if dominated_by_fat_tree(scenario, catalog, arch, lay.domains, archs, costed):
                         continue
                     if within_caps(design, con, pin):
                         out.append(design)

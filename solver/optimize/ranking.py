@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .. import costing
 from ..deadline import NO_LIMIT, Deadline
-from ..design_space import Architecture, DesignSpace, one_tier_allowed
+from ..design_space import Architecture, DesignSpace, allowed_tiers
 from ..errors import ConsistencyError
 from ..perf.layout import Layout
 from ..results import Design, make_design, within_caps
@@ -283,7 +283,7 @@ def admissible_design(space: DesignSpace, arch: Architecture, layout: Layout, ne
         return None
     if not within_caps(design, sc.constraints, sc.pin):
         return None
-    if design.tiers == 1 and not one_tier_allowed(arch, space.architectures):
+    if design.tiers not in allowed_tiers(arch, space.architectures, sc):
         return None
     return design
 

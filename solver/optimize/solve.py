@@ -9,8 +9,10 @@ import time
 from collections.abc import Callable, Iterator
 
 from ..deadline import Deadline
-from ..design_space import Architecture, build_design_space, switch_serves_nic
+from ..design_space import Architecture, build_design_space
 from ..errors import CatalogCannotBuild, InputError, SolverFailure, UsageError
+from ..fabrics import DEFAULT_FAMILY, family
+from ..fabrics.breakout import serves
 from ..inputs import LoadedScenario, check_against_catalog, default_catalog_path, load_catalog, load_scenario
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
@@ -196,14 +198,23 @@ def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     if problem:
         raise InputError([doc.problem(("pin",), f"the pinned layout cannot be placed: {problem}")])
     assert pin.rails_per_node is not None  # EVALUATE_PINS
-    arch = Architecture(plat.id, nic.id, pin.rails_per_node, switch, float(pin.oversubscription or 1.0))
+    arch = Architecture(plat.id, nic.id, pin.rails_per_node, switch, float(pin.oversubscription or 1.0),
+                        pin.fabric or DEFAULT_FAMILY, float(pin.above_pod_oversubscription or 1.0))
+    tiers = pin.tiers
+    if arch.above_pod_oversubscription != 1:  # only a 3-tier fabric has a tier above the pods
+        if tiers not in (None, 3):
+            raise InputError([doc.problem(("pin", "tiers"), "an oversubscribed tier above the pods "
+                                          "(pin.above_pod_oversubscription) exists only in 3-tier fabrics; pin tiers: 3 "
+                                          "or remove above_pod_oversubscription", tiers)])
+        tiers = 3
     try:
-        design = make_design(sc, cat, arch, lay, sc.target_step_time_s(), pin.tiers)
+        design = make_design(sc, cat, arch, lay, sc.target_step_time_s(), tiers)
     except CatalogCannotBuild as exc:  # no link reaches, unit too big for the rack
         raise InputError([doc.problem(("pin",), f"the catalog cannot build this design: {exc}")]) from None
     if design is None:
-        raise InputError([doc.problem(("pin",), "the fabric for this design does not fit in "
-                                      + (f"{pin.tiers} tier(s)" if pin.tiers else "3 tiers") + f" of {switch}")])
+        most = family(arch.fabric).max_tiers
+        raise InputError([doc.problem(("pin",), f"the {arch.fabric} fabric for this design does not fit in "
+                                      + (f"{pin.tiers} tier(s)" if pin.tiers else f"{most} tiers") + f" of {switch}")])
     if pin.nodes is not None and design.cost.job_nodes != pin.nodes:
         raise InputError([doc.problem(("pin", "nodes"), f"the pinned layout runs on {design.cost.job_nodes:,} nodes "
                                       f"(tp·cp·pp·dp = {lay.gpus:,} GPUs on {plat.gpus_per_node} per node); "
@@ -244,7 +255,8 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
 
 
 def _default_switch(cat: Catalog, nic) -> str | None:
-    options = sorted((s.unit_price_usd / s.radix, s.id) for s in cat.switches if switch_serves_nic(s, nic))
+    modes = {s.id: serves(s, nic) for s in cat.switches}
+    options = sorted((s.unit_price_usd / mode.radix, s.id) for s in cat.switches if (mode := modes[s.id]) is not None)
     return options[0][1] if options else None
 
 

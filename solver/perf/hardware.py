@@ -1,24 +1,39 @@
-"""What the step time needs to know about one machine: peaks, efficiencies, link bandwidths.
+"""What the step time needs to know about one machine: peaks, the compute model, link bandwidths
+and latencies, oversubscription.
 
 `hardware_for` reads one catalog choice (platform, NIC, rails, oversubscription) with the
-scenario's efficiency overrides applied; `transfer_s` turns bytes into seconds on it.
+scenario's efficiency overrides applied; `transfer_s` turns a traffic class's bytes and collective
+steps into seconds on it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..inputs.schema import Catalog, Scenario
+from .compute import ComputeParams
 
 GB = 1e9
+US = 1e-6
+# NVIDIA states HBM capacity in binary gigabytes: an "80 GB" H100 reports 81,559 MiB and a "180 GB" B200
+# 183,359 MiB (docs/sources.md §conventions); the model counts memory in 10^9 bytes.
+GIB_PER_GB = 2**30 / 1e9
+# NCCL's tuning model, Ring / Simple protocol (docs/sources.md [N1]): a launch costs 8.4 µs, a step over
+# NVLink 3.4 µs; a step over the network is the NIC's `latency_per_step_us` (14.0 µs in NCCL).
+LAUNCH_LATENCY_S = 8.4 * US
+NVLINK_STEP_LATENCY_S = 3.4 * US
 
 
 @dataclass(frozen=True, kw_only=True)
 class Hardware:
-    """What the step time needs to know about the machine; efficiencies are fractions of peak."""
+    """What the step time needs to know about the machine; efficiencies are fractions of peak.
+
+    `compute` is the GEMM-shape compute model (SPEC §4.2); when it is None, `compute_efficiency` is one
+    flat fraction of the peak for the whole step (v1, or a scenario override)."""
 
     gpu_id: str
-    peak_tflops: float
-    compute_efficiency: float
+    peak_tflops: float  # dense peak at the workload's precision (MFU is reported against it)
+    compute_efficiency: float | None = None
+    compute: ComputeParams | None = None
     hbm_usable_gb: float
     nvlink_gbyte_s: float
     nvlink_efficiency: float
@@ -27,6 +42,20 @@ class Hardware:
     nic_speed_gbps: float
     nic_efficiency: float
     oversubscription: float
+    nic_fabric: str = "infiniband"
+    nic_step_latency_s: float = 14.0 * US
+    hbm_tbyte_s: float = 0.0
+    # The fabric's structure (set from the fabric family by design_space.hardware_of; read by
+    # perf/crossing.py). The defaults are one fabric joining every rail and no oversubscribed tier
+    # above the pods, i.e. the v1 fat tree.
+    rail_planes: int = 1
+    """Planes no switch joins (multi-plane: rails; rail-only: rails · nodes per domain); 1 = all joined."""
+    planes_by_domain_position: bool = False
+    """True when a plane is a GPU position of the NVLink domain (rail-only), else a NIC position of the node."""
+    above_pod_oversubscription: float = 1.0
+    """Down:up of the tier above the pods (3-tier designs); 1 = non-blocking."""
+    pod_domains: int = 0
+    """Whole NVLink domains in one pod (0 = unknown or not whole: every class is taken to cross pods)."""
 
     @property
     def nvlink_effective_gbyte_s(self) -> float:
@@ -35,36 +64,75 @@ class Hardware:
 
     @property
     def scaleout_effective_gbyte_s(self) -> float:
-        """bw_so = rails · speed_gbps / 8 / gpus_per_node · η_nic / oversubscription, per GPU.
+        """bw_so = rails · speed_gbps / 8 / gpus_per_node · η_nic, per GPU per direction (oversubscription is
+        applied per class by `oversubscription_slowdown`)."""
+        return self.rails_per_node * self.nic_speed_gbps / 8 / self.gpus_per_node * self.nic_efficiency
 
-        Collectives are assumed to cross the leaf layer, so the oversubscription always applies.
-        """
-        line_gbyte_s = self.rails_per_node * self.nic_speed_gbps / 8 / self.gpus_per_node
-        return line_gbyte_s * self.nic_efficiency / self.oversubscription
+    @property
+    def nics_per_gpu(self) -> float:
+        return self.rails_per_node / self.gpus_per_node
 
 
-def transfer_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware) -> float:
-    """T_k = nvlink_bytes/(nvlink_gbyte_s·1e9·η_nvlink) + scaleout_bytes/(bw_so·1e9)."""
-    return nvlink_bytes / (hw.nvlink_effective_gbyte_s * GB) + scaleout_bytes / (hw.scaleout_effective_gbyte_s * GB)
+def oversubscription_slowdown(chi: float, oversubscription: float) -> float:
+    """1 + χ·(o − 1): how much longer scale-out traffic takes when the share χ of it crosses the leaf layer's
+    uplinks, oversubscribed o:1 (SPEC §4.4). χ is the class's (traffic.py): 0 for rings laid out
+    node-contiguously (a ring crosses a leaf boundary with one flow, far below the leaf's uplinks), 1 for
+    pipeline sends, whose peers sit d nodes apart. Conservatively applied at any fabric size."""
+    return 1.0 + chi * (oversubscription - 1.0)
+
+
+def above_pod_slowdown(chi_pod: float, above_pod_oversubscription: float) -> float:
+    """1 + χ_pod·(o_pod − 1): how much longer scale-out traffic takes when its groups cross the tier above
+    the pods, oversubscribed o_pod:1 (χ_pod of the class: perf/crossing.py). Multiplies the leaf's
+    `oversubscription_slowdown`: the two tiers are crossed in series."""
+    return 1.0 + chi_pod * (above_pod_oversubscription - 1.0)
+
+
+def scaleout_slowdown(chi: float, chi_pod: float, hw: Hardware) -> float:
+    """(1 + χ(o − 1))·(1 + χ_pod(o_pod − 1)): the leaf's and the tier above the pods' oversubscription."""
+    return oversubscription_slowdown(chi, hw.oversubscription) * above_pod_slowdown(chi_pod, hw.above_pod_oversubscription)
+
+
+def transfer_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, *, chi: float = 0.0, chi_pod: float = 0.0,
+               launches: float = 0.0, nvlink_steps: float = 0.0, scaleout_steps: float = 0.0) -> float:
+    """T_k = B_nvl/bw_nvl + B_so/bw_so·(1 + χ(o − 1))·(1 + χ_pod(o_pod − 1)) + launches·α_launch
+    + nvlink_steps·α_nvl + scaleout_steps·α_net."""
+    return (nvlink_bytes / (hw.nvlink_effective_gbyte_s * GB)
+            + scaleout_bytes / (hw.scaleout_effective_gbyte_s * GB) * scaleout_slowdown(chi, chi_pod, hw)
+            + launches * LAUNCH_LATENCY_S + nvlink_steps * NVLINK_STEP_LATENCY_S + scaleout_steps * hw.nic_step_latency_s)
+
+
+def compute_params(gpu) -> ComputeParams | None:
+    """The catalog GPU's compute model, or None when it has only a flat compute_efficiency."""
+    cm = gpu.compute_model
+    if cm is None:
+        return None
+    return ComputeParams(bf16_tflops=gpu.bf16_dense_tflops, fp8_tflops=gpu.fp8_dense_tflops, hbm_tbyte_s=gpu.hbm_tbyte_s,
+                         gemm_efficiency_bf16=cm.gemm_efficiency_bf16, gemm_efficiency_fp8=cm.gemm_efficiency_fp8,
+                         attention_efficiency=cm.attention_efficiency, gemm_overhead_s=cm.gemm_overhead_us * US)
 
 
 def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id: str, rails_per_node: int,
                  oversubscription: float) -> Hardware:
     """The Hardware of one catalog choice, with the scenario's efficiency overrides applied.
 
-    hbm_usable_gb = gpu.hbm_gb − platform.hbm_reserve_gb (CUDA context, NCCL buffers, fragmentation).
+    hbm_usable_gb = gpu.hbm_gb · 2^30/10^9 − platform.hbm_reserve_gb (CUDA context, NCCL buffers,
+    fragmentation). A scenario `efficiency.compute_efficiency` replaces the compute model by one flat
+    fraction of the peak.
     """
     platform = catalog.by_id("platforms")[platform_id]
     gpu = catalog.by_id("gpus")[platform.gpu]
     nic = catalog.by_id("nics")[nic_id]
     precision = scenario.workload.precision
     eff = scenario.efficiency
-    compute_eff = eff.compute_efficiency or getattr(gpu.compute_efficiency, precision)
+    model = None if eff.compute_efficiency else compute_params(gpu)
+    flat = eff.compute_efficiency or (None if model else getattr(gpu.compute_efficiency, precision))
     return Hardware(
         gpu_id=gpu.id,
         peak_tflops=gpu.peak_tflops(precision),
-        compute_efficiency=compute_eff,
-        hbm_usable_gb=gpu.hbm_gb - platform.hbm_reserve_gb,
+        compute_efficiency=flat,
+        compute=model,
+        hbm_usable_gb=gpu.hbm_gb * GIB_PER_GB - platform.hbm_reserve_gb,
         nvlink_gbyte_s=platform.nvlink_gbyte_s,
         nvlink_efficiency=eff.nvlink_efficiency or platform.nvlink_efficiency,
         gpus_per_node=platform.gpus_per_node,
@@ -72,4 +140,7 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
         nic_speed_gbps=nic.speed_gbps,
         nic_efficiency=eff.nic_efficiency or nic.efficiency,
         oversubscription=oversubscription,
+        nic_fabric=nic.fabric,
+        nic_step_latency_s=nic.latency_per_step_us * US,
+        hbm_tbyte_s=gpu.hbm_tbyte_s,
     )

@@ -161,8 +161,9 @@ def _shape_problem(layout: Layout, workload: Workload) -> str | None:
         return "every parallel degree and the microbatch size must be at least 1"
     if workload.global_batch_size % (d * b):
         return f"global batch {workload.global_batch_size} is not a multiple of dp·microbatch = {d * b}"
-    if p * v > m.layers:
-        return f"pp·vp = {p * v} exceeds the {m.layers} layers"
+    slots = m.layers + (2 if workload.pipeline_split == "balanced" and p > 1 else 0)
+    if p * v > slots:
+        return f"pp·vp = {p * v} exceeds the {slots} layers" + (" (with the embedding and the loss)" if slots > m.layers else "")
     if v > 1 and p == 1:
         return "virtual pipeline stages need pp > 1"
     if m.attention_heads % t or (m.kv_heads or m.attention_heads) % t:

@@ -1,47 +1,116 @@
-"""Memory per GPU (SPEC §4.6): model states and activations of one layout."""
+"""Memory per GPU (SPEC §4.6): model states and activations of one layout.
+
+States, per parameter of the GPU's shard P/(t·p): bf16 weights (2 B), main gradients at
+`grad_reduce_dtype` (4 B fp32, Megatron-LM's default; 2 B bf16), fp32 master weights and two Adam
+moments (12 B). distributed shards the 12 over d; fsdp shards everything over d and, when it does not
+reshard after the forward, holds the stage's bf16 weights gathered through the backward (+2 B).
+
+Activations, per layer and microbatch, with sequence parallelism (everything ÷ t·c; Korthikanti et
+al. 2022 counted per tensor for the layer at hand), in units of s·b·h bytes:
+
+    12                 the two norms' inputs and outputs (8), Q and the attention output (4)
+    + 4·h_kv/h         K and V (FlashAttention keeps Q, K, V and the output; Q and the output are in the 12)
+    + k_act·f/h        MLP: SwiGLU keeps gate, up and their product (6·f/h); GeLU its input and output (4·f/h)
+    + 2 (GeLU models)  GPT-style dropout masks on the two block outputs
+    + 5·a·s/h          without FlashAttention and recompute: the s×s softmax, its dropout mask and output
+
+which is Korthikanti's 34 + 5as/h for GPT (f = 4h, h_kv = h). With FP8 GEMMs the tensors only a GEMM
+keeps — the two norm outputs and the down-projection's input (f/h of the MLP term) — are kept as FP8
+copies, one byte instead of two (TransformerEngine saves the cast input for the weight gradient): −2 − f/h.
+Selective recompute (or FlashAttention)
+drops the s² term; full recompute keeps only each layer's input, 2·s·b·h/(t·c), plus one layer's full
+activations while it is recomputed. The first pipeline stage holds L/p layers of n_f microbatches,
+n_f = min(m, p) for 1F1B and min(m, p + (p − 1)/v) interleaved (Korthikanti: p·(1 + (p−1)/(p·v)));
+the last stage holds one microbatch plus the logits' fp32 softmax, b·(s/c)·(V/t)·4 B. A
+balanced pipeline split puts (L + 2)/p − 1 layers on the first and last stages. The GPU that needs
+most sets the memory.
+"""
 from __future__ import annotations
 
 from ..inputs.schema import Workload
 from .layout import Layout
+from .model import kv_hidden_size
 
 GB = 1e9
 WEIGHT_BYTES = 2  # bf16 weights
-GRAD_BYTES = 2  # bf16 gradients
+MAIN_GRAD_BYTES = {"fp32": 4, "bf16": 2}
 OPTIMIZER_BYTES = 12  # fp32 master weights + two Adam moments
-ACTIVATION_BYTES_PER_LAYER_COEF = 34  # Korthikanti et al. eq. 2: 34·s·b·h bytes per layer
+BLOCK_COEF = 12  # norms and block inputs, in s·b·h bytes
+DROPOUT_COEF = 2  # GeLU (GPT-style) models: two dropout masks
 ATTENTION_MATRIX_COEF = 5  # Korthikanti et al.: 5·a·s²·b bytes of softmax and dropout
 FULL_RECOMPUTE_ACTIVATION_COEF = 2  # only each layer's input (bf16) is kept
+FP8_SAVED_COEF = 2  # FP8: the two norm outputs are kept in one byte instead of two
+LOGITS_BYTES = 4  # the loss keeps the fp32 softmax of the logits for its backward (fused cross-entropy)
 
 
 def memory_states_gb(workload: Workload, layout: Layout, params: int) -> float:
-    """P/(t·p)·(2 + β_grad + 12) bytes; the 12 ÷ d for `distributed`, everything ÷ d for `fsdp`. SPEC 4.6."""
+    """P/(t·p)·(2 + β_grad + 12/d) distributed, (2 + β_grad + 12) replicated, (2 + β_grad + 12)/d fsdp
+    (+2 when fsdp keeps the stage's weights gathered). SPEC 4.6."""
     shard = params / (layout.tp * layout.pp)
     d = layout.dp
+    grad = MAIN_GRAD_BYTES[workload.grad_reduce_dtype]
     if workload.optimizer == "fsdp":
-        per_param = (WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES) / d
+        per_param = (WEIGHT_BYTES + grad + OPTIMIZER_BYTES) / d
+        if not workload.fsdp_reshard_after_forward:
+            per_param += WEIGHT_BYTES
     elif workload.optimizer == "distributed":
-        per_param = WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES / d
+        per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES / d
     else:
-        per_param = WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES
+        per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES
     return shard * per_param / GB
 
 
-def memory_activations_gb(workload: Workload, layout: Layout) -> float:
-    """Korthikanti et al. activations with sequence parallelism, per GPU. SPEC 4.6.
+def layer_activation_coef(workload: Workload, tp: int) -> float:
+    """Bytes one layer keeps per microbatch, in units of s·b·h/(t·c) (no or selective recompute)."""
+    m = workload.model
+    h = m.hidden_size
+    gelu = m.ffn_type != "swiglu"
+    coef = BLOCK_COEF + 4 * kv_hidden_size(m) / h + (4 if gelu else 6) * m.ffn_hidden_size / h
+    if gelu:
+        coef += DROPOUT_COEF
+    if workload.precision == "fp8":
+        coef -= FP8_SAVED_COEF + m.ffn_hidden_size / h
+    if workload.activation_recompute == "none" and not workload.flash_attention:
+        coef += ATTENTION_MATRIX_COEF * m.attention_heads * m.seq_len / h
+    return coef
 
-    per layer and microbatch: s·b·h·(34/t + 5·a·s/(h·t))/c   (none; FlashAttention drops 5·a·s/h)
-                              34·s·b·h/(t·c)                  (selective)
-                              2·s·b·h/c                       (full)
-    × L/p layers × p in-flight microbatches (1F1B, first stage) = × L.
-    """
+
+def end_stage_layers(workload: Workload, layout: Layout) -> float:
+    """Transformer layers on the first (and last) stage: L/p, or (L + 2)/p − 1 with a balanced split."""
+    p = layout.pp
+    if p > 1 and workload.pipeline_split == "balanced":
+        return (workload.model.layers + 2) / p - 1
+    return workload.model.layers / p
+
+
+def in_flight_microbatches(layout: Layout, microbatches: int) -> float:
+    """n_f on the first stage: min(m, p) for 1F1B; min(m, p + (p − 1)/v) interleaved."""
+    p, v = layout.pp, layout.vp
+    full = p if v == 1 else p + (p - 1) / v
+    return min(float(microbatches), full)
+
+
+def memory_activations_gb(workload: Workload, layout: Layout, microbatches: int | None = None) -> float:
+    """Activations (and logits) of the GPU that needs most: the first stage's L/p layers × n_f microbatches,
+    or the last stage's one microbatch plus its logits. SPEC 4.6."""
     m = workload.model
     t, c = layout.tp, layout.cp
-    sbh = m.seq_len * layout.microbatch_size * m.hidden_size
+    micro = microbatches if microbatches is not None else workload.global_batch_size // (layout.dp * layout.microbatch_size)
+    sbh = m.seq_len * layout.microbatch_size * m.hidden_size / (t * c)
+    layers = end_stage_layers(workload, layout)
+    full_layer = layer_activation_coef(workload, t) * sbh
     if workload.activation_recompute == "full":
-        per_layer = FULL_RECOMPUTE_ACTIVATION_COEF * sbh / c
+        kept, working = FULL_RECOMPUTE_ACTIVATION_COEF * sbh, full_layer
     else:
-        coef = ACTIVATION_BYTES_PER_LAYER_COEF / t
-        if workload.activation_recompute == "none" and not workload.flash_attention:
-            coef += ATTENTION_MATRIX_COEF * m.attention_heads * m.seq_len / (m.hidden_size * t)
-        per_layer = sbh * coef / c
-    return per_layer * m.layers / GB
+        kept, working = full_layer, 0.0
+    first = layers * in_flight_microbatches(layout, micro) * kept + working
+    logits = LOGITS_BYTES * layout.microbatch_size * m.seq_len / c * m.vocab_size / t
+    last = layers * kept + working + logits
+    if layout.pp == 1:
+        return (first + logits) / GB
+    return max(first, last) / GB
+
+
+def memory_per_gpu_gb(workload: Workload, layout: Layout, params: int) -> float:
+    """States plus activations of the GPU that needs most (what `Performance.memory_per_gpu_gb` reports)."""
+    return memory_states_gb(workload, layout, params) + memory_activations_gb(workload, layout)

@@ -5,6 +5,8 @@ s sequence, B global batch (sequences).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..inputs.schema import TransformerShape, Workload
 
 
@@ -21,6 +23,7 @@ def matmul_params_per_layer(model: TransformerShape) -> float:
     return h * (h + 2 * kv_hidden_size(model)) + h * h + k_ff * h * model.ffn_hidden_size
 
 
+@lru_cache(maxsize=256)
 def parameter_count(model: TransformerShape) -> int:
     """P = L·(P_mm + 2·h) + h + V·h·(1 if tied else 2).
 
@@ -32,6 +35,7 @@ def parameter_count(model: TransformerShape) -> int:
     return int(round(model.layers * (matmul_params_per_layer(model) + 2 * h) + h + embeddings))
 
 
+@lru_cache(maxsize=256)
 def flops_per_step(workload: Workload) -> tuple[float, float]:
     """(F_model, F_hardware) per step. SPEC 4.1.
 

@@ -1,23 +1,51 @@
-"""The step time of one synchronous training step (SPEC §4.2, §4.5): compute, pipeline bubble and
-what each traffic class leaves exposed.
+"""The step time of one synchronous training step (SPEC §4.2, §4.5): compute, pipeline bubble, what
+each traffic class leaves exposed, and the links' capacity.
 
-    step = T_comp + bubble + Σ_k exposed_k,   exposed_k from the class's window rule (traffic.py)
+    schedule = T_comp + bubble + Σ_k exposed_k        exposed_k from the class's window rule (traffic.py)
+    step     = max(schedule, Σ_k T_k^scale-out, Σ_k T_k^NVLink)     (every class shares the links)
 
 Pure functions of plain floats, no I/O: `evaluate`, the design space (and through it the MILP's
-coefficients) and the bounds all call `performance`.
+coefficients) and the bounds all call `performance`; the margins (`step_time_under`) re-time the
+same traffic.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from ..inputs.schema import Workload
-from .hardware import Hardware
+from .compute import ComputeParams, MicrobatchCompute, microbatch_compute, optimizer_step_s
+from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware, scaleout_slowdown
 from .layout import Layout
 from .memory import memory_activations_gb, memory_states_gb
-from .model import flops_per_step, parameter_count
+from .model import flops_per_step, matmul_params_per_layer, parameter_count
 from .traffic import BY_NAME, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class
 
 DOMINANT_SHARE = 0.10  # a term is "dominant" from this share of the step time
+MARGIN_CAP = 10.0  # margins are searched up to a 10× compute slowdown
+MARGIN_TOLERANCE = 1e-4
+
+
+@dataclass(frozen=True)
+class ComputeTerms:
+    """The step's compute on one GPU: T_comp, one microbatch's forward and backward (τ_f, τ_b), and the step's
+    linear-GEMM and attention-core time (the windows TP comm overlap and CP use)."""
+
+    compute_s: float
+    forward_s: float
+    backward_s: float
+    gemm_s: float
+    attention_s: float
+    optimizer_s: float = 0.0
+    microbatch: MicrobatchCompute | None = None
+    microbatches: int = 0
+
+    @property
+    def by_family_s(self) -> dict[str, float]:
+        """Seconds per step by matmul family, attention, element-wise work and the optimizer (GEMM-shape model)."""
+        if self.microbatch is None:
+            return {}
+        return {**{k: v * self.microbatches for k, v in self.microbatch.by_family_s.items()}, "optimizer": self.optimizer_s}
 
 
 @dataclass(frozen=True)
@@ -38,6 +66,14 @@ class Performance:
     hbm_usable_gb: float
     peak_tflops: float
     dominant_terms: tuple[str, ...] = field(default=())
+    capacity_s: float = 0.0  # what the busiest link adds beyond the schedule (0 unless a link is the bottleneck)
+    scaleout_busy_s: float = 0.0  # Σ_k scale-out time of every class
+    nvlink_busy_s: float = 0.0  # Σ_k NVLink time of every class
+    compute: ComputeTerms | None = None
+    hw: Hardware | None = field(default=None, compare=False, repr=False)
+    # per class (NVLink bytes, scale-out bytes, χ, χ_pod, NIC-independent latency s, network steps, pieces): what
+    # re-timing on another NIC needs, flattened once (the design space re-times every point per NIC)
+    retiming: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def exposed_comm_s(self) -> float:
@@ -68,23 +104,31 @@ class Performance:
     def hardware_tflops_per_gpu(self) -> float:
         return self.flops_hardware / (self.step_time_s * self.gpus) / 1e12
 
+    @property
+    def compute_efficiency(self) -> float:
+        """The effective fraction of the peak the math reaches: F_hw / (N · peak · T_comp)."""
+        return self.flops_hardware / (self.gpus * self.peak_tflops * 1e12 * self.compute_s)
+
     def breakdown_s(self) -> dict[str, float]:
-        """compute + bubble + Σ_k exposed_k = step_time_s (exposed_comm is their communication part)."""
+        """compute + bubble + Σ_k exposed_k + capacity = step_time_s (exposed_comm is their communication part)."""
         return {"compute": self.compute_s, "bubble": self.bubble_s,
-                **{k: t.exposed_s for k, t in self.traffic.items()}, "exposed_comm": self.exposed_comm_s}
+                **{k: t.exposed_s for k, t in self.traffic.items()}, "capacity": self.capacity_s,
+                "exposed_comm": self.exposed_comm_s}
 
     def to_dict(self) -> dict:
         """The performance pieces of a design in the JSON result (SPEC §8.3)."""
         per_class = {k: {"nvlink": t.nvlink_bytes, "scaleout": t.scaleout_bytes} for k, t in self.traffic.items()}
-        return {
+        out = {
             "step_time_s": self.step_time_s,
             "breakdown_s": self.breakdown_s(),
             "comm_s": {k: t.time_s for k, t in self.traffic.items()},
             "traffic": {k: t.to_dict() for k, t in self.traffic.items()},
+            "link_busy_s": {"scaleout": self.scaleout_busy_s, "nvlink": self.nvlink_busy_s},
             "bytes_per_gpu": {"nvlink": self.nvlink_bytes, "scaleout": self.scaleout_bytes, **per_class},
             "flops_per_step": {"model": self.flops_model, "hardware": self.flops_hardware},
             "mfu": self.mfu,
             "hardware_tflops_per_gpu": self.hardware_tflops_per_gpu,
+            "compute_efficiency": self.compute_efficiency,
             "memory_per_gpu_gb": self.memory_per_gpu_gb,
             "memory_gb": {"states": self.memory_states_gb, "activations": self.memory_activations_gb,
                           "usable_hbm": self.hbm_usable_gb, "fits": self.fits_memory},
@@ -93,16 +137,85 @@ class Performance:
             "microbatches": self.microbatches,
             "dominant_terms": list(self.dominant_terms),
         }
+        if self.compute is not None and self.compute.by_family_s:
+            out["compute_s_by_family"] = dict(self.compute.by_family_s)
+        return out
+
+
+# ------------------------------------------------------------------------------------ compute
 
 
 def compute_s(flops_hardware: float, gpus: int, hw: Hardware) -> float:
-    """T_comp = F_hw / (N · peak · 1e12 · η_compute). SPEC 4.2."""
+    """Flat model: T_comp = F_hw / (N · peak · 1e12 · η_compute) (v1, or a scenario's compute_efficiency)."""
+    assert hw.compute_efficiency is not None, "flat compute model needs compute_efficiency"
     return flops_hardware / (gpus * hw.peak_tflops * 1e12 * hw.compute_efficiency)
 
 
-def bubble_s(compute: float, layout: Layout, microbatches: int) -> float:
-    """1F1B bubble (interleaved when v > 1): T_comp · (p − 1)/(v · m). SPEC 4.2."""
-    return compute * (layout.pp - 1) / (layout.vp * microbatches)
+def _flop_shares(workload: Workload, flops_hardware: float) -> tuple[float, float, float]:
+    """(forward, linear GEMM, attention core) shares of F_hw, for the flat model's windows."""
+    m = workload.model
+    tokens = workload.global_batch_size * m.seq_len
+    lin = 2 * m.layers * matmul_params_per_layer(m) + 2 * m.hidden_size * m.vocab_size
+    att = m.layers * 4 * m.seq_len * m.hidden_size
+    again = {"full": (m.layers * 2 * matmul_params_per_layer(m), att), "selective": (0.0, att)}.get(
+        workload.activation_recompute, (0.0, 0.0))
+    forward = tokens * (lin + att) / flops_hardware
+    return forward, tokens * (3 * lin + again[0]) / flops_hardware, tokens * (3 * att + again[1]) / flops_hardware
+
+
+def optimizer_shard_params(workload: Workload, layout: Layout, params: int) -> float:
+    """Parameters one GPU's optimizer updates: P/(t·p) replicated, P/(t·p·d) distributed and fsdp."""
+    shard = params / (layout.tp * layout.pp)
+    return shard if workload.optimizer == "replicated" else shard / layout.dp
+
+
+def compute_terms(workload: Workload, layout: Layout, hw: Hardware, params: int, flops_hardware: float,
+                  microbatches: int) -> ComputeTerms:
+    """T_comp = m·(τ_f + τ_b) + optimizer step (GEMM-shape model, SPEC §4.2), or the flat F_hw/(N·peak·η)."""
+    if hw.compute is None:
+        total = compute_s(flops_hardware, layout.gpus, hw)
+        fwd, gemm, att = _flop_shares(workload, flops_hardware)
+        tau = total / microbatches
+        return ComputeTerms(total, fwd * tau, (1 - fwd) * tau, gemm * total, att * total)
+    return _model_terms(workload, layout, hw.compute, params, microbatches)
+
+
+@lru_cache(maxsize=4096)
+def _microbatch(workload: Workload, tp: int, cp_: int, pp: int, microbatch_size: int, params: ComputeParams):
+    """One microbatch's compute does not depend on d or the placement: evaluated once per layout shape."""
+    lay = Layout(tp=tp, cp=cp_, pp=pp, vp=1, dp=1, microbatch_size=microbatch_size, gpus_per_domain_used=tp)
+    return microbatch_compute(workload, lay, params)
+
+
+def _model_terms(workload: Workload, layout: Layout, cp: ComputeParams, params: int, microbatches: int) -> ComputeTerms:
+    mb = _microbatch(workload, layout.tp, layout.cp, layout.pp, layout.microbatch_size, cp)
+    opt = optimizer_step_s(optimizer_shard_params(workload, layout, params), cp)
+    return ComputeTerms(microbatches * mb.total_s + opt, mb.forward_s, mb.backward_s, microbatches * mb.gemm_s,
+                        microbatches * mb.attention_s, opt, mb, microbatches)
+
+
+def bubble_s(terms: ComputeTerms, layout: Layout) -> float:
+    """1F1B bubble (interleaved when v > 1): (p − 1)/v microbatch computes, = T_comp·(p − 1)/(v·m) without the
+    optimizer step. SPEC 4.2."""
+    return (terms.forward_s + terms.backward_s) * (layout.pp - 1) / layout.vp
+
+
+def compute_and_bubble_s(workload: Workload, layout: Layout, hw: Hardware, params: int) -> float:
+    """T_comp + bubble without the traffic: a lower bound on the step time on any NIC (cheap; the design space
+    screens points with it)."""
+    _, flops_hw = flops_per_step(workload)
+    terms = compute_terms(workload, layout, hw, params, flops_hw, layout.microbatches(workload.global_batch_size))
+    return terms.compute_s + bubble_s(terms, layout)
+
+
+# ------------------------------------------------------------------------------------ step
+
+
+def link_busy_s(traffic: dict[str, ClassTraffic], hw: Hardware) -> tuple[float, float]:
+    """(Σ_k T_k^scale-out, Σ_k T_k^NVLink): the time each link needs for the whole step's bytes (SPEC 4.5 capacity)."""
+    so = sum(t.scaleout_bytes * scaleout_slowdown(t.chi, t.pod_crossing, hw) for t in traffic.values())
+    nvl = sum(t.nvlink_bytes for t in traffic.values())
+    return so / (hw.scaleout_effective_gbyte_s * GB), nvl / (hw.nvlink_effective_gbyte_s * GB)
 
 
 def _dominant(terms: dict[str, float], step: float) -> tuple[str, ...]:
@@ -116,28 +229,162 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
                 ) -> Performance:
     """Step time and every term of it. SPEC 4.2–4.6.
 
-    step = T_comp + bubble + Σ_k exposed_k. The layout is assumed placeable (see
-    `layout.placement_problem`); m = B/(d·b) is then an integer. Stages may hold a fractional
-    number of layers: L/p is used as a real number.
+    step = max(T_comp + bubble + Σ_k exposed_k, Σ_k T_k^scale-out, Σ_k T_k^NVLink). The layout is assumed
+    placeable (see `layout.placement_problem`); m = B/(d·b) is then an integer. Stages may hold a
+    fractional number of layers: L/p is used as a real number.
     """
     params = parameter_count(workload.model)
     flops_model, flops_hw = flops_per_step(workload)
     n = layout.gpus
     micro = layout.microbatches(workload.global_batch_size)
-    comp = compute_s(flops_hw, n, hw)
-    bubble = bubble_s(comp, layout, micro)
+    terms = compute_terms(workload, layout, hw, params, flops_hw, micro)
+    bubble = bubble_s(terms, layout)
     phi = overlap if overlap is not None else {tc.name: tc.default_overlap for tc in TRAFFIC_CLASSES}
-    ctx = StepContext(workload, layout, hw, params, micro, comp, phi)
+    ctx = StepContext(workload, layout, hw, params, micro, terms.compute_s, phi, terms.forward_s, terms.backward_s,
+                      terms.gemm_s, terms.attention_s)
     traffic = {tc.name: evaluate_class(tc, ctx) for tc in TRAFFIC_CLASSES}
-    step = comp + bubble + sum(t.exposed_s for t in traffic.values())
-    terms = {"compute": comp, "bubble": bubble, **{k: t.exposed_s for k, t in traffic.items()}}
+    schedule = terms.compute_s + bubble + sum(t.exposed_s for t in traffic.values())
+    so_busy, nvl_busy = link_busy_s(traffic, hw)
+    step = max(schedule, so_busy, nvl_busy)
+    capacity = step - schedule
+    named = {"compute": terms.compute_s, "bubble": bubble, **{k: t.exposed_s for k, t in traffic.items()},
+             "capacity": capacity}
     return Performance(
         params=params, flops_model=flops_model, flops_hardware=flops_hw, gpus=n, microbatches=micro,
-        compute_s=comp, bubble_s=bubble, traffic=traffic, step_time_s=step,
+        compute_s=terms.compute_s, bubble_s=bubble, traffic=traffic, step_time_s=step,
         memory_states_gb=memory_states_gb(workload, layout, params),
-        memory_activations_gb=memory_activations_gb(workload, layout),
-        hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops, dominant_terms=_dominant(terms, step),
+        memory_activations_gb=memory_activations_gb(workload, layout, micro),
+        hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops, dominant_terms=_dominant(named, step),
+        capacity_s=capacity, scaleout_busy_s=so_busy, nvlink_busy_s=nvl_busy, compute=terms, hw=hw,
+        retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi, t.pod_crossing,
+                        t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * NVLINK_STEP_LATENCY_S,
+                        t.steps.scaleout_steps, t.pieces) for k, t in traffic.items()),
     )
+
+
+# ------------------------------------------------------------------------------------ margins
+
+
+def derated(hw: Hardware, bandwidth_derate: float) -> Hardware:
+    """The same machine with (1 − δ) of its scale-out bandwidth."""
+    return hw if bandwidth_derate == 0 else replace(hw, nic_efficiency=hw.nic_efficiency * (1 - bandwidth_derate))
+
+
+@dataclass(frozen=True)
+class PointTerms:
+    """The step-time terms of one evaluated layout re-timed on one machine, under a margin condition:
+    the schedule's compute (T_comp + bubble), each class's window pieces a_i·T_k − W_i, and the busier
+    link's time. The design space multiplies them by d for the optimisation model's rows."""
+
+    compute_s: float
+    pieces: dict[str, tuple[float, ...]]
+    capacity_s: float
+
+    @property
+    def step_time_s(self) -> float:
+        """max(compute + Σ_k max(0, max_i piece_ki), capacity)."""
+        exposed = sum(max([0.0, *p]) for p in self.pieces.values())
+        return max(self.compute_s + exposed, self.capacity_s)
+
+
+def _rates(hw: Hardware, bandwidth_derate: float) -> tuple[float, float, float, float, float]:
+    """(s per NVLink byte, s per scale-out byte, α per network step, o − 1, o_pod − 1) with (1 − δ) of the
+    scale-out bandwidth."""
+    return (1.0 / (hw.nvlink_effective_gbyte_s * GB),
+            1.0 / (hw.scaleout_effective_gbyte_s * (1.0 - bandwidth_derate) * GB),
+            hw.nic_step_latency_s, hw.oversubscription - 1.0, hw.above_pod_oversubscription - 1.0)
+
+
+def point_terms(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0,
+                ) -> PointTerms:
+    """Re-time the step's traffic on `hw` with compute (1 + σ) slower and scale-out bandwidth (1 − δ) of itself.
+    SPEC 4.5 margins: every window is compute time, so it stretches with the compute; latency does not derate.
+
+    T(σ, δ) = max((1 + σ)(T_comp + bubble) + Σ_k max(0, max_i a_i·T_k(δ) − (1 + σ)·W_i), T^so(δ), T^nvl)
+
+    T_k is `traffic.retime` (`hardware.transfer_s`) on the derated machine, computed from `Performance.retiming`.
+    """
+    k = 1.0 + compute_slowdown
+    inv_nvl, inv_so, alpha_so, extra, pod_extra = _rates(hw, bandwidth_derate)
+    pieces, so, nvl = {}, 0.0, 0.0
+    for name, nvl_b, so_b, chi, chi_pod, latency, so_steps, cls_pieces in perf.retiming:
+        so_s = so_b * inv_so * (1.0 + chi * extra) * (1.0 + chi_pod * pod_extra)
+        nvl_s = nvl_b * inv_nvl
+        time = nvl_s + so_s + latency + so_steps * alpha_so
+        pieces[name] = tuple(a * time - w * k for a, w in cls_pieces)
+        so += so_s
+        nvl += nvl_s
+    return PointTerms(k * (perf.compute_s + perf.bubble_s), pieces, max(so, nvl))
+
+
+def step_time_on(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0,
+                 ) -> float:
+    """`point_terms(...).step_time_s` without building the pieces (the design space's feasibility scan)."""
+    k = 1.0 + compute_slowdown
+    inv_nvl, inv_so, alpha_so, extra, pod_extra = _rates(hw, bandwidth_derate)
+    exposed = so = nvl = 0.0
+    for _, nvl_b, so_b, chi, chi_pod, latency, so_steps, cls_pieces in perf.retiming:
+        so_s = so_b * inv_so * (1.0 + chi * extra) * (1.0 + chi_pod * pod_extra)
+        nvl_s = nvl_b * inv_nvl
+        time = nvl_s + so_s + latency + so_steps * alpha_so
+        worst = 0.0
+        for a, w in cls_pieces:
+            value = a * time - w * k
+            if value > worst:
+                worst = value
+        exposed += worst
+        so += so_s
+        nvl += nvl_s
+    return max(k * (perf.compute_s + perf.bubble_s) + exposed, so, nvl)
+
+
+def step_time_under(perf: Performance, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0) -> float:
+    """The step time with compute (1 + σ) slower and scale-out bandwidth (1 − δ) of itself (`point_terms`)."""
+    assert perf.hw is not None, "performance() keeps the hardware"
+    return step_time_on(perf, perf.hw, compute_slowdown, bandwidth_derate)
+
+
+def meets_target(perf: Performance, target_step_time_s: float, compute_slowdown: float = 0.0,
+                 bandwidth_derate: float = 0.0) -> bool:
+    """The step meets the target, and still does with the required margins (each on its own)."""
+    limit = target_step_time_s * (1 + 1e-9)
+    if perf.step_time_s > limit:
+        return False
+    if compute_slowdown and step_time_under(perf, compute_slowdown=compute_slowdown) > limit:
+        return False
+    return not (bandwidth_derate and step_time_under(perf, bandwidth_derate=bandwidth_derate) > limit)
+
+
+def _largest(ok, low: float, high: float) -> float:
+    """The largest x in [low, high] with ok(x) for every x' ≤ x (first failure found on a grid, then bisected)."""
+    grid = [low + (high - low) * i / 64 for i in range(65)]
+    if not ok(grid[0]):
+        return low
+    last_ok = grid[0]
+    for x in grid[1:]:
+        if not ok(x):
+            lo, hi = last_ok, x
+            while hi - lo > MARGIN_TOLERANCE:
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+            return lo
+        last_ok = x
+    return high
+
+
+def margins(perf: Performance, target_step_time_s: float) -> dict[str, float]:
+    """Slack to the target, and the largest uniform compute slowdown and scale-out bandwidth derate the design
+    survives (each on its own; 1.0 bandwidth derate: no scale-out traffic). A design that misses the target has a
+    negative slack and survives no slowdown (both margins 0)."""
+    def meets(sigma: float = 0.0, delta: float = 0.0) -> bool:
+        return step_time_under(perf, sigma, delta) <= target_step_time_s * (1 + 1e-9)
+
+    slack = (target_step_time_s - perf.step_time_s) / target_step_time_s
+    if not meets():
+        return {"slack_fraction": slack, "compute_slowdown": 0.0, "bandwidth_derate": 0.0}
+    compute = _largest(lambda x: meets(sigma=x), 0.0, MARGIN_CAP)
+    bandwidth = 1.0 if perf.scaleout_bytes == 0 else _largest(lambda x: meets(delta=x), 0.0, 0.999)
+    return {"slack_fraction": slack, "compute_slowdown": compute, "bandwidth_derate": bandwidth}
 
 
 def tokens_per_s_per_gpu(workload: Workload, perf: Performance) -> float:
@@ -145,4 +392,5 @@ def tokens_per_s_per_gpu(workload: Workload, perf: Performance) -> float:
     return workload.global_batch_size * workload.model.seq_len / (perf.step_time_s * perf.gpus)
 
 
-__all__ = ["BY_NAME", "Performance", "bubble_s", "compute_s", "performance", "tokens_per_s_per_gpu"]
+__all__ = ["BY_NAME", "Performance", "PointTerms", "bubble_s", "compute_s", "margins", "meets_target", "performance",
+           "point_terms", "step_time_on", "step_time_under", "tokens_per_s_per_gpu"]

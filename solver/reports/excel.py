@@ -97,7 +97,7 @@ CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
 NETWORK = ("nic", "switch", "link")  # the network share of capex
 ADJUSTMENT = "contingency − discount"
 NETWORK_ROW = "Network (NICs, switches, links)"
-TERMS = ("compute", "bubble", *CLASS_NAMES)  # the step-time breakdown: compute, bubble, each class exposed
+TERMS = ("compute", "bubble", *CLASS_NAMES, "capacity")  # the step-time breakdown: compute, bubble, each class exposed, link capacity
 
 PRICES = "Prices"
 PRICE_HEADERS = ("Part", "Description", "Category", "Unit price (USD)", "Power per unit (W)", "Estimate or quoted",
@@ -577,7 +577,7 @@ def write_performance_sheet(wb, result) -> None:
     designs = result.designs
     head = 4
     labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
-        + ["Step time (s)", "Target (s)", "MFU"]
+        + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU"]
     _header(ws, head, labels, right=range(2, len(labels) + 1))
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
@@ -651,6 +651,24 @@ def _memory_table(ws, designs: list, row: int) -> None:
         formula(ws, r, 7, f"=D{r}/E{r}", PERCENT, p.memory_per_gpu_gb / p.hbm_usable_gb)
         put(ws, r, 8, p.hardware_tflops_per_gpu, NUMBER_2)
         put(ws, r, 9, p.mfu, PERCENT)
+    write_margins_table(ws, row + len(designs) + 3, designs)
+
+
+def write_margins_table(ws, row: int, designs) -> None:
+    """Per design: slack to the target, the largest compute slowdown and scale-out bandwidth derate it survives,
+    each class's overlap window, and the regimes no calibration row covers (perf.coverage)."""
+    put(ws, row - 1, 1, "Margins, overlap windows and calibration coverage").font = BOLD
+    _header(ws, row, ["Design", "Slack to target", "Compute slowdown survived", "Bandwidth derate survived"]
+            + [f"{k.upper()} window (s)" for k in CLASS_NAMES] + ["Uncalibrated regimes"])
+    for i, d in enumerate(designs):
+        r = row + 1 + i
+        put(ws, r, 1, design_name(d))
+        m = d.margins or {}
+        for j, key in enumerate(("slack_fraction", "compute_slowdown", "bandwidth_derate")):
+            put(ws, r, 2 + j, m.get(key, 0.0), PERCENT)
+        for j, k in enumerate(CLASS_NAMES):
+            put(ws, r, 5 + j, d.perf.traffic[k].window_s, SECONDS)
+        put(ws, r, 5 + len(CLASS_NAMES), "; ".join(d.uncalibrated) if d.uncalibrated else "none")
 
 
 # ----------------------------------------------------------------------------------- assumptions
@@ -685,7 +703,8 @@ def efficiency_rows(scenario: Scenario, catalog: Catalog, design) -> list[tuple[
     nic = cat.by_id("nics")[a.nic]
     eff = sc.efficiency
     return [
-        (f"compute efficiency ({gpu.id}, {sc.workload.precision})", hw.compute_efficiency,
+        (f"compute efficiency ({gpu.id}, {sc.workload.precision}; effective for this design's GEMM shapes)",
+         design.perf.compute_efficiency,
          "scenario efficiency.compute_efficiency" if eff.compute_efficiency else gpu.compute_efficiency_source),
         (f"NVLink efficiency ({platform.id})", hw.nvlink_efficiency,
          "scenario efficiency.nvlink_efficiency" if eff.nvlink_efficiency else f"catalog platform {platform.id}: {platform.source}"),

@@ -126,7 +126,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
         return _usd(d.cost.tco_usd if which == "TCO" else d.cost.capex_usd)
 
     cols = [
-        Column("#", [str(d.rank) for d in ds]),
+        Column("#", [str(d.rank) + (" [yellow]⚠[/]" if d.uncalibrated else "") for d in ds]),
         Column("architecture", [safe(d.label) for d in ds], number=False, min_width=14),
         Column("GPUs", [f"{d.cost.gpus:,}" for d in ds]),
         Column("step s", [_step(d) for d in ds]),
@@ -138,6 +138,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
         Column("differs from #1", [safe(differs_from_first(d, first)) for d in ds], number=False, min_width=14, drop=1)
         if first is not None else Column("differs from #1", [], number=False),
         Column("layout tp·cp·pp·vp·dp·mbs", [_layout(d) for d in ds], number=False, min_width=12, drop=3),
+        Column("margin cmp/bw", [margin_text(d) for d in ds], drop=5),
         Column("nodes", [f"{d.cost.nodes:,}" for d in ds], drop=4),
         Column("MFU", [f"{d.perf.mfu:.1%}" for d in ds], drop=5),
         Column("facility kW", [f"{d.cost.facility_power_kw:,.0f}" for d in ds], drop=6),
@@ -150,6 +151,22 @@ def solve_columns(result: SolveResult) -> list[Column]:
 def solve_table(result: SolveResult, width: int | None = None, wide: bool = False) -> Table:
     title = f"{safe(result.scenario)}: {len(result.designs)} design(s), status {result.status}"
     return make_table(title, solve_columns(result), width, wide)
+
+
+def margin_text(d: Design) -> str:
+    """The largest compute slowdown / scale-out bandwidth derate the design survives ("any": no scale-out)."""
+    m = d.margins
+    if not m:
+        return ""
+    bw = "any" if m["bandwidth_derate"] >= 1 else f"{m['bandwidth_derate']:.0%}"
+    return f"{m['compute_slowdown']:+.0%} / {bw}"
+
+
+def print_uncalibrated(designs: list[Design], console: Console) -> None:
+    """Each design whose result rests on a regime no calibration row covers (perf.coverage)."""
+    for d in designs:
+        for text in d.uncalibrated:
+            console.print(f"  [yellow]⚠ #{d.rank} uncalibrated[/]: {safe(text)}")
 
 
 def print_solve(result: SolveResult, console: Console, wide: bool = False) -> None:
@@ -165,6 +182,7 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
             console.print(f"  #{d.rank} binding: " + "; ".join(safe(x) for x in tight))
         if d.cost.inventory:
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
+    print_uncalibrated(result.designs, console)
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
@@ -212,21 +230,31 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
                   f"MFU {p.mfu:.1%}, {p.hardware_tflops_per_gpu:,.0f} hardware TFLOP/s per GPU")
     t = Table(title="step time breakdown (s)", title_justify="left")
-    for col in ("term", "time s", "exposed s", "NVLink bytes/GPU", "scale-out bytes/GPU"):
+    for col in ("term", "time s", "window s", "exposed s", "NVLink bytes/GPU", "scale-out bytes/GPU"):
         t.add_column(col, justify="right" if col != "term" else "left")
-    t.add_row("compute", f"{p.compute_s:.3f}", f"{p.compute_s:.3f}", "", "")
-    t.add_row("bubble", f"{p.bubble_s:.3f}", f"{p.bubble_s:.3f}", "", "")
+    t.add_row("compute", f"{p.compute_s:.3f}", "", f"{p.compute_s:.3f}", "", "")
+    t.add_row("bubble", f"{p.bubble_s:.3f}", "", f"{p.bubble_s:.3f}", "", "")
     for k, tr in p.traffic.items():
-        t.add_row(k, f"{tr.time_s:.3f}", f"{tr.exposed_s:.3f}", _gb(tr.nvlink_bytes), _gb(tr.scaleout_bytes))
-    t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
+        t.add_row(k, f"{tr.time_s:.3f}", f"{tr.window_s:.3f}", f"{tr.exposed_s:.3f}", _gb(tr.nvlink_bytes),
+                  _gb(tr.scaleout_bytes))
+    if p.capacity_s > 0:
+        t.add_row("link capacity", f"{max(p.scaleout_busy_s, p.nvlink_busy_s):.3f}", "", f"{p.capacity_s:.3f}", "", "")
+    t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
     console.print(t)
+    if design.margins:
+        console.print(f"margins: slack {design.margins['slack_fraction']:.1%} of the target; survives a compute slowdown "
+                      f"of {design.margins['compute_slowdown']:.1%} and a scale-out bandwidth derate of "
+                      f"{design.margins['bandwidth_derate']:.1%}")
+    print_uncalibrated([design], console)
     fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
     console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
                   f"{p.memory_activations_gb:,.1f}) of {p.hbm_usable_gb:,.1f} GB usable: {fit}; dominant: "
                   f"{safe(', '.join(p.dominant_terms))}")
     f = c.fabric
-    console.print(f"fabric: {f.tiers} tier(s), {f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core "
-                  f"{safe(c.switch)}; links {f.links['node_leaf']:,} / {f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
+    planes = f" in {f.planes} planes" if f.planes > 1 else ""
+    console.print(f"fabric: {f.family}, {f.tiers} tier(s){planes}, {f.leaf_switches} leaf + {f.spine_switches} spine + "
+                  f"{f.core_switches} core {safe(c.switch)} ({f.k} ports in use); links {f.links['node_leaf']:,} / "
+                  f"{f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
@@ -262,6 +290,13 @@ def bom_table(design: Design, width: int | None = None, wide: bool = False) -> T
     return make_table("bill of materials", cols, width, wide)
 
 
+def _efficiency(gpu) -> str:
+    """GEMM efficiency of the compute model (bf16/fp8), or the flat compute efficiency."""
+    if gpu.compute_model is not None:
+        return f"GEMM {gpu.compute_model.gemm_efficiency_bf16:.2f}/{gpu.compute_model.gemm_efficiency_fp8:.2f}"
+    return f"{gpu.compute_efficiency.bf16:.2f}/{gpu.compute_efficiency.fp8:.2f}"
+
+
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
     t = Table(title=title, title_justify="left")
     for col in columns:
@@ -275,7 +310,7 @@ def catalog_tables(cat: Catalog) -> list[Table]:
     """The catalog as five tables: GPUs, platforms, NICs and switches, links, racks and facility."""
     gpus = _table("GPUs", ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"), [
         (g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
-         f"{g.compute_efficiency.bf16:.2f}/{g.compute_efficiency.fp8:.2f}") for g in cat.gpus])
+         _efficiency(g)) for g in cat.gpus])
     platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
                                      "price", "kW", "date"), [
         (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
@@ -284,7 +319,8 @@ def catalog_tables(cat: Catalog) -> list[Table]:
     network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
                      [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n), f"{n.power_w:g}",
                        n.price_date) for n in cat.nics]
-                     + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G", _price(s),
+                     + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G"
+                         + "".join(f", {b * s.radix}×{s.port_speed_gbps / b:g}G split" for b in s.breakout), _price(s),
                          f"{s.power_w:g}", s.price_date) for s in cat.switches])
     links = _table("links (per link: cable + modules at both ends)",
                    ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"), [

@@ -156,6 +156,30 @@ def test_pin_outside_its_allow_list(tmp_path, monkeypatch, capsys):
                     tmp_path, monkeypatch, capsys)
 
 
+def test_unknown_fabric_family(tmp_path, monkeypatch, capsys):
+    # line 21 "  fabrics: [fat-tree, fat-trees]": 2 spaces + "fabrics: [" (10) + "fat-tree, " (10) = 22
+    # characters before the bad name, so it starts at column 23.
+    bad = variant(tmp_path, MINI_SCENARIO, 21, "platforms: [hgx-h100, hgx-h200]", "fabrics: [fat-tree, fat-trees]")
+    assert_rejected(bad, "scenario", f"{bad}:21:23: constraints.fabrics[1]",
+                    "Input should be 'fat-tree', 'multi-plane' or 'rail-only' (got 'fat-trees')", tmp_path, monkeypatch, capsys)
+
+
+def test_pinned_fabric_outside_its_allow_list(tmp_path, monkeypatch, capsys):
+    # line 21 allows only the fat tree; line 25 "  fabric: rail-only", column 3.
+    allowed = variant(tmp_path, MINI_SCENARIO, 21, "platforms: [hgx-h100, hgx-h200]", "fabrics: [fat-tree]", "allowed.yaml")
+    bad = variant(tmp_path, allowed, 25, "platform: hgx-h100", "fabric: rail-only")
+    assert_rejected(bad, "scenario", f"{bad}:25:3: pin.fabric",
+                    "pinned value is outside the allow-list constraints.fabrics = ['fat-tree']", tmp_path, monkeypatch, capsys)
+
+
+def test_breakout_split_listed_twice(tmp_path, monkeypatch, capsys):
+    # line 55 "    power_w: 750" of the switch becomes "    breakout: [2, 2]" (key at column 5); power_w is
+    # then missing as well.
+    bad = variant(tmp_path, MINI_CATALOG, 55, "power_w: 750", "breakout: [2, 2]")
+    assert_rejected(bad, "catalog", f"{bad}:55:5: switches[0].breakout", "breakout lists a split twice: [2, 2]",
+                    tmp_path, monkeypatch, capsys)
+
+
 def test_tp_pin_must_divide_the_domain(tmp_path, monkeypatch, capsys):
     # hgx-h100 has 8 GPUs per NVLink domain (catalogs/default.yaml); 8 % 3 = 2, so tp = 3 cannot tile
     # it. Line 26 becomes "  tp: 3" inside the pin block (top_k falls back to its default).

@@ -16,7 +16,7 @@ import pyomo.environ as pyo
 import pytest
 from builders import make_catalog, make_scenario
 
-from solver.design_space import Architecture, DesignSpace, Exposure, Shape
+from solver.design_space import Architecture, Condition, DesignSpace, Exposure, Shape
 from solver.optimize.data import model_data
 from solver.optimize.highs import HighsAdapter
 from solver.optimize.model import build_model, decode
@@ -26,13 +26,25 @@ ONE_RAIL = Architecture("hgx-t", "ndr-nic", 1, "ndr-64", 1.0)
 TWO_RAILS = Architecture("hgx-t", "ndr-nic", 2, "ndr-64", 1.0)
 
 
+def affine_exposure(name: str, pieces: list[tuple[float, float]], d_values: list[int]) -> Exposure:
+    """A class whose pieces are affine in d, d·(a·T − W) = c0 + c1·d, evaluated at each allowed d (the model carries
+    one coefficient per (shape, d) point, SPEC §4.5)."""
+    return Exposure(name, [[c0 + c1 * d for d in d_values] for c0, c1 in pieces])
+
+
 def shape(arch: Architecture, d_values: list[int], comp0: float, comp1: float = 0.0, exposures=(),
-          mem0: float = 0.0, mem1: float = 1.0, hbm: float = 80.0) -> Shape:
+          mem0: float = 0.0, mem1: float = 1.0, hbm: float = 80.0, capacity=(0.0, 0.0), margins=()) -> Shape:
     """A tp = 8 layout on 8-GPU domains: d data-parallel replicas occupy d nodes (d domains).
-    d·T_comp = comp0 + comp1·d; d·mem = mem0 + mem1·d."""
-    steps = [(comp0 + comp1 * d + sum(x.at(d) for x in exposures)) / d for d in d_values]
-    return Shape(f"t8 {arch.rails_per_node} rails", arch.perf, 8, 1, 1, 1, 1, 8, list(d_values), list(d_values),
-                 comp0, comp1, list(exposures), mem0, mem1, hbm, steps)
+    d·T_comp = comp0 + comp1·d; d·mem = mem0 + mem1·d; `exposures` are (name, [(c0, c1), …]); d·(link busy time)
+    = capacity[0] + capacity[1]·d; `margins` are (condition name, factor on d·T_comp)."""
+    ds = list(d_values)
+    xs = [affine_exposure(name, pieces, ds) for name, pieces in exposures]
+    busy = [capacity[0] + capacity[1] * d for d in ds]
+    nominal = Condition("", [comp0 + comp1 * d for d in ds], xs, busy)
+    extra = [Condition(name, [k * (comp0 + comp1 * d) for d in ds], [], busy) for name, k in margins]
+    steps = [nominal.step_time_s(j, d) for j, d in enumerate(ds)]
+    return Shape(f"t8 {arch.rails_per_node} rails", arch.perf, 8, 1, 1, 1, 1, 8, ds, list(ds), [nominal, *extra],
+                 [mem0 + mem1 * d for d in ds], hbm, steps)
 
 
 def solve(shapes: list[Shape], archs: list[Architecture], target_s: float, **scenario):
@@ -58,14 +70,31 @@ def test_step_time_picks_the_smallest_d_that_meets_the_target():
 def test_exposure_pieces_are_a_maximum_of_affine_functions():
     # Exposed time E(d) = max(0, 2 − 4/d, 1.5 − 1/d) (pieces d·E = −4 + 2d and −1 + 1.5d); T = 12/d + E(d).
     # d = 2: 6 + max(0, 0, 1) = 7 > 5.4;  d = 4: 3 + max(0, 1, 1.25) = 4.25 ≤ 5.4 → d = 4.
-    x = Exposure("dp", [(-4.0, 2.0), (-1.0, 1.5)])
+    x = ("dp", [(-4.0, 2.0), (-1.0, 1.5)])
     model, outcome = solve([shape(ONE_RAIL, [2, 4], comp0=12, exposures=[x])], [ONE_RAIL], 5.4)
     assert decode(model).d == 4
     # the exposure rows hold at the chosen d: exposed ≥ both pieces (d·E = 4 and 5)
-    assert pyo.value(model.exposed[0, 0]) >= 5.0 - 1e-6
+    assert pyo.value(model.exposed[0, 0, 0]) >= 5.0 - 1e-6  # shape 0, nominal condition, its first class
     # with a 4.2 s target the 5.0 s of d·E at d = 4 no longer fits: 3 + 1.25 = 4.25 > 4.2 → infeasible
     _, outcome = solve([shape(ONE_RAIL, [2, 4], comp0=12, exposures=[x])], [ONE_RAIL], 4.2)
     assert outcome.status == "infeasible"
+
+
+def test_link_capacity_binds_when_a_link_is_busier_than_the_schedule():
+    # compute alone: T = 4/d meets 5 s at d = 1; but every class shares the NIC: busy time 6/d + 2 s
+    # (d·busy = 6 + 2d), so d = 1 needs 8 s and d = 2 exactly 5 s: link_capacity picks d = 2.
+    model, _ = solve([shape(ONE_RAIL, [1, 2, 4], comp0=4, capacity=(6, 2))], [ONE_RAIL], 5.0)
+    assert decode(model).d == 2
+    model, _ = solve([shape(ONE_RAIL, [1, 2, 4], comp0=4)], [ONE_RAIL], 5.0)
+    assert decode(model).d == 1
+
+
+def test_compute_margin_rows_demand_the_slowdown_too():
+    # d·T = 4.8 (T = 4.8/d) meets 5 s at d = 1; with a 10 % compute slowdown demanded, 1.1·4.8 = 5.28 s > 5 s, so
+    # step_time_compute_margin moves the design to d = 2 (2.64 s).
+    model, _ = solve([shape(ONE_RAIL, [1, 2, 4], comp0=4.8, margins=[("compute_margin", 1.1)])], [ONE_RAIL], 5.0)
+    assert decode(model).d == 2
+    assert hasattr(model, "step_time_compute_margin")
 
 
 def test_memory_fit_excludes_small_d():

@@ -7,6 +7,7 @@ one by one, no model, no pruning) or from arithmetic in the comments, never from
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -47,6 +48,21 @@ SPACES = {
         constraints=dict(platforms=["dgx-a100", "hgx-h200"], rails_per_node=[2, 4], oversubscription=[1, 2],
                          facility_power_kw=53.5),
         parallelism=dict(tp=[4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2])),
+    # Physics v2's non-affine terms: fsdp moves its bytes every microbatch (d·T ∝ 1 − 1/d), ring latency grows
+    # with d, and the scenario demands margins (robustness rows); 1, 2 or 8 rails.
+    "h100-fsdp-margins": dict(
+        name="exact-fsdp", workload=dict(model=GPT3_6_7B, global_batch_size=256, optimizer="fsdp"),
+        target=dict(step_time_s=2.5), constraints=dict(platforms=["hgx-h100"], rails_per_node=[1, 2, 8]),
+        robustness=dict(compute_slowdown=0.1, bandwidth_derate=0.3),
+        parallelism=dict(tp=[1, 2, 4], cp=1, pp=[1, 2], vp=[1, 2], microbatch_size=[1, 2])),
+    # Interleaved pipelines with a balanced split, oversubscribed leaves (χ = 1 for pipeline sends), bf16
+    # gradients, one or four rails: the DP windows shrink with gradient accumulation.
+    "b200-pipeline-oversubscribed": dict(
+        name="exact-pp", workload=dict(model=dict(GPT3_6_7B, layers=30), global_batch_size=512,
+                                       pipeline_split="balanced", grad_reduce_dtype="bf16"),
+        target=dict(step_time_s=3.0),
+        constraints=dict(platforms=["hgx-b200"], rails_per_node=[1, 4], oversubscription=[1, 2], nics=["cx7-ndr"]),
+        parallelism=dict(tp=[2, 4], cp=1, pp=[2, 4], vp=[1, 2, 4], microbatch_size=[1, 2])),
 }
 
 
@@ -113,13 +129,22 @@ def test_distinct_by_layout_equals_enumeration(default_catalog, enumerated):
 
 def _expected_fabric(design):
     """size_fabric of the design's own nodes, rails, radix and oversubscription (fewest tiers; an
-    oversubscribed architecture whose non-blocking twin is allowed may not use 1 tier)."""
+    oversubscribed architecture whose non-blocking twin is allowed may not use 1 tier). A
+    multi-plane design is `rails` fat trees of one rail (SPEC §5.1), from 2 tiers on; a rail-only
+    design is rails·nodes_per_domain one-rail trees of one endpoint per domain."""
     a = design.architecture
     radix = {"qm8700": 40, "qm9700": 64, "sn5600": 128, "q3400": 144}[a.switch]  # catalogs/default.yaml
-    size = size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription)
-    if size.tiers == 1 and a.oversubscription > 1:
-        size = size_fabric(design.cost.nodes, a.rails_per_node, radix, a.oversubscription, 2)
-    return size
+    nodes, rails, planes, lowest = design.cost.nodes, a.rails_per_node, 1, 1
+    if a.fabric == "multi-plane":
+        rails, planes, lowest = 1, a.rails_per_node, 2
+    if a.fabric == "rail-only":
+        per_domain = design.gpus_per_domain // {"gb200-nvl72": 4}.get(a.platform, design.gpus_per_domain)
+        nodes, rails, planes = nodes // per_domain, 1, a.rails_per_node * per_domain
+    size = size_fabric(nodes, rails, radix, a.oversubscription)
+    if size.tiers < lowest or (size.tiers == 1 and a.oversubscription > 1):
+        size = size_fabric(nodes, rails, radix, a.oversubscription, 2)
+    return dataclasses.replace(size, switches={r: planes * n for r, n in size.switches.items()},
+                               links={t: planes * n for t, n in size.links.items()})
 
 
 def _pinned(doc: dict, design) -> dict:
@@ -129,7 +154,8 @@ def _pinned(doc: dict, design) -> dict:
     out["pin"] = dict(platform=a.platform, nic=a.nic, rails_per_node=a.rails_per_node, switch=a.switch,
                       tiers=design.tiers, oversubscription=a.oversubscription, tp=lay.tp, cp=lay.cp, pp=lay.pp,
                       vp=lay.vp, dp=lay.dp, microbatch_size=lay.microbatch_size,
-                      gpus_per_domain_used=lay.gpus_per_domain_used)
+                      gpus_per_domain_used=lay.gpus_per_domain_used, fabric=a.fabric,
+                      above_pod_oversubscription=a.above_pod_oversubscription)
     return out
 
 
@@ -182,9 +208,12 @@ def test_dominated_pruning_keeps_the_optimum(space, solved):
 #   F_hw = F_model = 3·B·s·(L·(2·P_mm + 4·s·h) + 2·h·V)
 #        = 3·16,384·(786,432 + 262,144 + 1,048,576) = 3·16,384·2,097,152 = 103,079,215,104
 #   T_comp(d) = F_hw / (d·peak·1e12): 1-TFLOP/s boxes 0.103079/d s, fast-box 0.025770/d s.
-# No bubble (p = 1); no TP/CP/PP traffic (degree 1); DP traffic hides: overlap φ = 1 and
-#   T_dp ≤ 2·P·2 B / 50 GB/s = 2·1,442,560·2 / 50e9 = 0.115 ms < T_comp(64) on fast-box = 0.403 ms,
-# so step(d) = T_comp(d). Target 4 ms: a 1-TFLOP/s box needs d ≥ 103.079/4 = 25.8 → d = 32;
+# No bubble (p = 1); no TP/CP/PP traffic (degree 1); DP traffic hides (SPEC §4.5 v2 windows): bf16 gradients,
+# a toy NIC without network latency (catalog), so each of the reduce-scatter and the all-gather takes at most
+#   P·2 B·(63/64) / 50 GB/s + 8.4 µs launch = 1,442,560·2·63/64 / 50e9 + 8.4e-6 = 65.2 µs,
+# against windows τ_f = T_comp/(3m) and τ_b = 2·T_comp/(3m) of one microbatch (no recompute, r_f = 1/3), where
+# T_comp/m = F_hw/(64·peak) whatever d: τ_f = 103,079,215,104/(64·4e12)/3 = 134 µs on fast-box (537 µs on the
+# 1-TFLOP/s boxes); both links are busy for at most 2 × 65.2 µs < T_comp. So step(d) = T_comp(d). Target 4 ms: a 1-TFLOP/s box needs d ≥ 103.079/4 = 25.8 → d = 32;
 # fast-box needs d ≥ 25.77/4 = 6.44 → d = 8. Costs (1 tier, 1 switch):
 #   slow-box  d=32: 32·10,000 + 1,000 = $321,000, 32 kW
 #   cheap-box d=32: 32·5,000  + 1,000 = $161,000, 64 kW
@@ -199,7 +228,8 @@ F_HW = 3 * 64 * 256 * (1 * (2 * 393_216 + 4 * 256 * 256) + 2 * 256 * 2048)  # = 
 
 
 def toy(**changes) -> dict:
-    doc = dict(name="toy", workload=dict(model=TOY_MODEL, global_batch_size=64, activation_recompute="none"),
+    doc = dict(name="toy", workload=dict(model=TOY_MODEL, global_batch_size=64, activation_recompute="none",
+                                         grad_reduce_dtype="bf16"),
                target=dict(step_time_s=0.004), overlap=dict(tp=1, cp=1, pp=1, dp=1),
                parallelism=dict(tp=1, cp=1, pp=1, vp=1, microbatch_size=1))
     for key, value in changes.items():

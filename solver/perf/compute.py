@@ -1,0 +1,232 @@
+"""Compute time from GEMM shapes (SPEC §4.2): what one GPU's math takes per microbatch and per step.
+
+The step's math is timed per matmul family from the GEMM dimensions one GPU actually runs, not
+as "FLOPs / (peak · one efficiency)": a wider model, a larger microbatch or a smaller tensor-parallel
+degree gives larger GEMMs, which run closer to the peak; FP8 speeds up only the linear layers.
+
+Per layer and microbatch, with T = b·s/c tokens on the GPU (sequence parallelism gathers the
+sequence for the GEMMs), h_q = h + 2·h_kv, k_up = 2 for SwiGLU (gate and up fused), 1 for GeLU:
+
+    family      forward GEMM (M, N, K)      backward: dgrad (M, K, N) and wgrad (N, K, M)
+    qkv         (T, h_q/t, h)
+    attn_out    (T, h, h/t)
+    ffn_up      (T, k_up·f/t, h)
+    ffn_down    (T, h, f/t)
+    logits      (T, V/t, h)                 once per microbatch, on the last pipeline stage
+
+    gemm_s(M, N, K) = max(2MNK / (peak · η_gemm), bytes / hbm) + t_0           (`gemm_s`)
+
+with bytes = operand bytes · (MK + KN) + 2·MN, η_gemm and t_0 fitted per GPU (catalog
+`compute_model`); the attention core (FlashAttention, causal: half of the counted 4·s·h FLOPs per
+token are executed) at the BF16 peak · η_attn, backward 2.5 × forward (FlashAttention's five
+matmuls against two); memory-bound element-wise work (norms, residual adds, RoPE, activation,
+dropout, FP8 casts) at hbm_tbyte_s · η_hbm, counted per token; full recompute repeats the forward.
+The optimizer step streams its shard of the model states once at hbm_tbyte_s · η_hbm.
+
+The pipeline runs at the pace of its slowest stage (`pacing_stage`): with a uniform split every
+stage holds L/p layers and the last one also the logits; a balanced split counts the embedding and
+the loss as one layer each ((L + 2)/p slots, one layer fewer on the first and last stages).
+
+`gemm_s` is the one GEMM-timing function: expert (MoE) GEMMs can use it too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..inputs.schema import TransformerShape, Workload
+from .layout import Layout
+from .model import kv_hidden_size
+
+TFLOP = 1e12
+TBYTE = 1e12
+BF16_BYTES = 2
+FP8_BYTES = 1
+# FlashAttention executes half of the counted (unhalved, SPEC §4.1) attention FLOPs under a causal mask.
+CAUSAL_SHARE = 0.5
+# FlashAttention's backward runs five matmuls to the forward's two (Dao 2023, FlashAttention-2 §3.1.2).
+ATTENTION_BACKWARD_OVER_FORWARD = 2.5
+# Unfused attention (no FlashAttention): scale + mask + softmax read and write 2 B per score, dropout reads and
+# writes 2 B and a 1 B mask (Korthikanti et al. 2022 §4.1 count the same tensors).
+SOFTMAX_BYTES_PER_SCORE = 9
+# Memory-bound kernels reach about this share of HBM bandwidth (estimate; docs/model.md "Compute").
+ELEMENTWISE_HBM_EFFICIENCY = 0.8
+# Backward element-wise work reads the saved input and the incoming gradient and writes a gradient:
+# about twice the forward's bytes.
+ELEMENTWISE_BACKWARD_OVER_FORWARD = 2.0
+# Adam step per parameter of the optimizer shard: read fp32 master, two moments and the fp32 main grad
+# (16 B), write master and moments (12 B), write the bf16 weight (2 B), zero the main grad (4 B).
+OPTIMIZER_BYTES_PER_PARAM = 34
+# An FP8 GEMM input is read in bf16 and written in fp8 twice (row- and column-major for the wgrad GEMM).
+FP8_CAST_BYTES = BF16_BYTES + 2 * FP8_BYTES
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComputeParams:
+    """What the compute model needs of one GPU: peaks, HBM bandwidth and the catalog's fitted
+    `compute_model` parameters (SPEC §4.2)."""
+
+    bf16_tflops: float
+    fp8_tflops: float
+    hbm_tbyte_s: float
+    gemm_efficiency_bf16: float
+    gemm_efficiency_fp8: float
+    attention_efficiency: float
+    gemm_overhead_s: float
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One linear layer's forward GEMM on one GPU: output M × N, inner dimension K, `count` per layer."""
+
+    family: str
+    m: float
+    n: float
+    k: float
+    fp8: bool  # runs at the FP8 rate when the workload's precision is fp8
+
+
+@dataclass(frozen=True)
+class MicrobatchCompute:
+    """Seconds one GPU spends on one microbatch (all its L/p layers, its share of the logits), by family
+    and pass; `forward_s` + `backward_s` = the microbatch's compute τ."""
+
+    forward_s: float
+    backward_s: float
+    by_family_s: dict[str, float]  # qkv, attn_out, ffn_up, ffn_down, logits, attention, elementwise (fwd + bwd)
+    gemm_s: float  # linear GEMMs of all passes (the window TP comm overlap could use)
+    attention_s: float  # attention core of all passes (the window CP overlaps with)
+
+    @property
+    def total_s(self) -> float:
+        return self.forward_s + self.backward_s
+
+
+def gemm_s(m: float, n: float, k: float, *, tflops: float, efficiency: float, hbm_tbyte_s: float,
+           overhead_s: float, operand_bytes: float) -> float:
+    """One GEMM (output M × N, inner K): max(2MNK/(peak·η), bytes/hbm) + t_0, bytes = operand·(MK + KN) + 2·MN."""
+    flops_s = 2 * m * n * k / (tflops * TFLOP * efficiency)
+    bytes_moved = operand_bytes * (m * k + k * n) + BF16_BYTES * m * n
+    return max(flops_s, bytes_moved / (hbm_tbyte_s * TBYTE)) + overhead_s
+
+
+def layer_gemms(model: TransformerShape, layout: Layout) -> list[Gemm]:
+    """The four linear GEMMs of one layer on one GPU (table in the module docstring)."""
+    h, f, t = model.hidden_size, model.ffn_hidden_size, layout.tp
+    tokens = layout.microbatch_size * model.seq_len / layout.cp
+    k_up = 2 if model.ffn_type == "swiglu" else 1
+    return [
+        Gemm("qkv", tokens, (h + 2 * kv_hidden_size(model)) / t, h, True),
+        Gemm("attn_out", tokens, h, h / t, True),
+        Gemm("ffn_up", tokens, k_up * f / t, h, True),
+        Gemm("ffn_down", tokens, h, f / t, True),
+    ]
+
+
+def logits_gemm(model: TransformerShape, layout: Layout) -> Gemm:
+    """The output layer (logits stay in BF16, SPEC §4.2)."""
+    tokens = layout.microbatch_size * model.seq_len / layout.cp
+    return Gemm("logits", tokens, model.vocab_size / layout.tp, model.hidden_size, False)
+
+
+def _gemm_passes_s(g: Gemm, params: ComputeParams, fp8: bool) -> tuple[float, float]:
+    """(forward, backward) seconds of one linear layer: forward (M, N, K); dgrad (M, K, N); wgrad (N, K, M)."""
+    low = fp8 and g.fp8
+    kw = dict(tflops=params.fp8_tflops if low else params.bf16_tflops,
+              efficiency=params.gemm_efficiency_fp8 if low else params.gemm_efficiency_bf16,
+              hbm_tbyte_s=params.hbm_tbyte_s, overhead_s=params.gemm_overhead_s,
+              operand_bytes=FP8_BYTES if low else BF16_BYTES)
+    forward = gemm_s(g.m, g.n, g.k, **kw)
+    backward = gemm_s(g.m, g.k, g.n, **kw) + gemm_s(g.n, g.k, g.m, **kw)
+    return forward, backward
+
+
+def attention_s(workload: Workload, layout: Layout, params: ComputeParams) -> tuple[float, float]:
+    """(forward, backward) of one layer's attention core per microbatch, recompute included.
+
+    FlashAttention: 4·s·h/t counted FLOPs per token, half executed (causal), at the BF16 peak · η_attn;
+    backward 2.5 × forward (it recomputes the scores itself); full recompute adds a forward. Without
+    FlashAttention (Megatron before 2023): the two batched GEMMs execute all counted FLOPs at η_gemm, and
+    the softmax, mask and dropout stream (a/t)·b·(s/c)·s scores of SOFTMAX_BYTES_PER_SCORE each way
+    (backward twice); selective or full recompute runs that forward again. With CP each GPU holds s/c
+    queries against all s keys.
+    """
+    model = workload.model
+    tokens = layout.microbatch_size * model.seq_len / layout.cp
+    counted = 4 * model.seq_len * model.hidden_size / layout.tp * tokens
+    again = 1.0 if workload.activation_recompute == "full" else 0.0
+    if workload.flash_attention:
+        fwd = counted * CAUSAL_SHARE / (params.bf16_tflops * TFLOP * params.attention_efficiency)
+        return fwd, ATTENTION_BACKWARD_OVER_FORWARD * fwd + again * fwd
+    bmm = counted / (params.bf16_tflops * TFLOP * params.gemm_efficiency_bf16)
+    scores = model.attention_heads / layout.tp * tokens * model.seq_len
+    softmax = scores * SOFTMAX_BYTES_PER_SCORE / (params.hbm_tbyte_s * TBYTE * ELEMENTWISE_HBM_EFFICIENCY)
+    fwd = bmm + softmax
+    again = 1.0 if workload.activation_recompute in ("full", "selective") else 0.0
+    return fwd, 2 * fwd + again * fwd
+
+
+def elementwise_forward_bytes(model: TransformerShape, layout: Layout, fp8: bool) -> float:
+    """Bytes the memory-bound forward work of one layer and microbatch moves on one GPU.
+
+    Per token, in elements (SP shards the hidden-sized tensors, TP the MLP): two norms (read + write h
+    each, 4h), two residual adds (6h), RoPE on q and k (2·(h + h_kv)), the activation (SwiGLU reads
+    gate and up and writes f: 3f; GeLU 2f), GPT-style dropout on the two block outputs (GeLU models,
+    read + write + mask ≈ 5h); all ÷ t, 2 bytes each. FP8 adds the casts of the four GEMM inputs
+    (h, h, h, f: read 2 B, write 1 B).
+    """
+    h, f, t = model.hidden_size, model.ffn_hidden_size, layout.tp
+    tokens = layout.microbatch_size * model.seq_len / layout.cp
+    act = 3 * f if model.ffn_type == "swiglu" else 2 * f + 5 * h
+    elements = 4 * h + 6 * h + 2 * (h + kv_hidden_size(model)) + act
+    total = elements * BF16_BYTES
+    if fp8:
+        total += (3 * h + f) * FP8_CAST_BYTES
+    return total / t * tokens
+
+
+def pacing_stage(workload: Workload, layout: Layout, layer_s: float, logits_s: float) -> tuple[float, bool]:
+    """(transformer layers, runs the logits) of the stage that sets the pipeline's pace.
+
+    uniform: the last stage, L/p layers and the logits; balanced (p > 1): (L + 2)/p slots per stage,
+    the busier of a middle stage ((L + 2)/p layers) and the last ((L + 2)/p − 1 layers and the logits).
+    """
+    L, p = workload.model.layers, layout.pp
+    if p == 1 or workload.pipeline_split == "uniform":
+        return L / p, True
+    slots = (L + 2) / p
+    if (slots - 1) * layer_s + logits_s >= slots * layer_s:
+        return slots - 1, True
+    return slots, False
+
+
+def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams) -> MicrobatchCompute:
+    """Compute of one microbatch on the pacing stage: its layers (forward, backward, and the forward again
+    with full recompute) and, on the last stage, the logits. SPEC §4.2."""
+    model, fp8 = workload.model, workload.precision == "fp8"
+    again = 1.0 if workload.activation_recompute == "full" else 0.0
+    per_layer: dict[str, float] = {}
+    lin_f = lin_b = 0.0
+    for g in layer_gemms(model, layout):
+        fwd, bwd = _gemm_passes_s(g, params, fp8)
+        lin_f, lin_b = lin_f + fwd, lin_b + bwd
+        per_layer[g.family] = fwd * (1 + again) + bwd
+    att_f, att_b = attention_s(workload, layout, params)
+    ew_f = elementwise_forward_bytes(model, layout, fp8) / (params.hbm_tbyte_s * TBYTE * ELEMENTWISE_HBM_EFFICIENCY)
+    ew_b = ELEMENTWISE_BACKWARD_OVER_FORWARD * ew_f
+    per_layer["attention"] = att_f + att_b
+    per_layer["elementwise"] = ew_f * (1 + again) + ew_b
+    layer_f = lin_f + att_f + ew_f
+    layer_b = lin_b + att_b + ew_b + again * (lin_f + ew_f)
+    log_f, log_b = _gemm_passes_s(logits_gemm(model, layout), params, fp8)
+    layers, logits = pacing_stage(workload, layout, layer_f + layer_b, log_f + log_b)
+    share = 1.0 if logits else 0.0
+    fams = {k: layers * v for k, v in per_layer.items()}
+    fams["logits"] = share * (log_f + log_b)
+    gemm_total = sum(fams[g] for g in ("qkv", "attn_out", "ffn_up", "ffn_down", "logits"))
+    return MicrobatchCompute(layers * layer_f + share * log_f, layers * layer_b + share * log_b, fams, gemm_total,
+                             fams["attention"])
+
+
+def optimizer_step_s(params_in_shard: float, params: ComputeParams) -> float:
+    """Adam over the GPU's optimizer shard: OPTIMIZER_BYTES_PER_PARAM per parameter at hbm_tbyte_s · η_hbm."""
+    return params_in_shard * OPTIMIZER_BYTES_PER_PARAM / (params.hbm_tbyte_s * TBYTE * ELEMENTWISE_HBM_EFFICIENCY)

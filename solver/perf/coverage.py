@@ -1,0 +1,54 @@
+"""Where the performance model is calibrated, and where a design leaves that envelope (SPEC §10: "a design
+whose feasibility rests on a regime no calibration row covers is flagged in the report").
+
+The envelope is the set of published runs in tests/perf/calibration_rows.py that the model reproduces
+(docs/model.md "Calibration"): which GPU and precision pairs were fitted, the lowest scale-out bandwidth
+per GPU, the largest job, one NIC per GPU in every run whose NIC count is published, no oversubscribed
+leaf, and data-parallel traffic that the schedule hid (the runs with much exposed DP traffic are the
+Megatron-LM weak-scaling rows at TP 4–8 without pipelining, whose microbatch size is not published).
+Each check returns a sentence; an empty list means the design sits where the model was validated.
+"""
+from __future__ import annotations
+
+from .hardware import Hardware
+from .layout import Layout
+from .step import Performance
+
+# (GPU, precision) pairs whose compute parameters were fitted on published rows (the others are estimates)
+CALIBRATED_COMPUTE = {("a100-80gb", "bf16"), ("h100-sxm", "bf16"), ("h100-sxm", "fp8"), ("b200", "fp8"),
+                      ("gb200", "fp8"), ("gb300", "fp8")}
+LOWEST_CALIBRATED_GBYTE_S = 6.25  # fms-fsdp A100 rows: 400 Gb/s per 8-GPU node
+LARGEST_CALIBRATED_GPUS = 16_384  # Llama 3 405B (held out)
+EXPOSED_DP_SHARE = 0.10  # exposed dp_rs + dp_ag above this share of the step rests on the DP windows
+
+
+def uncalibrated(hw: Hardware, layout: Layout, perf: Performance, precision: str) -> list[str]:
+    """Sentences naming each regime of this design that no calibration row covers."""
+    out = []
+    if (hw.gpu_id, precision) not in CALIBRATED_COMPUTE:
+        out.append(f"compute: no published {precision} run on {hw.gpu_id} was fitted (the catalog's parameters "
+                   "for it are estimates)")
+    if perf.scaleout_bytes > 0:
+        out += _scaleout_flags(hw, perf)
+    if layout.gpus > LARGEST_CALIBRATED_GPUS:
+        out.append(f"scale: {layout.gpus:,} GPUs is beyond the largest published run ({LARGEST_CALIBRATED_GPUS:,})")
+    return out
+
+
+def _scaleout_flags(hw: Hardware, perf: Performance) -> list[str]:
+    out = []
+    if hw.nics_per_gpu < 1:
+        out.append(f"fewer scale-out NICs than GPUs ({hw.rails_per_node} per {hw.gpus_per_node}): no published run "
+                   "with a stated NIC count has fewer than one NIC per GPU")
+    line_gbyte_s = hw.rails_per_node * hw.nic_speed_gbps / 8 / hw.gpus_per_node
+    if line_gbyte_s < LOWEST_CALIBRATED_GBYTE_S:
+        out.append(f"scale-out bandwidth {line_gbyte_s:.2f} GB/s per GPU is below the lowest calibrated "
+                   f"({LOWEST_CALIBRATED_GBYTE_S:g} GB/s)")
+    if hw.oversubscription > 1:
+        out.append(f"oversubscribed leaf ({hw.oversubscription:g}:1): no published run had one; the χ rule is not "
+                   "calibrated")
+    dp = sum(t.exposed_s for k, t in perf.traffic.items() if k.startswith("dp"))
+    if dp > EXPOSED_DP_SHARE * perf.step_time_s:
+        out.append(f"exposed data-parallel traffic is {dp / perf.step_time_s:.0%} of the step: the result rests on "
+                   "the DP overlap windows, which no run with a published layout validates at that share")
+    return out
