@@ -14,6 +14,7 @@ the target step time, or its placement is impossible. Nothing that could be opti
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from .costing import compute_units, design_cost, fabric_spec, total_nodes
@@ -336,7 +337,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     ctx = _Context(scenario, catalog, prune)
     platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})
-    switches_per_perf = {p: sum(1 for a in archs if a.perf == p) for p in perfs}
+    switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class
     per_platform: dict[str, list[Shape]] = {}
     complete = True
     for plat_id in _most_promising_first(scenario, catalog, sorted({p.platform for p in perfs})):

@@ -217,7 +217,8 @@ def evaluate_named(scenario: dict, design, catalog):
     sc = copy.deepcopy(scenario)
     a, lay = design.architecture, design.layout
     sc["pin"] = {"platform": a.platform, "nic": a.nic, "rails_per_node": a.rails_per_node, "switch": a.switch,
-                 "oversubscription": a.oversubscription, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
+                 "oversubscription": a.oversubscription, "fabric": a.fabric,
+                 "above_pod_oversubscription": a.above_pod_oversubscription, "tiers": design.tiers, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
                  "dp": lay.dp, "microbatch_size": lay.microbatch_size, "gpus_per_domain_used": lay.gpus_per_domain_used}
     ls = api.load_scenario(sc)
     return api.evaluate(ls, catalog), ls.scenario
@@ -251,14 +252,16 @@ def check_explanation(scenario: dict, catalog) -> str | None:
 
 def test_explanation_for_llama3_70b_at_0_45_s_names_a_design_within_max_gpus(default_catalog):
     # Issue 18: at 0.45 s the explanation named an NVL72 design that buys 18,432 GPUs under the
-    # 16,384 cap (it counted GPUs used). The fastest design within the cap, found independently
-    # (see the issue), reaches 0.4614 s.
+    # 16,384 cap (it counted GPUs used). Under the v1 step model the fastest design within the cap,
+    # found independently (see the issue), reached 0.4614 s; physics v2 (issue 13) times every
+    # design slower, so the number is not fixed here: check_explanation re-evaluates the named
+    # design and checks it buys at most 16,384 GPUs, and no 18,432-GPU design may be named.
     scenario = yaml.safe_load((REPO / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
     scenario["target"] = {"step_time_s": 0.45}
     text = check_explanation(scenario, default_catalog)
     assert text is not None
-    assert "reaches 0.461 s" in text
-    assert "reaches 0.313 s" not in text
+    assert "within max_gpus = 16,384 the fastest design reaches" in text
+    assert "18,432 GPUs bought" not in text
 
 
 SHIPPED = ["llama3-70b.yaml", "llama3-405b.yaml", "gpt3-175b.yaml", "capped-budget-power.yaml"]

@@ -602,7 +602,8 @@ def write_performance_sheet(wb, result) -> None:
     _memory_table(ws, designs, row + len(designs) + 3)
     ws.column_dimensions["A"].width = 24
     for col in range(2, 3 + 2 * len(CLASS_NAMES) + 2):
-        ws.column_dimensions[col_letter(col)].width = 11
+        ws.column_dimensions[col_letter(col)].width = 9  # five traffic classes × two networks fit one page at ≥ 80 %
+    ws.column_dimensions[col_letter(5 + len(CLASS_NAMES))].width = 12  # the margins table's wrapped coverage text
     print_setup(ws)  # no repeated header: the second page holds other tables
 
 
@@ -669,6 +670,7 @@ def write_margins_table(ws, row: int, designs) -> None:
         for j, k in enumerate(CLASS_NAMES):
             put(ws, r, 5 + j, d.perf.traffic[k].window_s, SECONDS)
         put(ws, r, 5 + len(CLASS_NAMES), "; ".join(d.uncalibrated) if d.uncalibrated else "none")
+        wrap(ws, r, 5 + len(CLASS_NAMES), 12)  # long text wraps in its column instead of widening the page
 
 
 # ----------------------------------------------------------------------------------- assumptions

@@ -14,7 +14,7 @@ from conftest import DATA
 import solver
 from solver import costing
 from solver.api import solve
-from solver.design_space import Architecture, DesignSpace, Shape, build_design_space
+from solver.design_space import Architecture, Condition, DesignSpace, Shape, build_design_space
 from solver.optimize import oracle
 from solver.optimize.data import model_data
 from solver.optimize.highs import HighsAdapter
@@ -185,7 +185,10 @@ def test_k_best_with_extras_and_inventory_equal_enumeration(default_catalog):
 def _tiny(**scenario):
     arch = Architecture("hgx-t", "ndr-nic", 1, "ndr-64", 1.0)
     ds = [1, 2, 4, 8]
-    shape = Shape("t8", arch.perf, 8, 1, 1, 1, 1, 8, ds, ds, 12.0, 0.0, [], 0.0, 1.0, 80.0, [12.0 / d for d in ds])
+    # d·T_comp = 12 (T = 12/d s), no exposed traffic, d·memory = d GB of 80 GB HBM
+    nominal = Condition("", [12.0 for _ in ds], [], [0.0 for _ in ds])
+    steps = [nominal.step_time_s(j, d) for j, d in enumerate(ds)]
+    shape = Shape("t8", arch.perf, 8, 1, 1, 1, 1, 8, ds, list(ds), [nominal], [1.0 * d for d in ds], 80.0, steps)
     sc = make_scenario(target={"step_time_s": 5.0}, **scenario)
     model = build_model(model_data(DesignSpace(sc, make_catalog(), 5.0, [arch], [shape], combinations=0, pruned={})))
     assert HighsAdapter().solve(model).status == "optimal"

@@ -157,7 +157,9 @@ def test_comparisons_from_scratch_and_up_front(toy_catalog):
 
 GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
                  vocab_size=51200, seq_len=2048)  # Brown et al. 2020, Table 2.1
-REAL = dict(name="plan-exact", workload=dict(model=GPT3_1_3B, global_batch_size=256), target=dict(step_time_s=0.5),
+# target 1.3 s (0.5 s under the v1 step model): physics v2 times GPT-3 1.3B slower on few NICs, and
+# the enumeration must still offer several plans to choose from in every case below
+REAL = dict(name="plan-exact", workload=dict(model=GPT3_1_3B, global_batch_size=256), target=dict(step_time_s=1.3),
             constraints=dict(platforms=["hgx-h100", "hgx-b200"], rails_per_node=[1], nics=["cx7-ndr"],
                              switches=["ndr-8port"]),
             parallelism=dict(tp=[8], cp=1, pp=1, vp=1, microbatch_size=1))

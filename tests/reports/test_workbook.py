@@ -279,11 +279,17 @@ def test_charts_show_all_of_capex_and_the_network_without_compute(book, solved):
 
     everything, beyond = ([label(r) for r in refs] for refs in series[:2])
     assert everything == ["compute", "spares", "nic", "switch", "link", "rack", "contingency − discount"]
-    # without compute and spares ($134.5M of $158.1M in design 1) the network's $7.2M is drawn at a visible scale
+    # without compute and spares ($134.5M of $182.0M in design 1) the network's $28.8M is drawn at a visible scale
     assert beyond == ["nic", "switch", "link", "rack"]
     d = js["designs"][0]
     network = sum(x["extended_usd"] for x in d["bom"] if x["category"] in ("nic", "switch", "link"))
-    assert network == 1076 * 2_200 + 34 * 60_000 + (1076 * 100 + 538 * 1_100 + 1076 * 650 + 1152 * 120 + 2 * 576 * 1_100)
+    # Design 1 under physics v2: 512 + ⌈0.05·512⌉ = 538 HGX H100 nodes, 8 rails of 400G Ethernet
+    # (bf3-400gbe, $2,200) → 4,304 NICs; SN5600 ($60,000) split 2 × 400G = 128 ports: 9 leaves per rail
+    # (⌈538/64⌉, 64 ports down, 64 up) × 8 rails = 72 leaves and k/2 = 64 spines; links: 4,304 node–leaf
+    # cables ($100) with 2,152 twin-port switch-end modules ($1,100) and 4,304 NIC-end modules ($650);
+    # 72 · 64 = 4,608 leaf–spine cables ($120) with 2,304 twin-port modules at each end ($1,100).
+    assert network == (4304 * 2_200 + (72 + 64) * 60_000
+                       + (4304 * 100 + 2152 * 1_100 + 4304 * 650 + 4608 * 120 + 2 * 2304 * 1_100))
     cached = openpyxl.load_workbook(book, data_only=True)["Summary"]
     assert summary(cached, "Network (NICs, switches, links)") == pytest.approx(network)
     assert summary(cached, "Network share of capex") == pytest.approx(network / d["capex_usd"])
