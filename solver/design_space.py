@@ -18,7 +18,7 @@ from .costing import total_nodes
 from .fabrics import DEFAULT_FAMILY, family
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.hardware import Hardware, hardware_for
-from .perf.layout import Layout, LayoutShape, dp_candidates, layout_shapes, placement_problem
+from .perf.layout import Layout, LayoutShape, dp_candidates, expert_text, layout_shapes, placement_problem
 from .perf.step import Performance, performance
 from .perf.traffic import overlap_for, retime
 
@@ -89,12 +89,14 @@ class Shape:
     mem1: float
     hbm_usable_gb: float
     step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
+    ep: int = 1  # expert parallelism (Mixture-of-Experts)
+    etp: int = 1
 
     def describe(self, d: int | None = None) -> str:
         p = self.perf
         dp = f" dp={d}" if d is not None else ""
         return (f"{p.platform}, {p.rails_per_node}×{p.nic}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
-                f"{dp} mbs={self.microbatch_size}")
+                f"{dp} mbs={self.microbatch_size}" + expert_text(self))
 
     def memory_gb(self, d: int) -> float:
         """Memory per GPU at d, from the row memory_fit states: (mem0 + mem1·d) / d."""
@@ -102,7 +104,7 @@ class Shape:
 
     def layout(self, d: int) -> Layout:
         return Layout(tp=self.tp, cp=self.cp, pp=self.pp, vp=self.vp, dp=d, microbatch_size=self.microbatch_size,
-                      gpus_per_domain_used=self.gpus_per_domain_used)
+                      gpus_per_domain_used=self.gpus_per_domain_used, ep=self.ep, etp=self.etp)
 
     @property
     def gpus_per_replica(self) -> int:
@@ -319,8 +321,9 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     mems = [(mem[0] + mem[1] * d) / d for d in ds]
     steps = [(comp[0] + comp[1] * d + sum(x.at(d) for x in exposures)) / d for d in ds]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
+    experts = f"e{lay.ep}x{lay.etp}" if (lay.ep, lay.etp) != (1, 1) else ""
     key = (f"{perf.platform}|{perf.nic}|{perf.rails_per_node}|{perf.oversubscription:g}|G{g_used}|t{t}c{c}p{p}v{v}b{b}"
-           f"|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
+           f"{experts}|d{ds[0]}" + ("+" if len(ds) > 1 else ""))
     fitting = [(st, d) for st, mm, d in zip(steps, mems, ds) if mm <= hbm * (1 + 1e-9)]
     if fitting and min(fitting)[0] < ctx.best["fastest"][0]:
         desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}, {lay.describe()}"
@@ -340,7 +343,7 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
             keep = kept
         ds, steps, domains = [ds[j] for j in keep], [steps[j] for j in keep], [domains[j] for j in keep]
     return Shape(key, perf, t, c, p, v, b, g_used, list(ds), domains, comp[0], comp[1], exposures, mem[0], mem[1], hbm,
-                 steps)
+                 steps, ep=lay.ep, etp=lay.etp)
 
 
 def _cheapest_per_tier(feasible: list[int], domains: list[int], plat, scenario, thresholds: list[int]) -> list[int]:

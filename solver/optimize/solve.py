@@ -84,6 +84,8 @@ def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     sc, doc = ls.scenario, ls.doc
     pin = sc.pin
     missing = [name for name in EVALUATE_PINS if getattr(pin, name) is None]
+    if sc.workload.model.moe is not None and pin.ep is None:
+        missing.append("ep")  # a Mixture-of-Experts layout needs its expert parallelism (etp defaults to 1)
     if missing:
         raise InputError([doc.problem(("pin",), f"evaluate needs every decision pinned; missing: {', '.join(missing)} "
                                       "(use `fabricplan solve` to let the optimiser choose)")])
@@ -121,7 +123,7 @@ def _default_switch(cat: Catalog, nic) -> str | None:
 
 def _pinned_layout(pin, g_used: int) -> Layout:
     return Layout(tp=pin.tp, cp=pin.cp, pp=pin.pp, vp=pin.vp, dp=pin.dp, microbatch_size=pin.microbatch_size,
-                  gpus_per_domain_used=g_used)
+                  gpus_per_domain_used=g_used, ep=pin.ep or 1, etp=pin.etp or 1)
 
 
 def _default_domain_use(plat, pin, wl) -> int:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ..inputs.schema import Workload
 from .layout import Layout
+from .moe import memory_activations_gb as moe_activations_gb
+from .moe import parameter_groups
 
 GB = 1e9
 WEIGHT_BYTES = 2  # bf16 weights
@@ -14,16 +16,21 @@ FULL_RECOMPUTE_ACTIVATION_COEF = 2  # only each layer's input (bf16) is kept
 
 
 def memory_states_gb(workload: Workload, layout: Layout, params: int) -> float:
-    """P/(t·p)·(2 + β_grad + 12) bytes; the 12 ÷ d for `distributed`, everything ÷ d for `fsdp`. SPEC 4.6."""
-    shard = params / (layout.tp * layout.pp)
-    d = layout.dp
-    if workload.optimizer == "fsdp":
-        per_param = (WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES) / d
-    elif workload.optimizer == "distributed":
-        per_param = WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES / d
-    else:
-        per_param = WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES
-    return shard * per_param / GB
+    """P/(t·p)·(2 + β_grad + 12) bytes; the 12 ÷ d for `distributed`, everything ÷ d for `fsdp`. SPEC 4.6.
+
+    Mixture-of-Experts models sum the same over their parameter groups (moe.parameter_groups): the
+    routed experts P_exp/(etp·ep·p) ÷ edp, the rest (P − P_exp)/(t·p) ÷ d (SPEC 4.7).
+    """
+    total = 0.0
+    for group in parameter_groups(workload, layout, params):
+        if workload.optimizer == "fsdp":
+            per_param = (WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES) / group.size
+        elif workload.optimizer == "distributed":
+            per_param = WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES / group.size
+        else:
+            per_param = WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_BYTES
+        total += group.shard * per_param
+    return total / GB
 
 
 def memory_activations_gb(workload: Workload, layout: Layout) -> float:
@@ -33,7 +40,10 @@ def memory_activations_gb(workload: Workload, layout: Layout) -> float:
                               34·s·b·h/(t·c)                  (selective)
                               2·s·b·h/c                       (full)
     × L/p layers × p in-flight microbatches (1F1B, first stage) = × L.
+    Mixture-of-Experts models: `moe.memory_activations_gb`.
     """
+    if workload.model.moe is not None:
+        return moe_activations_gb(workload, layout)
     m = workload.model
     t, c = layout.tp, layout.cp
     sbh = m.seq_len * layout.microbatch_size * m.hidden_size

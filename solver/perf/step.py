@@ -15,6 +15,7 @@ from .hardware import Hardware
 from .layout import Layout
 from .memory import memory_activations_gb, memory_states_gb
 from .model import flops_per_step, parameter_count
+from .moe import compute_s as moe_compute_s
 from .traffic import BY_NAME, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class
 
 DOMINANT_SHARE = 0.10  # a term is "dominant" from this share of the step time
@@ -124,7 +125,7 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
     flops_model, flops_hw = flops_per_step(workload)
     n = layout.gpus
     micro = layout.microbatches(workload.global_batch_size)
-    comp = compute_s(flops_hw, n, hw)
+    comp = moe_compute_s(workload, layout, hw) if workload.model.moe is not None else compute_s(flops_hw, n, hw)
     bubble = bubble_s(comp, layout, micro)
     phi = overlap if overlap is not None else {tc.name: tc.default_overlap for tc in TRAFFIC_CLASSES}
     ctx = StepContext(workload, layout, hw, params, micro, comp, phi)

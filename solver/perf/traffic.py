@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..inputs.schema import Scenario, Workload
-from .hardware import Hardware, transfer_s
+from .hardware import Hardware, alltoall_s, transfer_s
 from .layout import Layout, ranks_in_domain
 from .model import kv_hidden_size
+from .moe import ep_bytes, ep_window_s, parameter_groups, tp_collectives
 
 ACTIVATION_BYTES = 2  # β: activations are communicated and stored in bf16, also for fp8 GEMMs
 GRAD_BYTES = 2  # β_grad: bf16 gradients
@@ -58,6 +59,7 @@ class TrafficClass:
     window: Callable[[StepContext], Pieces]  # the overlap window rule
     default_overlap: float  # φ_k: share of T_comp the class may hide behind (v1 window rule)
     overlap_source: str
+    timing: Callable[[StepContext], str] = lambda ctx: "collective"  # a key of TIMINGS: how bytes become time
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class ClassTraffic:
     time_s: float
     pieces: Pieces
     exposed_s: float
+    timing: str = "collective"  # a key of TIMINGS, so `retime` times the bytes the same way
 
     @property
     def hidden_s(self) -> float:
@@ -86,16 +89,26 @@ def exposed_s(time_s: float, pieces: Pieces) -> float:
     return max([0.0] + [a * time_s - w for a, w in pieces])
 
 
+# How a class's (NVLink, scale-out) bytes become seconds on a machine: collectives add the two
+# times (SPEC 4.4); the expert-parallel all-to-all moves both at once at its own efficiencies (SPEC 4.7).
+TIMINGS: dict[str, Callable[[float, float, Hardware], float]] = {
+    "collective": transfer_s,
+    "alltoall_flat": lambda nvl, so, hw: alltoall_s(nvl, so, hw, "flat"),
+    "alltoall_hierarchical": lambda nvl, so, hw: alltoall_s(nvl, so, hw, "hierarchical"),
+}
+
+
 def evaluate_class(tc: TrafficClass, ctx: StepContext) -> ClassTraffic:
     nvlink, scaleout = tc.bytes(ctx)
-    time = transfer_s(nvlink, scaleout, ctx.hw)
+    timing = tc.timing(ctx)
+    time = TIMINGS[timing](nvlink, scaleout, ctx.hw)
     pieces = tc.window(ctx)
-    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces))
+    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), timing)
 
 
 def retime(traffic: ClassTraffic, hw: Hardware) -> float:
     """The same bytes timed on other hardware (another NIC, rail count or oversubscription)."""
-    return transfer_s(traffic.nvlink_bytes, traffic.scaleout_bytes, hw)
+    return TIMINGS[traffic.timing](traffic.nvlink_bytes, traffic.scaleout_bytes, hw)
 
 
 # ----------------------------------------------------------------------------------- bytes
@@ -123,10 +136,14 @@ def tp_bytes(ctx: StepContext) -> tuple[float, float]:
     """
     wl, lay = ctx.workload, ctx.layout
     m = wl.model
+    message = lay.microbatch_size * m.seq_len / lay.cp * m.hidden_size * ACTIVATION_BYTES
+    if m.moe is not None:  # MoE layers: attention, shared experts, and the routed experts over etp (SPEC 4.7)
+        parts = [collective_bytes(2 * tc.count, tc.size, tc.size, tc.message)
+                 for tc in tp_collectives(wl, lay, ctx.microbatches, message)]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
     n_tp = TP_ALLREDUCES_PER_LAYER
     if wl.activation_recompute == "full":
         n_tp += TP_ALLREDUCES_FULL_RECOMPUTE
-    message = lay.microbatch_size * m.seq_len / lay.cp * m.hidden_size * ACTIVATION_BYTES
     per_layer = collective_bytes(2 * n_tp, lay.tp, lay.tp, message)
     layers = ctx.microbatches * m.layers / lay.pp
     return per_layer[0] * layers, per_layer[1] * layers
@@ -162,12 +179,39 @@ def pp_bytes(ctx: StepContext) -> tuple[float, float]:
 
 def dp_bytes(ctx: StepContext) -> tuple[float, float]:
     """DP: κ·(d−1)/d·M with M = P/(t·p)·β_grad, κ = 2 (all-reduce, or reduce-scatter + all-gather
-    of the distributed optimizer), κ = 3 for fsdp (one more parameter all-gather). SPEC 4.3."""
+    of the distributed optimizer), κ = 3 for fsdp (one more parameter all-gather). SPEC 4.3.
+
+    Mixture-of-Experts models sum it over their parameter groups (SPEC 4.7): the routed experts'
+    shard over the edp expert-data-parallel ranks, the rest over the d ranks (moe.parameter_groups).
+    """
     lay = ctx.layout
     kappa = 3 if ctx.workload.optimizer == "fsdp" else 2
-    message = ctx.params / (lay.tp * lay.pp) * GRAD_BYTES
-    n_in = ranks_in_domain(lay.dp, lay.tp * lay.cp, lay.gpus_per_domain_used)
-    return collective_bytes(kappa, lay.dp, n_in, message)
+    nvlink = scaleout = 0.0
+    for group in parameter_groups(ctx.workload, lay, ctx.params):
+        n_in = ranks_in_domain(group.size, group.stride, lay.gpus_per_domain_used)
+        part = collective_bytes(kappa, group.size, n_in, group.shard * GRAD_BYTES)
+        nvlink, scaleout = nvlink + part[0], scaleout + part[1]
+    return nvlink, scaleout
+
+
+def ep_class_bytes(ctx: StepContext) -> tuple[float, float]:
+    """EP: the expert-parallel all-to-all (dispatch + combine, forward + backward, + recompute),
+    split by where the ep group's ranks sit and by the dispatcher. SPEC 4.7, `moe.ep_bytes`."""
+    if ctx.workload.model.moe is None:
+        return 0.0, 0.0
+    return ep_bytes(ctx.workload, ctx.layout)
+
+
+def ep_window(ctx: StepContext) -> Pieces:
+    """EP window rule: on the critical path unless the schedule overlaps it: one piece (1, W_ep),
+    W_ep = 0, the shared experts' compute, or T_comp (`moe.ep_window_s`). SPEC 4.7."""
+    if ctx.workload.model.moe is None:
+        return ((1.0, 0.0),)
+    return ((1.0, ep_window_s(ctx.workload, ctx.layout, ctx.hw, ctx.compute_s)),)
+
+
+def ep_timing(ctx: StepContext) -> str:
+    return "alltoall_" + ctx.workload.expert_dispatch.dispatcher
 
 
 # ----------------------------------------------------------------------------------- windows
@@ -197,6 +241,10 @@ TRAFFIC_CLASSES: tuple[TrafficClass, ...] = (
     TrafficClass("dp", "data parallel", dp_bytes, share_of_compute("dp"), 0.8,
                  "gradient reduce-scatter/all-gather hide behind backward (Megatron --overlap-grad-reduce, FSDP "
                  "prefetch); NeMo GPT3-5B (DP=64 over IB) and MosaicML FSDP rows fit for any 0.5..1.0"),
+    TrafficClass("ep", "expert parallel", ep_class_bytes, ep_window, 0.0,
+                 "on the critical path unless workload.expert_dispatch.overlap hides it behind the shared experts or "
+                 "another microbatch's compute (docs/sources.md [M1] §3.2.1, [M3]); the SMs a batch-overlapped "
+                 "dispatcher holds slow compute instead", ep_timing),
 )
 CLASS_NAMES: tuple[str, ...] = tuple(tc.name for tc in TRAFFIC_CLASSES)
 BY_NAME: dict[str, TrafficClass] = {tc.name: tc for tc in TRAFFIC_CLASSES}

@@ -260,7 +260,8 @@ def design_name(design) -> str:
 
 
 def _layout_text(lay) -> str:
-    return f"TP{lay.tp} · CP{lay.cp} · PP{lay.pp} · VP{lay.vp} · DP{lay.dp} · mbs {lay.microbatch_size}"
+    experts = f" · EP{lay.ep}" + (f" · ETP{lay.etp}" if lay.etp > 1 else "") if lay.ep > 1 or lay.etp > 1 else ""
+    return f"TP{lay.tp} · CP{lay.cp} · PP{lay.pp} · VP{lay.vp} · DP{lay.dp} · mbs {lay.microbatch_size}" + experts
 
 
 def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:

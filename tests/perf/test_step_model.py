@@ -284,4 +284,5 @@ def test_placeable_layouts(lay, g):
 def test_overlap_overrides():
     scenario = Scenario.model_validate({"name": "x", "workload": {"model": LLAMA3_70B, "global_batch_size": 8},
                                         "target": {"step_time_s": 1}, "overlap": {"dp": 0.0, "tp": 0.3}})
-    assert overlap_for(scenario) == {"tp": 0.3, "cp": DEFAULT_OVERLAP["cp"], "pp": DEFAULT_OVERLAP["pp"], "dp": 0.0}
+    assert overlap_for(scenario) == {"tp": 0.3, "cp": DEFAULT_OVERLAP["cp"], "pp": DEFAULT_OVERLAP["pp"], "dp": 0.0,
+                                     "ep": DEFAULT_OVERLAP["ep"]}

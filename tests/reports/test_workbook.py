@@ -25,6 +25,7 @@ from conftest import REPO
 
 import solver
 from solver import api
+from solver.perf.traffic import CLASS_NAMES
 from solver.reports import excel as report_excel
 from solver.reports.excel import BOM_HEADERS, flatten, put, write_workbook
 
@@ -242,10 +243,11 @@ def test_assumptions_sheet(book, solved):
     assert rows["HiGHS version"][0] == result.solver["version"]
     assert rows["status"][0] == "optimal"
     assert "written on" in rows
-    # Overlaps in force: the scenario gives none, so the defaults (0, 0, 0.5, 0.8; workload.DEFAULT_OVERLAP).
+    # Overlaps in force: the scenario gives none, so the defaults (0, 0, 0.5, 0.8, and 0 for the expert-parallel
+    # all-to-all, on the critical path unless expert_dispatch.overlap says otherwise; traffic.DEFAULT_OVERLAP).
     overlaps = [r for r in wb["Assumptions"].iter_rows(values_only=True) if str(r[1]).startswith("overlap ")]
     assert [(r[1], r[2]) for r in overlaps] == [("overlap tp", 0.0), ("overlap cp", 0.0), ("overlap pp", 0.5),
-                                                ("overlap dp", 0.8)]
+                                                ("overlap dp", 0.8), ("overlap ep", 0.0)]
     eff = [r for r in wb["Assumptions"].iter_rows(values_only=True) if str(r[1]).startswith("compute efficiency")]
     assert len(eff) == TOP_K and all(r[3] for r in eff)  # each with its source
 
@@ -255,11 +257,12 @@ def test_performance_sheet_rows_add_up(book, solved):
     ws = openpyxl.load_workbook(book)["Performance"]
     for i, design in enumerate(js["designs"]):
         row = [c.value for c in ws[4 + i]]
-        # compute + bubble + tp + cp + pp + dp (exposed) = step time (SPEC §4)
-        assert sum(row[1:7]) == pytest.approx(row[7], rel=1e-12)
-        assert row[7] == pytest.approx(design["step_time_s"], rel=1e-12)
-        assert row[8] == 3.0  # target from the scenario
-        assert row[9] == pytest.approx(design["mfu"], rel=1e-12)
+        # compute + bubble + each traffic class's exposed time (the registry: tp, cp, pp, dp, ep) = step time (SPEC §4)
+        n = 2 + len(CLASS_NAMES)
+        assert sum(row[1:1 + n]) == pytest.approx(row[1 + n], rel=1e-12)
+        assert row[1 + n] == pytest.approx(design["step_time_s"], rel=1e-12)
+        assert row[2 + n] == 3.0  # target from the scenario
+        assert row[3 + n] == pytest.approx(design["mfu"], rel=1e-12)
 
 
 # ----------------------------------------------------------------------------------- atomic write

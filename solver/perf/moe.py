@@ -1,0 +1,421 @@
+"""Mixture-of-Experts physics (SPEC §4.7): parameters, FLOPs, compute time, memory and the
+expert-parallel all-to-all of a model with `workload.model.moe`.
+
+Notation (docs/model.md §MoE): E experts, k = top_k, f_e expert width, n_s shared experts of width
+f_s, L_d dense and L_m MoE layers, n_mtp multi-token-prediction layers, L'_m / L'_d the MoE / dense
+layer counts with the MTP layers added (an MTP layer repeats the last layer's kind), P_att one
+attention block's weights (perf/model.py), k_ff = 3 (swiglu) or 2 (gelu). Layout: t, c, p, d, ep,
+etp, edp = t·c·d/(ep·etp), N = t·c·p·d, G_u GPUs per domain, B global batch, s sequence, b
+microbatch. Pure functions of plain numbers; step.py, memory.py and traffic.py call them when the
+model has `moe`, and each formula is written once here.
+
+FLOPs follow Megatron's MoE convention (docs/sources.md [M5][M9]; moe.md §M.3): the attention
+core counts the causal mask, routed experts count k times, the router is left out. The routed-expert
+FLOPs run at ε·η_compute (`expert_efficiency`, fitted on the MoE calibration runs): the seam where
+a GEMM-shape efficiency model can replace the constant.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb
+
+from ..inputs.schema import MoeShape, TransformerShape, Workload
+from .hardware import Hardware
+from .layout import Layout, ranks_in_domain
+from .model import attention_core_flops_per_key, attention_core_flops_per_token, attention_params_per_layer
+
+DEFAULT_EXPERT_EFFICIENCY = 0.5  # ε when the catalog gives none: an estimate between the fitted values
+DISPATCH_BYTES = {"bf16": 2.0, "fp8": 1.0 + 4.0 / 128}  # FP8 with one fp32 scale per 128 values ([M2] §2.3.2)
+COMBINE_BYTES = 2.0  # combine (and both backward exchanges) in bf16
+GB = 1e9
+
+
+# ----------------------------------------------------------------------------------- shapes
+
+
+@dataclass(frozen=True)
+class LayerCounts:
+    """L_d, L_m of the main model and L'_d, L'_m with the MTP layers (each repeats the last layer's kind)."""
+
+    dense: int
+    moe: int
+    dense_with_mtp: int
+    moe_with_mtp: int
+
+
+def layer_counts(model: TransformerShape) -> LayerCounts:
+    """L_m from `layer_pattern` (1 = MoE) or L − dense_layers; MTP layers follow the last layer."""
+    moe = _moe(model)
+    pattern = moe.layer_pattern or [0] * moe.dense_layers + [1] * (model.layers - moe.dense_layers)
+    moe_layers = sum(pattern)
+    dense_layers = model.layers - moe_layers
+    mtp = moe.mtp_layers
+    last_moe = pattern[-1] == 1
+    return LayerCounts(dense_layers, moe_layers, dense_layers + (0 if last_moe else mtp), moe_layers + (mtp if last_moe else 0))
+
+
+def _moe(model: TransformerShape) -> MoeShape:
+    assert model.moe is not None, "a Mixture-of-Experts model"
+    return model.moe
+
+
+def _k_ff(model: TransformerShape) -> int:
+    return 3 if model.ffn_type == "swiglu" else 2
+
+
+def shared_width(moe: MoeShape) -> int:
+    """n_s·f_s: the summed width of the shared experts (f_s defaults to f_e)."""
+    return moe.shared_experts * (moe.shared_expert_ffn_hidden_size or moe.expert_ffn_hidden_size)
+
+
+# ----------------------------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class MoeParams:
+    """Parameter counts (weights, not bytes)."""
+
+    total: float  # the main model: what publications call "total" (MTP layers not included)
+    active: float  # per token: k routed experts instead of E
+    routed: float  # routed-expert weights, MTP layers included: the bucket sharded over etp·ep·p
+    stored: float  # everything the GPUs hold: total + the MTP layers
+
+
+def parameter_counts(model: TransformerShape) -> MoeParams:
+    """moe.md §M.2, per layer with norms (2h) as in perf/model.py:
+    P = L·(P_att + 2h) + L_d·k_ff·h·f + L_m·(E·k_ff·h·f_e + k_ff·h·n_s·f_s + h·E) + h + V·h·(1 tied, 2 untied)
+    active: E → k.  One MTP layer adds P_att + its MLP (the last layer's kind) + 2h² (projection) + 3h.
+    """
+    moe, h = _moe(model), model.hidden_size
+    counts, k_ff = layer_counts(model), _k_ff(model)
+    attention = attention_params_per_layer(model) + 2 * h
+    dense_mlp = k_ff * h * model.ffn_hidden_size
+    expert = k_ff * h * moe.expert_ffn_hidden_size
+    shared_router = k_ff * h * shared_width(moe) + h * moe.experts
+    embeddings = model.vocab_size * h * (1 if model.tied_embeddings else 2)
+    base = model.layers * attention + counts.dense * dense_mlp + h + embeddings
+    total = base + counts.moe * (moe.experts * expert + shared_router)
+    active = base + counts.moe * (moe.top_k * expert + shared_router)
+    mtp_moe = counts.moe_with_mtp - counts.moe
+    mtp_dense = counts.dense_with_mtp - counts.dense
+    mtp = (moe.mtp_layers * (attention + 2 * h * h + 3 * h) + mtp_dense * dense_mlp
+           + mtp_moe * (moe.experts * expert + shared_router))
+    return MoeParams(total=total, active=active, routed=counts.moe_with_mtp * moe.experts * expert, stored=total + mtp)
+
+
+# ----------------------------------------------------------------------------------- FLOPs
+
+
+@dataclass(frozen=True)
+class TokenFlops:
+    """Forward FLOPs per token by part, MTP layers included (Megatron's convention, [M5])."""
+
+    routed: float  # 2·k_ff·h·f_e·k·L'_m
+    shared: float  # 2·k_ff·h·n_s·f_s·L'_m
+    dense_mlp: float  # 2·k_ff·h·f·L'_d
+    attention: float  # 2·P_att·(L + n_mtp)
+    mla_up: float  # the MLA up-projections inside `attention` (what `mla_up_proj` recompute repeats)
+    core: float  # causal attention core, sliding windows as perf/model.py counts them
+    logits: float  # 2·h·V·(1 + n_mtp)
+    mtp_projection: float  # 2·2h²·n_mtp
+
+    @property
+    def layers(self) -> float:
+        """Everything a full recompute repeats (all but the logits)."""
+        return self.routed + self.shared + self.dense_mlp + self.attention + self.core + self.mtp_projection
+
+    @property
+    def total(self) -> float:
+        return self.layers + self.logits
+
+
+def token_flops(model: TransformerShape) -> TokenFlops:
+    """Forward FLOPs per token; ×3 (forward + backward) gives Megatron's F_tok (moe.md §M.3):
+    F_tok = 6·[h·(k_ff·f·L'_d + k_ff·f_e·k·L'_m + k_ff·f_s·n_s·L'_m) + P_att·(L + n_mtp) + 2·n_mtp·h²]
+          + 6·w_core·s·(L + n_mtp) + 6·h·V·(1 + n_mtp)."""
+    moe, h, a = _moe(model), model.hidden_size, model.attention_heads
+    counts, k_ff, mtp = layer_counts(model), _k_ff(model), moe.mtp_layers
+    all_layers = model.layers + mtp
+    mla_up = 0.0
+    if model.mla is not None:
+        x = model.mla
+        q_up = x.q_lora_rank * a * (x.qk_nope_head_dim + x.qk_rope_head_dim) if x.q_lora_rank is not None else 0
+        mla_up = 2.0 * (q_up + x.kv_lora_rank * a * (x.qk_nope_head_dim + x.v_head_dim)) * all_layers
+    core = (attention_core_flops_per_token(model, causal=True)
+            + mtp * attention_core_flops_per_key(model, causal=True) * model.seq_len)
+    return TokenFlops(
+        routed=2.0 * k_ff * h * moe.expert_ffn_hidden_size * moe.top_k * counts.moe_with_mtp,
+        shared=2.0 * k_ff * h * shared_width(moe) * counts.moe_with_mtp,
+        dense_mlp=2.0 * k_ff * h * model.ffn_hidden_size * counts.dense_with_mtp,
+        attention=2.0 * attention_params_per_layer(model) * all_layers,
+        mla_up=mla_up, core=core, logits=2.0 * h * model.vocab_size * (1 + mtp), mtp_projection=4.0 * h * h * mtp)
+
+
+def moe_recomputed(workload: Workload) -> bool:
+    """The MoE layers run their forward twice (full recompute, or the `moe` recompute module)."""
+    return workload.activation_recompute == "full" or "moe" in workload.recompute_modules
+
+
+def recompute_flops(workload: Workload, f: TokenFlops) -> tuple[float, float]:
+    """(routed, other) forward FLOPs per token run again by recomputation: full → every layer;
+    selective → the attention core; modules: mla_up_proj → the MLA up-projections, mlp → the dense
+    MLPs, moe → the routed and shared experts (moe_act and layernorm recompute no GEMM)."""
+    if workload.activation_recompute == "full":
+        return f.routed, f.layers - f.routed
+    other = f.core if workload.activation_recompute == "selective" else 0.0
+    modules = workload.recompute_modules
+    other += (f.mla_up if "mla_up_proj" in modules else 0.0) + (f.dense_mlp if "mlp" in modules else 0.0)
+    if "moe" in modules:
+        return f.routed, other + f.shared
+    return 0.0, other
+
+
+def capacity_multiplier(moe: MoeShape) -> float:
+    """Token copies an expert is given over the mean: c_f when padded to capacity, else 1."""
+    return moe.capacity_factor if moe.pad_to_capacity and moe.capacity_factor is not None else 1.0
+
+
+def load_factor(moe: MoeShape) -> float:
+    """u_eff, the busiest expert rank's tokens over the mean: u (dropless); min(u, c_f) with a capacity
+    (the excess is dropped before the exchange, [M3] @022bcb5); c_f when padded to capacity."""
+    if moe.capacity_factor is None:
+        return moe.load_imbalance
+    if moe.pad_to_capacity:
+        return moe.capacity_factor
+    return min(moe.load_imbalance, moe.capacity_factor)
+
+
+def hardware_flops_per_token(workload: Workload) -> tuple[float, float]:
+    """(routed, other) hardware FLOPs per token: 3·forward + recomputed forward; padded capacity
+    multiplies the routed part by c_f (padded rows are multiplied too, moe.md §M.3)."""
+    f = token_flops(workload.model)
+    again_routed, again_other = recompute_flops(workload, f)
+    pad = capacity_multiplier(_moe(workload.model))
+    return (3 * f.routed + again_routed) * pad, 3 * (f.total - f.routed) + again_other
+
+
+def flops_per_step(workload: Workload) -> tuple[float, float]:
+    """(F_model, F_hardware) per step: B·s·F_tok and B·s·(routed + other hardware FLOPs per token)."""
+    tokens = workload.global_batch_size * workload.model.seq_len
+    routed, other = hardware_flops_per_token(workload)
+    return tokens * 3 * token_flops(workload.model).total, tokens * (routed + other)
+
+
+# ----------------------------------------------------------------------------------- compute
+
+
+def expert_efficiency(hw: Hardware) -> float:
+    """ε: routed-expert FLOPs run at ε·η_compute (grouped, smaller GEMMs plus routing and permutation
+    work). The seam for a GEMM-shape efficiency model: today a fitted constant per GPU and precision
+    (catalog `expert_efficiency`, docs/model.md §MoE)."""
+    return hw.expert_efficiency if hw.expert_efficiency is not None else DEFAULT_EXPERT_EFFICIENCY
+
+
+def sm_slowdown(workload: Workload, layout: Layout) -> float:
+    """σ = 1/(1 − s_ep) while a batch-overlapped dispatcher holds s_ep of the SMs (ep > 1), else 1."""
+    dispatch = workload.expert_dispatch
+    if dispatch.overlap != "batch_overlap" or layout.ep == 1:
+        return 1.0
+    return 1.0 / (1.0 - dispatch.overlap_sm_fraction)
+
+
+def compute_s(workload: Workload, layout: Layout, hw: Hardware) -> float:
+    """T_comp = σ · B·s·(F_other + F_routed·u_eff/ε) / (N · peak · 1e12 · η_compute)   (SPEC 4.7)."""
+    moe = _moe(workload.model)
+    routed, other = hardware_flops_per_token(workload)
+    pad = capacity_multiplier(moe)
+    imbalance = load_factor(moe) / pad  # padding is already in `routed`
+    tokens = workload.global_batch_size * workload.model.seq_len
+    work = tokens * (other + routed * imbalance / expert_efficiency(hw))
+    return sm_slowdown(workload, layout) * work / (layout.gpus * hw.peak_tflops * 1e12 * hw.compute_efficiency)
+
+
+def shared_expert_s(workload: Workload, layout: Layout, hw: Hardware) -> float:
+    """T_shared: the shared experts' compute (forward, backward, recompute) at η_compute, σ included:
+    what `overlap: shared_expert` hides the all-to-all behind."""
+    f = token_flops(workload.model)
+    shared = (3 + (1 if moe_recomputed(workload) else 0)) * f.shared
+    tokens = workload.global_batch_size * workload.model.seq_len
+    return sm_slowdown(workload, layout) * tokens * shared / (layout.gpus * hw.peak_tflops * 1e12 * hw.compute_efficiency)
+
+
+# ----------------------------------------------------------------------------------- all-to-all
+
+
+def exchange_bytes_per_copy(workload: Workload) -> float:
+    """Σβ: bytes per hidden element and token copy over one step's exchanges: dispatch β_d + combine 2
+    forward, 2 + 2 backward, and β_d + 2 again when the MoE layer is recomputed (moe.md §M.5)."""
+    beta_d = DISPATCH_BYTES[workload.expert_dispatch.dispatch_dtype]
+    total = beta_d + COMBINE_BYTES + 2 * COMBINE_BYTES
+    return total + (beta_d + COMBINE_BYTES if moe_recomputed(workload) else 0.0)
+
+
+def node_limit(moe: MoeShape, domains: int) -> float:
+    """M_eff, the most domains a token can reach: `node_limit`, and with group-limited routing (G
+    groups, top g) g·⌈D/G⌉ (a group spans D/G domains when G < D, else lies inside one); ≤ D."""
+    limit = float(domains)
+    if moe.node_limit is not None:
+        limit = min(limit, moe.node_limit)
+    if moe.router_groups is not None and moe.router_group_top_k is not None:
+        limit = min(limit, moe.router_group_top_k * -(-domains // moe.router_groups))
+    return limit
+
+
+def remote_domains(moe: MoeShape, domains: int) -> float:
+    """R, the other domains one token's k experts land in, expected under uniform routing:
+    R = (D − 1)·[1 − C(E − E/D, k)/C(E, k)], capped by M_eff·(D − 1)/D when routing is node-limited
+    (M_eff domains chosen, the token's own among them with probability M_eff/D)."""
+    if domains <= 1:
+        return 0.0
+    e, k = moe.experts, moe.top_k
+    per_domain = e // domains
+    uniform = (domains - 1) * (1 - comb(e - per_domain, k) / comb(e, k))
+    limit = node_limit(moe, domains)
+    return min(uniform, limit * (domains - 1) / domains)
+
+
+def ep_domains(layout: Layout) -> tuple[int, int]:
+    """(n_in, D): ranks of one ep group (stride etp) per NVLink domain, and the domains it spans."""
+    n_in = int(round(ranks_in_domain(layout.ep, layout.etp, layout.gpus_per_domain_used)))
+    return n_in, layout.ep // n_in
+
+
+def ep_bytes(workload: Workload, layout: Layout) -> tuple[float, float]:
+    """(NVLink, scale-out) all-to-all bytes per GPU per step (SPEC 4.7, moe.md §M.5):
+    V = (B·s/N)·L'_m·h·Σβ per token copy; k_eff = k·u_eff copies per token.
+    flat:          NVLink V·k_eff·(n_in − 1)/ep,  scale-out V·k_eff·(ep − n_in)/ep
+    hierarchical:  NVLink V·k_eff·(n_in − 1)/n_in, scale-out V·R·u_eff (one copy per other domain)."""
+    if layout.ep == 1:
+        return 0.0, 0.0
+    moe, m = _moe(workload.model), workload.model
+    tokens = workload.global_batch_size * m.seq_len / layout.gpus
+    per_copy = tokens * layer_counts(m).moe_with_mtp * m.hidden_size * exchange_bytes_per_copy(workload)
+    load = load_factor(moe)
+    copies = moe.top_k * load
+    n_in, domains = ep_domains(layout)
+    if workload.expert_dispatch.dispatcher == "flat":
+        return per_copy * copies * (n_in - 1) / layout.ep, per_copy * copies * (layout.ep - n_in) / layout.ep
+    return per_copy * copies * (n_in - 1) / n_in, per_copy * remote_domains(moe, domains) * load
+
+
+def ep_window_s(workload: Workload, layout: Layout, hw: Hardware, compute: float) -> float:
+    """W_ep, the time the all-to-all hides behind: 0 (overlap none: on the critical path); the shared
+    experts' compute (shared_expert); the whole compute T_comp (batch_overlap: the exchange of one
+    microbatch runs beside another's compute, [M1] §3.2.1, [M3])."""
+    overlap = workload.expert_dispatch.overlap
+    if overlap == "batch_overlap":
+        return compute
+    if overlap == "shared_expert":
+        return shared_expert_s(workload, layout, hw)
+    return 0.0
+
+
+# ----------------------------------------------------------------------------------- groups
+
+
+@dataclass(frozen=True)
+class ParamGroup:
+    """Parameters one GPU holds and the group that holds the same shard (for gradients and the
+    optimizer): `shard` weights per GPU, a group of `size` ranks at rank stride `stride`."""
+
+    shard: float
+    size: int
+    stride: int
+
+
+def parameter_groups(workload: Workload, layout: Layout, params: float) -> list[ParamGroup]:
+    """Dense models: P/(t·p) over the d data-parallel ranks (stride t·c). MoE (moe.md §M.4, [M10]):
+    routed experts P_exp/(etp·ep·p) over the edp expert-data-parallel ranks (stride etp·ep), the rest
+    (P_stored − P_exp)/(t·p) over the d ranks."""
+    t, p = layout.tp, layout.pp
+    dense = ParamGroup(params / (t * p), layout.dp, t * layout.cp)
+    if workload.model.moe is None:
+        return [dense]
+    counts = parameter_counts(workload.model)
+    rest = ParamGroup((counts.stored - counts.routed) / (t * p), layout.dp, t * layout.cp)
+    experts = ParamGroup(counts.routed / (layout.etp * layout.ep * p), layout.edp, layout.etp * layout.ep)
+    return [rest, experts]
+
+
+@dataclass(frozen=True)
+class TpCollective:
+    """`count` all-reduce equivalents per step of `message` bytes over a group of `size` ranks inside one domain."""
+
+    count: float
+    size: int
+    message: float
+
+
+def tp_collectives(workload: Workload, layout: Layout, microbatches: int, message: float) -> list[TpCollective]:
+    """Tensor-parallel traffic of an MoE model, per GPU per step (m·/p of the per-layer counts):
+    attention 2 all-reduce equivalents per layer (+1 with full recompute), dense MLP and shared experts
+    2 (+1); routed experts exchange over the etp group 2 (+1 if recomputed) of etp·k_eff·M/t (the
+    tokens of the ep rank's etp peers are gathered); M = b·(s/c)·h·β as for dense layers."""
+    m, moe = workload.model, _moe(workload.model)
+    counts = layer_counts(m)
+    per_pass = 3 if workload.activation_recompute == "full" else 2
+    mlp_layers = counts.dense_with_mtp + (counts.moe_with_mtp if moe.shared_experts else 0)
+    per_stage = microbatches / layout.pp
+    out = [TpCollective(per_stage * per_pass * (m.layers + moe.mtp_layers + mlp_layers), layout.tp, message)]
+    if layout.etp > 1:
+        routed_pass = 3 if moe_recomputed(workload) else 2
+        routed_message = message * layout.etp * moe.top_k * load_factor(moe) / layout.tp
+        out.append(TpCollective(per_stage * routed_pass * counts.moe_with_mtp, layout.etp, routed_message))
+    return out
+
+
+# ----------------------------------------------------------------------------------- memory
+
+
+def activation_bytes_per_token(workload: Workload) -> tuple[float, float]:
+    """Stored activation bytes per token (bf16) of one attention block with its two norms, and of one
+    dense MLP (an estimate: no maintained formula covers MoE, [M11]; Korthikanti's 34·h splits as
+    15·h attention + norms and 19·h MLP):
+    attention  GQA 3h + 4·a·d_h + 4·h_kv + 4h (norms; layernorm recompute drops them); MLA: the latents
+               2q_r + 2(kv_r + d_r), Q, K, V 4a(d_n + d_r) + 2a·d_v (mla_up_proj recompute drops them),
+               the o-proj input 2a·d_v, + 3h + 4h
+    dense MLP  2h + 2·k_ff·f (input, gate+up, activation); mlp recompute keeps the input 2h."""
+    m, modules = workload.model, workload.recompute_modules
+    h, a = m.hidden_size, m.attention_heads
+    norms = 0.0 if "layernorm" in modules else 4.0 * h
+    if m.mla is not None:
+        x = m.mla
+        qkv = 0.0 if "mla_up_proj" in modules else 4.0 * a * (x.qk_nope_head_dim + x.qk_rope_head_dim) + 2.0 * a * x.v_head_dim
+        latents = 2.0 * (x.q_lora_rank or 0) + 2.0 * (x.kv_lora_rank + x.qk_rope_head_dim)
+        attention = 3.0 * h + latents + qkv + 2.0 * a * x.v_head_dim + norms
+    else:
+        d_h = m.head_dim or h / a
+        attention = 3.0 * h + 4.0 * a * d_h + 4.0 * (m.kv_heads or a) * d_h + norms
+    dense = 2.0 * h if "mlp" in modules else 2.0 * h + 2.0 * _k_ff(m) * m.ffn_hidden_size
+    return attention, dense
+
+
+def moe_mlp_bytes_per_token(workload: Workload, layout: Layout) -> float:
+    """Stored bytes of one MoE MLP per local token: the shared experts 2·k_ff·n_s·f_s ÷ t and k·u_eff
+    routed copies of (4h·etp + 2(k_ff − 1)·f_e + 2f_e)·etp/t (input and output for the combine, gate+up,
+    activation; moe_act recompute drops the activation; the etp peers' copies are gathered and f_e is
+    split etp ways); `moe` recompute keeps only the layer input 2h."""
+    m, moe = workload.model, _moe(workload.model)
+    if "moe" in workload.recompute_modules:
+        return 2.0 * m.hidden_size
+    k_ff, f_e = _k_ff(m), moe.expert_ffn_hidden_size
+    act = 0.0 if "moe_act" in workload.recompute_modules else 2.0 * f_e
+    copy = (4.0 * m.hidden_size * layout.etp + 2.0 * (k_ff - 1) * f_e + act) / layout.tp
+    return 2.0 * k_ff * shared_width(moe) / layout.tp + moe.top_k * load_factor(moe) * copy
+
+
+def memory_activations_gb(workload: Workload, layout: Layout) -> float:
+    """Activations per GPU (SPEC 4.6 with the MoE MLP above): per layer and microbatch s·b/c tokens,
+    attention and dense MLPs sharded t ways (sequence parallel); full recompute keeps 2·s·b·h/c per
+    layer; × L'_d + L'_m layers (L/p layers × p microbatches in flight, as for dense models)."""
+    m = workload.model
+    counts = layer_counts(m)
+    tokens = m.seq_len * layout.microbatch_size / layout.cp
+    if workload.activation_recompute == "full":
+        return 2.0 * tokens * m.hidden_size * (counts.dense_with_mtp + counts.moe_with_mtp) / GB
+    attention, dense = activation_bytes_per_token(workload)
+    if workload.activation_recompute == "none" and not workload.flash_attention:
+        attention += 5.0 * m.attention_heads * m.seq_len  # the s×s softmax and dropout, Korthikanti et al.
+    per_token = (counts.dense_with_mtp * (attention + dense) / layout.tp
+                 + counts.moe_with_mtp * (attention / layout.tp + moe_mlp_bytes_per_token(workload, layout)))
+    return tokens * per_token / GB
