@@ -24,7 +24,7 @@ from .hardware import Hardware
 from .layout import Layout, ranks_in_domain
 from .model import attention_core_flops_per_key, attention_core_flops_per_token, attention_params_per_layer
 
-DEFAULT_EXPERT_EFFICIENCY = 0.5  # ε when the catalog gives none: an estimate between the fitted values
+DEFAULT_EXPERT_EFFICIENCY = 0.35  # ε when the catalog gives none: the Blackwell BF16 fit (an estimate elsewhere)
 DISPATCH_BYTES = {"bf16": 2.0, "fp8": 1.0 + 4.0 / 128}  # FP8 with one fp32 scale per 128 values ([M2] §2.3.2)
 COMBINE_BYTES = 2.0  # combine (and both backward exchanges) in bf16
 GB = 1e9
