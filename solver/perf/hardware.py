@@ -28,7 +28,8 @@ class Hardware:
     nic_efficiency: float
     oversubscription: float
     # Mixture-of-Experts (SPEC 4.7): None = the collective efficiencies above / moe.py's default
-    expert_efficiency: float | None = None  # ε: routed-expert FLOPs run at ε·compute_efficiency
+    expert_efficiency: float | None = None  # ε: routed-expert GEMM FLOPs run at ε·compute_efficiency
+    hbm_tbyte_s: float | None = None  # HBM bandwidth: the memory-bound work of the MoE layers runs at it
     alltoall_nvlink_efficiency: float | None = None  # η_a2a,nvl, of nvlink_gbyte_s
     alltoall_flat_efficiency: float | None = None  # η_a2a,so of the NIC line rate, flat all-to-all
     alltoall_hierarchical_efficiency: float | None = None  # η_a2a,so, hierarchical dispatch
@@ -98,6 +99,7 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
         nic_efficiency=eff.nic_efficiency or nic.efficiency,
         oversubscription=oversubscription,
         expert_efficiency=getattr(gpu.expert_efficiency, precision) if gpu.expert_efficiency else None,
+        hbm_tbyte_s=gpu.hbm_tbyte_s,
         alltoall_nvlink_efficiency=platform.alltoall_efficiency,
         alltoall_flat_efficiency=a2a.flat if a2a else None,
         alltoall_hierarchical_efficiency=a2a.hierarchical if a2a else None,

@@ -203,40 +203,57 @@ def flops_per_step(workload: Workload) -> tuple[float, float]:
 
 # ----------------------------------------------------------------------------------- compute
 
+# Memory-bound work of one routed token copy in one MoE layer, forward + backward, in bytes per hidden
+# element and per expert-width element (an accounting of Megatron's MoE layer, docs/model.md §MoE):
+# forward permute, dispatch buffers, sort by expert, unsort, combine buffers, unpermute and weighting
+# ≈ 20·h; SwiGLU reads 2f_e and writes f_e in bf16 ≈ 6·f_e; backward about twice the forward.
+EXPERT_BYTES_PER_HIDDEN = 60.0
+EXPERT_BYTES_PER_WIDTH = 18.0
+FORWARD_SHARE = 1.0 / 3.0  # the forward's part of that work (what recomputation repeats)
+
 
 def expert_efficiency(hw: Hardware) -> float:
-    """ε: routed-expert FLOPs run at ε·η_compute (grouped, smaller GEMMs plus routing and permutation
-    work). The seam for a GEMM-shape efficiency model: today a fitted constant per GPU and precision
-    (catalog `expert_efficiency`, docs/model.md §MoE)."""
+    """ε: routed-expert GEMM FLOPs run at ε·η_compute (grouped, smaller GEMMs). The seam for a
+    GEMM-shape efficiency model: today a fitted constant per GPU and precision (catalog
+    `expert_efficiency`, docs/model.md §MoE)."""
     return hw.expert_efficiency if hw.expert_efficiency is not None else DEFAULT_EXPERT_EFFICIENCY
 
 
-def sm_slowdown(workload: Workload, layout: Layout) -> float:
-    """σ = 1/(1 − s_ep) while a batch-overlapped dispatcher holds s_ep of the SMs (ep > 1), else 1."""
-    dispatch = workload.expert_dispatch
-    if dispatch.overlap != "batch_overlap" or layout.ep == 1:
-        return 1.0
-    return 1.0 / (1.0 - dispatch.overlap_sm_fraction)
+def routed_bytes_per_token(workload: Workload) -> float:
+    """Memory-bound bytes per token in the routed experts: k·L'_m copies of (60·h + 18·f_e), + the
+    forward's third again when the MoE layer is recomputed (6·f_e for moe_act alone), × c_f when padded."""
+    m, moe = workload.model, _moe(workload.model)
+    h, f_e = m.hidden_size, moe.expert_ffn_hidden_size
+    per_copy = EXPERT_BYTES_PER_HIDDEN * h + EXPERT_BYTES_PER_WIDTH * f_e
+    if moe_recomputed(workload):
+        per_copy *= 1 + FORWARD_SHARE
+    elif "moe_act" in workload.recompute_modules:
+        per_copy += FORWARD_SHARE * EXPERT_BYTES_PER_WIDTH * f_e
+    return moe.top_k * layer_counts(m).moe_with_mtp * per_copy * capacity_multiplier(moe)
 
 
 def compute_s(workload: Workload, layout: Layout, hw: Hardware) -> float:
-    """T_comp = σ · B·s·(F_other + F_routed·u_eff/ε) / (N · peak · 1e12 · η_compute)   (SPEC 4.7)."""
+    """T_comp = B·s/N · [F_other/P + u_eff·(F_routed/(ε·P) + Q_routed/BW)]   (SPEC 4.7)
+
+    P = peak·1e12·η_compute, BW = hbm_tbyte_s·1e12; F per token (hardware FLOPs), Q the routed
+    experts' memory-bound bytes per token (`routed_bytes_per_token`): a roofline split of the MoE
+    layer, whose GEMMs run at ε·η and whose permutations and activations stream through HBM."""
     moe = _moe(workload.model)
     routed, other = hardware_flops_per_token(workload)
-    pad = capacity_multiplier(moe)
-    imbalance = load_factor(moe) / pad  # padding is already in `routed`
-    tokens = workload.global_batch_size * workload.model.seq_len
-    work = tokens * (other + routed * imbalance / expert_efficiency(hw))
-    return sm_slowdown(workload, layout) * work / (layout.gpus * hw.peak_tflops * 1e12 * hw.compute_efficiency)
+    flops_per_s = hw.peak_tflops * 1e12 * hw.compute_efficiency
+    imbalance = load_factor(moe) / capacity_multiplier(moe)  # padding is already in F_routed and Q_routed
+    memory_s = routed_bytes_per_token(workload) / (hw.hbm_tbyte_s * 1e12) if hw.hbm_tbyte_s else 0.0
+    per_token = other / flops_per_s + imbalance * (routed / (expert_efficiency(hw) * flops_per_s) + memory_s)
+    return workload.global_batch_size * workload.model.seq_len * per_token / layout.gpus
 
 
 def shared_expert_s(workload: Workload, layout: Layout, hw: Hardware) -> float:
-    """T_shared: the shared experts' compute (forward, backward, recompute) at η_compute, σ included:
-    what `overlap: shared_expert` hides the all-to-all behind."""
+    """T_shared: the shared experts' compute (forward, backward, recompute) at η_compute: what
+    `overlap: shared_expert` hides the all-to-all behind."""
     f = token_flops(workload.model)
     shared = (3 + (1 if moe_recomputed(workload) else 0)) * f.shared
     tokens = workload.global_batch_size * workload.model.seq_len
-    return sm_slowdown(workload, layout) * tokens * shared / (layout.gpus * hw.peak_tflops * 1e12 * hw.compute_efficiency)
+    return tokens * shared / (layout.gpus * hw.peak_tflops * 1e12 * hw.compute_efficiency)
 
 
 # ----------------------------------------------------------------------------------- all-to-all
@@ -298,16 +315,27 @@ def ep_bytes(workload: Workload, layout: Layout) -> tuple[float, float]:
     return per_copy * copies * (n_in - 1) / n_in, per_copy * remote_domains(moe, domains) * load
 
 
-def ep_window_s(workload: Workload, layout: Layout, hw: Hardware, compute: float) -> float:
-    """W_ep, the time the all-to-all hides behind: 0 (overlap none: on the critical path); the shared
-    experts' compute (shared_expert); the whole compute T_comp (batch_overlap: the exchange of one
-    microbatch runs beside another's compute, [M1] §3.2.1, [M3])."""
+def sm_penalty(workload: Workload) -> float:
+    """σ' = s/(1 − s): compute slows by this share of the time an overlapped dispatcher runs beside it,
+    holding s of the SMs (`overlap_sm_fraction`); 0 without overlap (nothing runs beside it)."""
+    dispatch = workload.expert_dispatch
+    if dispatch.overlap == "none":
+        return 0.0
+    return dispatch.overlap_sm_fraction / (1.0 - dispatch.overlap_sm_fraction)
+
+
+def ep_window_pieces(workload: Workload, layout: Layout, hw: Hardware, compute: float) -> tuple[tuple[float, float], ...]:
+    """The all-to-all's window pieces (a_i, W_i), exposed = max_i (a_i·T_ep − W_i) (SPEC 4.5, 4.7):
+    (σ', 0) and (1, (1 − σ')·W). With W the time it can hide behind (0 for overlap none: on the
+    critical path; the shared experts' compute for shared_expert; T_comp for batch_overlap, [M1]
+    §3.2.1, [M3]): T_ep ≤ W costs σ'·T_ep (compute slowed while the dispatcher holds SMs), a longer
+    exchange T_ep − W + σ'·W."""
     overlap = workload.expert_dispatch.overlap
-    if overlap == "batch_overlap":
-        return compute
-    if overlap == "shared_expert":
-        return shared_expert_s(workload, layout, hw)
-    return 0.0
+    if overlap == "none" or layout.ep == 1:
+        return ((1.0, 0.0),)
+    window = compute if overlap == "batch_overlap" else shared_expert_s(workload, layout, hw)
+    penalty = sm_penalty(workload)
+    return ((penalty, 0.0), (1.0, (1.0 - penalty) * window))
 
 
 # ----------------------------------------------------------------------------------- groups
@@ -367,41 +395,53 @@ def tp_collectives(workload: Workload, layout: Layout, microbatches: int, messag
 # ----------------------------------------------------------------------------------- memory
 
 
+def gemm_input_bytes(workload: Workload) -> float:
+    """β_in: an FP8 GEMM keeps its (quantised) input for the weight gradient in 1 byte, bf16 in 2."""
+    return 1.0 if workload.precision == "fp8" else 2.0
+
+
 def activation_bytes_per_token(workload: Workload) -> tuple[float, float]:
-    """Stored activation bytes per token (bf16) of one attention block with its two norms, and of one
-    dense MLP (an estimate: no maintained formula covers MoE, [M11]; Korthikanti's 34·h splits as
-    15·h attention + norms and 19·h MLP):
-    attention  GQA 3h + 4·a·d_h + 4·h_kv + 4h (norms; layernorm recompute drops them); MLA: the latents
-               2q_r + 2(kv_r + d_r), Q, K, V 4a(d_n + d_r) + 2a·d_v (mla_up_proj recompute drops them),
-               the o-proj input 2a·d_v, + 3h + 4h
-    dense MLP  2h + 2·k_ff·f (input, gate+up, activation); mlp recompute keeps the input 2h."""
-    m, modules = workload.model, workload.recompute_modules
+    """Stored activation bytes per token of one attention block with both norms, and of one dense MLP
+    (an estimate: no maintained formula covers MoE, [M11]; Korthikanti et al.'s terms without dropout,
+    β_in from `gemm_input_bytes`, everything else bf16):
+    attention  GQA: norm inputs 4h + QKV input β_in·h + Q, K, V 2(a·d_h + 2h_kv) + flash output 2a·d_h
+               (+ a·d_h for the FP8 o-proj input); MLA: norm inputs 4h + down-projection input β_in·h +
+               latents β_in(q_r + kv_r + d_r) + Q, K, V 2a(2(d_n + d_r) + d_v) + output 2a·d_v (+ a·d_v FP8);
+               layernorm recompute drops the β_in·h, mla_up_proj drops Q, K, V
+    dense MLP  β_in·h + 2(k_ff − 1)·f (gate and up, bf16) + β_in·f (activation); mlp recompute keeps 2h."""
+    m, modules, beta = workload.model, workload.recompute_modules, gemm_input_bytes(workload)
     h, a = m.hidden_size, m.attention_heads
-    norms = 0.0 if "layernorm" in modules else 4.0 * h
+    gemm_in = 0.0 if "layernorm" in modules else beta * h
+    fp8_out = 1.0 if beta == 1.0 else 0.0
     if m.mla is not None:
         x = m.mla
-        qkv = 0.0 if "mla_up_proj" in modules else 4.0 * a * (x.qk_nope_head_dim + x.qk_rope_head_dim) + 2.0 * a * x.v_head_dim
-        latents = 2.0 * (x.q_lora_rank or 0) + 2.0 * (x.kv_lora_rank + x.qk_rope_head_dim)
-        attention = 3.0 * h + latents + qkv + 2.0 * a * x.v_head_dim + norms
+        qk = x.qk_nope_head_dim + x.qk_rope_head_dim
+        qkv = 0.0 if "mla_up_proj" in modules else 2.0 * a * (2 * qk + x.v_head_dim)
+        latents = beta * ((x.q_lora_rank or 0) + x.kv_lora_rank + x.qk_rope_head_dim)
+        attention = 4.0 * h + gemm_in + latents + qkv + (2.0 + fp8_out) * a * x.v_head_dim
     else:
         d_h = m.head_dim or h / a
-        attention = 3.0 * h + 4.0 * a * d_h + 4.0 * (m.kv_heads or a) * d_h + norms
-    dense = 2.0 * h if "mlp" in modules else 2.0 * h + 2.0 * _k_ff(m) * m.ffn_hidden_size
+        kv = (m.kv_heads or a) * d_h
+        attention = 4.0 * h + gemm_in + 2.0 * (a * d_h + 2 * kv) + (2.0 + fp8_out) * a * d_h
+    f = m.ffn_hidden_size
+    dense = 2.0 * h if "mlp" in modules else beta * h + 2.0 * (_k_ff(m) - 1) * f + beta * f
     return attention, dense
 
 
 def moe_mlp_bytes_per_token(workload: Workload, layout: Layout) -> float:
-    """Stored bytes of one MoE MLP per local token: the shared experts 2·k_ff·n_s·f_s ÷ t and k·u_eff
-    routed copies of (4h·etp + 2(k_ff − 1)·f_e + 2f_e)·etp/t (input and output for the combine, gate+up,
-    activation; moe_act recompute drops the activation; the etp peers' copies are gathered and f_e is
-    split etp ways); `moe` recompute keeps only the layer input 2h."""
-    m, moe = workload.model, _moe(workload.model)
+    """Stored bytes of one MoE MLP per local token: the shared experts (2(k_ff − 1) + β_in)·n_s·f_s ÷ t and
+    k·u_eff routed copies of (β_in·h·etp + 2(k_ff − 1)·f_e + β_in·f_e + 2h·etp)/t (input, gate and up,
+    activation, output kept for the probability-weighted combine; moe_act recompute drops the
+    activation; the etp peers' copies are gathered and f_e is split etp ways); `moe` recompute keeps
+    only the layer input 2h."""
+    m, moe, beta = workload.model, _moe(workload.model), gemm_input_bytes(workload)
     if "moe" in workload.recompute_modules:
         return 2.0 * m.hidden_size
     k_ff, f_e = _k_ff(m), moe.expert_ffn_hidden_size
-    act = 0.0 if "moe_act" in workload.recompute_modules else 2.0 * f_e
-    copy = (4.0 * m.hidden_size * layout.etp + 2.0 * (k_ff - 1) * f_e + act) / layout.tp
-    return 2.0 * k_ff * shared_width(moe) / layout.tp + moe.top_k * load_factor(moe) * copy
+    act = 0.0 if "moe_act" in workload.recompute_modules else beta * f_e
+    copy = ((beta + 2.0) * m.hidden_size * layout.etp + 2.0 * (k_ff - 1) * f_e + act) / layout.tp
+    shared = (2.0 * (k_ff - 1) + beta) * shared_width(moe) / layout.tp
+    return shared + moe.top_k * load_factor(moe) * copy
 
 
 def memory_activations_gb(workload: Workload, layout: Layout) -> float:

@@ -24,7 +24,7 @@ from ..inputs.schema import Scenario, Workload
 from .hardware import Hardware, alltoall_s, transfer_s
 from .layout import Layout, ranks_in_domain
 from .model import kv_hidden_size
-from .moe import ep_bytes, ep_window_s, parameter_groups, tp_collectives
+from .moe import ep_bytes, ep_window_pieces, parameter_groups, tp_collectives
 
 ACTIVATION_BYTES = 2  # β: activations are communicated and stored in bf16, also for fp8 GEMMs
 GRAD_BYTES = 2  # β_grad: bf16 gradients
@@ -203,11 +203,12 @@ def ep_class_bytes(ctx: StepContext) -> tuple[float, float]:
 
 
 def ep_window(ctx: StepContext) -> Pieces:
-    """EP window rule: on the critical path unless the schedule overlaps it: one piece (1, W_ep),
-    W_ep = 0, the shared experts' compute, or T_comp (`moe.ep_window_s`). SPEC 4.7."""
+    """EP window rule: on the critical path unless the schedule overlaps it (behind the shared experts or
+    another microbatch's compute), and an overlapped dispatcher's SMs slow the compute beside it:
+    pieces (σ', 0), (1, (1 − σ')·W) (`moe.ep_window_pieces`). SPEC 4.7."""
     if ctx.workload.model.moe is None:
         return ((1.0, 0.0),)
-    return ((1.0, ep_window_s(ctx.workload, ctx.layout, ctx.hw, ctx.compute_s)),)
+    return ep_window_pieces(ctx.workload, ctx.layout, ctx.hw, ctx.compute_s)
 
 
 def ep_timing(ctx: StepContext) -> str:
@@ -243,8 +244,8 @@ TRAFFIC_CLASSES: tuple[TrafficClass, ...] = (
                  "prefetch); NeMo GPT3-5B (DP=64 over IB) and MosaicML FSDP rows fit for any 0.5..1.0"),
     TrafficClass("ep", "expert parallel", ep_class_bytes, ep_window, 0.0,
                  "on the critical path unless workload.expert_dispatch.overlap hides it behind the shared experts or "
-                 "another microbatch's compute (docs/sources.md [M1] §3.2.1, [M3]); the SMs a batch-overlapped "
-                 "dispatcher holds slow compute instead", ep_timing),
+                 "another microbatch's compute (docs/sources.md [M1] §3.2.1, [M3]); the SMs an overlapped "
+                 "dispatcher holds slow the compute beside it", ep_timing),
 )
 CLASS_NAMES: tuple[str, ...] = tuple(tc.name for tc in TRAFFIC_CLASSES)
 BY_NAME: dict[str, TrafficClass] = {tc.name: tc for tc in TRAFFIC_CLASSES}
