@@ -24,7 +24,7 @@ from .hardware import Hardware
 from .layout import Layout, ranks_in_domain
 from .model import attention_core_flops_per_key, attention_core_flops_per_token, attention_params_per_layer
 
-DEFAULT_EXPERT_EFFICIENCY = 0.44  # ε when the catalog gives none: the Blackwell BF16 fit (an estimate elsewhere)
+DEFAULT_EXPERT_EFFICIENCY = 0.38  # ε when the catalog gives none: the Blackwell BF16 fit (an estimate elsewhere)
 DISPATCH_BYTES = {"bf16": 2.0, "fp8": 1.0 + 4.0 / 128}  # FP8 with one fp32 scale per 128 values ([M2] §2.3.2)
 COMBINE_BYTES = 2.0  # combine (and both backward exchanges) in bf16
 GB = 1e9
@@ -212,25 +212,13 @@ EXPERT_BYTES_PER_WIDTH = 18.0
 FORWARD_SHARE = 1.0 / 3.0  # the forward's part of that work (what recomputation repeats)
 
 
-EXPERT_GEMM_HALF_ROWS = 1500.0  # M½: fitted on the MoE calibration runs (docs/model.md §MoE)
-
-
-def tokens_per_expert(workload: Workload, layout: Layout) -> float:
-    """M_e, the rows of one expert's GEMMs per microbatch: the b·s/(t·c) tokens of a GPU make k copies;
-    an ep rank holds E/ep experts and gathers its etp peers' copies: M_e = b·s·k·ep·etp/(t·c·E)."""
-    m, moe = workload.model, _moe(workload.model)
-    rows = layout.microbatch_size * m.seq_len * moe.top_k * layout.ep * layout.etp
-    return rows / (layout.tp * layout.cp * moe.experts)
-
-
 def expert_efficiency(hw: Hardware, workload: Workload, layout: Layout) -> float:
-    """ε·M_e/(M_e + M½): routed-expert GEMM FLOPs run at this × η_compute. ε per GPU and precision
-    (catalog `expert_efficiency`) and M½ are fitted on the calibration runs: grouped GEMMs with few
-    rows per expert (many experts per GPU, small microbatches) run slower. The seam for a GEMM-shape
-    efficiency model (SPEC 4.2) to replace this law."""
-    eps = hw.expert_efficiency if hw.expert_efficiency is not None else DEFAULT_EXPERT_EFFICIENCY
-    rows = tokens_per_expert(workload, layout)
-    return eps * rows / (rows + EXPERT_GEMM_HALF_ROWS)
+    """ε: routed-expert GEMM FLOPs run at ε·η_compute (grouped, smaller GEMMs). A fitted constant per
+    GPU and precision today (catalog `expert_efficiency`, docs/model.md §MoE); this is the seam where a
+    GEMM-shape efficiency model (SPEC 4.2) takes the expert GEMMs' shapes from the workload and the
+    layout (rows per expert b·s·k·ep·etp/(t·c·E), h, f_e/etp)."""
+    del workload, layout  # the seam's inputs, unused by the constant
+    return hw.expert_efficiency if hw.expert_efficiency is not None else DEFAULT_EXPERT_EFFICIENCY
 
 
 def routed_bytes_per_token(workload: Workload) -> float:
@@ -249,7 +237,7 @@ def routed_bytes_per_token(workload: Workload) -> float:
 def compute_s(workload: Workload, layout: Layout, hw: Hardware) -> float:
     """T_comp = B·s/N · [F_other/P + u_eff·(F_routed/(ε_e·P) + Q_routed/BW)]   (SPEC 4.7)
 
-    P = peak·1e12·η_compute, BW = hbm_tbyte_s·1e12, ε_e = `expert_efficiency`; F per token (hardware
+    P = peak·1e12·η_compute, BW = hbm_tbyte_s·1e12, ε_e = `expert_efficiency` (ε); F per token (hardware
     FLOPs), Q the routed experts' memory-bound bytes per token (`routed_bytes_per_token`): a roofline
     split of the MoE layer, whose GEMMs run at ε_e·η and whose permutations and activations stream
     through HBM."""
