@@ -220,3 +220,71 @@ def error(row: dict) -> float:
     """Predicted / published tokens/s/GPU − 1."""
     run = run_inputs(row)
     return tokens_per_s_per_gpu(run.scenario.workload, predict(row)) / published_tokens(row) - 1
+
+
+# ----------------------------------------------------------------------------------- runs
+
+METRIC_PREFERENCE = ("tokens_per_s_per_gpu", "tokens_per_s_per_gpu_derived_from_tokens_per_day", "step_time_s",
+                     "model_tflops_per_gpu")
+
+
+@dataclass
+class Run:
+    """One published run: its metric rows (1–3), the one whose throughput it is compared on (tokens/s first)."""
+
+    rows: list[dict]
+    label: str = ""  # the name, with the notes when two runs of a file share a name
+
+    @property
+    def row(self) -> dict:
+        return min((r for r in self.rows if is_throughput(r)), key=lambda r: METRIC_PREFERENCE.index(r["metric"]))
+
+    @property
+    def name(self) -> str:
+        return self.label or self.row["name"]
+
+    def placeable(self) -> bool:
+        run = run_inputs(self.row)
+        return placement_problem(run.layout, run.scenario.workload, run.gpus_per_domain) is None
+
+    def error(self) -> float:
+        return error(self.row)
+
+
+def runs(path: Path) -> list[Run]:
+    """The runs of a CSV, in file order: metric rows grouped by name, source, notes, layout and batch."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in load_rows(path):
+        key = (r["name"], r["source"], r.get("notes", ""), r["dispatcher_or_notes"], r["global_batch"],
+               r["micro_batch"], r["precision"], r["tp"], r["pp"], r["ep"], r["seq"], r["vp"])
+        groups.setdefault(key, []).append(r)
+    out = [Run(rows) for rows in groups.values() if any(is_throughput(r) for r in rows)]
+    names = [run.row["name"] for run in out]
+    for run in out:
+        if names.count(run.row["name"]) > 1:
+            run.label = f"{run.row['name']} [{run.row['dispatcher_or_notes']}]"
+    return out
+
+
+def residual_table(path: Path) -> str:
+    """docs/model.md's residual table of one CSV: run, system, layout, published and predicted tokens/s/GPU, error."""
+    lines = ["| Run (source in the CSV) | GPUs | TP/PP/EP, dispatcher | published | predicted | error |", "|---|---|---|---|---|---|"]
+    for run in runs(path):
+        r = run.row
+        if not run.placeable():
+            lines.append(f"| {run.name} | {r['gpus']} × {r['gpu']} | {r['tp']}/{r['pp']}/{r['ep']} | "
+                         f"{published_tokens(r):,.0f} | not placeable | — |")
+            continue
+        inputs = run_inputs(r)
+        predicted = tokens_per_s_per_gpu(inputs.scenario.workload, predict(r))
+        lay = inputs.layout
+        lines.append(f"| {run.name} | {r['gpus']} × {r['gpu']} | {lay.tp}/{lay.pp}/{lay.ep}, "
+                     f"{inputs.scenario.workload.expert_dispatch.dispatcher} | {published_tokens(r):,.0f} | "
+                     f"{predicted:,.0f} | {predicted / published_tokens(r) - 1:+.1%} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # regenerate docs/model.md's tables: python tests/perf/moe_runs.py calibration|heldout
+    import sys
+
+    print(residual_table(CALIBRATION_CSV if sys.argv[1:] == ["calibration"] else HELDOUT_CSV))
