@@ -9,7 +9,7 @@ etp, edp = t·c·d/(ep·etp), N = t·c·p·d, G_u GPUs per domain, B global batc
 microbatch. Pure functions of plain numbers; step.py, memory.py and traffic.py call them when the
 model has `moe`, and each formula is written once here.
 
-FLOPs follow Megatron's MoE convention (docs/sources.md [M5][M9]; moe.md §M.3): the attention
+FLOPs follow Megatron's MoE convention (docs/sources.md [M5][M9]; docs/model.md §MoE): the attention
 core counts the causal mask, routed experts count k times, the router is left out. The routed-expert
 FLOPs run at ε·η_compute (`expert_efficiency`, fitted on the MoE calibration runs): the seam where
 a GEMM-shape efficiency model can replace the constant.
@@ -82,7 +82,7 @@ class MoeParams:
 
 
 def parameter_counts(model: TransformerShape) -> MoeParams:
-    """moe.md §M.2, per layer with norms (2h) as in perf/model.py:
+    """docs/model.md §MoE, per layer with norms (2h) as in perf/model.py:
     P = L·(P_att + 2h) + L_d·k_ff·h·f + L_m·(E·k_ff·h·f_e + k_ff·h·n_s·f_s + h·E) + h + V·h·(1 tied, 2 untied)
     active: E → k.  One MTP layer adds P_att + its MLP (the last layer's kind) + 2h² (projection) + 3h.
     """
@@ -130,7 +130,7 @@ class TokenFlops:
 
 
 def token_flops(model: TransformerShape) -> TokenFlops:
-    """Forward FLOPs per token; ×3 (forward + backward) gives Megatron's F_tok (moe.md §M.3):
+    """Forward FLOPs per token; ×3 (forward + backward) gives Megatron's F_tok (docs/model.md §MoE):
     F_tok = 6·[h·(k_ff·f·L'_d + k_ff·f_e·k·L'_m + k_ff·f_s·n_s·L'_m) + P_att·(L + n_mtp) + 2·n_mtp·h²]
           + 6·w_core·s·(L + n_mtp) + 6·h·V·(1 + n_mtp)."""
     moe, h, a = _moe(model), model.hidden_size, model.attention_heads
@@ -187,7 +187,7 @@ def load_factor(moe: MoeShape) -> float:
 
 def hardware_flops_per_token(workload: Workload) -> tuple[float, float]:
     """(routed, other) hardware FLOPs per token: 3·forward + recomputed forward; padded capacity
-    multiplies the routed part by c_f (padded rows are multiplied too, moe.md §M.3)."""
+    multiplies the routed part by c_f (padded rows are multiplied too, [M6])."""
     f = token_flops(workload.model)
     again_routed, again_other = recompute_flops(workload, f)
     pad = capacity_multiplier(_moe(workload.model))
@@ -264,7 +264,7 @@ def shared_expert_s(workload: Workload, layout: Layout, hw: Hardware) -> float:
 
 def exchange_bytes_per_copy(workload: Workload) -> float:
     """Σβ: bytes per hidden element and token copy over one step's exchanges: dispatch β_d + combine 2
-    forward, 2 + 2 backward, and β_d + 2 again when the MoE layer is recomputed (moe.md §M.5)."""
+    forward, 2 + 2 backward, and β_d + 2 again when the MoE layer is recomputed ([M6], [M2] §2.3.2)."""
     beta_d = DISPATCH_BYTES[workload.expert_dispatch.dispatch_dtype]
     total = beta_d + COMBINE_BYTES + 2 * COMBINE_BYTES
     return total + (beta_d + COMBINE_BYTES if moe_recomputed(workload) else 0.0)
@@ -301,7 +301,7 @@ def ep_domains(layout: Layout) -> tuple[int, int]:
 
 
 def ep_bytes(workload: Workload, layout: Layout) -> tuple[float, float]:
-    """(NVLink, scale-out) all-to-all bytes per GPU per step (SPEC 4.7, moe.md §M.5):
+    """(NVLink, scale-out) all-to-all bytes per GPU per step (SPEC 4.7, docs/model.md §MoE):
     V = (B·s/N)·L'_m·h·Σβ per token copy; k_eff = k·u_eff copies per token.
     flat:          NVLink V·k_eff·(n_in − 1)/ep,  scale-out V·k_eff·(ep − n_in)/ep
     hierarchical:  NVLink V·k_eff·(n_in − 1)/n_in, scale-out V·R·u_eff (one copy per other domain)."""
@@ -355,7 +355,7 @@ class ParamGroup:
 
 
 def parameter_groups(workload: Workload, layout: Layout, params: float) -> list[ParamGroup]:
-    """Dense models: P/(t·p) over the d data-parallel ranks (stride t·c). MoE (moe.md §M.4, [M10]):
+    """Dense models: P/(t·p) over the d data-parallel ranks (stride t·c). MoE ([M10], docs/model.md §MoE):
     routed experts P_exp/(etp·ep·p) over the edp expert-data-parallel ranks (stride etp·ep), the rest
     (P_stored − P_exp)/(t·p) over the d ranks."""
     t, p = layout.tp, layout.pp

@@ -6,7 +6,7 @@ source of every row in its `source` column:
 - moe-calibration.csv: the only rows the MoE parameters were fitted on (docs/sources.md [M7][M8][M18]
   [M19][M22][M3]: Qwen3-30B-A3B, GPT-OSS-120B and one Mixtral-8x7B run on H100/B200/B300/GB200/GB300);
 - moe-heldout.csv: 106 published runs of other models (DeepSeek-V3, Qwen3-235B-A22B, Kimi-K2), never
-  used to choose a parameter: validation only (docs/sources.md [M24]–[M28]).
+  used to choose a parameter: validation only (docs/sources.md [M2][M7][M8][M13][M18][M19][M27]).
 
 `run_inputs(row)` maps a row to (workload, layout, hardware); `published_tokens(row)` gives the
 row's throughput in tokens/s/GPU (a TFLOP/s row is divided by the publisher's own FLOPs per token,
@@ -46,7 +46,7 @@ GPUS_PER_DOMAIN_USED = {8: 8, 72: 64}
 
 # What the CSV columns do not carry, per model, from the model providers and configs:
 MODEL_EXTRAS = {
-    # 18 of 36 layers use a 128-token sliding window (GPT-OSS model card; reproduces the CSV's
+    # 18 of 36 layers use a 128-token sliding window (GPT-OSS model card [M28]; reproduces the CSV's
     # flops_per_token_megatron 32.6 G at s = 4096 and 34.4 G at 8192)
     "GPT-OSS-120B": {"sliding_window": {"tokens": 128, "layers": 18}},
     # group-limited routing: 8 groups, top-4 (DeepSeek-V3 config n_group 8, topk_group 4; [M1] §4.2 M = 4)

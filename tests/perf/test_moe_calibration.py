@@ -147,7 +147,7 @@ def test_nvl72_gain_comes_from_the_all_to_all(nvl72, hgx):
 
 @pytest.mark.parametrize("release", ["26.02.01", "26.04", "26.04.01"])
 def test_nvl72_buys_nothing_when_ep_fits_in_a_node(release):
-    """Qwen3-30B-A3B, EP8 on 8 GPUs, MXFP8: published GB200/B200 in these releases 0.96–0.99 (moe.md §M.0); the model
+    """Qwen3-30B-A3B, EP8 on 8 GPUs, MXFP8: published GB200/B200 in these releases 0.96–0.99 ([M7], docs/model.md §MoE); the model
     gives the same within 5 % (EP8 stays on NVLink on both; GB200's MNNVL all-to-all is a little slower)."""
     gb = _by_name(f"Qwen3-30B-A3B pretrain DGX-GB200 8GPU MXFP8 (NeMo {release})")
     b = _by_name(f"Qwen3-30B-A3B pretrain DGX-B200 8GPU MXFP8 (NeMo {release})")

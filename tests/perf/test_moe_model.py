@@ -66,7 +66,7 @@ def _flops_per_token(model: dict) -> float:
 
 
 def test_deepseek_v3_flops_per_token_by_hand():
-    """Megatron's count (moe.md §M.3) without MTP, per token:
+    """Megatron's count ([M5], docs/model.md §MoE) without MTP, per token:
     6·[h·(3f·L_d + 3f_e·k·L_m + 3f_s·L_m) + P_att·L] + 6·w·s·L + 6·h·V, w = a·(d_n + d_r)/2 + a·d_v/2 = 20,480
     = 6·[7168·(3·18432·3 + 3·2048·8·58 + 3·2048·58) + 187,105,280·61] + 6·20,480·4096·61 + 6·7168·129,280
     = 6·[7168·(165,888 + 2,850,816 + 356,352) + 11,413,422,080] + 30,702,305,280 + 5,560,074,240
@@ -77,7 +77,7 @@ def test_deepseek_v3_flops_per_token_by_hand():
 
 def _implied_runs():
     """Runs publishing both tokens/s/GPU and model TFLOP/s/GPU in Megatron's accounting: the publisher's
-    FLOPs per token is their ratio. GPT-OSS-120B rows before 26.06 use another accounting (moe.md §M.3)
+    FLOPs per token is their ratio. GPT-OSS-120B rows before 26.06 use another accounting (docs/model.md §MoE)
     and DeepSeek's own Table 4 its non-causal one: both are left out."""
     out = {}
     for path in (CALIBRATION_CSV, HELDOUT_CSV):
@@ -135,7 +135,7 @@ def _layout(t, p, d, ep, b=1, g=64, etp=1):
 
 
 @pytest.mark.parametrize(("label", "model", "lay", "worked_gb", "shard_params"), [
-    # moe.md §M.4 worked values (β_w 2, β_g 4, β_o 12, [M10]'s three buckets), with the per-GPU parameter shards:
+    # worked values (docs/model.md §MoE "Worked examples") (β_w 2, β_g 4, β_o 12, [M10]'s three buckets), with the per-GPU parameter shards:
     # DeepSeek-V3, 256 GPUs TP1 PP4 EP64 (GB200 recipe): 72.5 GB; experts 653.9e9/(64·4) = 2.554e9, rest
     # (671.0 − 653.9)e9/4 = 4.280e9 per GPU.
     ("DeepSeek-V3 TP1 PP4 EP64", deepseek_v3(), _layout(1, 4, 64, 64), 72.5, 2.554e9 + 4.280e9),

@@ -2,7 +2,8 @@
 properties the optimisation model relies on (SPEC §4.7, perf/moe.py, perf/traffic.py).
 
 Expected bytes are worked out by hand here or reproduce the worked examples of the MoE research notes
-(moe.md §M.5, computed there by an independent script from the same published configurations).
+(copied in docs/model.md §MoE "Worked examples": computed there by an independent script from the same
+published configurations).
 """
 from __future__ import annotations
 
@@ -38,12 +39,12 @@ def hardware(**changes) -> Hardware:
 
 
 def test_deepseek_v3_h800_flat_and_hierarchical_bytes():
-    """DeepSeek-V3 on 2048 H800 (moe.md §M.5; [M1] §3.2): B = 15360, s = 4096, EP64 over 8 nodes, MTP, FP8
+    """DeepSeek-V3 on 2048 H800 (worked example; [M1] §3.2): B = 15360, s = 4096, EP64 over 8 nodes, MTP, FP8
     dispatch. Tokens per GPU 15360·4096/2048 = 30,720; copies 30,720·59 MoE layers·8 experts; bytes per copy
     and hidden element 1 + 4/128 + 2 + 2 + 2 = 7.03125: V = 30,720·59·7168·8·7.03125 = 730.79 GB.
-    Flat: NVLink 7/64 → 79.9 GB, scale-out 56/64 → 639.4 GB (moe.md: 80 / 639).
+    Flat: NVLink 7/64 → 79.9 GB, scale-out 56/64 → 639.4 GB (worked example: 80 / 639).
     Hierarchical without a node limit: NVLink 7/8 → 639.4 GB; scale-out V/8·R, R = 7·[1 − C(224, 8)/C(256, 8)]
-    = 4.632 other nodes per token → 423.2 GB (moe.md: 423)."""
+    = 4.632 other nodes per token → 423.2 GB (worked example: 423)."""
     model = deepseek_v3(mtp=1)
     flat = workload(model, batch=15360, expert_dispatch={"dispatcher": "flat", "dispatch_dtype": "fp8"})
     layout = lay(p=16, d=128, ep=64)
@@ -77,7 +78,7 @@ def test_node_limited_routing_caps_the_scale_out_copies():
 def test_nvl72_ep64_stays_on_nvlink():
     """DeepSeek-V3 on 256 GB200, B = 4096, EP64 inside one NVL72 (G_u = 64): 65,536 tokens per GPU,
     bf16 (2 + 2 + 2 + 2 bytes): V = 65,536·59·7168·8·8 = 1773.8 GB; 63/64 of it on NVLink = 1746.1 GB
-    (moe.md: 1746), nothing on the scale-out fabric."""
+    (worked example: 1746), nothing on the scale-out fabric."""
     wl = workload(deepseek_v3(mtp=1), batch=4096, expert_dispatch={"dispatcher": "hierarchical"})
     nvl, so = moe.ep_bytes(wl, lay(p=4, d=64, ep=64, g=64))
     assert so == 0.0
@@ -86,9 +87,9 @@ def test_nvl72_ep64_stays_on_nvlink():
 
 
 def test_qwen3_235b_ep32_over_four_nodes():
-    """Qwen3-235B-A22B on 256 H100, B = 8192, TP2 PP8 EP32 (moe.md §M.5): the ep group has stride etp = 1, so
+    """Qwen3-235B-A22B on 256 H100, B = 8192, TP2 PP8 EP32 (worked example): the ep group has stride etp = 1, so
     8 of its ranks share a node and it spans 4 nodes; 131,072 tokens per GPU, 94 MoE layers, h = 4096:
-    V = 131,072·94·4096·8·8 = 3229.6 GB; flat: NVLink 7/32 → 706.5 GB, scale-out 24/32 → 2422.2 GB (moe.md: 707 / 2422)."""
+    V = 131,072·94·4096·8·8 = 3229.6 GB; flat: NVLink 7/32 → 706.5 GB, scale-out 24/32 → 2422.2 GB (worked example: 707 / 2422)."""
     wl = workload(QWEN3_235B, batch=8192)
     layout = lay(t=2, p=8, d=16, ep=32)
     assert moe.ep_domains(layout) == (8, 4)
