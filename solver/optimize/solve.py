@@ -68,6 +68,10 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
         warnings.append(f"time limit reached: designs are feasible but not proven optimal (gap up to {max(gaps or [0]):.2%})")
     if len(designs) < k:
         warnings.append(f"only {len(designs)} distinct designs exist for top_k = {k}")
+    moe = sc.workload.model.moe
+    if moe is not None and moe.load_imbalance == 1 and moe.capacity_factor is None:
+        warnings.append("Mixture-of-Experts load_imbalance = 1 assumes perfectly balanced experts, as the published "
+                        "benchmark tables do; real routing measured 8-20 % slower (docs/model.md §MoE)")
     timings["total_s"] = time.perf_counter() - t0
     return SolveResult(sc.name, status, designs, sum(o.solve_time_s for o in outcomes), max(gaps) if gaps else None,
                        None, timings, stats, solver_info, warnings)

@@ -67,3 +67,5 @@ def test_example_ranks_both_platforms(name, first, also):
     assert platforms[0] == first and also in platforms
     best = result.designs[0]
     assert best.layout.ep > 1 and best.perf.traffic["ep"].nvlink_bytes > 0
+    # the examples keep the published tables' perfectly balanced experts, and the result says so
+    assert any("load_imbalance = 1" in w for w in result.warnings)
