@@ -70,6 +70,10 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
         warnings.append(f"time limit reached: designs are feasible but not proven optimal (gap up to {max(gaps or [0]):.2%})")
     if len(designs) < k:
         warnings.append(f"only {len(designs)} distinct designs exist for top_k = {k}")
+    moe = sc.workload.model.moe
+    if moe is not None and moe.load_imbalance == 1 and moe.capacity_factor is None:
+        warnings.append("Mixture-of-Experts load_imbalance = 1 assumes perfectly balanced experts, as the published "
+                        "benchmark tables do; real routing measured 8-20 % slower (docs/model.md §MoE)")
     timings["total_s"] = time.perf_counter() - t0
     return SolveResult(sc.name, status, designs, sum(o.solve_time_s for o in outcomes), max(gaps) if gaps else None,
                        None, timings, stats, solver_info, warnings)
@@ -86,6 +90,8 @@ def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     sc, doc = ls.scenario, ls.doc
     pin = sc.pin
     missing = [name for name in EVALUATE_PINS if getattr(pin, name) is None]
+    if sc.workload.model.moe is not None and pin.ep is None:
+        missing.append("ep")  # a Mixture-of-Experts layout needs its expert parallelism (etp defaults to 1)
     if missing:
         raise InputError([doc.problem(("pin",), f"evaluate needs every decision pinned; missing: {', '.join(missing)} "
                                       "(use `fabricplan solve` to let the optimiser choose)")])
@@ -133,7 +139,7 @@ def _default_switch(cat: Catalog, nic) -> str | None:
 
 def _pinned_layout(pin, g_used: int) -> Layout:
     return Layout(tp=pin.tp, cp=pin.cp, pp=pin.pp, vp=pin.vp, dp=pin.dp, microbatch_size=pin.microbatch_size,
-                  gpus_per_domain_used=g_used)
+                  gpus_per_domain_used=g_used, ep=pin.ep or 1, etp=pin.etp or 1)
 
 
 def _default_domain_use(plat, pin, wl) -> int:

@@ -5,6 +5,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..inputs.schema import Catalog
+from ..perf.layout import expert_text
 from ..results import Design, SolveResult
 from ..sweep.summary import point_label
 
@@ -31,7 +32,7 @@ def solve_table(result: SolveResult) -> Table:
         lay = d.layout
         flag = " [yellow]⚠[/]" if d.uncalibrated else ""
         t.add_row(str(d.rank) + flag, d.label, f"{d.cost.gpus:,}", f"{d.cost.nodes:,}",
-                  f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}",
+                  f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}" + expert_text(lay),
                   f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}", margin_text(d), f"{d.perf.mfu:.1%}",
                   f"{d.cost.facility_power_kw:,.0f}", f"{d.cost.racks:,}", _usd(d.cost.capex_usd), _usd(d.cost.tco_usd))
     return t
@@ -76,7 +77,8 @@ def print_design(design: Design, console: Console) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
     console.print(f"[bold]{design.label}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
-                  f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}, "
+                  f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}"
+                  f"{expert_text(lay)}, "
                   f"{p.microbatches} microbatches")
     console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
                   f"MFU {p.mfu:.1%}, {p.hardware_tflops_per_gpu:,.0f} hardware TFLOP/s per GPU")
