@@ -24,8 +24,8 @@ from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_
 from .fabrics.breakout import serves
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.crossing import cross_plane_share, pod_crossing
-from .perf.hardware import Hardware, hardware_for
-from .perf.layout import Layout, LayoutShape, dp_candidates, layout_shapes, placement_problem
+from .perf.hardware import Hardware, alltoall_bandwidths_gbyte_s, hardware_for
+from .perf.layout import Layout, LayoutShape, dp_candidates, expert_text, layout_shapes, placement_problem
 from .perf.memory import memory_per_gpu_gb
 from .perf.model import parameter_count
 from .perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
@@ -128,6 +128,8 @@ class Shape:
     mem: list[float]  # d·mem(d) at each d (GB)
     hbm_usable_gb: float
     step_time_s: list[float] = field(default_factory=list)  # at each d (reports, pruning)
+    ep: int = 1  # expert parallelism (Mixture-of-Experts)
+    etp: int = 1
     # Other performance classes whose step time is this shape's at every d (a multi-plane or rail-only
     # class whose layout forwards nothing between planes and crosses no oversubscribed pod tier):
     # their architectures share the shape's points.
@@ -158,7 +160,7 @@ class Shape:
         dp = f" dp={d}" if d is not None else ""
         fabric = "" if p.fabric == DEFAULT_FAMILY else f" {p.fabric}"
         return (f"{p.platform}, {p.rails_per_node}×{p.nic}{fabric}, tp={self.tp} cp={self.cp} pp={self.pp} vp={self.vp}"
-                f"{dp} mbs={self.microbatch_size}")
+                f"{dp} mbs={self.microbatch_size}" + expert_text(self))
 
     def memory_gb(self, d: int) -> float:
         """Memory per GPU at d, from the row memory_fit states: (d·mem) / d."""
@@ -166,7 +168,7 @@ class Shape:
 
     def layout(self, d: int) -> Layout:
         return Layout(tp=self.tp, cp=self.cp, pp=self.pp, vp=self.vp, dp=d, microbatch_size=self.microbatch_size,
-                      gpus_per_domain_used=self.gpus_per_domain_used)
+                      gpus_per_domain_used=self.gpus_per_domain_used, ep=self.ep, etp=self.etp)
 
     @property
     def gpus_per_replica(self) -> int:
@@ -553,9 +555,11 @@ class _Points:
 def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
     """Every re-timed term on `a` is at most the same term on `b` (same platform and fabric structure: same NVLink
     and forwarded bytes): more scale-out bandwidth, no more network latency, no more oversubscription (leaf or
-    above the pods). Then a point infeasible on `a` is on `b`."""
+    above the pods), no slower all-to-all (MoE). Then a point infeasible on `a` is on `b`."""
     return (a.scaleout_effective_gbyte_s >= b.scaleout_effective_gbyte_s and a.nic_step_latency_s <= b.nic_step_latency_s
-            and a.oversubscription <= b.oversubscription and a.above_pod_oversubscription <= b.above_pod_oversubscription)
+            and a.oversubscription <= b.oversubscription and a.above_pod_oversubscription <= b.above_pod_oversubscription
+            and all(alltoall_bandwidths_gbyte_s(a, x)[1] >= alltoall_bandwidths_gbyte_s(b, x)[1]
+                    for x in ("flat", "hierarchical")))
 
 
 def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
@@ -687,9 +691,10 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
     steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
-    key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
+    experts = f"e{lay.ep}x{lay.etp}" if (lay.ep, lay.etp) != (1, 1) else ""
+    key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}{experts}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
     return Shape(key, perf, t, c, p, v, b, g_used, kept_ds, [domains[j] for j in keep], conditions, mem,
-                 hw.hbm_usable_gb, steps)
+                 hw.hbm_usable_gb, steps, ep=lay.ep, etp=lay.etp)
 
 
 def _offer_thresholds(ctx: _Context, plat, domain_counts: set[int], plat_archs: list[Architecture],

@@ -54,7 +54,8 @@ class Design:
     @property
     def layout_identity(self) -> tuple:
         lay = self.layout
-        return self.identity + (lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size, lay.gpus_per_domain_used)
+        return self.identity + (lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size, lay.gpus_per_domain_used, lay.ep,
+                                lay.etp)
 
     @property
     def platform_identity(self) -> tuple:
@@ -114,7 +115,7 @@ class Design:
             "parallelism": {
                 "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp, "dp": lay.dp,
                 "microbatch_size": lay.microbatch_size, "microbatches": perf.microbatches,
-                "gpus_per_domain_used": lay.gpus_per_domain_used,
+                "gpus_per_domain_used": lay.gpus_per_domain_used, "ep": lay.ep, "etp": lay.etp, "edp": lay.edp,
             },
             "step_time_s": perf.step_time_s,
             "target_step_time_s": self.target_step_time_s,
@@ -257,7 +258,8 @@ class SolveResult:
                 "nic": d.architecture.nic, "rails_per_node": d.architecture.rails_per_node,
                 "switch": d.architecture.switch, "tiers": d.tiers, "oversubscription": d.architecture.oversubscription,
                 "gpus": d.cost.gpus, "nodes": d.cost.nodes, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
-                "dp": lay.dp, "microbatch_size": lay.microbatch_size, "step_time_s": d.perf.step_time_s,
+                "dp": lay.dp, "microbatch_size": lay.microbatch_size, "ep": lay.ep, "etp": lay.etp,
+                "step_time_s": d.perf.step_time_s,
                 "mfu": d.perf.mfu, "capex_usd": d.cost.capex_usd, "tco_usd": d.cost.tco_usd,
                 "facility_power_kw": d.cost.facility_power_kw, "racks": d.cost.racks,
             })

@@ -18,6 +18,7 @@ import yaml
 
 import solver
 from solver import api
+from solver.perf.traffic import CLASS_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH_SCENARIOS = sorted(p for p in (ROOT / "scenarios").glob("*.yaml")
@@ -33,6 +34,7 @@ def pinned_copy(path: Path, design) -> dict:
         "oversubscription": arch.oversubscription, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
         "dp": lay.dp, "microbatch_size": lay.microbatch_size, "gpus_per_domain_used": lay.gpus_per_domain_used,
         "fabric": arch.fabric, "above_pod_oversubscription": arch.above_pod_oversubscription,
+        "ep": lay.ep, "etp": lay.etp,
     }
     data.pop("sweep", None)
     return data
@@ -52,9 +54,9 @@ def test_evaluate_of_pinned_optimum_adds_up_and_matches_solve(path, tmp_path):
     assert "window s" in run.stdout and "margins:" in run.stdout  # each class's overlap window; the margins
     design = json.loads(out.read_text())["designs"][0]
     b = design["breakdown_s"]
-    # compute + bubble + each class's exposure + what link capacity adds is the step time (SPEC §4.5), and
-    # exposed_comm the classes' sum
-    classes = ("tp", "cp", "pp", "dp_rs", "dp_ag")
+    # compute + bubble + each class's exposure (the registry: tp, cp, pp, dp_rs, dp_ag, ep) + what link capacity
+    # adds is the step time (SPEC §4.5), and exposed_comm the classes' sum
+    classes = CLASS_NAMES
     assert b["compute"] + b["bubble"] + sum(b[k] for k in classes) + b["capacity"] == pytest.approx(
         design["step_time_s"], rel=1e-12)
     assert sum(b[k] for k in classes) == pytest.approx(b["exposed_comm"], rel=1e-12)

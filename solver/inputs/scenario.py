@@ -40,6 +40,7 @@ def load_scenario(source: str | Path | dict, display: str | None = None) -> Load
     ls = LoadedScenario(scenario, doc, paths)
     _check_pins_allowed(ls)
     check_scenario_extras(doc, scenario)
+    _check_expert_degrees(ls)
     raise_if([doc])
     return ls
 
@@ -94,7 +95,7 @@ _PIN_ALLOW = {
     "rails_per_node": ("constraints", "rails_per_node"), "oversubscription": ("constraints", "oversubscription"),
     "above_pod_oversubscription": ("constraints", "above_pod_oversubscription"), "fabric": ("constraints", "fabrics"),
     "tp": ("parallelism", "tp"), "cp": ("parallelism", "cp"), "pp": ("parallelism", "pp"), "vp": ("parallelism", "vp"),
-    "microbatch_size": ("parallelism", "microbatch_size"),
+    "microbatch_size": ("parallelism", "microbatch_size"), "ep": ("parallelism", "ep"), "etp": ("parallelism", "etp"),
 }
 
 
@@ -106,3 +107,25 @@ def _check_pins_allowed(ls: LoadedScenario) -> None:
         if pinned is not None and allowed is not None and pinned not in allowed:
             doc.problems.append(doc.problem(("pin", key), f"pinned value is outside the allow-list {block}.{field_name} = {allowed}", pinned))
 
+
+
+def _check_expert_degrees(ls: LoadedScenario) -> None:
+    """ep and etp (allow-lists and pins) need a Mixture-of-Experts model; ep divides its experts and
+    etp its expert width (SPEC 4.7)."""
+    sc, doc = ls.scenario, ls.doc
+    moe = sc.workload.model.moe
+    for block in ("parallelism", "pin"):
+        for name in ("ep", "etp"):
+            choice = getattr(getattr(sc, block), name)
+            for i, value in enumerate(as_list(choice) or []):
+                loc = (block, name) + ((i,) if isinstance(choice, list) else ())
+                if moe is None:
+                    if value != 1:
+                        doc.problems.append(doc.problem(loc, f"{name} > 1 needs a Mixture-of-Experts model "
+                                                        "(workload.model.moe)", value))
+                elif name == "ep" and moe.experts % value:
+                    doc.problems.append(doc.problem(loc, f"ep must divide the {moe.experts} experts "
+                                                    f"(each rank holds experts / ep of them)", value))
+                elif name == "etp" and moe.expert_ffn_hidden_size % value:
+                    doc.problems.append(doc.problem(loc, f"etp must divide the expert width expert_ffn_hidden_size = "
+                                                    f"{moe.expert_ffn_hidden_size}", value))

@@ -72,6 +72,15 @@ class ComputeModel(Strict):
     """Fixed time per GEMM (launch, prologue, wave tail), µs: small GEMMs run further from the peak."""
 
 
+class AlltoallEfficiency(Strict):
+    """Effective fraction of a scale-out NIC's line rate that the expert-parallel all-to-all reaches."""
+
+    flat: Fraction
+    """NCCL all-to-all: every token copy crosses on its own (Megatron `alltoall` dispatcher)."""
+    hierarchical: Fraction
+    """One copy per destination NVLink domain, fanned out over NVLink there (DeepEP, HybridEP)."""
+
+
 class Gpu(Strict):
     id: Identifier
     name: str
@@ -92,6 +101,11 @@ class Gpu(Strict):
     """The GEMM-shape compute model's parameters (SPEC §4.2); preferred over `compute_efficiency`."""
     compute_efficiency_source: str = Field(min_length=1)
     """Where the compute efficiency (flat or compute model) comes from."""
+    expert_efficiency: ComputeEfficiency | None = None
+    """Mixture-of-Experts: the speed of routed-expert (grouped GEMM) FLOPs relative to a dense GEMM of the same
+    shape (compute_model, or the flat compute_efficiency), per precision (fitted on MoE runs, docs/model.md
+    §MoE); null = solver/perf/moe.py's default."""
+    expert_efficiency_source: str | None = None
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -135,6 +149,10 @@ class Platform(Priced):
     """True when the unit price includes its scale-out NICs."""
     hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 6.0
     """HBM kept free for the CUDA context, NCCL buffers and fragmentation, GB."""
+    alltoall_efficiency: Fraction | None = None
+    """Effective fraction of nvlink_gbyte_s that the expert-parallel all-to-all reaches inside the NVLink
+    domain (measured dispatch bandwidth, docs/sources.md [M15][M16]); null = nvlink_efficiency."""
+    alltoall_efficiency_source: str | None = None
     source: str = Field(min_length=1)
 
     def domain_sizes(self, pinned: int | None = None) -> list[int]:
@@ -171,6 +189,10 @@ class Nic(Priced):
     efficiency_source: str = Field(min_length=1)
     latency_per_step_us: Annotated[float, Field(ge=0, le=1e4)] = 14.0
     """α per inter-node step of a ring collective, µs (NCCL's network ring latency; docs/sources.md [N1])."""
+    alltoall_efficiency: AlltoallEfficiency | None = None
+    """Expert-parallel all-to-all over this NIC: effective fraction of the line rate per dispatcher
+    (fitted on MoE runs, docs/model.md §MoE); null = efficiency for both."""
+    alltoall_efficiency_source: str | None = None
     source: str = Field(min_length=1)
 
 
@@ -310,8 +332,84 @@ class Catalog(Strict):
 # ----------------------------------------------------------------------------------- scenario
 
 
+class MlaShape(Strict):
+    """Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2); Megatron-LM argument names in comments."""
+
+    q_lora_rank: Annotated[int, Field(ge=1, le=1_000_000)] | None  # q_r, --q-lora-rank
+    """q_r, rank of the query down-projection; null = queries projected directly from h."""
+    kv_lora_rank: Annotated[int, Field(ge=1, le=1_000_000)]  # kv_r, --kv-lora-rank
+    """kv_r, rank of the key/value down-projection."""
+    qk_nope_head_dim: Annotated[int, Field(ge=1, le=100_000)]  # d_n, --qk-head-dim
+    """d_n, per-head query/key width without rotary position embedding."""
+    qk_rope_head_dim: Annotated[int, Field(ge=0, le=100_000)]  # d_r, --qk-pos-emb-head-dim
+    """d_r, per-head query/key width carrying the rotary position embedding."""
+    v_head_dim: Annotated[int, Field(ge=1, le=100_000)]  # d_v, --v-head-dim
+    """d_v, per-head value width."""
+
+
+RecomputeModule = Literal["mla_up_proj", "moe_act", "layernorm", "mlp", "moe"]
+
+
+class MoeShape(Strict):
+    """Mixture-of-Experts layers (SPEC §4.7; Megatron-LM argument names in comments, docs/sources.md [M3])."""
+
+    experts: Annotated[int, Field(ge=1, le=1_000_000)]  # E, --num-experts
+    """E, routed experts per MoE layer."""
+    top_k: Annotated[int, Field(ge=1, le=1_000)]  # k, --moe-router-topk
+    """k, routed experts each token is sent to."""
+    expert_ffn_hidden_size: Annotated[int, Field(ge=1, le=10_000_000)]  # f_e, --moe-ffn-hidden-size
+    """f_e, the MLP width of one routed expert."""
+    shared_experts: Annotated[int, Field(ge=0, le=1_000)] = 0  # n_s
+    """n_s, always-active shared experts per MoE layer."""
+    shared_expert_ffn_hidden_size: Annotated[int, Field(ge=1, le=10_000_000)] | None = None  # f_s
+    """f_s, the MLP width of one shared expert; null = expert_ffn_hidden_size."""
+    dense_layers: Annotated[int, Field(ge=0, le=10_000)] = 0  # L_d, --moe-layer-freq [0]*L_d + [1]*L_m
+    """L_d, the first layers are dense (MLP width ffn_hidden_size), the rest are MoE."""
+    layer_pattern: tuple[Literal[0, 1], ...] | None = Field(default=None, max_length=10_000)
+    """Which layers are MoE (1) or dense (0), one entry per layer; replaces dense_layers when given."""
+    router_groups: Annotated[int, Field(ge=1, le=100_000)] | None = None  # --moe-router-num-groups
+    """Group-limited routing: the experts are split into this many groups (null = no groups)."""
+    router_group_top_k: Annotated[int, Field(ge=1, le=100_000)] | None = None  # --moe-router-group-topk
+    """Group-limited routing: a token's experts come from at most this many groups."""
+    node_limit: Annotated[int, Field(ge=1, le=100_000)] | None = None  # M (DeepSeek node-limited routing)
+    """M, the most NVLink domains one token is sent to (node-limited routing); null = no limit."""
+    capacity_factor: Annotated[float, Field(gt=0, le=1_000)] | None = None  # c_f, --moe-expert-capacity-factor
+    """c_f, tokens an expert takes as a multiple of the mean; null = dropless."""
+    pad_to_capacity: bool = False  # --moe-pad-expert-input-to-capacity
+    """Pad every expert's input to its capacity (padded rows are sent and multiplied)."""
+    load_imbalance: Annotated[float, Field(ge=1, le=1_000)] = 1.0  # u
+    """u, tokens of the busiest expert-parallel rank over the mean (1 = force-balanced, as in every
+    published benchmark table; real routing measured 1.1–1.25, docs/model.md §MoE)."""
+    mtp_layers: Annotated[int, Field(ge=0, le=100)] = 0  # n_mtp, --mtp-num-layers
+    """n_mtp, multi-token-prediction layers (each one more transformer layer and logits)."""
+
+    @model_validator(mode="after")
+    def _routing(self) -> MoeShape:
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k {self.top_k} exceeds the {self.experts} experts")
+        if (self.router_groups is None) != (self.router_group_top_k is None):
+            raise ValueError("give router_groups and router_group_top_k together (or neither)")
+        if self.router_groups is not None and self.router_group_top_k is not None:
+            if self.experts % self.router_groups:
+                raise ValueError(f"router_groups {self.router_groups} must divide the {self.experts} experts")
+            if self.router_group_top_k > self.router_groups:
+                raise ValueError(f"router_group_top_k {self.router_group_top_k} exceeds router_groups {self.router_groups}")
+        if self.layer_pattern is not None and self.dense_layers:
+            raise ValueError("give dense_layers or layer_pattern, not both")
+        return self
+
+
+class SlidingWindow(Strict):
+    """Layers whose attention sees only the last `tokens` positions (GPT-OSS alternates them)."""
+
+    tokens: Annotated[int, Field(ge=1, le=100_000_000)]
+    """W, the window: each query attends to at most W keys."""
+    layers: Annotated[int, Field(ge=0, le=10_000)]
+    """How many of the layers use the window (the others attend to the whole sequence)."""
+
+
 class TransformerShape(Strict):
-    """A dense decoder-only transformer (SPEC §4 notation in comments)."""
+    """A decoder-only transformer, dense or Mixture-of-Experts (SPEC §4 notation in comments)."""
 
     layers: Annotated[int, Field(ge=1, le=10_000)]  # L
     """L, transformer layers."""
@@ -331,17 +429,58 @@ class TransformerShape(Strict):
     """s, tokens per sequence."""
     tied_embeddings: bool = False
     """True when input and output embeddings share one matrix."""
+    head_dim: Annotated[int, Field(ge=1, le=100_000)] | None = None  # d_h, --kv-channels
+    """d_h, the width of one attention head; null = hidden_size / attention_heads."""
+    attention: Literal["gqa", "mla"] = "gqa"
+    """`gqa` (grouped-query / multi-head attention) or `mla` (multi-head latent attention, needs `mla`)."""
+    mla: MlaShape | None = None
+    """The dimensions of multi-head latent attention (with attention: mla)."""
+    sliding_window: SlidingWindow | None = None
+    """Sliding-window attention layers (null = every layer attends to the whole sequence)."""
+    moe: MoeShape | None = None
+    """Mixture-of-Experts layers (null = a dense model)."""
 
     @model_validator(mode="after")
     def _heads(self) -> TransformerShape:
         kv = self.kv_heads or self.attention_heads
-        if self.hidden_size % self.attention_heads:
+        if self.head_dim is None and self.attention == "gqa" and self.hidden_size % self.attention_heads:
             raise ValueError(
                 f"hidden_size {self.hidden_size} must be a multiple of attention_heads {self.attention_heads}"
+                " (or give head_dim)"
             )
         if self.attention_heads % kv:
             raise ValueError(f"attention_heads {self.attention_heads} must be a multiple of kv_heads {kv}")
+        if (self.attention == "mla") != (self.mla is not None):
+            raise ValueError("attention: mla needs the `mla` dimensions, and `mla` needs attention: mla")
+        if self.sliding_window is not None and self.sliding_window.layers > self.layers:
+            raise ValueError(f"sliding_window.layers {self.sliding_window.layers} exceeds the {self.layers} layers")
+        self._moe_layers()
         return self
+
+    def _moe_layers(self) -> None:
+        moe = self.moe
+        if moe is None:
+            return
+        if moe.layer_pattern is not None and len(moe.layer_pattern) != self.layers:
+            raise ValueError(f"moe.layer_pattern has {len(moe.layer_pattern)} entries for {self.layers} layers")
+        if moe.dense_layers >= self.layers:
+            raise ValueError(f"moe.dense_layers {moe.dense_layers} leaves no MoE layer of the {self.layers}")
+
+
+class ExpertDispatch(Strict):
+    """The expert-parallel token exchange of a Mixture-of-Experts model (SPEC §4.7)."""
+
+    dispatcher: Literal["flat", "hierarchical"] = "flat"
+    """`flat`: NCCL all-to-all, each token copy travels on its own (Megatron's default `alltoall`);
+    `hierarchical`: one copy per destination NVLink domain, fanned out over NVLink (DeepEP, HybridEP)."""
+    dispatch_dtype: Literal["bf16", "fp8"] = "bf16"
+    """Bytes of a dispatched token: bf16 (2) or fp8 with a 1×128 fp32 scale (1 + 4/128); combine is bf16."""
+    overlap: Literal["none", "shared_expert", "batch_overlap"] = "none"
+    """What hides the all-to-all: nothing; the shared experts' compute (--moe-shared-expert-overlap); or
+    the compute of another microbatch (1F1B all-to-all overlap, DualPipe), which holds SMs."""
+    overlap_sm_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.15
+    """With batch_overlap: the share of the GPU's SMs the dispatcher holds, slowing compute by
+    1/(1 − share); DeepSeek-V3 reserved 20 of 132 SMs (docs/sources.md [M1] §3.5.1)."""
 
 
 class Workload(Strict):
@@ -369,10 +508,26 @@ class Workload(Strict):
     Megatron's default) or `balanced` (the embedding and the loss count as one layer each, so the first and
     last stages hold one transformer layer fewer: Megatron-Bridge's account_for_*_in_pipeline_split, Llama 3)."""
 
+    recompute_modules: tuple[RecomputeModule, ...] = Field(default=(), max_length=5)
+    """Mixture-of-Experts models: Megatron's fine-grained recompute modules besides the attention core
+    (`mla_up_proj`, `moe_act`, `layernorm`, `mlp`, `moe`), docs/sources.md [M3]."""
+    expert_dispatch: ExpertDispatch = ExpertDispatch()
+    """Mixture-of-Experts models: how tokens reach their experts, and what hides the all-to-all."""
+
+
     @model_validator(mode="after")
     def _fp8_gather(self) -> Workload:
         if self.fp8_param_gather and self.precision != "fp8":
             raise ValueError("fp8_param_gather needs precision: fp8")
+        return self
+
+    @model_validator(mode="after")
+    def _moe_options(self) -> Workload:
+        if self.recompute_modules and self.model.moe is None:
+            raise ValueError("recompute_modules apply to Mixture-of-Experts models (workload.model.moe); "
+                             "dense models use activation_recompute")
+        if "mla_up_proj" in self.recompute_modules and self.model.attention != "mla":
+            raise ValueError("recompute_modules: mla_up_proj needs attention: mla")
         return self
 
 
@@ -447,6 +602,10 @@ class Parallelism(Strict):
     pp: IntChoice = None
     vp: IntChoice = None
     microbatch_size: IntChoice = None
+    ep: IntChoice = None
+    """Expert parallelism (Mixture-of-Experts only); null = 1, 2, 4, … 64 that divide the experts."""
+    etp: IntChoice = None
+    """Expert tensor parallelism (Mixture-of-Experts only); null = 1."""
 
 
 class EfficiencyOverrides(Strict):
@@ -508,6 +667,10 @@ class Pin(Strict):
     microbatch_size: PosInt | None = None
     gpus_per_domain_used: PosInt | None = None
     nodes: PosInt | None = None
+    ep: PosInt | None = None
+    """Expert parallelism (Mixture-of-Experts only)."""
+    etp: PosInt | None = None
+    """Expert tensor parallelism (Mixture-of-Experts only)."""
 
 
 class SweepRange(Strict):

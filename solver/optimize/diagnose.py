@@ -16,6 +16,7 @@ from ..design_space import DesignSpace, allowed_tiers, architectures, build_desi
 from ..errors import InputError
 from ..fabrics import family
 from ..inputs.schema import Target
+from ..perf.layout import expert_text
 from ..results import Design, make_design
 from . import model as milp
 from .data import ModelData, model_data
@@ -185,7 +186,7 @@ def _reached(design: Design) -> str:
 
 def _layout(design: Design) -> str:
     lay = design.layout
-    return f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}"
+    return f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}" + expert_text(lay)
 
 
 def _pinned_nodes_reach(space: DesignSpace, deadline: Deadline) -> Explanation | None:

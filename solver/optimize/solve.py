@@ -120,6 +120,10 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
         raise SolverFailure(f"the solver found no design ({first.status}: {first.termination})"
                             + (f" within the {time_limit_s:g} s time limit" if time_limit_s else ""))
     status, warnings = _status_and_warnings(search, k, time_limit_s)
+    moe = sc.workload.model.moe
+    if moe is not None and moe.load_imbalance == 1 and moe.capacity_factor is None:
+        warnings.append("Mixture-of-Experts load_imbalance = 1 assumes perfectly balanced experts, as the published "
+                        "benchmark tables do; real routing measured 8-20 % slower (docs/model.md §MoE)")
     gaps = [o.gap for o in search.outcomes if o.has_solution and o.gap is not None]
     timings["total_s"] = deadline.elapsed_s()
     stats["search"] = {"complete": search.complete, "designs_found": len(search.designs),
@@ -184,6 +188,8 @@ def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     sc, doc = ls.scenario, ls.doc
     pin = sc.pin
     missing = [name for name in EVALUATE_PINS if getattr(pin, name) is None]
+    if sc.workload.model.moe is not None and pin.ep is None:
+        missing.append("ep")  # a Mixture-of-Experts layout needs its expert parallelism (etp defaults to 1)
     if missing:
         raise InputError([doc.problem(("pin",), f"evaluate needs every decision pinned; missing: {', '.join(missing)} "
                                       "(use `fabricplan solve` to let the optimiser choose)")])
@@ -262,7 +268,7 @@ def _default_switch(cat: Catalog, nic) -> str | None:
 
 def _pinned_layout(pin, g_used: int) -> Layout:
     return Layout(tp=pin.tp, cp=pin.cp, pp=pin.pp, vp=pin.vp, dp=pin.dp, microbatch_size=pin.microbatch_size,
-                  gpus_per_domain_used=g_used)
+                  gpus_per_domain_used=g_used, ep=pin.ep or 1, etp=pin.etp or 1)
 
 
 def _default_domain_use(plat, pin, wl) -> int:

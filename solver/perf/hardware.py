@@ -56,6 +56,11 @@ class Hardware:
     """Down:up of the tier above the pods (3-tier designs); 1 = non-blocking."""
     pod_domains: int = 0
     """Whole NVLink domains in one pod (0 = unknown or not whole: every class is taken to cross pods)."""
+    # Mixture-of-Experts (SPEC 4.7): None = the collective efficiencies above / moe.py's default
+    expert_efficiency: float | None = None  # ε: routed-expert GEMMs run at ε × the GEMM efficiency of their shape
+    alltoall_nvlink_efficiency: float | None = None  # η_a2a,nvl, of nvlink_gbyte_s
+    alltoall_flat_efficiency: float | None = None  # η_a2a,so of the NIC line rate, flat all-to-all
+    alltoall_hierarchical_efficiency: float | None = None  # η_a2a,so, hierarchical dispatch
 
     @property
     def nvlink_effective_gbyte_s(self) -> float:
@@ -93,13 +98,51 @@ def scaleout_slowdown(chi: float, chi_pod: float, hw: Hardware) -> float:
     return oversubscription_slowdown(chi, hw.oversubscription) * above_pod_slowdown(chi_pod, hw.above_pod_oversubscription)
 
 
+def collective_link_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, *, chi: float = 0.0,
+                      chi_pod: float = 0.0) -> tuple[float, float]:
+    """(NVLink s, scale-out s) of a collective's bytes: B_nvl/bw_nvl and B_so/bw_so·(1 + χ(o − 1))·(1 + χ_pod(o_pod − 1))."""
+    return (nvlink_bytes / (hw.nvlink_effective_gbyte_s * GB),
+            scaleout_bytes / (hw.scaleout_effective_gbyte_s * GB) * scaleout_slowdown(chi, chi_pod, hw))
+
+
+def latency_s(hw: Hardware, launches: float = 0.0, nvlink_steps: float = 0.0, scaleout_steps: float = 0.0) -> float:
+    """launches·α_launch + nvlink_steps·α_nvl + scaleout_steps·α_net (NCCL ring latency, docs/sources.md [N1])."""
+    return launches * LAUNCH_LATENCY_S + nvlink_steps * NVLINK_STEP_LATENCY_S + scaleout_steps * hw.nic_step_latency_s
+
+
 def transfer_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, *, chi: float = 0.0, chi_pod: float = 0.0,
                launches: float = 0.0, nvlink_steps: float = 0.0, scaleout_steps: float = 0.0) -> float:
     """T_k = B_nvl/bw_nvl + B_so/bw_so·(1 + χ(o − 1))·(1 + χ_pod(o_pod − 1)) + launches·α_launch
-    + nvlink_steps·α_nvl + scaleout_steps·α_net."""
-    return (nvlink_bytes / (hw.nvlink_effective_gbyte_s * GB)
-            + scaleout_bytes / (hw.scaleout_effective_gbyte_s * GB) * scaleout_slowdown(chi, chi_pod, hw)
-            + launches * LAUNCH_LATENCY_S + nvlink_steps * NVLINK_STEP_LATENCY_S + scaleout_steps * hw.nic_step_latency_s)
+    + nvlink_steps·α_nvl + scaleout_steps·α_net: a collective's NVLink and scale-out phases run one after the other."""
+    nvl, so = collective_link_s(nvlink_bytes, scaleout_bytes, hw, chi=chi, chi_pod=chi_pod)
+    return nvl + so + latency_s(hw, launches, nvlink_steps, scaleout_steps)
+
+
+def alltoall_bandwidths_gbyte_s(hw: Hardware, dispatcher: str) -> tuple[float, float]:
+    """(NVLink, scale-out) GB/s per GPU of the expert-parallel all-to-all (SPEC 4.7):
+    nvlink_gbyte_s·η_a2a,nvl and rails·speed_gbps/8/gpus_per_node·η_a2a,so, with η_a2a,so of the dispatcher
+    (`flat` or `hierarchical`); the collective efficiencies stand in for any the catalog does not give.
+    Oversubscription is applied per class with its χ (`alltoall_link_s`)."""
+    nvl_eff = hw.alltoall_nvlink_efficiency or hw.nvlink_efficiency
+    so_eff = hw.alltoall_flat_efficiency if dispatcher == "flat" else hw.alltoall_hierarchical_efficiency
+    line_gbyte_s = hw.rails_per_node * hw.nic_speed_gbps / 8 / hw.gpus_per_node
+    return hw.nvlink_gbyte_s * nvl_eff, line_gbyte_s * (so_eff or hw.nic_efficiency)
+
+
+def alltoall_link_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, dispatcher: str, *, chi: float = 0.0,
+                    chi_pod: float = 0.0) -> tuple[float, float]:
+    """(NVLink s, scale-out s) of an all-to-all's bytes at the all-to-all bandwidths, the scale-out part slowed by
+    (1 + χ(o − 1))·(1 + χ_pod(o_pod − 1)) as a collective's."""
+    nvl_bw, so_bw = alltoall_bandwidths_gbyte_s(hw, dispatcher)
+    return nvlink_bytes / (nvl_bw * GB), scaleout_bytes / (so_bw * GB) * scaleout_slowdown(chi, chi_pod, hw)
+
+
+def alltoall_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, dispatcher: str, *, chi: float = 0.0,
+               chi_pod: float = 0.0) -> float:
+    """T_ep = max(V_nvl / bw_nvl,a2a, V_so / bw_so,a2a): the NVLink and scale-out parts of an
+    all-to-all move at the same time and the slower one sets its time (docs/sources.md [M14]: "the
+    portion that's going through the network will determine the global time"; [M1] §3.2.2)."""
+    return max(alltoall_link_s(nvlink_bytes, scaleout_bytes, hw, dispatcher, chi=chi, chi_pod=chi_pod))
 
 
 def compute_params(gpu) -> ComputeParams | None:
@@ -127,6 +170,7 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
     eff = scenario.efficiency
     model = None if eff.compute_efficiency else compute_params(gpu)
     flat = eff.compute_efficiency or (None if model else getattr(gpu.compute_efficiency, precision))
+    a2a = nic.alltoall_efficiency
     return Hardware(
         gpu_id=gpu.id,
         peak_tflops=gpu.peak_tflops(precision),
@@ -143,4 +187,8 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
         nic_fabric=nic.fabric,
         nic_step_latency_s=nic.latency_per_step_us * US,
         hbm_tbyte_s=gpu.hbm_tbyte_s,
+        expert_efficiency=getattr(gpu.expert_efficiency, precision) if gpu.expert_efficiency else None,
+        alltoall_nvlink_efficiency=platform.alltoall_efficiency,
+        alltoall_flat_efficiency=a2a.flat if a2a else None,
+        alltoall_hierarchical_efficiency=a2a.hierarchical if a2a else None,
     )

@@ -30,6 +30,8 @@ from __future__ import annotations
 from ..inputs.schema import Workload
 from .layout import Layout
 from .model import kv_hidden_size
+from .moe import layer_activation_bytes as moe_layer_activation_bytes
+from .moe import parameter_groups
 
 GB = 1e9
 WEIGHT_BYTES = 2  # bf16 weights
@@ -44,20 +46,23 @@ LOGITS_BYTES = 4  # the loss keeps the fp32 softmax of the logits for its backwa
 
 
 def memory_states_gb(workload: Workload, layout: Layout, params: int) -> float:
-    """P/(t·p)·(2 + β_grad + 12/d) distributed, (2 + β_grad + 12) replicated, (2 + β_grad + 12)/d fsdp
-    (+2 when fsdp keeps the stage's weights gathered). SPEC 4.6."""
-    shard = params / (layout.tp * layout.pp)
-    d = layout.dp
+    """Per parameter group (`moe.parameter_groups`: a dense model's P/(t·p) over the d ranks; a Mixture-of-Experts
+    model also its routed experts P_exp/(etp·ep·p) over the edp ranks, SPEC 4.7), shard·(2 + β_grad + 12/size)
+    distributed, (2 + β_grad + 12) replicated, (2 + β_grad + 12)/size fsdp (+2 when fsdp keeps the stage's weights
+    gathered). SPEC 4.6."""
     grad = MAIN_GRAD_BYTES[workload.grad_reduce_dtype]
-    if workload.optimizer == "fsdp":
-        per_param = (WEIGHT_BYTES + grad + OPTIMIZER_BYTES) / d
-        if not workload.fsdp_reshard_after_forward:
-            per_param += WEIGHT_BYTES
-    elif workload.optimizer == "distributed":
-        per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES / d
-    else:
-        per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES
-    return shard * per_param / GB
+    total = 0.0
+    for group in parameter_groups(workload, layout, params):
+        if workload.optimizer == "fsdp":
+            per_param = (WEIGHT_BYTES + grad + OPTIMIZER_BYTES) / group.size
+            if not workload.fsdp_reshard_after_forward:
+                per_param += WEIGHT_BYTES
+        elif workload.optimizer == "distributed":
+            per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES / group.size
+        else:
+            per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES
+        total += group.shard * per_param
+    return total / GB
 
 
 def layer_activation_coef(workload: Workload, tp: int) -> float:
@@ -92,13 +97,17 @@ def in_flight_microbatches(layout: Layout, microbatches: int) -> float:
 
 def memory_activations_gb(workload: Workload, layout: Layout, microbatches: int | None = None) -> float:
     """Activations (and logits) of the GPU that needs most: the first stage's L/p layers × n_f microbatches,
-    or the last stage's one microbatch plus its logits. SPEC 4.6."""
+    or the last stage's one microbatch plus its logits. SPEC 4.6. A Mixture-of-Experts layer keeps
+    `moe.layer_activation_bytes` (SPEC 4.7) in place of the dense layer's coefficient."""
     m = workload.model
     t, c = layout.tp, layout.cp
     micro = microbatches if microbatches is not None else workload.global_batch_size // (layout.dp * layout.microbatch_size)
     sbh = m.seq_len * layout.microbatch_size * m.hidden_size / (t * c)
     layers = end_stage_layers(workload, layout)
-    full_layer = layer_activation_coef(workload, t) * sbh
+    if m.moe is not None:
+        full_layer = moe_layer_activation_bytes(workload, layout)
+    else:
+        full_layer = layer_activation_coef(workload, t) * sbh
     if workload.activation_recompute == "full":
         kept, working = FULL_RECOMPUTE_ACTIVATION_COEF * sbh, full_layer
     else:

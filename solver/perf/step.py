@@ -14,12 +14,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from ..inputs.schema import Workload
+from . import moe
 from .compute import ComputeParams, MicrobatchCompute, microbatch_compute, optimizer_step_s
-from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware, scaleout_slowdown
+from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware
 from .layout import Layout
 from .memory import memory_activations_gb, memory_states_gb
 from .model import flops_per_step, matmul_params_per_layer, parameter_count
-from .traffic import BY_NAME, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class
+from .traffic import BY_NAME, TIMINGS, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class, link_times
 
 DOMINANT_SHARE = 0.10  # a term is "dominant" from this share of the step time
 MARGIN_CAP = 10.0  # margins are searched up to a 10× compute slowdown
@@ -39,6 +40,7 @@ class ComputeTerms:
     optimizer_s: float = 0.0
     microbatch: MicrobatchCompute | None = None
     microbatches: int = 0
+    shared_expert_s: float = 0.0  # MoE: the shared experts' compute of the step (the all-to-all's shared_expert window)
 
     @property
     def by_family_s(self) -> dict[str, float]:
@@ -71,7 +73,7 @@ class Performance:
     nvlink_busy_s: float = 0.0  # Σ_k NVLink time of every class
     compute: ComputeTerms | None = None
     hw: Hardware | None = field(default=None, compare=False, repr=False)
-    # per class (NVLink bytes, scale-out bytes, χ, χ_pod, NIC-independent latency s, network steps, pieces): what
+    # per class (NVLink bytes, scale-out bytes, χ, χ_pod, NIC-independent latency s, network steps, pieces, timing): what
     # re-timing on another NIC needs, flattened once (the design space re-times every point per NIC)
     retiming: tuple = field(default=(), compare=False, repr=False)
 
@@ -164,20 +166,48 @@ def _flop_shares(workload: Workload, flops_hardware: float) -> tuple[float, floa
 
 
 def optimizer_shard_params(workload: Workload, layout: Layout, params: int) -> float:
-    """Parameters one GPU's optimizer updates: P/(t·p) replicated, P/(t·p·d) distributed and fsdp."""
-    shard = params / (layout.tp * layout.pp)
-    return shard if workload.optimizer == "replicated" else shard / layout.dp
+    """Parameters one GPU's optimizer updates: P/(t·p) replicated, P/(t·p·d) distributed and fsdp; summed over
+    the parameter groups (`moe.parameter_groups`: a MoE model's routed experts shard over edp)."""
+    groups = moe.parameter_groups(workload, layout, params)
+    return sum(g.shard if workload.optimizer == "replicated" else g.shard / g.size for g in groups)
 
 
 def compute_terms(workload: Workload, layout: Layout, hw: Hardware, params: int, flops_hardware: float,
                   microbatches: int) -> ComputeTerms:
     """T_comp = m·(τ_f + τ_b) + optimizer step (GEMM-shape model, SPEC §4.2), or the flat F_hw/(N·peak·η)."""
+    if workload.model.moe is not None:
+        return _moe_terms(workload, layout, hw, params, microbatches)
     if hw.compute is None:
         total = compute_s(flops_hardware, layout.gpus, hw)
         fwd, gemm, att = _flop_shares(workload, flops_hardware)
         tau = total / microbatches
         return ComputeTerms(total, fwd * tau, (1 - fwd) * tau, gemm * total, att * total)
     return _model_terms(workload, layout, hw.compute, params, microbatches)
+
+
+@lru_cache(maxsize=4096)
+def _moe_microbatch(workload: Workload, tp: int, cp_: int, pp: int, microbatch_size: int, ep: int, etp: int,
+                    params: ComputeParams, epsilon: float):
+    lay = Layout(tp=tp, cp=cp_, pp=pp, vp=1, dp=1, microbatch_size=microbatch_size, gpus_per_domain_used=tp, ep=ep,
+                 etp=etp)
+    return moe.microbatch_compute(workload, lay, params, epsilon)
+
+
+def _moe_terms(workload: Workload, layout: Layout, hw: Hardware, params: int, microbatches: int) -> ComputeTerms:
+    """Mixture-of-Experts compute (SPEC 4.7): the GEMM-shape model (`moe.microbatch_compute`) and the optimizer
+    step over the parameter groups; with a flat compute efficiency, `moe.compute_s` split by FLOP shares."""
+    if hw.compute is None:
+        total = moe.compute_s(workload, layout, hw)
+        fwd, gemm, att = moe.flat_shares(workload)
+        tau = total / microbatches
+        return ComputeTerms(total, fwd * tau, (1 - fwd) * tau, gemm * total, att * total,
+                            shared_expert_s=moe.shared_expert_s(workload, layout, hw))
+    mb = _moe_microbatch(workload, layout.tp, layout.cp, layout.pp, layout.microbatch_size, layout.ep, layout.etp,
+                         hw.compute, moe.expert_efficiency(hw))
+    opt = optimizer_step_s(optimizer_shard_params(workload, layout, params), hw.compute)
+    c = mb.compute
+    return ComputeTerms(microbatches * c.total_s + opt, c.forward_s, c.backward_s, microbatches * c.gemm_s,
+                        microbatches * c.attention_s, opt, c, microbatches, microbatches * mb.shared_expert_s)
 
 
 @lru_cache(maxsize=4096)
@@ -212,10 +242,10 @@ def compute_and_bubble_s(workload: Workload, layout: Layout, hw: Hardware, param
 
 
 def link_busy_s(traffic: dict[str, ClassTraffic], hw: Hardware) -> tuple[float, float]:
-    """(Σ_k T_k^scale-out, Σ_k T_k^NVLink): the time each link needs for the whole step's bytes (SPEC 4.5 capacity)."""
-    so = sum(t.scaleout_bytes * scaleout_slowdown(t.chi, t.pod_crossing, hw) for t in traffic.values())
-    nvl = sum(t.nvlink_bytes for t in traffic.values())
-    return so / (hw.scaleout_effective_gbyte_s * GB), nvl / (hw.nvlink_effective_gbyte_s * GB)
+    """(Σ_k T_k^scale-out, Σ_k T_k^NVLink): the time each link needs for the whole step's bytes (SPEC 4.5 capacity),
+    each class's bytes at its own timing's bandwidths (`traffic.link_times`)."""
+    times = [link_times(t.timing, t.nvlink_bytes, t.scaleout_bytes, hw, t.chi, t.pod_crossing) for t in traffic.values()]
+    return sum(so for _, so in times), sum(nvl for nvl, _ in times)
 
 
 def _dominant(terms: dict[str, float], step: float) -> tuple[str, ...]:
@@ -241,7 +271,7 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
     bubble = bubble_s(terms, layout)
     phi = overlap if overlap is not None else {tc.name: tc.default_overlap for tc in TRAFFIC_CLASSES}
     ctx = StepContext(workload, layout, hw, params, micro, terms.compute_s, phi, terms.forward_s, terms.backward_s,
-                      terms.gemm_s, terms.attention_s)
+                      terms.gemm_s, terms.attention_s, terms.shared_expert_s)
     traffic = {tc.name: evaluate_class(tc, ctx) for tc in TRAFFIC_CLASSES}
     schedule = terms.compute_s + bubble + sum(t.exposed_s for t in traffic.values())
     so_busy, nvl_busy = link_busy_s(traffic, hw)
@@ -258,7 +288,7 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
         capacity_s=capacity, scaleout_busy_s=so_busy, nvlink_busy_s=nvl_busy, compute=terms, hw=hw,
         retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi, t.pod_crossing,
                         t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * NVLINK_STEP_LATENCY_S,
-                        t.steps.scaleout_steps, t.pieces) for k, t in traffic.items()),
+                        t.steps.scaleout_steps, t.pieces, t.timing) for k, t in traffic.items()),
     )
 
 
@@ -266,8 +296,13 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
 
 
 def derated(hw: Hardware, bandwidth_derate: float) -> Hardware:
-    """The same machine with (1 − δ) of its scale-out bandwidth."""
-    return hw if bandwidth_derate == 0 else replace(hw, nic_efficiency=hw.nic_efficiency * (1 - bandwidth_derate))
+    """The same machine with (1 − δ) of its scale-out bandwidth (collectives and the all-to-all alike)."""
+    if bandwidth_derate == 0:
+        return hw
+    keep = 1 - bandwidth_derate
+    flat, hier = hw.alltoall_flat_efficiency, hw.alltoall_hierarchical_efficiency
+    return replace(hw, nic_efficiency=hw.nic_efficiency * keep, alltoall_flat_efficiency=flat * keep if flat else None,
+                   alltoall_hierarchical_efficiency=hier * keep if hier else None)
 
 
 @dataclass(frozen=True)
@@ -295,6 +330,21 @@ def _rates(hw: Hardware, bandwidth_derate: float) -> tuple[float, float, float, 
             hw.nic_step_latency_s, hw.oversubscription - 1.0, hw.above_pod_oversubscription - 1.0)
 
 
+def _retimed(entry: tuple, hw: Hardware, bandwidth_derate: float, rates: tuple) -> tuple[float, float, float]:
+    """(T_k, NVLink s, scale-out s) of one `Performance.retiming` entry on `hw` with (1 − δ) of its scale-out
+    bandwidth: collectives inline (`hardware.transfer_s`, the hot path of the design space), any other timing
+    (the all-to-all) through `traffic.TIMINGS` on the derated machine."""
+    _, nvl_b, so_b, chi, chi_pod, latency, so_steps, _, timing = entry
+    inv_nvl, inv_so, alpha_so, extra, pod_extra = rates
+    if timing == "collective":
+        so_s = so_b * inv_so * (1.0 + chi * extra) * (1.0 + chi_pod * pod_extra)
+        nvl_s = nvl_b * inv_nvl
+        return nvl_s + so_s + latency + so_steps * alpha_so, nvl_s, so_s
+    nvl_s, so_s = link_times(timing, nvl_b, so_b, derated(hw, bandwidth_derate), chi, chi_pod)
+    links = max(nvl_s, so_s) if TIMINGS[timing].concurrent else nvl_s + so_s
+    return links + latency + so_steps * alpha_so, nvl_s, so_s
+
+
 def point_terms(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0,
                 ) -> PointTerms:
     """Re-time the step's traffic on `hw` with compute (1 + σ) slower and scale-out bandwidth (1 − δ) of itself.
@@ -305,13 +355,11 @@ def point_terms(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, 
     T_k is `traffic.retime` (`hardware.transfer_s`) on the derated machine, computed from `Performance.retiming`.
     """
     k = 1.0 + compute_slowdown
-    inv_nvl, inv_so, alpha_so, extra, pod_extra = _rates(hw, bandwidth_derate)
+    rates = _rates(hw, bandwidth_derate)
     pieces, so, nvl = {}, 0.0, 0.0
-    for name, nvl_b, so_b, chi, chi_pod, latency, so_steps, cls_pieces in perf.retiming:
-        so_s = so_b * inv_so * (1.0 + chi * extra) * (1.0 + chi_pod * pod_extra)
-        nvl_s = nvl_b * inv_nvl
-        time = nvl_s + so_s + latency + so_steps * alpha_so
-        pieces[name] = tuple(a * time - w * k for a, w in cls_pieces)
+    for entry in perf.retiming:
+        time, nvl_s, so_s = _retimed(entry, hw, bandwidth_derate, rates)
+        pieces[entry[0]] = tuple(a * time - w * k for a, w in entry[7])
         so += so_s
         nvl += nvl_s
     return PointTerms(k * (perf.compute_s + perf.bubble_s), pieces, max(so, nvl))
@@ -321,14 +369,12 @@ def step_time_on(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0,
                  ) -> float:
     """`point_terms(...).step_time_s` without building the pieces (the design space's feasibility scan)."""
     k = 1.0 + compute_slowdown
-    inv_nvl, inv_so, alpha_so, extra, pod_extra = _rates(hw, bandwidth_derate)
+    rates = _rates(hw, bandwidth_derate)
     exposed = so = nvl = 0.0
-    for _, nvl_b, so_b, chi, chi_pod, latency, so_steps, cls_pieces in perf.retiming:
-        so_s = so_b * inv_so * (1.0 + chi * extra) * (1.0 + chi_pod * pod_extra)
-        nvl_s = nvl_b * inv_nvl
-        time = nvl_s + so_s + latency + so_steps * alpha_so
+    for entry in perf.retiming:
+        time, nvl_s, so_s = _retimed(entry, hw, bandwidth_derate, rates)
         worst = 0.0
-        for a, w in cls_pieces:
+        for a, w in entry[7]:
             value = a * time - w * k
             if value > worst:
                 worst = value

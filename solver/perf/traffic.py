@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 from ..inputs.schema import Scenario, Workload
 from .crossing import forwarded_nvlink_bytes, pod_crossing
-from .hardware import Hardware, transfer_s
+from .hardware import Hardware, alltoall_link_s, collective_link_s, latency_s
 from .layout import Layout, ranks_in_domain
 from .model import kv_hidden_size
+from .moe import ParamGroup, ep_bytes, ep_window_pieces, parameter_groups, tp_collectives
 
 ACTIVATION_BYTES = 2  # β: activations are communicated and stored in bf16, also for fp8 GEMMs
 GRAD_BYTES = {"fp32": 4, "bf16": 2}  # β_grad: the gradient reduce's wire type (workload.grad_reduce_dtype)
@@ -57,6 +58,7 @@ class StepContext:
     backward_s: float = 0.0  # τ_b: one microbatch's backward (with recompute) on one GPU
     gemm_s: float = 0.0  # linear GEMMs of the whole step on one GPU (what TP comm overlap could use)
     attention_s: float = 0.0  # attention core of the whole step on one GPU (what CP overlaps with)
+    shared_expert_s: float = 0.0  # MoE: the shared experts' compute of the whole step (what the all-to-all may hide behind)
 
 
 Pieces = tuple[tuple[float, float], ...]  # (a_i, W_i): exposed = max(0, max_i a_i·T − W_i)
@@ -90,6 +92,7 @@ class TrafficClass:
     overlap_source: str
     latency: Callable[[StepContext], Steps] = _no_latency  # launches and ring steps per step
     chi: float = 0.0  # share of its scale-out traffic crossing an oversubscribed leaf layer (SPEC §4.4)
+    timing: Callable[[StepContext], str] = lambda ctx: "collective"  # a key of TIMINGS: how bytes become time
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class ClassTraffic:
     chi: float = 0.0
     steps: Steps = NO_STEPS
     pod_crossing: float = 0.0  # χ_pod: 1 when the class crosses the tier above the pods (perf/crossing.py)
+    timing: str = "collective"  # a key of TIMINGS, so `retime` times the bytes the same way
 
     @property
     def hidden_s(self) -> float:
@@ -132,12 +136,47 @@ def exposed_s(time_s: float, pieces: Pieces) -> float:
     return max([0.0] + [a * time_s - w for a, w in pieces])
 
 
+@dataclass(frozen=True)
+class Timing:
+    """How a class's (NVLink, scale-out) bytes become seconds on a machine: `link_s` gives each link's time
+    (the scale-out part with the class's leaf χ and pod χ_pod); `concurrent` says whether the two run at
+    the same time (max) or one after the other (sum). Latency (`Steps`) adds to either."""
+
+    link_s: Callable[[float, float, Hardware, float, float], tuple[float, float]]
+    concurrent: bool
+
+
+# Collectives run their NVLink and scale-out phases one after the other (SPEC 4.4); the expert-parallel
+# all-to-all moves both at once, at its own efficiencies (SPEC 4.7).
+TIMINGS: dict[str, Timing] = {
+    "collective": Timing(lambda nvl, so, hw, chi, pod: collective_link_s(nvl, so, hw, chi=chi, chi_pod=pod), False),
+    "alltoall_flat": Timing(lambda nvl, so, hw, chi, pod: alltoall_link_s(nvl, so, hw, "flat", chi=chi, chi_pod=pod),
+                            True),
+    "alltoall_hierarchical": Timing(
+        lambda nvl, so, hw, chi, pod: alltoall_link_s(nvl, so, hw, "hierarchical", chi=chi, chi_pod=pod), True),
+}
+
+
+def link_times(timing: str, nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, chi: float = 0.0,
+               chi_pod: float = 0.0) -> tuple[float, float]:
+    """(NVLink s, scale-out s) the class's bytes keep each link busy (the capacity rows' terms)."""
+    return TIMINGS[timing].link_s(nvlink_bytes, scaleout_bytes, hw, chi, chi_pod)
+
+
+def class_time_s(timing: str, nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, chi: float, chi_pod: float,
+                 steps: Steps) -> float:
+    """T_k: the two links' times summed (collective) or the slower one (all-to-all), plus latency."""
+    rule = TIMINGS[timing]
+    nvl, so = rule.link_s(nvlink_bytes, scaleout_bytes, hw, chi, chi_pod)
+    links = max(nvl, so) if rule.concurrent else nvl + so
+    return links + latency_s(hw, steps.launches, steps.nvlink_steps, steps.scaleout_steps)
+
+
 def retime(traffic: ClassTraffic, hw: Hardware) -> float:
     """The same bytes and collective steps timed on other hardware (another NIC, rail count or oversubscription)
     of the same fabric structure (planes and pods decide the forwarded bytes and the pod crossing)."""
-    s = traffic.steps
-    return transfer_s(traffic.nvlink_bytes, traffic.scaleout_bytes, hw, chi=traffic.chi, chi_pod=traffic.pod_crossing,
-                      launches=s.launches, nvlink_steps=s.nvlink_steps, scaleout_steps=s.scaleout_steps)
+    return class_time_s(traffic.timing, traffic.nvlink_bytes, traffic.scaleout_bytes, hw, traffic.chi,
+                        traffic.pod_crossing, traffic.steps)
 
 
 def evaluate_class(tc: TrafficClass, ctx: StepContext) -> ClassTraffic:
@@ -147,9 +186,10 @@ def evaluate_class(tc: TrafficClass, ctx: StepContext) -> ClassTraffic:
     chi_pod = pod_crossing(tc.name, ctx.layout, ctx.hw)
     steps = tc.latency(ctx) if nvlink + scaleout > 0 else NO_STEPS
     pieces = tc.window(ctx)
-    time = transfer_s(nvlink, scaleout, ctx.hw, chi=tc.chi, chi_pod=chi_pod, launches=steps.launches,
-                      nvlink_steps=steps.nvlink_steps, scaleout_steps=steps.scaleout_steps)
-    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), tc.chi, steps, chi_pod)
+    timing = tc.timing(ctx)
+    time = class_time_s(timing, nvlink, scaleout, ctx.hw, tc.chi, chi_pod, steps)
+    return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), tc.chi, steps, chi_pod,
+                        timing)
 
 
 # ----------------------------------------------------------------------------------- bytes
@@ -197,6 +237,10 @@ def tp_bytes(ctx: StepContext) -> tuple[float, float]:
     wl, lay = ctx.workload, ctx.layout
     m = wl.model
     message = lay.microbatch_size * m.seq_len / lay.cp * m.hidden_size * ACTIVATION_BYTES
+    if m.moe is not None:  # MoE layers: attention, shared experts, and the routed experts over etp (SPEC 4.7)
+        parts = [collective_bytes(2 * c.count, c.size, c.size, c.message)
+                 for c in tp_collectives(wl, lay, ctx.microbatches, message)]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
     per_layer = collective_bytes(2 * _tp_collectives_per_layer(wl), lay.tp, lay.tp, message)
     layers = _layers_per_step(ctx)
     return per_layer[0] * layers, per_layer[1] * layers
@@ -205,6 +249,11 @@ def tp_bytes(ctx: StepContext) -> tuple[float, float]:
 def tp_latency(ctx: StepContext) -> Steps:
     """Each all-reduce equivalent is an all-gather and a reduce-scatter: 2·n_tp launches per layer and
     microbatch, each with t − 1 NVLink steps."""
+    if ctx.workload.model.moe is not None:  # the MoE collectives of `tp_bytes`, each its own ring
+        lay = ctx.layout
+        message = lay.microbatch_size * ctx.workload.model.seq_len / lay.cp * ctx.workload.model.hidden_size
+        return _sum_steps([ring_steps(2 * c.count, c.size, c.size)
+                           for c in tp_collectives(ctx.workload, lay, ctx.microbatches, message * ACTIVATION_BYTES)])
     launches = 2 * _tp_collectives_per_layer(ctx.workload) * _layers_per_step(ctx)
     return ring_steps(launches, ctx.layout.tp, ctx.layout.tp)
 
@@ -259,15 +308,6 @@ def pp_latency(ctx: StepContext) -> Steps:
     return Steps(messages, 0.0, messages)
 
 
-def _dp_in_domain(lay: Layout) -> float:
-    return ranks_in_domain(lay.dp, lay.tp * lay.cp, lay.gpus_per_domain_used)
-
-
-def _shard_params(ctx: StepContext) -> float:
-    """P/(t·p): the parameters one data-parallel rank holds (before ÷ d)."""
-    return ctx.params / (ctx.layout.tp * ctx.layout.pp)
-
-
 def _param_gather_bytes(wl: Workload) -> int:
     return 1 if wl.fp8_param_gather else PARAM_GATHER_BYTES
 
@@ -277,57 +317,101 @@ def _fsdp_gathers(wl: Workload) -> int:
     return 2 if wl.fsdp_reshard_after_forward else 1
 
 
-def dp_rs_bytes(ctx: StepContext) -> tuple[float, float]:
-    """dp_rs: the gradient reduction at β_grad (workload.grad_reduce_dtype). SPEC 4.3.
+def _dp_groups(ctx: StepContext) -> list[tuple[ParamGroup, float]]:
+    """The data-parallel parameter groups and their ranks per domain (`moe.parameter_groups`): dense models one
+    group, P/(t·p) over the d ranks at stride t·c; Mixture-of-Experts models also the routed experts,
+    P_exp/(etp·ep·p) over the edp expert-data-parallel ranks at stride etp·ep (their gradients reduce and their
+    parameters gather over that group; SPEC 4.7)."""
+    lay = ctx.layout
+    return [(g, ranks_in_domain(g.size, g.stride, lay.gpus_per_domain_used))
+            for g in parameter_groups(ctx.workload, lay, ctx.params)]
 
-    distributed: one reduce-scatter of P/(t·p) per step (κ = 1); replicated: one all-reduce (κ = 2);
+
+def dp_rs_bytes(ctx: StepContext) -> tuple[float, float]:
+    """dp_rs: the gradient reduction at β_grad (workload.grad_reduce_dtype), summed over the parameter groups.
+    SPEC 4.3, 4.7.
+
+    distributed: one reduce-scatter of the group's shard per step (κ = 1); replicated: one all-reduce (κ = 2);
     fsdp: a reduce-scatter per microbatch (m of them, per layer).
     """
-    wl, lay = ctx.workload, ctx.layout
-    message = _shard_params(ctx) * GRAD_BYTES[wl.grad_reduce_dtype]
+    wl = ctx.workload
     kappa = 2 if wl.optimizer == "replicated" else 1
     count = ctx.microbatches if wl.optimizer == "fsdp" else 1
-    nvl, so = collective_bytes(kappa, lay.dp, _dp_in_domain(lay), message)
-    return nvl * count, so * count
+    nvl = so = 0.0
+    for group, n_in in _dp_groups(ctx):
+        part = collective_bytes(kappa, group.size, n_in, group.shard * GRAD_BYTES[wl.grad_reduce_dtype])
+        nvl, so = nvl + part[0] * count, so + part[1] * count
+    return nvl, so
 
 
 def dp_ag_bytes(ctx: StepContext) -> tuple[float, float]:
-    """dp_ag: the parameter all-gather at 2 bytes (1 with fp8_param_gather). SPEC 4.3.
+    """dp_ag: the parameter all-gather at 2 bytes (1 with fp8_param_gather), summed over the parameter groups.
+    SPEC 4.3, 4.7.
 
-    distributed: one all-gather of P/(t·p) per step; replicated: none (its all-reduce is dp_rs);
+    distributed: one all-gather of the group's shard per step; replicated: none (its all-reduce is dp_rs);
     fsdp: per microbatch, forward and backward gathers (one without resharding after the forward).
     """
-    wl, lay = ctx.workload, ctx.layout
+    wl = ctx.workload
     if wl.optimizer == "replicated":
         return 0.0, 0.0
-    message = _shard_params(ctx) * _param_gather_bytes(wl)
     count = ctx.microbatches * _fsdp_gathers(wl) if wl.optimizer == "fsdp" else 1
-    nvl, so = collective_bytes(1, lay.dp, _dp_in_domain(lay), message)
-    return nvl * count, so * count
+    nvl = so = 0.0
+    for group, n_in in _dp_groups(ctx):
+        part = collective_bytes(1, group.size, n_in, group.shard * _param_gather_bytes(wl))
+        nvl, so = nvl + part[0] * count, so + part[1] * count
+    return nvl, so
 
 
-def dp_launches(ctx: StepContext) -> float:
-    """Collective launches of one DP reduction or gather pass: fsdp one per layer of the stage; otherwise
-    Megatron's buckets, ⌈P/(t·p) / max(40M, 1M·d)⌉."""
+def dp_launches(ctx: StepContext, group: ParamGroup | None = None) -> float:
+    """Collective launches of one DP reduction or gather pass of a parameter group (default: the data-parallel
+    group, P/(t·p) over d for a dense model): fsdp one per layer of the stage; otherwise Megatron's buckets,
+    ⌈shard / max(40M, 1M·size)⌉."""
+    if group is None:
+        group = parameter_groups(ctx.workload, ctx.layout, ctx.params)[0]
     if ctx.workload.optimizer == "fsdp":
         return ctx.workload.model.layers / ctx.layout.pp
-    bucket = max(DP_BUCKET_PARAMS_MIN, DP_BUCKET_PARAMS_PER_RANK * ctx.layout.dp)
-    return math.ceil(_shard_params(ctx) / bucket)
+    bucket = max(DP_BUCKET_PARAMS_MIN, DP_BUCKET_PARAMS_PER_RANK * group.size)
+    return math.ceil(group.shard / bucket)
+
+
+def _sum_steps(parts: list[Steps]) -> Steps:
+    return Steps(sum(p.launches for p in parts), sum(p.nvlink_steps for p in parts), sum(p.scaleout_steps for p in parts))
 
 
 def dp_rs_latency(ctx: StepContext) -> Steps:
-    wl, lay = ctx.workload, ctx.layout
+    wl = ctx.workload
     passes = ctx.microbatches if wl.optimizer == "fsdp" else 1
     rounds = 2 if wl.optimizer == "replicated" else 1
-    return ring_steps(dp_launches(ctx) * passes, lay.dp, _dp_in_domain(lay), rounds)
+    return _sum_steps([ring_steps(dp_launches(ctx, g) * passes, g.size, n_in, rounds) for g, n_in in _dp_groups(ctx)])
 
 
 def dp_ag_latency(ctx: StepContext) -> Steps:
-    wl, lay = ctx.workload, ctx.layout
+    wl = ctx.workload
     if wl.optimizer == "replicated":
         return NO_STEPS
     passes = ctx.microbatches * _fsdp_gathers(wl) if wl.optimizer == "fsdp" else 1
-    return ring_steps(dp_launches(ctx) * passes, lay.dp, _dp_in_domain(lay))
+    return _sum_steps([ring_steps(dp_launches(ctx, g) * passes, g.size, n_in) for g, n_in in _dp_groups(ctx)])
+
+
+def ep_class_bytes(ctx: StepContext) -> tuple[float, float]:
+    """EP: the expert-parallel all-to-all (dispatch + combine, forward + backward, + recompute),
+    split by where the ep group's ranks sit and by the dispatcher. SPEC 4.7, `moe.ep_bytes`."""
+    if ctx.workload.model.moe is None:
+        return 0.0, 0.0
+    return ep_bytes(ctx.workload, ctx.layout)
+
+
+def ep_window(ctx: StepContext) -> Pieces:
+    """EP window rule: on the critical path unless the schedule overlaps it (behind the shared experts or
+    another microbatch's compute), and an overlapped dispatcher's SMs slow the compute beside it:
+    pieces (σ', 0), (1, (1 − σ')·W) (`moe.ep_window_pieces`). SPEC 4.7."""
+    if ctx.workload.model.moe is None:
+        return ((1.0, 0.0),)
+    return ep_window_pieces(ctx.workload, ctx.layout, ctx.compute_s, ctx.shared_expert_s)
+
+
+def ep_timing(ctx: StepContext) -> str:
+    return "alltoall_" + ctx.workload.expert_dispatch.dispatcher
 
 
 # ----------------------------------------------------------------------------------- windows
@@ -415,6 +499,10 @@ TRAFFIC_CLASSES: tuple[TrafficClass, ...] = (
     TrafficClass("dp_ag", "data parallel: parameter all-gather", dp_ag_bytes, dp_ag_window, 1.0,
                  "Megatron --overlap-param-gather: the first microbatch's forward of each chunk; fsdp: per-layer prefetch",
                  dp_ag_latency),
+    TrafficClass("ep", "expert parallel", ep_class_bytes, ep_window, 0.0,
+                 "on the critical path unless workload.expert_dispatch.overlap hides it behind the shared experts or "
+                 "another microbatch's compute (docs/sources.md [M1] §3.2.1, [M3]); the SMs an overlapped "
+                 "dispatcher holds slow the compute beside it", chi=1.0, timing=ep_timing),
 )
 CLASS_NAMES: tuple[str, ...] = tuple(tc.name for tc in TRAFFIC_CLASSES)
 BY_NAME: dict[str, TrafficClass] = {tc.name: tc for tc in TRAFFIC_CLASSES}

@@ -39,6 +39,7 @@ from .. import __version__
 from ..costing import HOURS_PER_YEAR
 from ..inputs import LoadedScenario, provenance
 from ..inputs.schema import Catalog, Scenario
+from ..perf import moe
 from ..perf.hardware import hardware_for
 from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
 from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import the helpers from here
@@ -400,7 +401,8 @@ def design_name(design) -> str:
 
 
 def _layout_text(lay) -> str:
-    return f"TP{lay.tp} · CP{lay.cp} · PP{lay.pp} · VP{lay.vp} · DP{lay.dp} · mbs {lay.microbatch_size}"
+    experts = f" · EP{lay.ep}" + (f" · ETP{lay.etp}" if lay.etp > 1 else "") if lay.ep > 1 or lay.etp > 1 else ""
+    return f"TP{lay.tp} · CP{lay.cp} · PP{lay.pp} · VP{lay.vp} · DP{lay.dp} · mbs {lay.microbatch_size}" + experts
 
 
 def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
@@ -621,14 +623,17 @@ def _breakdown_chart(ws, head: int, last: int) -> BarChart:
 
 def _bytes_table(ws, designs: list, row: int) -> int:
     _section(ws, row - 1, "Bytes per GPU per step (GB)")
-    labels = ["Design"] + [f"{k.upper()} {net} (GB)" for k in CLASS_NAMES for net in ("NVLink", "scale-out")] \
+    # the classes that move bytes in some design (a dense model's ep moves none): the table fits the page
+    classes = [k for k in CLASS_NAMES if any(d.perf.traffic[k].nvlink_bytes or d.perf.traffic[k].scaleout_bytes
+                                             for d in designs)]
+    labels = ["Design"] + [f"{k.upper()} {net} (GB)" for k in classes for net in ("NVLink", "scale-out")] \
         + ["NVLink total (GB)", "Scale-out total (GB)"]
     _header(ws, row, labels, right=range(2, len(labels) + 1))
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
         put(ws, r, 1, design_name(d))
-        values = [b for k in CLASS_NAMES for b in (p.traffic[k].nvlink_bytes, p.traffic[k].scaleout_bytes)]
+        values = [b for k in classes for b in (p.traffic[k].nvlink_bytes, p.traffic[k].scaleout_bytes)]
         values += [p.nvlink_bytes, p.scaleout_bytes]
         for j, v in enumerate(values):
             put(ws, r, 2 + j, v / 1e9, GB)
@@ -704,7 +709,7 @@ def efficiency_rows(scenario: Scenario, catalog: Catalog, design) -> list[tuple[
     gpu = cat.by_id("gpus")[platform.gpu]
     nic = cat.by_id("nics")[a.nic]
     eff = sc.efficiency
-    return [
+    rows = [
         (f"compute efficiency ({gpu.id}, {sc.workload.precision}; effective for this design's GEMM shapes)",
          design.perf.compute_efficiency,
          "scenario efficiency.compute_efficiency" if eff.compute_efficiency else gpu.compute_efficiency_source),
@@ -712,6 +717,22 @@ def efficiency_rows(scenario: Scenario, catalog: Catalog, design) -> list[tuple[
          "scenario efficiency.nvlink_efficiency" if eff.nvlink_efficiency else f"catalog platform {platform.id}: {platform.source}"),
         (f"NIC efficiency ({nic.id})", hw.nic_efficiency,
          "scenario efficiency.nic_efficiency" if eff.nic_efficiency else nic.efficiency_source),
+    ]
+    return rows + (moe_efficiency_rows(sc, design, hw, gpu, platform, nic) if sc.workload.model.moe else [])
+
+
+def moe_efficiency_rows(sc: Scenario, design, hw, gpu, platform, nic) -> list[tuple[str, float, str]]:
+    """The Mixture-of-Experts efficiencies in force (SPEC 4.7): expert GEMMs and the all-to-all."""
+    dispatcher = sc.workload.expert_dispatch.dispatcher
+    so_eff = hw.alltoall_flat_efficiency if dispatcher == "flat" else hw.alltoall_hierarchical_efficiency
+    default = "no catalog value: the default in solver/perf/moe.py (docs/model.md §MoE)"
+    return [
+        (f"expert GEMM efficiency ({gpu.id}, {sc.workload.precision})",
+         moe.expert_efficiency(hw), gpu.expert_efficiency_source or default),
+        (f"all-to-all NVLink efficiency ({platform.id})", hw.alltoall_nvlink_efficiency or hw.nvlink_efficiency,
+         platform.alltoall_efficiency_source or "no catalog value: the NVLink efficiency"),
+        (f"all-to-all NIC efficiency ({nic.id}, {dispatcher})", so_eff or hw.nic_efficiency,
+         nic.alltoall_efficiency_source or "no catalog value: the NIC efficiency"),
     ]
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..inputs.schema import Catalog
+from ..perf.layout import expert_text
 from ..results import Design, SolveResult
 from ..sweep.summary import point_label
 from .text import safe
@@ -107,7 +108,7 @@ def differs_from_first(design: Design, first: Design) -> str:
 
 def _layout(d: Design) -> str:
     lay = d.layout
-    return f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}"
+    return f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}" + expert_text(lay)
 
 
 def _step(d: Design) -> str:
@@ -225,7 +226,8 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
     console.print(f"[bold]{safe(design.label)}[/]: {c.gpus:,} GPUs ({p.gpus:,} used), {c.nodes:,} nodes, "
-                  f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}, "
+                  f"tp={lay.tp} cp={lay.cp} pp={lay.pp} vp={lay.vp} dp={lay.dp} mbs={lay.microbatch_size}"
+                  f"{expert_text(lay)}, "
                   f"{p.microbatches} microbatches")
     console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
                   f"MFU {p.mfu:.1%}, {p.hardware_tflops_per_gpu:,.0f} hardware TFLOP/s per GPU")

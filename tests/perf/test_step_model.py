@@ -366,5 +366,5 @@ def test_overlap_overrides():
     scenario = Scenario.model_validate({"name": "x", "workload": {"model": LLAMA3_70B, "global_batch_size": 8},
                                         "target": {"step_time_s": 1}, "overlap": {"dp": 0.0, "dp_ag": 0.5, "tp": 0.3}})
     assert overlap_for(scenario) == {"tp": 0.3, "cp": DEFAULT_OVERLAP["cp"], "pp": DEFAULT_OVERLAP["pp"], "dp_rs": 0.0,
-                                     "dp_ag": 0.5}
-    assert DEFAULT_OVERLAP == {"tp": 0.0, "cp": 1.0, "pp": 1.0, "dp_rs": 1.0, "dp_ag": 1.0}
+                                     "dp_ag": 0.5, "ep": DEFAULT_OVERLAP["ep"]}
+    assert DEFAULT_OVERLAP == {"tp": 0.0, "cp": 1.0, "pp": 1.0, "dp_rs": 1.0, "dp_ag": 1.0, "ep": 0.0}

@@ -28,6 +28,7 @@ from office import assert_readable, box_per_pt, convert, needs_soffice, pdf_page
 
 import solver
 from solver import api
+from solver.perf.traffic import CLASS_NAMES
 from solver.reports import excel as report_excel
 from solver.reports.excel import BOM_HEADERS, PRICE_HEADERS, flatten, put, write_workbook
 
@@ -362,10 +363,11 @@ def test_assumptions_sheet(book, solved):
     assert rows["status"][0] == "optimal"
     assert "written on" in rows
     # Overlaps in force: the scenario gives none, so the defaults: TP exposed (0), every other class hides behind
-    # its whole schedule window (1; traffic.DEFAULT_OVERLAP, docs/model.md "Overlap windows").
+    # its whole schedule window (1; traffic.DEFAULT_OVERLAP, docs/model.md "Overlap windows"), and 0 for the
+    # expert-parallel all-to-all (on the critical path unless expert_dispatch.overlap says otherwise).
     overlaps = [r for r in wb["Assumptions"].iter_rows(values_only=True) if str(r[1]).startswith("overlap ")]
     assert [(r[1], r[2]) for r in overlaps] == [("overlap tp", 0.0), ("overlap cp", 1.0), ("overlap pp", 1.0),
-                                                ("overlap dp_rs", 1.0), ("overlap dp_ag", 1.0)]
+                                                ("overlap dp_rs", 1.0), ("overlap dp_ag", 1.0), ("overlap ep", 0.0)]
     eff = [r for r in wb["Assumptions"].iter_rows(values_only=True) if str(r[1]).startswith("compute efficiency")]
     assert len(eff) == TOP_K and all(r[3] for r in eff)  # each with its source
 
@@ -375,11 +377,13 @@ def test_performance_sheet_rows_add_up(book, solved):
     ws = openpyxl.load_workbook(book)["Performance"]
     for i, design in enumerate(js["designs"]):
         row = [c.value for c in ws[5 + i]]
-        # compute + bubble + tp + cp + pp + dp_rs + dp_ag (exposed) + link capacity = step time (SPEC §4.5)
-        assert sum(row[1:9]) == pytest.approx(row[9], rel=1e-12)
-        assert row[9] == pytest.approx(design["step_time_s"], rel=1e-12)
-        assert row[10] == 3.0  # target from the scenario
-        assert row[11] == pytest.approx(design["mfu"], rel=1e-12)
+        # compute + bubble + each traffic class's exposed time (the registry: tp, cp, pp, dp_rs, dp_ag, ep) + link
+        # capacity = step time (SPEC §4.5)
+        n = 3 + len(CLASS_NAMES)
+        assert sum(row[1:1 + n]) == pytest.approx(row[1 + n], rel=1e-12)
+        assert row[1 + n] == pytest.approx(design["step_time_s"], rel=1e-12)
+        assert row[2 + n] == 3.0  # target from the scenario
+        assert row[3 + n] == pytest.approx(design["mfu"], rel=1e-12)
 
 
 def test_performance_sheet_margins_windows_and_coverage(book, solved):
@@ -388,13 +392,14 @@ def test_performance_sheet_margins_windows_and_coverage(book, solved):
     ws = openpyxl.load_workbook(book)["Performance"]
     rows = [[c.value for c in r] for r in ws.iter_rows()]
     head = next(i for i, r in enumerate(rows) if r[0] == "Design" and r[1] == "Slack to target")
+    k = len(CLASS_NAMES)
     for i, design in enumerate(js["designs"]):
         row = rows[head + 1 + i]
         assert row[1] == pytest.approx(design["margins"]["slack_fraction"], rel=1e-12)
         assert row[2] == pytest.approx(design["margins"]["compute_slowdown"], rel=1e-12)
         assert row[3] == pytest.approx(design["margins"]["bandwidth_derate"], rel=1e-12)
-        assert row[4:9] == pytest.approx([design["traffic"][k]["window_s"] for k in ("tp", "cp", "pp", "dp_rs", "dp_ag")])
-        assert row[9] == ("; ".join(design["uncalibrated"]) or "none")
+        assert row[4:4 + k] == pytest.approx([design["traffic"][c]["window_s"] for c in CLASS_NAMES])
+        assert row[4 + k] == ("; ".join(design["uncalibrated"]) or "none")
 
 
 # ----------------------------------------------------------------------------------- atomic write
