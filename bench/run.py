@@ -28,15 +28,15 @@ import synth_catalog  # noqa: E402
 DEFAULT_CATALOG = ROOT / "catalogs" / "default.yaml"
 TIME_BIN = "/usr/bin/time"
 
-# issue 8 targets
-TARGET_SHIPPED_E2E_S = 3.0
-TARGET_SHIPPED_SOLVE_S = 1.0
-TARGET_100K_E2E_S = 10.0
-TARGET_100K_K10_S = 15.0
-TARGET_SWEEP_S = 60.0
-TARGET_FRONTIER_E2E_S = 5.0  # issue 15: scenarios/frontier-100k.yaml end to end on 2 cores
-TARGET_200K_E2E_S = 10.0
-TARGET_PEAK_MB = 1024.0
+# issue 19 targets (2 cores, medians)
+TARGET_SHIPPED_E2E_S = 1.0  # a shipped dense example, `fabricplan solve` end to end (JSON + workbook)
+TARGET_HELP_S = 0.15  # `fabricplan --help`
+TARGET_BIG_E2E_S = 2.0  # the MoE examples and the >= 100,000-GPU example, end to end
+TARGET_MOE_4X_K10_S = 5.0  # a MoE scenario on the 4x catalog with every fabric family, K = 10
+TARGET_SPEEDUP = 10.0  # over exhaustive enumeration, on every case of >= 1M combinations
+TARGET_SWEEP_S = 60.0  # the 100-point growth sweep with --jobs 2
+TARGET_PEAK_MB = 500.0
+BIG_SHIPPED = ("deepseek-v3", "qwen3-235b-a22b", "frontier-100k")  # held to TARGET_BIG_E2E_S
 
 
 # ------------------------------------------------------------------------------- processes
@@ -168,17 +168,32 @@ def _measure_enumeration(row: dict, case: dict, path: Path, cats: list, enum_tim
         row["speedup_k1"] = enum_ref / row["total_s"]
 
 
-def measure_sweep(tmp: Path, timeout_s: float = 600) -> dict:
-    """The 24-point growth sweep through the real CLI with --jobs 2."""
-    row = {"scenario": "sweep-growth (24 pts, --jobs 2)", "series": "sweep", "errors": []}
-    path = HERE / "scenarios" / "sweep-growth.yaml"
+def measure_sweep(tmp: Path, name: str = "sweep-growth", points: int = 24, timeout_s: float = 900) -> dict:
+    """A growth sweep through the real CLI with --jobs 2 (bench/scenarios/<name>.yaml)."""
+    row = {"scenario": f"{name} ({points} pts, --jobs 2)", "series": "sweep", "errors": []}
+    path = HERE / "scenarios" / f"{name}.yaml"
     wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "sweep", str(path), "--jobs", "2",
-                                              "--json", str(tmp / "sweep.json"), "--xlsx", str(tmp / "sweep.xlsx"),
-                                              "--plot", str(tmp / "sweep.png")), timeout_s)
+                                              "--json", str(tmp / f"{name}.json"), "--xlsx", str(tmp / f"{name}.xlsx"),
+                                              "--plot", str(tmp / f"{name}.png")), timeout_s)
     row["sweep_s"], row["peak_rss_mb"] = wall_s, peak_mb
     if err:
         row["errors"].append(f"sweep: {err}")
         row["sweep_note"] = err
+    return row
+
+
+def measure_help(runs: int) -> dict:
+    """`fabricplan --help` (python -m solver --help) wall time, median of `runs`."""
+    row = {"scenario": "--help", "series": "help", "errors": []}
+    times = []
+    for _ in range(max(3, runs)):
+        wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "--help"), 60)
+        if err:
+            row["errors"].append(f"help: {err}")
+            break
+        times.append(wall_s)
+        row["peak_rss_mb"] = peak_mb
+    row["help_s"] = _median(times)
     return row
 
 
@@ -199,6 +214,9 @@ def cases(quick: bool, tmp: Path) -> list[dict]:
         overlay = synth_catalog.write_overlay(tmp)
         out.append({"name": "dense-1k @4x catalog", "path": (HERE / "scenarios" / "dense-1k.yaml").relative_to(ROOT),
                     "series": "catalog", "catalogs": [str(DEFAULT_CATALOG), str(overlay)]})
+        out.append({"name": "moe-families @4x catalog", "series": "catalog", "skip_enum": True,
+                    "path": (HERE / "scenarios" / "moe-families.yaml").relative_to(ROOT),
+                    "catalogs": [str(DEFAULT_CATALOG), str(overlay)]})
     return out
 
 
@@ -207,25 +225,25 @@ def cases(quick: bool, tmp: Path) -> list[dict]:
 
 def targets(rows: list[dict]) -> list[dict]:
     """Target vs measured, pass/fail (None measured = not measured)."""
-    shipped = [r for r in rows if r["series"] == "shipped"]
-    big = next((r for r in rows if r["scenario"] == "dense-100k"), {})
-    frontier = next((r for r in rows if r["scenario"] == "frontier-100k"), {})
-    big200 = next((r for r in rows if r["scenario"] == "fabric-200k"), {})
-    sweep = next((r for r in rows if r["series"] == "sweep"), {})
+    shipped = [r for r in rows if r["series"] == "shipped" and r["scenario"] not in BIG_SHIPPED]
+    big = [r for r in rows if r["scenario"] in BIG_SHIPPED]
+    moe4x = next((r for r in rows if r["scenario"] == "moe-families @4x catalog"), {})
+    sweep = next((r for r in rows if r["series"] == "sweep" and "100" in r["scenario"]), {})
+    helped = next((r for r in rows if r["series"] == "help"), {})
     peak = max([r["peak_rss_mb"] for r in rows if r.get("peak_rss_mb")], default=None)
 
-    def worst(key):
-        vals = [r.get(key) for r in shipped if r.get(key) is not None]
+    def worst(group, key):
+        vals = [r.get(key) for r in group if r.get(key) is not None]
         return max(vals) if vals else None
 
     out = [
-        ("shipped example, `fabricplan solve` end to end (worst)", TARGET_SHIPPED_E2E_S, worst("cli_e2e_s"), "s"),
-        ("shipped example, solve phase K=1 (worst)", TARGET_SHIPPED_SOLVE_S, worst("solve_s"), "s"),
-        ("100k-GPU scenario, `fabricplan solve` end to end", TARGET_100K_E2E_S, big.get("cli_e2e_s"), "s"),
-        ("100k-GPU scenario, K = 10 (whole process)", TARGET_100K_K10_S, big.get("k10_process_s"), "s"),
-        ("frontier-100k (issue 15), `fabricplan solve` end to end", TARGET_FRONTIER_E2E_S, frontier.get("cli_e2e_s"), "s"),
-        ("200k-GPU scenario (fabric-200k), end to end", TARGET_200K_E2E_S, big200.get("cli_e2e_s"), "s"),
-        ("24-point growth sweep, --jobs 2", TARGET_SWEEP_S, sweep.get("sweep_s"), "s"),
+        ("shipped dense example, `fabricplan solve` end to end (worst)", TARGET_SHIPPED_E2E_S,
+         worst(shipped, "cli_e2e_s"), "s"),
+        ("`fabricplan --help`", TARGET_HELP_S, helped.get("help_s"), "s"),
+        ("MoE examples and frontier-100k, end to end (worst)", TARGET_BIG_E2E_S, worst(big, "cli_e2e_s"), "s"),
+        ("MoE on the 4x catalog, all families, K = 10 (whole process)", TARGET_MOE_4X_K10_S,
+         moe4x.get("k10_process_s"), "s"),
+        ("100-point growth sweep, --jobs 2", TARGET_SWEEP_S, sweep.get("sweep_s"), "s"),
         ("peak memory (any process)", TARGET_PEAK_MB, peak, "MB"),
     ]
     res = [{"target": name, "limit": lim, "measured": val, "unit": unit,
@@ -236,6 +254,11 @@ def targets(rows: list[dict]) -> list[dict]:
     res.append({"target": "optimizer (K=10) never slower than enumeration", "limit": 1.0,
                 "measured": min((r["speedup_k10"] for r in compared), default=None), "unit": "× (min speedup)",
                 "pass": None if not compared else not slower, "note": ", ".join(slower)})
+    million = [r for r in compared if (r.get("combinations") or 0) >= 1_000_000]
+    short = [r["scenario"] for r in million if r["speedup_k10"] < TARGET_SPEEDUP]
+    res.append({"target": "≥ 10× over enumeration on cases of ≥ 1M combinations", "limit": TARGET_SPEEDUP,
+                "measured": min((r["speedup_k10"] for r in million), default=None), "unit": "× (min speedup)",
+                "pass": None if not million else not short, "note": ", ".join(short)})
     series = sorted((r for r in compared if r["series"] in ("shipped", "scale")), key=lambda r: r["combinations"])
     grows = all(b["speedup_k10"] >= a["speedup_k10"] for a, b in zip(series, series[1:]))
     res.append({"target": "speedup grows with the space (by combinations)", "limit": None,
@@ -276,7 +299,7 @@ def print_tables(rows: list[dict], tgt: list[dict]) -> None:
                   _f(r.get("peak_rss_mb"), "{:.0f}"))
     console = Console(width=220)
     console.print(t)
-    tt = Table(title="issue 8 targets")
+    tt = Table(title="issue 19 targets")
     for c in ("target", "limit", "measured", "pass"):
         tt.add_column(c)
     for x in tgt:
@@ -292,7 +315,7 @@ def print_tables(rows: list[dict], tgt: list[dict]) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="fabricplan benchmarks (issue 8)")
+    ap = argparse.ArgumentParser(description="fabricplan benchmarks (issues 8, 19)")
     ap.add_argument("--quick", action="store_true", help="shipped examples + the 100k scenario, one run each, no sweep")
     ap.add_argument("--runs", type=int, help="runs per measurement (median; default 3, --quick 1)")
     ap.add_argument("--enum-timeout", type=float, help="seconds per exhaustive enumeration (default 300, --quick 60)")
@@ -310,9 +333,12 @@ def main(argv=None) -> int:
                 continue
             print(f"… {case['name']}", file=sys.stderr, flush=True)
             rows.append(measure_case(case, runs, enum_timeout_s, tmp))
+        if not args.only:
+            rows.append(measure_help(runs))
         if not args.quick and not args.only:
-            print("… sweep", file=sys.stderr, flush=True)
+            print("… sweeps", file=sys.stderr, flush=True)
             rows.append(measure_sweep(tmp))
+            rows.append(measure_sweep(tmp, "sweep-100", 100))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     tgt = targets(rows)
