@@ -310,10 +310,18 @@ def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, pr
     model_step_s = shape.step_time_s[shape.d_values.index(choice.d)]
     if abs(design.perf.step_time_s - model_step_s) > 1e-6 * model_step_s:
         problems.append(f"step time: model {model_step_s:.6f} s, evaluator {design.perf.step_time_s:.6f} s")
-    if not design.meets_target:
-        problems.append(f"step time {design.perf.step_time_s:.4f} s over the {space.target_step_time_s:.4f} s target")
-    if not design.perf.fits_memory:
-        problems.append(f"memory {design.perf.memory_per_gpu_gb:.1f} GB over {design.perf.hbm_usable_gb:.1f} GB")
+    problems += requirement_problems(design, space.target_step_time_s)
     if problems:
         raise ConsistencyError(f"{ad.arch.label()} {shape.key} d={choice.d}: " + "; ".join(problems))
     return design
+
+
+def requirement_problems(design: Design, target_step_time_s: float) -> list[str]:
+    """What an evaluated design the model chose fails of the requirements every chosen design meets:
+    the target step time and the GPU memory (empty when it meets both)."""
+    problems = []
+    if not design.meets_target:
+        problems.append(f"step time {design.perf.step_time_s:.4f} s over the {target_step_time_s:.4f} s target")
+    if not design.perf.fits_memory:
+        problems.append(f"memory {design.perf.memory_per_gpu_gb:.1f} GB over {design.perf.hbm_usable_gb:.1f} GB")
+    return problems

@@ -13,6 +13,7 @@ from ..inputs.scenario import LoadedScenario
 from ..inputs.schema import Catalog
 from ..optimize.data import model_data, unbuildable_error
 from ..optimize.highs import HighsAdapter
+from ..optimize.ranking import requirement_problems
 from ..results import Design, make_design
 from .ledger import Ledger, ledger
 from .model import PeriodChoice, PeriodModel, build_plan_model, decode
@@ -131,10 +132,7 @@ def _period_design(spec: PlanSpec, catalog: Catalog, p: int, pm: PeriodModel, ch
         raise ConsistencyError(f"period {p}: the evaluator cannot build {choice.architecture.label()} at d={choice.d}")
     if design.tiers != choice.tiers:
         problems.append(f"tiers: model {choice.tiers}, evaluator {design.tiers}")
-    if not design.meets_target:
-        problems.append(f"step time {design.perf.step_time_s:.4f} s over the {pm.space.target_step_time_s:.4f} s target")
-    if not design.perf.fits_memory:
-        problems.append(f"memory {design.perf.memory_per_gpu_gb:.1f} GB over {design.perf.hbm_usable_gb:.1f} GB")
+    problems += requirement_problems(design, pm.space.target_step_time_s)
     if problems:
         raise ConsistencyError(f"period {p}, {choice.architecture.label()} {shape.key} d={choice.d}: " + "; ".join(problems))
     design.rank = 1
