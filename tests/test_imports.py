@@ -1,0 +1,62 @@
+"""Imports only where used (issue 26 item 2): each command is run in a fresh interpreter and the modules it
+loaded are read off `sys.modules` afterwards. Not timed: which libraries a command loads does not depend on
+the machine's load, their import times do (docs/performance.md measures those with `python -X importtime`)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("openpyxl", "matplotlib", "pandas", "pyomo", "highspy", "numpy")
+
+# Runs `solver.cli.main(argv)` with its output swallowed, then prints which heavy libraries are loaded.
+PROBE = """
+import contextlib, io, json, sys
+from solver.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as stop:
+        code = stop.code
+print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules]}), file=sys.__stdout__)
+""" % (HEAVY,)
+
+
+def loaded_by(*argv: str, cwd: Path) -> tuple[int, set[str]]:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    return report["code"], set(report["loaded"])
+
+
+@pytest.mark.parametrize("argv, allowed", [
+    (["--help"], set()),
+    (["validate", str(ROOT / "scenarios" / "llama3-70b.yaml")], set()),
+    (["catalog"], set()),
+])
+def test_commands_that_build_no_model_import_no_heavy_library(argv, allowed, tmp_path):
+    code, loaded = loaded_by(*argv, cwd=tmp_path)
+    assert code == 0
+    assert loaded <= allowed, f"{argv[0]} imported {sorted(loaded - allowed)}"
+
+
+def test_solve_without_workbook_imports_no_excel_plotting_or_pandas(tmp_path):
+    code, loaded = loaded_by("solve", str(ROOT / "scenarios" / "evaluate-llama3-70b-h100.yaml"), "--no-xlsx",
+                             "--json", "-", cwd=tmp_path)
+    assert code == 0
+    assert not loaded & {"openpyxl", "matplotlib", "pandas"}, sorted(loaded)
+    assert {"pyomo", "highspy"} <= loaded  # it did build and solve the model: the probe sees what a solve loads
+
+
+def test_solve_with_workbook_imports_openpyxl_only_then(tmp_path):
+    """The probe can fail: the same solve writing its workbook does load openpyxl (and still no plotting)."""
+    code, loaded = loaded_by("solve", str(ROOT / "scenarios" / "evaluate-llama3-70b-h100.yaml"), "--json",
+                             str(tmp_path / "out.json"), "--xlsx", str(tmp_path / "out.xlsx"), cwd=tmp_path)
+    assert code == 0
+    assert "openpyxl" in loaded and "matplotlib" not in loaded
