@@ -6,7 +6,7 @@
     result   = solver.solve(scenario, catalog, top_k=5)
     design   = solver.evaluate(pinned_scenario, catalog)
 """
-__version__ = "0.1.0"
+from .version import __version__
 
 _API = ("load_catalog", "load_scenario", "solve", "evaluate", "sweep", "InputError", "SolverFailure")
 __all__ = [*_API, "__version__"]

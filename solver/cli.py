@@ -19,7 +19,7 @@ WIDE_COLUMNS = 250  # --wide: every table column, whatever the terminal's width
 
 def _version() -> str:
     """The package's version (tests/test_cli.py checks it equals pyproject.toml's)."""
-    from . import __version__
+    from .version import __version__
 
     return __version__
 
@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     width = WIDE_COLUMNS if getattr(args, "wide", False) else (None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
     out = err if getattr(args, "json", None) == "-" else Console(width=width, emoji=False)  # stdout: only the JSON
-    from .reports.io import commit_mark
+    from .files import commit_mark
 
     mark = commit_mark()
     try:
@@ -136,9 +136,9 @@ def main(argv=None) -> int:
 
 
 def _interrupted_message(mark: int) -> str:
-    """True to what was written: output sets are committed whole (reports/io.py), so either none of
+    """True to what was written: output sets are committed whole (files.py), so either none of
     this run's files replaced the earlier ones, or the listed ones did."""
-    from .reports.io import committed_files
+    from .files import committed_files
 
     written = committed_files(mark)
     if not written:
@@ -289,7 +289,7 @@ def _default_output(name: str, suffix: str) -> Path:
 
 def _json_path(args, name: str, suffix: str) -> Path | None:
     """Where the JSON goes: None for '-' (standard output), else a checked, writable path."""
-    from .reports.io import check_writable
+    from .files import check_writable
 
     if args.json == "-":
         return None
@@ -309,14 +309,14 @@ def _write_json(data: dict, path: Path | None) -> list[str]:
 
 
 def _xlsx_path(args, name: str, suffix: str) -> Path | None:
-    from .reports.io import check_writable
+    from .files import check_writable
 
     return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix))
 
 
 def cmd_solve(args, out, err) -> int:
     from . import api
-    from .reports.io import output_set
+    from .files import output_set
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
@@ -350,7 +350,7 @@ def cmd_solve(args, out, err) -> int:
 def cmd_evaluate(args, out, err) -> int:
     """Evaluate the pinned design; decisions the pin block leaves open are optimised (SPEC §8.1)."""
     from . import api
-    from .reports.io import output_set
+    from .files import output_set
     from .reports.terminal import print_design, print_solve
     from .results import SCHEMA, SolveResult
 
@@ -389,7 +389,7 @@ def cmd_evaluate(args, out, err) -> int:
 def cmd_compare(args, out, err) -> int:
     """Solve each scenario (its best design) and print them side by side."""
     from . import api
-    from .reports.io import output_set
+    from .files import output_set
     from .reports.terminal import compare_table
 
     _check_time_limit(args.time_limit)
@@ -418,7 +418,7 @@ def cmd_sweep(args, out, err) -> int:
 
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
-    from .reports.io import check_writable, output_set
+    from .files import check_writable, output_set
     from .reports.terminal import print_report
     from .sweep.plan import plan_sweep
     from .sweep.run import results_path_for
@@ -446,7 +446,7 @@ def cmd_sweep(args, out, err) -> int:
     with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
         _write_json(report, json_path)
         if xlsx_path is not None:
-            from .reports.excel import write_sweep_workbook
+            from .reports.sweep_excel import write_sweep_workbook
 
             write_sweep_workbook(report, xlsx_path, ls, cat)
         if plot_path is not None:
@@ -498,8 +498,8 @@ def cmd_plan(args, out, err) -> int:
     Exit codes: 0 planned; 1 valid input but no plan exists (with the reason); 2 bad input; 3 solver failure.
     """
     from . import api
+    from .files import check_writable, output_set
     from .plan.periods import plan_periods
-    from .reports.io import check_writable, output_set
     from .reports.plan_terminal import print_plan
 
     _check_time_limit(args.time_limit)

@@ -27,8 +27,8 @@ from .perf.crossing import cross_plane_share, pod_crossing
 from .perf.hardware import Hardware, alltoall_bandwidths_gbyte_s, hardware_for
 from .perf.layout import Layout, LayoutShape, dp_candidates, expert_text, layout_shapes, placement_problem
 from .perf.memory import memory_per_gpu_gb
-from .perf.model import parameter_count
 from .perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
+from .perf.totals import parameter_count
 from .perf.traffic import CLASS_NAMES, overlap_for
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")

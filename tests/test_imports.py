@@ -23,8 +23,8 @@ with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(sys.argv[1:])
     except SystemExit as stop:
         code = stop.code
-print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules]}), file=sys.__stdout__)
-""" % (HEAVY,)
+print(json.dumps({"code": code, "loaded": [m for m in HEAVY if m in sys.modules]}), file=sys.__stdout__)
+""".replace("HEAVY", repr(HEAVY))
 
 
 def loaded_by(*argv: str, cwd: Path) -> tuple[int, set[str]]:

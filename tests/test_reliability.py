@@ -23,8 +23,8 @@ import yaml
 
 from solver import api, cli, inputs
 from solver.errors import InputError, OutputError
+from solver.files import atomic_path, check_writable
 from solver.optimize import oracle
-from solver.reports.io import atomic_path, check_writable
 from solver.reports.json import write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -547,7 +547,7 @@ def test_failed_plot_write_leaves_existing_png_intact(tmp_path, monkeypatch, sma
 def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monkeypatch, small_sweep_report):
     from openpyxl.workbook.workbook import Workbook
 
-    from solver.reports.excel import write_sweep_workbook as write_workbook
+    from solver.reports.sweep_excel import write_sweep_workbook as write_workbook
 
     target = tmp_path / "s.xlsx"
     target.write_bytes(b"previous workbook")
@@ -561,8 +561,8 @@ def test_failed_sweep_workbook_write_leaves_existing_file_intact(tmp_path, monke
 
 def test_sweep_writers_succeed_without_the_fault(tmp_path, small_sweep_report):
     # The two tests above can fail: unpatched, the same writers replace the old files with real ones.
-    from solver.reports.excel import write_sweep_workbook as write_workbook
     from solver.reports.plot import write_plot
+    from solver.reports.sweep_excel import write_sweep_workbook as write_workbook
 
     png, xlsx = tmp_path / "s.png", tmp_path / "s.xlsx"
     png.write_bytes(b"previous png")

@@ -605,7 +605,7 @@ def test_every_sweep_row_is_fsynced_as_it_is_appended(tmp_path, monkeypatch):
 def test_ctrl_c_during_the_renames_lands_after_the_whole_set(tmp_path, monkeypatch):
     # SIGINT arrives between the first and the second rename of a set: both files are replaced,
     # then KeyboardInterrupt is raised (the set is never half old, half new).
-    from solver.reports import io
+    from solver import files as io
 
     (tmp_path / "a.json").write_text("old a")
     (tmp_path / "b.xlsx").write_text("old b")

@@ -1,12 +1,10 @@
-"""Model size and FLOPs of a decoder-only transformer (SPEC §4.1); Mixture-of-Experts models are
-dispatched to `perf/moe.py` (SPEC §4.7), which builds on the attention terms here.
+"""Model size and FLOPs of a dense decoder-only transformer (SPEC §4.1). Mixture-of-Experts models build on
+the attention terms here in `perf/moe.py` (SPEC §4.7); `perf/totals.py` picks one or the other for any model.
 
 Notation: L layers, h hidden, f ffn hidden, a heads, a_kv kv heads, d_h head width (h/a unless
 given), h_kv = a_kv·d_h, V vocab, s sequence, B global batch (sequences).
 """
 from __future__ import annotations
-
-from functools import lru_cache
 
 from ..inputs.schema import TransformerShape, Workload
 
@@ -75,37 +73,25 @@ def matmul_params_per_layer(model: TransformerShape) -> float:
     return attention_params_per_layer(model) + k_ff * model.hidden_size * model.ffn_hidden_size
 
 
-@lru_cache(maxsize=256)
-def parameter_count(model: TransformerShape) -> int:
-    """P = L·(P_mm + 2·h) + h + V·h·(1 if tied else 2).
+def dense_parameter_count(model: TransformerShape) -> int:
+    """P = L·(P_mm + 2·h) + h + V·h·(1 if tied else 2) of a dense model (`totals.parameter_count` for any).
 
     Two norm weight vectors per layer plus the final norm; biases and learned position
-    embeddings are left out (under 0.1 % of any model here). Mixture-of-Experts models: the
-    published total (`moe.parameter_counts`).
+    embeddings are left out (under 0.1 % of any model here).
     """
-    if model.moe is not None:
-        from .moe import parameter_counts  # moe.py builds on this module's attention terms
-
-        return int(round(parameter_counts(model).total))
     h = model.hidden_size
     embeddings = model.vocab_size * h * (1 if model.tied_embeddings else 2)
     return int(round(model.layers * (matmul_params_per_layer(model) + 2 * h) + h + embeddings))
 
 
-@lru_cache(maxsize=256)
-def flops_per_step(workload: Workload) -> tuple[float, float]:
-    """(F_model, F_hardware) per step. SPEC 4.1.
+def dense_flops_per_step(workload: Workload) -> tuple[float, float]:
+    """(F_model, F_hardware) per step of a dense model (`totals.flops_per_step` for any). SPEC 4.1.
 
     F_model = 3·B·s·(L·2·P_mm + C + 2·h·V),  C = attention core per token (4·s·h per layer)
     F_hw    = F_model + B·s·(L·2·P_mm + C)   (full recompute: one more forward of every layer)
             = F_model + B·s·C                (selective: the attention core again)
-    Mixture-of-Experts models: Megatron's convention (`moe.flops_per_step`, SPEC 4.7).
     """
     m = workload.model
-    if m.moe is not None:
-        from .moe import flops_per_step as moe_flops
-
-        return moe_flops(workload)
     h, s, L = m.hidden_size, m.seq_len, m.layers
     tokens = workload.global_batch_size * s
     core = attention_core_flops_per_token(m, causal=False)

@@ -19,7 +19,8 @@ from .compute import ComputeParams, MicrobatchCompute, microbatch_compute, optim
 from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware
 from .layout import Layout
 from .memory import memory_activations_gb, memory_states_gb
-from .model import flops_per_step, matmul_params_per_layer, parameter_count
+from .model import matmul_params_per_layer
+from .totals import flops_per_step, parameter_count
 from .traffic import BY_NAME, TIMINGS, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class, link_times
 
 DOMINANT_SHARE = 0.10  # a term is "dominant" from this share of the step time

@@ -35,13 +35,13 @@ from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.worksheet.pagebreak import Break
 
-from .. import __version__
 from ..costing import HOURS_PER_YEAR
 from ..inputs import LoadedScenario, provenance
 from ..inputs.schema import Catalog, Scenario
 from ..perf import moe
 from ..perf.hardware import hardware_for
 from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
+from ..version import __version__
 from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import the helpers from here
     BOLD,
     EXCEL_CHAR_PX,
@@ -877,14 +877,3 @@ def write_workbook(result, scenario: LoadedScenario, catalog: Catalog, path) -> 
     An existing file is replaced only when the whole write succeeded; the temp file never survives.
     """
     return save_workbook(build_workbook(result, scenario, catalog), path)
-
-
-# ------------------------------------------------------------------------------------ sweeps
-
-
-def write_sweep_workbook(report: dict, path: str | Path, scenario: LoadedScenario | None = None,
-                         catalog: Catalog | None = None) -> Path:
-    """The sweep workbook (solver/reports/sweep_excel.py)."""
-    from .sweep_excel import write_sweep_workbook as write
-
-    return write(report, path, scenario, catalog)

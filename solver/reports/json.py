@@ -2,21 +2,11 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
-from .io import atomic_path
+from ..files import atomic_path, clean
 
-
-def clean(value):
-    """JSON has no NaN or infinity: write them as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean(v) for v in value]
-    return value
+__all__ = ["clean", "dumps", "write_json"]
 
 
 def dumps(data: dict) -> str:

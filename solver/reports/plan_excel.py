@@ -24,9 +24,9 @@ from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from ..costing import HOURS_PER_YEAR
+from ..files import atomic_path
 from ..inputs.schema import PRICE_CATEGORIES
 from .excel import _header, _title, formula, put
-from .io import atomic_path
 
 USD = '"$"#,##0'
 NUMBER = "#,##0"

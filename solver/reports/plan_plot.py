@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .io import atomic_path
+from ..files import atomic_path
 from .plot import short_architecture
 
 

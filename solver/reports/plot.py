@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..files import atomic_path
 from ..sweep.summary import x_axis
-from .io import atomic_path
 from .text import literal_for_plot as lit
 
 

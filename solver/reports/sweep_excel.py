@@ -26,10 +26,10 @@ from openpyxl import Workbook
 from openpyxl.chart import LineChart, Reference, ScatterChart, Series
 from openpyxl.styles import Alignment
 
-from .. import __version__
 from ..inputs import LoadedScenario
 from ..inputs.schema import Catalog
 from ..sweep.summary import x_axis
+from ..version import __version__
 from .excel import (
     CATEGORIES,
     Live,

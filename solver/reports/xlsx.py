@@ -39,7 +39,7 @@ from openpyxl.utils.units import cm_to_EMU, pixels_to_EMU
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.page import PageMargins
 
-from .io import atomic_path
+from ..files import atomic_path
 
 USD = '"$"#,##0'
 USD_CENTS = '"$"#,##0.00'

@@ -17,9 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import SolverFailure, UsageError
+from ..files import atomic_path, clean
 from ..inputs.schema import Catalog
-from ..reports.io import atomic_path
-from ..reports.json import clean
 from .plan import SweepPlan
 from .summary import SCHEMA, point_summary
 

@@ -19,7 +19,7 @@ import pytest
 from calibration_rows import BY_ID, ROWS, calibration_catalog, evaluate, predicted, throughput_error
 
 from solver.inputs.schema import Scenario
-from solver.perf.model import flops_per_step
+from solver.perf.totals import flops_per_step
 
 CATALOG = calibration_catalog()
 ERRORS = {r.id: throughput_error(r, CATALOG) for r in ROWS}

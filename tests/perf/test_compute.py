@@ -6,7 +6,7 @@ from test_step_model import LLAMA3_70B, workload
 
 from solver.perf.compute import ComputeParams, gemm_s, microbatch_compute, optimizer_step_s, pacing_stage
 from solver.perf.layout import Layout
-from solver.perf.model import flops_per_step
+from solver.perf.totals import flops_per_step
 
 PARAMS = ComputeParams(bf16_tflops=1000.0, fp8_tflops=2000.0, hbm_tbyte_s=1.0, gemm_efficiency_bf16=0.5,
                        gemm_efficiency_fp8=0.4, attention_efficiency=0.25, gemm_overhead_s=10e-6)

@@ -10,7 +10,7 @@ from conftest import REPO
 import solver
 from solver.perf import moe
 from solver.perf.layout import Layout
-from solver.perf.model import flops_per_step
+from solver.perf.totals import flops_per_step
 
 SCENARIOS = REPO / "scenarios"
 

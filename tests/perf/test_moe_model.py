@@ -13,7 +13,7 @@ from moe_shapes import KIMI_K2, MIXTRAL_8X7B, QWEN3_30B, QWEN3_235B, deepseek_v3
 from solver.perf import moe
 from solver.perf.layout import Layout
 from solver.perf.memory import memory_activations_gb, memory_states_gb
-from solver.perf.model import flops_per_step, parameter_count
+from solver.perf.totals import flops_per_step, parameter_count
 
 # ----------------------------------------------------------------------------------- parameters
 

@@ -4,8 +4,8 @@ import pytest
 from solver.inputs.schema import Scenario, TransformerShape, Workload
 from solver.perf.hardware import Hardware
 from solver.perf.layout import Layout, placement_problem
-from solver.perf.model import flops_per_step, parameter_count
 from solver.perf.step import performance
+from solver.perf.totals import flops_per_step, parameter_count
 from solver.perf.traffic import DEFAULT_OVERLAP, overlap_for
 
 LLAMA3_70B = dict(layers=80, hidden_size=8192, ffn_hidden_size=28672, ffn_type="swiglu", attention_heads=64,

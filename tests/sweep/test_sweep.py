@@ -20,7 +20,7 @@ import solver
 from solver.api import catalog_for
 from solver.cli import main
 from solver.errors import UsageError
-from solver.reports.excel import write_sweep_workbook
+from solver.reports.sweep_excel import write_sweep_workbook
 from solver.sweep import run as sweep_run
 from solver.sweep.plan import plan_sweep
 from solver.sweep.run import run_points, solve_point
