@@ -292,6 +292,7 @@ CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ..
               "(fraction of the hardware)", _extras),
 )
 CATEGORY_ORDER = ("compute", "spares", "nic", "switch", "link", "rack", "extra", "contingency")
+BOM_CATEGORIES = CATEGORY_ORDER[:-1]  # the categories of priced lines (no contingency): every report's vocabulary
 
 
 def bom_lines(parts: Parts, q: Quantities) -> list[Line]:

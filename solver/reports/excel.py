@@ -35,7 +35,7 @@ from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.worksheet.pagebreak import Break
 
-from ..costing import HOURS_PER_YEAR
+from ..costing import BOM_CATEGORIES, HOURS_PER_YEAR
 from ..inputs import LoadedScenario, provenance
 from ..inputs.schema import Catalog, Scenario
 from ..perf import moe
@@ -93,8 +93,8 @@ BOM_HEADER_ROW = 4
 BOM_FIRST_ROW = BOM_HEADER_ROW + 1
 BOM_DESCRIPTION_WIDTH = 45
 BOM_LABEL_COL = 3  # the labels of the totals under the lines (values under Quantity and Extended)
-# Order of the category subtotals and chart series; a category not listed here is appended.
-CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
+# Order of the category subtotals and chart series: the BOM's own (costing.BOM_CATEGORIES, `extra` included).
+CATEGORIES = BOM_CATEGORIES
 NETWORK = ("nic", "switch", "link")  # the network share of capex
 ADJUSTMENT = "contingency − discount"
 NETWORK_ROW = "Network (NICs, switches, links)"
