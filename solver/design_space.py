@@ -17,8 +17,6 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from .costing import compute_units, design_cost, fabric_spec, total_nodes
 from .deadline import NO_LIMIT, Deadline
 from .errors import CatalogCannotBuild
@@ -26,13 +24,12 @@ from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_
 from .fabrics.breakout import serves
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.crossing import cross_plane_share, pod_crossing
-from .perf.hardware import Hardware, hardware_for
+from .perf.hardware import Hardware, alltoall_bandwidths_gbyte_s, hardware_for
 from .perf.layout import Layout, LayoutShape, dp_candidates, expert_text, layout_shapes, placement_problem
 from .perf.memory import memory_per_gpu_gb
-from .perf.step import Performance, performance, point_terms, step_time_on
+from .perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
 from .perf.totals import parameter_count
 from .perf.traffic import CLASS_NAMES, overlap_for
-from .perf.vector import at
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 
@@ -422,9 +419,6 @@ class _Context:
         self.combinations = 0
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
         self.costed: dict = {}  # (architecture, domains) → CostedDesign | None (`dominated_by_fat_tree`)
-        # array evaluations of a layout over every d, the points they cover, feasibility checks (one per NIC,
-        # layout and structure, over every d): what the build costs, independent of the machine's load
-        self.counts = {"evaluations": 0, "points": 0, "feasibility": 0}
 
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
@@ -523,36 +517,49 @@ MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin"
 
 
 class _Points:
-    """One layout's placeable d values on one platform, evaluated once as arrays over every d (`perf.step.performance`
-    is array-polymorphic in d, perf/vector.py): every NIC of the platform shares the bytes, compute and memory, and
-    `perf.step.step_time_on` / `point_terms` re-time them per NIC, again over every d at once."""
+    """One layout's placeable d values on one platform, evaluated lazily and once (every NIC of the platform
+    shares the bytes, compute and memory; `perf.step.point_terms` re-times them per NIC)."""
 
     def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
         self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
-        self.domains = [lay.layout(dp=d, gpus_per_domain_used=g_used).domains for d in ds]
+        self.layouts = [lay.layout(dp=d, gpus_per_domain_used=g_used) for d in ds]
+        self.domains = [x.domains for x in self.layouts]
         fraction = ctx.scenario.constraints.spare_nodes_fraction
         self.nodes = [total_nodes(plat, dom, fraction) for dom in self.domains]  # non-decreasing in d
-        self.perf = performance(ctx.wl, lay.layout(dp=np.array(ds), gpus_per_domain_used=g_used), hw, ctx.overlap)
-        ctx.counts["evaluations"] += 1
-        ctx.counts["points"] += len(ds)
-        self.memory_gb = np.broadcast_to(self.perf.memory_per_gpu_gb, (len(ds),))
-        # NIC-independent checks: memory fits, and T_comp + bubble (a lower bound on the step time on any NIC:
-        # exposure and capacity are ≥ 0) meets the target
-        self.open = ((self.memory_gb <= hw.hbm_usable_gb * (1 + 1e-9))
-                     & (self.perf.compute_s + self.perf.bubble_s <= ctx.target * (1 + 1e-9)))
+        self._perf: dict[int, Performance] = {}
+        self._open: dict[int, bool] = {}
+        self._memory: dict[int, float] = {}
+        self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
 
-    def feasible(self, hw: Hardware) -> tuple[np.ndarray, np.ndarray]:
-        """(memory, the target and every demanded margin met on `hw`, the nominal step time) at every d."""
-        self.ctx.counts["feasibility"] += 1
-        limit = self.ctx.target * (1 + 1e-9)
-        ok = self.open.copy()
-        nominal = None
-        for _, sigma, delta in self.ctx.conditions:
-            step = np.broadcast_to(step_time_on(self.perf, hw, sigma, delta), ok.shape)
-            nominal = step if nominal is None else nominal
-            ok &= step <= limit
-        assert nominal is not None
-        return ok, nominal
+    def perf(self, j: int) -> Performance:
+        if j not in self._perf:
+            self._perf[j] = performance(self.ctx.wl, self.layouts[j], self.hw, self.ctx.overlap)
+        return self._perf[j]
+
+    def memory_gb(self, j: int) -> float:
+        if j not in self._memory:
+            self._memory[j] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
+        return self._memory[j]
+
+    def open(self, j: int) -> bool:
+        """The NIC-independent checks pass: memory fits, and T_comp + bubble (a lower bound on the step time on
+        any NIC: exposure and capacity are ≥ 0) meets the target."""
+        if j not in self._open:
+            x = self.layouts[j]
+            self._open[j] = (self.memory_gb(j) <= self.hw.hbm_usable_gb * (1 + 1e-9)
+                             and compute_and_bubble_s(self.ctx.wl, x, self.hw, self.ctx.params)
+                             <= self.ctx.target * (1 + 1e-9))
+        return self._open[j]
+
+
+def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
+    """Every re-timed term on `a` is at most the same term on `b` (same platform and fabric structure: same NVLink
+    and forwarded bytes): more scale-out bandwidth, no more network latency, no more oversubscription (leaf or
+    above the pods), no slower all-to-all (MoE). Then a point infeasible on `a` is on `b`."""
+    return (a.scaleout_effective_gbyte_s >= b.scaleout_effective_gbyte_s and a.nic_step_latency_s <= b.nic_step_latency_s
+            and a.oversubscription <= b.oversubscription and a.above_pod_oversubscription <= b.above_pod_oversubscription
+            and all(alltoall_bandwidths_gbyte_s(a, x)[1] >= alltoall_bandwidths_gbyte_s(b, x)[1]
+                    for x in ("flat", "hierarchical")))
 
 
 def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
@@ -563,20 +570,19 @@ def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
                                for name, attr in MARGIN_CONDITIONS if getattr(rob, attr) > 0]
 
 
-def _conditions(ctx: _Context, ds: list[int], keep: list[int], perf: Performance, hw: Hardware) -> list[Condition]:
+def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
     """The nominal condition and each margin the scenario demands, every term multiplied by d and evaluated at
-    the kept points `keep` of the d array (`perf.step.point_terms` over every d at once); a class whose pieces are
-    never positive is left out (its exposure is 0)."""
+    every d (`perf.step.point_terms`); a class whose pieces are never positive is left out (its exposure is 0)."""
     out = []
     for name, sigma, delta in ctx.conditions:
-        terms = point_terms(perf, hw, sigma, delta)
+        terms = [point_terms(q, hw, sigma, delta) for q in perfs]
         exposures = []
-        for cls, first in terms.pieces.items():
-            pieces = [[d * at(piece, j) for d, j in zip(ds, keep)] for piece in first]
+        for cls, first in terms[0].pieces.items():
+            pieces = [[d * t.pieces[cls][i] for d, t in zip(ds, terms)] for i in range(len(first))]
             if any(v > 1e-12 for p in pieces for v in p):
                 exposures.append(Exposure(cls, pieces))
-        out.append(Condition(name, [d * at(terms.compute_s, j) for d, j in zip(ds, keep)], exposures,
-                             [d * at(terms.capacity_s, j) for d, j in zip(ds, keep)]))
+        out.append(Condition(name, [d * t.compute_s for d, t in zip(ds, terms)], exposures,
+                             [d * t.capacity_s for d, t in zip(ds, terms)]))
     return out
 
 
@@ -603,15 +609,26 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
     return out
 
 
+def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
+    """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
+    not evaluated). The NIC-independent checks come first (`_Points.open`)."""
+    if not points.open(j):
+        return False, float("inf")
+    q = points.perf(j)
+    limit = ctx.target * (1 + 1e-9)
+    steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
+    return all(st <= limit for st in steps), steps[0]
+
+
 def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
     """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
     if ctx.best["fastest"][0] <= ctx.target:
         return  # some point meets the target: the explanation will not need it
-    fits = np.flatnonzero(points.memory_gb <= hw.hbm_usable_gb * (1 + 1e-9))
-    if not len(fits):
+    fits = [j for j in range(len(points.ds)) if points.memory_gb(j) <= hw.hbm_usable_gb * (1 + 1e-9)]
+    if not fits:
         return
-    j = int(fits[-1])
-    st = at(np.broadcast_to(step_time_on(points.perf, hw), (len(points.ds),)), j)
+    j = fits[-1]
+    st = step_time_on(points.perf(j), hw)
     if st < ctx.best["fastest"][0]:
         fabric = "" if perf.fabric == DEFAULT_FAMILY else f" {perf.fabric}"
         desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}{fabric}, {lay.describe()}"
@@ -622,26 +639,36 @@ def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[
     """The points the prune level keeps (ascending) and their nominal step times.
 
     none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
-    smallest feasible d above each tier boundary (the first feasible point of each segment of the d array).
-    Every d is checked at once (`_Points.feasible`); a step time is inf where the NIC-independent checks fail.
+    smallest feasible d above each tier boundary, found by scanning d upward and
+    stopping at the first feasible point of each segment — the points it skips are never kept at this level.
+    A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
+    segment proves none exists on this one either, so the scan starts there.
     """
     n = len(points.ds)
-    ok, nominal = points.feasible(hw)
-    steps = np.where(points.open, nominal, np.inf)
     if ctx.prune != "dominated":
-        every = list(range(n)) if ctx.prune in ("none", "shapes") else [int(j) for j in np.flatnonzero(ok)]
-        if ctx.prune == "shapes" and not ok.any():
+        checked = [_point_ok(ctx, points, j, hw) for j in range(n)]
+        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
+        if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
             every = []
-        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + int(n - ok.sum())
-        return every, [float(steps[j]) for j in every]
+        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
+        return every, [checked[j][1] for j in every]
     starts = sorted({0, *(next((j for j in range(n) if points.nodes[j] > bound), n) for bound in thresholds)})
-    feasible = np.flatnonzero(ok)
+    faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
     keep: dict[int, float] = {}
+    found_here: dict[int, int | None] = {}
     for start in starts:
-        i = int(np.searchsorted(feasible, start))
-        if i < len(feasible):
-            j = int(feasible[i])
-            keep[j] = float(steps[j])
+        lower = start
+        for found in faster:
+            first = found.get(start, start)
+            lower = n if first is None else max(lower, first)
+        found_here[start] = None
+        for j in range(lower, n):
+            ok, step = _point_ok(ctx, points, j, hw)
+            if ok:
+                keep[j] = step
+                found_here[start] = j
+                break
+    points.first_ok[(hw,)] = found_here
     if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
         first = min(keep)
         keep = {j: st for j, st in keep.items() if j >= first}
@@ -659,11 +686,10 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
         ctx.pruned["target"] += len(ds)
         return None
     kept_ds = [ds[j] for j in keep]
-    conditions = _conditions(ctx, kept_ds, keep, points.perf, hw)
-    mem = [d * float(points.memory_gb[j]) for d, j in zip(kept_ds, keep)]
-    if any(st == float("inf") for st in steps):
-        nominal = np.broadcast_to(step_time_on(points.perf, hw), (len(ds),))
-        steps = [st if st != float("inf") else float(nominal[j]) for st, j in zip(steps, keep)]
+    perfs = [points.perf(j) for j in keep]
+    conditions = _conditions(ctx, kept_ds, perfs, hw)
+    mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
+    steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
     experts = f"e{lay.ep}x{lay.etp}" if (lay.ep, lay.etp) != (1, 1) else ""
     key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}{experts}|d{ds[0]}" + ("+" if len(ds) > 1 else "")

@@ -36,7 +36,6 @@ from collections.abc import Callable
 from ..integers import is_close_to_one
 from .hardware import Hardware, above_pod_slowdown
 from .layout import Layout, group_sizes, group_strides
-from .vector import select
 
 Rule = Callable[[Layout, Hardware], float]
 
@@ -58,11 +57,10 @@ def same_position(layout: Layout, hw: Hardware) -> float:
     return 0.0
 
 
-def _in_one_domain(layout: Layout, group: str):
-    """The group has no scale-out traffic: one rank, or all its ranks in one NVLink domain (a bool, or a bool
-    array over d)."""
+def _in_one_domain(layout: Layout, group: str) -> bool:
+    """The group has no scale-out traffic: one rank, or all its ranks in one NVLink domain."""
     size = group_sizes(layout)[group]
-    return (size == 1) | (group_strides(layout)[group] * size <= layout.gpus_per_domain_used)
+    return size == 1 or group_strides(layout)[group] * size <= layout.gpus_per_domain_used
 
 
 def stride_rule(group: str) -> Rule:
@@ -70,8 +68,9 @@ def stride_rule(group: str) -> Rule:
     plane period (or the group never leaves its domain), else 1."""
 
     def rule(layout: Layout, hw: Hardware) -> float:
-        aligned = group_strides(layout)[group] % plane_period_gpus(layout, hw) == 0
-        return select(_in_one_domain(layout, group), 0.0, select(aligned, 0.0, 1.0))
+        if _in_one_domain(layout, group):
+            return 0.0
+        return 0.0 if group_strides(layout)[group] % plane_period_gpus(layout, hw) == 0 else 1.0
 
     return rule
 
@@ -113,10 +112,11 @@ def group_span_rule(group: str) -> Rule:
     no scale-out traffic), else 1."""
 
     def rule(layout: Layout, hw: Hardware) -> float:
+        if _in_one_domain(layout, group):
+            return 0.0
         pod_ranks = hw.pod_domains * layout.gpus_per_domain_used
         span = group_strides(layout)[group] * group_sizes(layout)[group]
-        inside = (pod_ranks > 0) & (span <= pod_ranks) & (pod_ranks % span == 0)
-        return select(_in_one_domain(layout, group), 0.0, select(inside, 0.0, 1.0))
+        return 0.0 if pod_ranks > 0 and span <= pod_ranks and pod_ranks % span == 0 else 1.0
 
     return rule
 

@@ -17,7 +17,6 @@ from typing import Protocol
 
 from ..inputs.schema import Scenario, Workload, as_list
 from ..integers import divisors
-from .vector import is_array, select
 
 DEFAULT_TP = [1, 2, 4, 8]
 DEFAULT_PP = [1, 2, 4, 8, 16, 32]
@@ -156,11 +155,8 @@ def dp_candidates(scenario: Scenario, shape: LayoutShape) -> list[int]:
 def ranks_in_domain(group_size: int, stride: int, gpus_per_domain_used: int) -> float:
     """n_in: ranks of a group (size n, rank stride S) that share one NVLink domain of G_u GPUs.
 
-    n_in = n if S·n ≤ G_u; 1 if S ≥ G_u; else G_u / S. Array-polymorphic in n and S (perf/vector.py).
+    n_in = n if S·n ≤ G_u; 1 if S ≥ G_u; else G_u / S.
     """
-    if is_array(group_size, stride):
-        return select(stride * group_size <= gpus_per_domain_used, group_size,
-                      select(stride >= gpus_per_domain_used, 1, gpus_per_domain_used / stride))
     if stride * group_size <= gpus_per_domain_used:
         return group_size
     if stride >= gpus_per_domain_used:

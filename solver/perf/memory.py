@@ -32,7 +32,6 @@ from .layout import Layout
 from .model import kv_hidden_size
 from .moe import layer_activation_bytes as moe_layer_activation_bytes
 from .moe import parameter_groups
-from .vector import maximum, minimum
 
 GB = 1e9
 WEIGHT_BYTES = 2  # bf16 weights
@@ -93,7 +92,7 @@ def in_flight_microbatches(layout: Layout, microbatches: int) -> float:
     """n_f on the first stage: min(m, p) for 1F1B; min(m, p + (p − 1)/v) interleaved."""
     p, v = layout.pp, layout.vp
     full = p if v == 1 else p + (p - 1) / v
-    return minimum(microbatches * 1.0, full)
+    return min(float(microbatches), full)
 
 
 def memory_activations_gb(workload: Workload, layout: Layout, microbatches: int | None = None) -> float:
@@ -118,7 +117,7 @@ def memory_activations_gb(workload: Workload, layout: Layout, microbatches: int 
     last = layers * kept + working + logits
     if layout.pp == 1:
         return (first + logits) / GB
-    return maximum(first, last) / GB
+    return max(first, last) / GB
 
 
 def memory_per_gpu_gb(workload: Workload, layout: Layout, params: int) -> float:

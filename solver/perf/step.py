@@ -22,7 +22,6 @@ from .memory import memory_activations_gb, memory_states_gb
 from .model import matmul_params_per_layer
 from .totals import flops_per_step, parameter_count
 from .traffic import BY_NAME, TIMINGS, TRAFFIC_CLASSES, ClassTraffic, StepContext, evaluate_class, link_times
-from .vector import is_array, maximum
 
 DOMINANT_SHARE = 0.10  # a term is "dominant" from this share of the step time
 MARGIN_CAP = 10.0  # margins are searched up to a 10× compute slowdown
@@ -277,7 +276,7 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
     traffic = {tc.name: evaluate_class(tc, ctx) for tc in TRAFFIC_CLASSES}
     schedule = terms.compute_s + bubble + sum(t.exposed_s for t in traffic.values())
     so_busy, nvl_busy = link_busy_s(traffic, hw)
-    step = maximum(maximum(schedule, so_busy), nvl_busy)
+    step = max(schedule, so_busy, nvl_busy)
     capacity = step - schedule
     named = {"compute": terms.compute_s, "bubble": bubble, **{k: t.exposed_s for k, t in traffic.items()},
              "capacity": capacity}
@@ -286,7 +285,7 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
         compute_s=terms.compute_s, bubble_s=bubble, traffic=traffic, step_time_s=step,
         memory_states_gb=memory_states_gb(workload, layout, params),
         memory_activations_gb=memory_activations_gb(workload, layout, micro),
-        hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops, dominant_terms=() if is_array(step) else _dominant(named, step),
+        hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops, dominant_terms=_dominant(named, step),
         capacity_s=capacity, scaleout_busy_s=so_busy, nvlink_busy_s=nvl_busy, compute=terms, hw=hw,
         retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi, t.pod_crossing,
                         t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * NVLINK_STEP_LATENCY_S,
@@ -320,13 +319,8 @@ class PointTerms:
     @property
     def step_time_s(self) -> float:
         """max(compute + Σ_k max(0, max_i piece_ki), capacity)."""
-        exposed = 0.0
-        for p in self.pieces.values():
-            worst = 0.0
-            for v in p:
-                worst = maximum(worst, v)
-            exposed += worst
-        return maximum(self.compute_s + exposed, self.capacity_s)
+        exposed = sum(max([0.0, *p]) for p in self.pieces.values())
+        return max(self.compute_s + exposed, self.capacity_s)
 
 
 def _rates(hw: Hardware, bandwidth_derate: float) -> tuple[float, float, float, float, float]:
@@ -348,7 +342,7 @@ def _retimed(entry: tuple, hw: Hardware, bandwidth_derate: float, rates: tuple) 
         nvl_s = nvl_b * inv_nvl
         return nvl_s + so_s + latency + so_steps * alpha_so, nvl_s, so_s
     nvl_s, so_s = link_times(timing, nvl_b, so_b, derated(hw, bandwidth_derate), chi, chi_pod)
-    links = maximum(nvl_s, so_s) if TIMINGS[timing].concurrent else nvl_s + so_s
+    links = max(nvl_s, so_s) if TIMINGS[timing].concurrent else nvl_s + so_s
     return links + latency + so_steps * alpha_so, nvl_s, so_s
 
 
@@ -369,7 +363,7 @@ def point_terms(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, 
         pieces[entry[0]] = tuple(a * time - w * k for a, w in entry[7])
         so += so_s
         nvl += nvl_s
-    return PointTerms(k * (perf.compute_s + perf.bubble_s), pieces, maximum(so, nvl))
+    return PointTerms(k * (perf.compute_s + perf.bubble_s), pieces, max(so, nvl))
 
 
 def step_time_on(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0,
@@ -382,11 +376,13 @@ def step_time_on(perf: Performance, hw: Hardware, compute_slowdown: float = 0.0,
         time, nvl_s, so_s = _retimed(entry, hw, bandwidth_derate, rates)
         worst = 0.0
         for a, w in entry[7]:
-            worst = maximum(worst, a * time - w * k)
+            value = a * time - w * k
+            if value > worst:
+                worst = value
         exposed += worst
         so += so_s
         nvl += nvl_s
-    return maximum(maximum(k * (perf.compute_s + perf.bubble_s) + exposed, so), nvl)
+    return max(k * (perf.compute_s + perf.bubble_s) + exposed, so, nvl)
 
 
 def step_time_under(perf: Performance, compute_slowdown: float = 0.0, bandwidth_derate: float = 0.0) -> float:

@@ -21,6 +21,7 @@ m = B/(d·b) microbatches, τ_f and τ_b one microbatch's forward and backward c
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,7 +31,6 @@ from .hardware import Hardware, alltoall_link_s, collective_link_s, latency_s
 from .layout import Layout, ranks_in_domain
 from .model import kv_hidden_size
 from .moe import ParamGroup, ep_bytes, ep_window_pieces, parameter_groups, tp_collectives
-from .vector import any_positive, ceil, is_array, maximum, select
 
 ACTIVATION_BYTES = 2  # β: activations are communicated and stored in bf16, also for fp8 GEMMs
 GRAD_BYTES = {"fp32": 4, "bf16": 2}  # β_grad: the gradient reduce's wire type (workload.grad_reduce_dtype)
@@ -133,10 +133,7 @@ class ClassTraffic:
 
 def exposed_s(time_s: float, pieces: Pieces) -> float:
     """exposed = max(0, max_i (a_i·T − W_i)). SPEC 4.5."""
-    out = 0.0
-    for a, w in pieces:
-        out = maximum(out, a * time_s - w)
-    return out
+    return max([0.0] + [a * time_s - w for a, w in pieces])
 
 
 @dataclass(frozen=True)
@@ -171,7 +168,7 @@ def class_time_s(timing: str, nvlink_bytes: float, scaleout_bytes: float, hw: Ha
     """T_k: the two links' times summed (collective) or the slower one (all-to-all), plus latency."""
     rule = TIMINGS[timing]
     nvl, so = rule.link_s(nvlink_bytes, scaleout_bytes, hw, chi, chi_pod)
-    links = maximum(nvl, so) if rule.concurrent else nvl + so
+    links = max(nvl, so) if rule.concurrent else nvl + so
     return links + latency_s(hw, steps.launches, steps.nvlink_steps, steps.scaleout_steps)
 
 
@@ -187,20 +184,12 @@ def evaluate_class(tc: TrafficClass, ctx: StepContext) -> ClassTraffic:
     # multi-plane / rail-only: scale-out bytes to another plane cross NVLink first (perf/crossing.py)
     nvlink += forwarded_nvlink_bytes(tc.name, ctx.layout, ctx.hw, scaleout)
     chi_pod = pod_crossing(tc.name, ctx.layout, ctx.hw)
-    steps = _masked(tc.latency(ctx), nvlink + scaleout > 0) if any_positive(nvlink + scaleout) else NO_STEPS
+    steps = tc.latency(ctx) if nvlink + scaleout > 0 else NO_STEPS
     pieces = tc.window(ctx)
     timing = tc.timing(ctx)
     time = class_time_s(timing, nvlink, scaleout, ctx.hw, tc.chi, chi_pod, steps)
     return ClassTraffic(tc.name, nvlink, scaleout, time, pieces, exposed_s(time, pieces), tc.chi, steps, chi_pod,
                         timing)
-
-
-def _masked(steps: Steps, moves: bool) -> Steps:
-    """The class's latency where it moves bytes (at every d of an array: none where it moves none)."""
-    if not is_array(moves):
-        return steps
-    return Steps(select(moves, steps.launches, 0.0), select(moves, steps.nvlink_steps, 0.0),
-                 select(moves, steps.scaleout_steps, 0.0))
 
 
 # ----------------------------------------------------------------------------------- bytes
@@ -213,23 +202,21 @@ def collective_bytes(volume_factor: float, size: int, n_in: float, message_bytes
     scaleout = κ·(n_out − 1)/n_out · M / n_in,   n_out = n / n_in
     κ = 2 for all-reduce, 1 for all-gather or reduce-scatter.
     """
-    if not is_array(size) and size <= 1:
+    if size <= 1:
         return 0.0, 0.0
     n_out = size / n_in
     nvlink = volume_factor * (n_in - 1) / n_in * message_bytes
     scaleout = volume_factor * (n_out - 1) / n_out * message_bytes / n_in
-    return select(size <= 1, 0.0, nvlink), select(size <= 1, 0.0, scaleout)
+    return nvlink, scaleout
 
 
 def ring_steps(launches: float, size: int, n_in: float, rounds: int = 1) -> Steps:
     """NCCL's ring latency (docs/sources.md [N1]): per launch n − 1 steps (2(n − 1) for all-reduce: rounds = 2),
     of which n_out − 1 cross the network (n_out = n/n_in domains) and the rest stay on NVLink."""
-    if not is_array(size, launches) and (size <= 1 or launches <= 0):
+    if size <= 1 or launches <= 0:
         return NO_STEPS
     n_out = size / n_in
-    none = (size <= 1) | (launches <= 0) if is_array(size, launches) else False
-    return Steps(select(none, 0.0, launches), select(none, 0.0, launches * rounds * (size - n_out)),
-                 select(none, 0.0, launches * rounds * (n_out - 1)))
+    return Steps(launches, launches * rounds * (size - n_out), launches * rounds * (n_out - 1))
 
 
 def _layers_per_step(ctx: StepContext) -> float:
@@ -307,16 +294,18 @@ def pp_bytes(ctx: StepContext) -> tuple[float, float]:
         return 0.0, 0.0
     volume = (2 * ctx.microbatches * lay.vp * lay.microbatch_size * m.seq_len / lay.cp
               * m.hidden_size * ACTIVATION_BYTES / lay.tp)
-    on_nvlink = _pp_on_nvlink(lay)
-    return select(on_nvlink, volume, 0.0), select(on_nvlink, 0.0, volume)
+    if _pp_on_nvlink(lay):
+        return volume, 0.0
+    return 0.0, volume
 
 
 def pp_latency(ctx: StepContext) -> Steps:
     """2·m·v point-to-point messages, each a launch and one step (NVLink or network)."""
     lay = ctx.layout
     messages = 2 * ctx.microbatches * lay.vp
-    on_nvlink = _pp_on_nvlink(lay)
-    return Steps(messages, select(on_nvlink, messages, 0.0), select(on_nvlink, 0.0, messages))
+    if _pp_on_nvlink(lay):
+        return Steps(messages, messages, 0.0)
+    return Steps(messages, 0.0, messages)
 
 
 def _param_gather_bytes(wl: Workload) -> int:
@@ -381,8 +370,8 @@ def dp_launches(ctx: StepContext, group: ParamGroup | None = None) -> float:
         group = parameter_groups(ctx.workload, ctx.layout, ctx.params)[0]
     if ctx.workload.optimizer == "fsdp":
         return ctx.workload.model.layers / ctx.layout.pp
-    bucket = maximum(DP_BUCKET_PARAMS_MIN, DP_BUCKET_PARAMS_PER_RANK * group.size)
-    return ceil(group.shard / bucket)
+    bucket = max(DP_BUCKET_PARAMS_MIN, DP_BUCKET_PARAMS_PER_RANK * group.size)
+    return math.ceil(group.shard / bucket)
 
 
 def _sum_steps(parts: list[Steps]) -> Steps:
