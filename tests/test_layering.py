@@ -4,6 +4,7 @@ from Python, not from the design). Read from the source with `ast`; nothing is i
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,13 @@ def test_the_import_reader_sees_lazy_and_relative_imports():
     inside a function."""
     assert "solver.reports.sweep_excel" in GRAPH["solver.cli"]
     assert "solver.perf.totals" in GRAPH["solver.perf.step"]
+
+
+def test_architecture_md_lists_the_stages_in_this_order():
+    """docs/architecture.md's diagram names the stages top to bottom in the order this test enforces."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    diagram = text.split("```", 2)[1]
+    named = re.findall(r"^[ │]*(solver/[a-z_]+)", diagram, flags=re.M)
+    stages = [stage(n.replace("/", ".").removesuffix(".py"))[0] for n in named]
+    assert len(named) >= 11, named
+    assert stages == sorted(stages), list(zip(named, stages))
