@@ -4,6 +4,7 @@ the machine's load, their import times do (docs/performance.md measures those wi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,7 @@ print(json.dumps({"code": code, "loaded": [m for m in HEAVY if m in sys.modules]
 
 def loaded_by(*argv: str, cwd: Path) -> tuple[int, set[str]]:
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     return report["code"], set(report["loaded"])
