@@ -36,6 +36,7 @@ class Calibration:
     skipped: int = 0  # runs of other stacks
     date: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).date().isoformat())
     scope: str = "gpus"  # what the overlay sets: gpus (compute models) or stacks (the stack profile)
+    catalog_entries: dict = field(default_factory=dict)  # {kind: {id: entry}} of the fitted entries' kinds
 
     @staticmethod
     def frac(e: float) -> float:
@@ -140,7 +141,9 @@ def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, disp
     groups = components(dependent_rows(model))
     _check_enough(runs, kept, params, groups)
     outcome = fit(model, groups)
-    return Calibration(runs.path, runs.measured_column, stack, kept, params, outcome, skipped)
+    entries = {kind: catalog.by_id(kind) for kind in {p.kind for p in params}}
+    return Calibration(runs.path, runs.measured_column, stack, kept, params, outcome, skipped,
+                       catalog_entries=entries)
 
 
 __all__ = ["Calibration", "Parameter", "calibrate"]
