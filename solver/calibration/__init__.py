@@ -15,12 +15,11 @@ from pathlib import Path
 
 from ..errors import InputError, Problem
 from ..inputs.schema import Catalog
+from ..inputs.stacks import DEFAULT_STACK
 from .fit import FitOutcome, Model, Parameter, Prepared, components, dependent_rows, fit, prepare
+from .params import compute_parameters, expand_stack, stack_parameters
 from .runs import Run, RunsFile, read_runs
-
-DEFAULT_STACK = "megatron"
 EXTRA_RUNS = 2  # a group of k coupled parameters needs k + 2 runs: k + 1 left when one is held out
-LOW_BOUND, HIGH_BOUND = 0.2, 1.0  # efficiencies: fractions of the peak
 
 
 @dataclass
@@ -94,24 +93,6 @@ def select_stack(runs: RunsFile, stack: str | None) -> tuple[str, list[Run], int
     return stack, kept, len(runs.runs) - len(kept)
 
 
-def compute_parameters(preps: list[Prepared], catalog: Catalog) -> list[Parameter]:
-    """The GEMM efficiency of each GPU and precision the runs use (compute_model, or the flat
-    compute_efficiency of a GPU without one)."""
-    platforms, gpus = catalog.by_id("platforms"), catalog.by_id("gpus")
-    pairs = sorted({(platforms[p.perf_class.platform].gpu, p.run.scenario.workload.precision) for p in preps})
-    out = []
-    for gpu_id, precision in pairs:
-        gpu = gpus[gpu_id]
-        if gpu.compute_model is not None:
-            path: tuple[str, ...] = ("compute_model", f"gemm_efficiency_{precision}")
-            value = getattr(gpu.compute_model, path[1])
-        else:
-            path, value = ("compute_efficiency", precision), getattr(gpu.compute_efficiency, precision)
-        out.append(Parameter(f"{gpu_id} {path[-1]}", "gpus", gpu_id, path, value,
-                             min(LOW_BOUND, value), max(HIGH_BOUND, value)))
-    return out
-
-
 def _check_enough(runs: RunsFile, kept: list[Run], params: list[Parameter],
                   groups: list[tuple[list[int], list[int]]]) -> None:
     problems = []
@@ -133,17 +114,28 @@ def _check_enough(runs: RunsFile, kept: list[Run], params: list[Parameter],
 
 def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, display: str | None = None) -> Calibration:
     """Read, validate and fit the runs of `path` on `catalog`; refusals raise InputError (exit 2)."""
-    runs = read_runs(path, catalog, display)
+    runs = read_runs(path, catalog, display, stack)
     stack, kept, skipped = select_stack(runs, stack)
     preps = prepare(RunsFile(runs.path, runs.measured_column, kept, runs.header_line), catalog)
-    params = compute_parameters(preps, catalog)
+    catalog, params, scope = _parameters(preps, catalog, stack)
     model = Model(preps, catalog, params, runs.measured_column)
     groups = components(dependent_rows(model))
     _check_enough(runs, kept, params, groups)
     outcome = fit(model, groups)
     entries = {kind: catalog.by_id(kind) for kind in {p.kind for p in params}}
-    return Calibration(runs.path, runs.measured_column, stack, kept, params, outcome, skipped,
+    return Calibration(runs.path, runs.measured_column, stack, kept, params, outcome, skipped, scope=scope,
                        catalog_entries=entries)
+
+
+def _parameters(preps: list[Prepared], catalog: Catalog, stack: str) -> tuple[Catalog, list[Parameter], str]:
+    """The stack profile's factors and ψ when the catalog lists the stack; else the GPUs' own efficiencies."""
+    profile = catalog.by_id("stacks").get(stack)
+    if profile is None:
+        return catalog, compute_parameters(preps, catalog), "gpus"
+    platforms = catalog.by_id("platforms")
+    gpu_ids = sorted({platforms[p.perf_class.platform].gpu for p in preps})
+    catalog = expand_stack(catalog, profile, gpu_ids)
+    return catalog, stack_parameters(preps, catalog, catalog.by_id("stacks")[stack]), "stacks"
 
 
 __all__ = ["Calibration", "Parameter", "calibrate"]

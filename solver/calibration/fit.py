@@ -155,16 +155,19 @@ def components(deps: dict[int, list[int]]) -> list[tuple[list[int], list[int]]]:
     return [(sorted(p), sorted(r)) for p, r in sorted(groups, key=lambda g: min(g[0]))]
 
 
-def _minimise(objective: Callable[[list[float]], float], params: list[Parameter], start: list[float]) -> list[float]:
-    from scipy.optimize import minimize, minimize_scalar
+def _minimise(residuals: Callable[[list[float]], list[float]], params: list[Parameter],
+              start: list[float]) -> list[float]:
+    """Bounded least squares of the residuals: Brent in 1-D, trust-region reflective (scipy) above."""
+    from scipy.optimize import least_squares, minimize_scalar
 
     if len(params) == 1:
         p = params[0]
-        res = minimize_scalar(lambda x: objective([x]), bounds=(p.low, p.high), method="bounded",
+        res = minimize_scalar(lambda x: sum(r * r for r in residuals([x])), bounds=(p.low, p.high), method="bounded",
                               options={"xatol": 1e-5})
         return [float(res.x)]
-    res = minimize(objective, start, method="Powell", bounds=[(p.low, p.high) for p in params],
-                   options={"xtol": 1e-5, "ftol": 1e-10})
+    lo, hi = [p.low for p in params], [p.high for p in params]
+    x0 = [min(max(x, a + 1e-9), b - 1e-9) for x, a, b in zip(start, lo, hi, strict=True)]
+    res = least_squares(residuals, x0, bounds=(lo, hi), diff_step=1e-3, xtol=1e-6, ftol=1e-8)
     return [float(x) for x in res.x]
 
 
@@ -172,13 +175,14 @@ def fit_component(model: Model, values: list[float], pidx: list[int], rows: list
     """`values` with the parameters `pidx` fitted on `rows` (least squares of the log errors)."""
     out = list(values)
 
-    def objective(x: list[float]) -> float:
+    def residuals(x: list[float]) -> list[float]:
         trial = list(out)
         for k, v in zip(pidx, x, strict=True):
             trial[k] = float(v)
-        return sum(e * e for e in model.errors(trial, rows).values())
+        errs = model.errors(trial, rows)
+        return [errs[i] for i in rows]
 
-    best = _minimise(objective, [model.params[k] for k in pidx], [out[k] for k in pidx])
+    best = _minimise(residuals, [model.params[k] for k in pidx], [out[k] for k in pidx])
     for k, v in zip(pidx, best, strict=True):
         out[k] = v
     return out

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog
-from ..inputs.schema import Catalog, Scenario, Workload
+from ..inputs.schema import Catalog, Scenario
 from ..inputs.yaml_safe import Document, _model_in, dotted, raise_if, read_yaml, validate
 
 MEASURED = ("measured_step_time_s", "measured_tokens_per_s_per_gpu")
@@ -100,8 +100,6 @@ def field_paths() -> list[str]:
         model = _model_in(Scenario.model_fields[section].annotation)
         if model is not None:
             walk(model, section)
-    if "stack" not in Workload.model_fields:
-        out.append(STACK_PATH)  # until the scenario schema carries the stack (issue 23 item 1)
     return out
 
 
@@ -227,7 +225,7 @@ def _check_columns(display: str, header_line: int, columns: list[tuple[str, int,
 def _nest(cells: dict[str, Cell]) -> dict:
     data: dict = {}
     for path, cell in cells.items():
-        if path in MEASURED or path in PROVENANCE or (path == STACK_PATH and "stack" not in Workload.model_fields):
+        if path in MEASURED or path in PROVENANCE:
             continue
         node = data
         *parents, leaf = path.split(".")
@@ -270,8 +268,11 @@ def _measured(display: str, cells: dict[str, Cell], column: str, line: int) -> f
     return float(value)
 
 
-def _run(display: str, number: int, line: int, cells: dict[str, Cell], column: str, catalog: Catalog) -> Run:
+def _run(display: str, number: int, line: int, cells: dict[str, Cell], column: str, catalog: Catalog,
+         stack: str | None) -> Run:
     cells = _with_defaults(cells, catalog, line)
+    if stack is not None and STACK_PATH not in cells:
+        cells[STACK_PATH] = Cell(stack, line, 1)  # runs without a stack column are of the --stack named
     data = {"name": f"run-{number}", **_nest(cells), "target": {"step_time_s": 1.0}}
     doc = RunDocument(display, data, None, cells=cells, line=line)
     scenario = validate(doc, Scenario)
@@ -279,14 +280,13 @@ def _run(display: str, number: int, line: int, cells: dict[str, Cell], column: s
     assert scenario is not None
     ls = LoadedScenario(scenario, doc, [])
     check_against_catalog(ls, catalog)
-    stack_cell = cells.get(STACK_PATH)
-    stack = getattr(scenario.workload, "stack", None) or (str(stack_cell.value) if stack_cell else None)
     meta = {k: str(cells[k].value) for k in PROVENANCE if k in cells}
-    return Run(number, line, doc, ls, _measured(display, cells, column, line), stack, **meta)
+    return Run(number, line, doc, ls, _measured(display, cells, column, line), ls.scenario.workload.stack, **meta)
 
 
-def read_runs(path: str | Path, catalog: Catalog, display: str | None = None) -> RunsFile:
-    """Read and validate every run of a CSV or YAML runs file against `catalog` (all problems at once)."""
+def read_runs(path: str | Path, catalog: Catalog, display: str | None = None, stack: str | None = None) -> RunsFile:
+    """Read and validate every run of a CSV or YAML runs file against `catalog` (all problems at once);
+    runs without a `workload.stack` are of `stack` (else of the scenario default)."""
     p = Path(path)
     name = display or str(path)
     if p.suffix.lower() in (".yaml", ".yml"):
@@ -297,7 +297,7 @@ def read_runs(path: str | Path, catalog: Catalog, display: str | None = None) ->
     problems: list[Problem] = []
     for number, (line, cells) in enumerate(rows, start=1):
         try:
-            runs.append(_run(name, number, line, cells, column, catalog))
+            runs.append(_run(name, number, line, cells, column, catalog, stack))
         except InputError as exc:
             problems += exc.problems
     if problems:
