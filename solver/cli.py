@@ -95,6 +95,8 @@ def _parser() -> argparse.ArgumentParser:
                    "column, measured_step_time_s or measured_tokens_per_s_per_gpu")
     k.add_argument("-o", "--output", required=True, metavar="OVERLAY.yaml", help="the catalog overlay to write")
     k.add_argument("--stack", metavar="NAME", help="the software stack whose runs to fit (default: the runs' only one)")
+    k.add_argument("--fit", default="gemm,tp_overlap", metavar="WHAT",
+                   help="what to fit, comma-separated: gemm, tp_overlap, attention (default gemm,tp_overlap)")
     _catalog_flags(k)
     return p
 

@@ -17,7 +17,7 @@ from ..errors import InputError, Problem
 from ..inputs.schema import Catalog
 from ..inputs.stacks import DEFAULT_STACK
 from .fit import FitOutcome, Model, Parameter, Prepared, components, dependent_rows, fit, prepare
-from .params import compute_parameters, expand_stack, stack_parameters
+from .params import DEFAULT_FITS, FITS, compute_parameters, expand_stack, stack_parameters
 from .runs import Run, RunsFile, read_runs
 EXTRA_RUNS = 2  # a group of k coupled parameters needs k + 2 runs: k + 1 left when one is held out
 
@@ -112,12 +112,14 @@ def _check_enough(runs: RunsFile, kept: list[Run], params: list[Parameter],
         raise InputError(problems)
 
 
-def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, display: str | None = None) -> Calibration:
-    """Read, validate and fit the runs of `path` on `catalog`; refusals raise InputError (exit 2)."""
+def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, display: str | None = None,
+              fits: tuple[str, ...] = DEFAULT_FITS) -> Calibration:
+    """Read, validate and fit the runs of `path` on `catalog`; refusals raise InputError (exit 2). `fits`
+    names what is fitted: gemm (GEMM efficiency per precision), tp_overlap (ψ), attention."""
     runs = read_runs(path, catalog, display, stack)
     stack, kept, skipped = select_stack(runs, stack)
     preps = prepare(RunsFile(runs.path, runs.measured_column, kept, runs.header_line), catalog)
-    catalog, params, scope = _parameters(preps, catalog, stack)
+    catalog, params, scope = _parameters(preps, catalog, stack, fits)
     model = Model(preps, catalog, params, runs.measured_column)
     groups = components(dependent_rows(model))
     _check_enough(runs, kept, params, groups)
@@ -127,15 +129,16 @@ def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, disp
                        catalog_entries=entries)
 
 
-def _parameters(preps: list[Prepared], catalog: Catalog, stack: str) -> tuple[Catalog, list[Parameter], str]:
+def _parameters(preps: list[Prepared], catalog: Catalog, stack: str,
+                fits: tuple[str, ...]) -> tuple[Catalog, list[Parameter], str]:
     """The stack profile's factors and ψ when the catalog lists the stack; else the GPUs' own efficiencies."""
     profile = catalog.by_id("stacks").get(stack)
     if profile is None:
-        return catalog, compute_parameters(preps, catalog), "gpus"
+        return catalog, compute_parameters(preps, catalog, fits), "gpus"
     platforms = catalog.by_id("platforms")
     gpu_ids = sorted({platforms[p.perf_class.platform].gpu for p in preps})
     catalog = expand_stack(catalog, profile, gpu_ids)
-    return catalog, stack_parameters(preps, catalog, catalog.by_id("stacks")[stack]), "stacks"
+    return catalog, stack_parameters(preps, catalog, catalog.by_id("stacks")[stack], fits), "stacks"
 
 
-__all__ = ["Calibration", "Parameter", "calibrate"]
+__all__ = ["DEFAULT_FITS", "FITS", "Calibration", "Parameter", "calibrate"]

@@ -10,7 +10,7 @@ def run_calibrate(args, out, catalog_paths: list) -> int:
     from ..inputs.catalog import load_catalog
     from ..reports.io import atomic_path, check_writable
     from ..reports.text import safe
-    from . import calibrate
+    from . import FITS, calibrate
     from .table import print_report
 
     target = Path(args.output)
@@ -18,9 +18,13 @@ def run_calibrate(args, out, catalog_paths: list) -> int:
         raise UsageError(f"-o {args.output}: the overlay is a catalog file; give a .yaml or .yml name")
     if not catalog_paths:
         raise UsageError("--no-default-catalog needs a --catalog file")
+    fits = tuple(f.strip() for f in args.fit.split(",") if f.strip())
+    unknown = [f for f in fits if f not in FITS]
+    if unknown or not fits:
+        raise UsageError(f"--fit {args.fit}: name one or more of {', '.join(FITS)}, separated by commas")
     check_writable(target)
     catalog = load_catalog(catalog_paths)
-    cal = calibrate(args.runs, catalog, args.stack)
+    cal = calibrate(args.runs, catalog, args.stack, fits=fits)
     print_report(cal, out)
     cal.check()  # a fit no better than the defaults: exit 2, nothing written
     text = cal.overlay_yaml()

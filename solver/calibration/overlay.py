@@ -20,7 +20,14 @@ def _pct(x: float) -> str:
 
 
 def _lines(numbers: list[int]) -> str:
-    return ", ".join(str(n) for n in numbers)
+    """2, 3, 4, 7 → '2-4, 7'."""
+    out: list[str] = []
+    for n in sorted(numbers):
+        if out and out[-1].split("-")[-1] == str(n - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
 
 
 def header(cal: Calibration) -> list[str]:
@@ -36,7 +43,7 @@ def header(cal: Calibration) -> list[str]:
         for k in pidx:
             p = cal.params[k]
             out.append(f"  {p.label}: {p.default:.{DIGITS}f} -> {cal.outcome.values[k]:.{DIGITS}f} "
-                       f"(bounds {p.low:g}-{p.high:g}; {len(rows)} runs, lines {_lines([cal.runs[i].line for i in rows])})")
+                       f"(bounds {p.low:.4g}-{p.high:.4g}; {len(rows)} runs, lines {_lines([cal.runs[i].line for i in rows])})")
     out.append(f"median |error|: defaults {cal.median('default'):.1%}, fitted {cal.median('fitted'):.1%}, "
                f"leave-one-out {cal.median('loo'):.1%}; worst {cal.worst('default'):.1%} -> {cal.worst('loo'):.1%} "
                "(leave-one-out)")
@@ -68,12 +75,17 @@ def entries(cal: Calibration, catalog_entries: dict) -> dict[str, list[dict]]:
         for part in p.field[:-1]:
             node = node[part]
         node[p.field[-1]] = round(cal.outcome.values[k], DIGITS)
+        if isinstance(node, dict) and "source" in node and node is not entry:
+            node["source"] = _provenance(cal)  # the fitted sub-entry (a stack's GPU entry)
     for kind, items in out.items():
-        source = SOURCE_FIELD.get(kind, "source")
         for item in items:
-            item[source] = (f"fabricplan calibrate on {Path(cal.path).name} ({len(cal.runs)} runs of stack "
-                            f"'{cal.stack}', {cal.date}); leave-one-out median |error| {cal.median('loo'):.1%}")
+            item[SOURCE_FIELD.get(kind, "source")] = _provenance(cal)
     return out
+
+
+def _provenance(cal: Calibration) -> str:
+    return (f"fabricplan calibrate on {Path(cal.path).name} ({len(cal.runs)} runs of stack '{cal.stack}', {cal.date}); "
+            f"leave-one-out median |error| {cal.median('loo'):.1%}")
 
 
 def overlay_yaml(cal: Calibration, catalog_entries: dict | None = None) -> str:

@@ -18,6 +18,8 @@ from .fit import Parameter, Prepared
 
 LOW_EFFICIENCY, HIGH_EFFICIENCY = 0.2, 1.0  # fractions of the peak
 LOW_FACTOR, HIGH_FACTOR = 0.3, 4.0  # κ (the schema's bound is 4; η·κ is capped at 1 by the physics)
+FITS = ("gemm", "tp_overlap", "attention")  # what `--fit` may name
+DEFAULT_FITS = ("gemm", "tp_overlap")
 
 
 def _pairs(preps: list[Prepared], catalog: Catalog) -> list[tuple[str, str]]:
@@ -25,19 +27,28 @@ def _pairs(preps: list[Prepared], catalog: Catalog) -> list[tuple[str, str]]:
     return sorted({(platforms[p.perf_class.platform].gpu, p.run.scenario.workload.precision) for p in preps})
 
 
-def compute_parameters(preps: list[Prepared], catalog: Catalog) -> list[Parameter]:
-    """The GEMM efficiency of each GPU and precision the runs use."""
+def _efficiency(gpu_id: str, path: tuple[str, ...], value: float) -> Parameter:
+    return Parameter(f"{gpu_id} {path[-1]}", "gpus", gpu_id, path, value, min(LOW_EFFICIENCY, value),
+                     max(HIGH_EFFICIENCY, value))
+
+
+def compute_parameters(preps: list[Prepared], catalog: Catalog, fits: tuple[str, ...] = DEFAULT_FITS) -> list[Parameter]:
+    """The GEMM efficiency of each GPU and precision the runs use (and with `attention`, the GPU's attention
+    efficiency); ψ belongs to a stack profile, so `tp_overlap` has nothing to fit here."""
     gpus = catalog.by_id("gpus")
     out = []
-    for gpu_id, precision in _pairs(preps, catalog):
+    pairs = _pairs(preps, catalog)
+    for gpu_id, precision in pairs if "gemm" in fits else []:
         gpu = gpus[gpu_id]
         if gpu.compute_model is not None:
             path: tuple[str, ...] = ("compute_model", f"gemm_efficiency_{precision}")
-            value = getattr(gpu.compute_model, path[1])
+            out.append(_efficiency(gpu_id, path, getattr(gpu.compute_model, path[1])))
         else:
-            path, value = ("compute_efficiency", precision), getattr(gpu.compute_efficiency, precision)
-        out.append(Parameter(f"{gpu_id} {path[-1]}", "gpus", gpu_id, path, value,
-                             min(LOW_EFFICIENCY, value), max(HIGH_EFFICIENCY, value)))
+            out.append(_efficiency(gpu_id, ("compute_efficiency", precision), getattr(gpu.compute_efficiency, precision)))
+    for gpu_id in sorted({g for g, _ in pairs}) if "attention" in fits else []:
+        cm = gpus[gpu_id].compute_model
+        if cm is not None:
+            out.append(_efficiency(gpu_id, ("compute_model", "attention_efficiency"), cm.attention_efficiency))
     return out
 
 
@@ -64,8 +75,10 @@ def expand_stack(catalog: Catalog, stack: Stack, gpu_ids: list[str]) -> Catalog:
     return out
 
 
-def stack_parameters(preps: list[Prepared], catalog: Catalog, stack: Stack) -> list[Parameter]:
-    """κ_gemm per precision and ψ of each profile entry covering the runs' GPUs (after `expand_stack`)."""
+def stack_parameters(preps: list[Prepared], catalog: Catalog, stack: Stack,
+                     fits: tuple[str, ...] = DEFAULT_FITS) -> list[Parameter]:
+    """κ_gemm per precision, ψ and (with `attention`) κ_attn of each profile entry covering the runs' GPUs
+    (after `expand_stack`)."""
     gpus = catalog.by_id("gpus")
     pairs = _pairs(preps, catalog)
     out: list[Parameter] = []
@@ -79,13 +92,19 @@ def stack_parameters(preps: list[Prepared], catalog: Catalog, stack: Stack) -> l
         seen.add(index)
         covered = [g for g, _ in pairs if stack.tuning(g) is tuning]
         label = f"{stack.id} {'/'.join(sorted(set(covered)))}"
-        for precision in sorted({p for g, p in pairs if g in covered}):
+        for precision in sorted({p for g, p in pairs if g in covered}) if "gemm" in fits else []:
             name = f"gemm_factor_{precision}"
             eta = max(getattr(gpus[g].compute_model, f"gemm_efficiency_{precision}", 1.0) if gpus[g].compute_model
                       else 1.0 for g in covered)
             value = getattr(tuning, name)
             out.append(Parameter(f"{label} {name}", "stacks", stack.id, ("gpus", index, name), value,
                                  min(LOW_FACTOR, value), max(min(HIGH_FACTOR, 1.0 / eta), value)))
-        psi = tuning.tp_overlap if tuning.tp_overlap is not None else stack.tp_overlap
-        out.append(Parameter(f"{label} tp_overlap (ψ)", "stacks", stack.id, ("gpus", index, "tp_overlap"), psi, 0.0, 1.0))
+        if "tp_overlap" in fits:
+            psi = tuning.tp_overlap if tuning.tp_overlap is not None else stack.tp_overlap
+            out.append(Parameter(f"{label} tp_overlap (ψ)", "stacks", stack.id, ("gpus", index, "tp_overlap"), psi,
+                                 0.0, 1.0))
+        if "attention" in fits:
+            value = tuning.attention_factor
+            out.append(Parameter(f"{label} attention_factor", "stacks", stack.id, ("gpus", index, "attention_factor"),
+                                 value, min(LOW_FACTOR, value), max(HIGH_FACTOR, value)))
     return out
