@@ -19,6 +19,7 @@ from ..inputs.stacks import DEFAULT_STACK
 from .fit import FitOutcome, Model, Parameter, Prepared, components, dependent_rows, fit, prepare
 from .params import DEFAULT_FITS, FITS, compute_parameters, expand_stack, stack_parameters
 from .runs import Run, RunsFile, read_runs
+
 EXTRA_RUNS = 2  # a group of k coupled parameters needs k + 2 runs: k + 1 left when one is held out
 
 
@@ -33,7 +34,7 @@ class Calibration:
     params: list[Parameter]
     outcome: FitOutcome
     skipped: int = 0  # runs of other stacks
-    date: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).date().isoformat())
+    date: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).date().isoformat())
     scope: str = "gpus"  # what the overlay sets: gpus (compute models) or stacks (the stack profile)
     catalog_entries: dict = field(default_factory=dict)  # {kind: {id: entry}} of the fitted entries' kinds
 

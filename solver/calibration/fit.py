@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..design_space import PerfClass, hardware_of
 from ..inputs.schema import Catalog
@@ -36,7 +37,7 @@ class Parameter:
     label: str  # shown in the table and the overlay header
     kind: str  # catalog list: gpus, stacks, ...
     ident: str
-    field: tuple[str, ...]  # path inside the entry, e.g. ("compute_model", "gemm_efficiency_fp8")
+    field: tuple[str | int, ...]  # path inside the entry, e.g. ("compute_model", "gemm_efficiency_fp8")
     default: float
     low: float
     high: float
@@ -67,8 +68,8 @@ def prepare(runs: RunsFile, catalog: Catalog) -> list[Prepared]:
     return out
 
 
-def _set(data: dict, path: tuple[str, ...], value: float) -> None:
-    node = data
+def _set(data: dict, path: tuple[str | int, ...], value: float) -> None:
+    node: Any = data
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = value

@@ -89,7 +89,7 @@ def _provenance(cal: Calibration) -> str:
 
 
 def overlay_yaml(cal: Calibration, catalog_entries: dict | None = None) -> str:
-    body = {"name": f"calibrated-{Path(cal.path).stem}"[:80],
+    body: dict[str, object] = {"name": f"calibrated-{Path(cal.path).stem}"[:80],
             "description": f"fitted by fabricplan calibrate on {Path(cal.path).name}, {cal.date}"}
     body.update(entries(cal, catalog_entries or cal.catalog_entries))
     text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)

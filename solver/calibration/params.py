@@ -27,7 +27,7 @@ def _pairs(preps: list[Prepared], catalog: Catalog) -> list[tuple[str, str]]:
     return sorted({(platforms[p.perf_class.platform].gpu, p.run.scenario.workload.precision) for p in preps})
 
 
-def _efficiency(gpu_id: str, path: tuple[str, ...], value: float) -> Parameter:
+def _efficiency(gpu_id: str, path: tuple[str | int, ...], value: float) -> Parameter:
     return Parameter(f"{gpu_id} {path[-1]}", "gpus", gpu_id, path, value, min(LOW_EFFICIENCY, value),
                      max(HIGH_EFFICIENCY, value))
 
@@ -41,8 +41,8 @@ def compute_parameters(preps: list[Prepared], catalog: Catalog, fits: tuple[str,
     for gpu_id, precision in pairs if "gemm" in fits else []:
         gpu = gpus[gpu_id]
         if gpu.compute_model is not None:
-            path: tuple[str, ...] = ("compute_model", f"gemm_efficiency_{precision}")
-            out.append(_efficiency(gpu_id, path, getattr(gpu.compute_model, path[1])))
+            name = f"gemm_efficiency_{precision}"
+            out.append(_efficiency(gpu_id, ("compute_model", name), getattr(gpu.compute_model, name)))
         else:
             out.append(_efficiency(gpu_id, ("compute_efficiency", precision), getattr(gpu.compute_efficiency, precision)))
     for gpu_id in sorted({g for g, _ in pairs}) if "attention" in fits else []:

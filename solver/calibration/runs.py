@@ -179,7 +179,7 @@ def _flatten(node_doc: Document, item: Any, loc: tuple, prefix: str, out: dict[s
 
 
 def _yaml_cells(display: str, path: Path) -> tuple[Rows, int, str]:
-    doc = read_yaml(path, display)
+    doc = read_yaml(path, display, allow_list=True)
     data = doc.data.get("runs") if isinstance(doc.data, dict) else doc.data
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise _fail(display, 1, 1, "", "a YAML runs file is a list of runs (or `runs:` and that list), each a "
