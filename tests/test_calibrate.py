@@ -340,3 +340,28 @@ def test_table_fits_the_terminal(synthetic, tmp_path, columns):
         assert f"{float(measured):,.4g}" in screen
         assert default.replace("−", "-") + "%" in screen
     assert "fitted fsdp h100-sxm gemm_factor_bf16: 1.0000 → 0.8000 (4 runs)" in screen
+
+
+def test_example_runs_load_cite_their_sources_and_are_up_to_date():
+    """Every run of examples/calibration-runs.csv validates against the shipped catalog, is evaluated on its
+    pinned layout, and cites a docs/sources.md entry that exists; the file is what tools/calibration_runs_csv.py
+    writes from tests/perf/calibration_rows.py (rerun the tool when those rows change)."""
+    import subprocess
+    import sys
+
+    from solver.calibration.fit import prepare
+    from solver.calibration.runs import read_runs
+
+    cat = load_catalog()
+    runs = read_runs(EXAMPLE, cat)
+    assert len(runs.runs) == 106
+    assert len(prepare(runs, cat)) == 106
+    sources = (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
+    for r in runs.runs:
+        ids = re.findall(r"\[[A-Z]\d+\]", r.source)
+        assert ids and all(f"**{i}**" in sources or f"### {i}" in sources for i in ids), r.source
+    stacks = {r.stack for r in runs.runs}
+    assert stacks == {"megatron", "fsdp", "torchtitan", "deepspeed"}
+    proc = subprocess.run([sys.executable, ROOT / "tools" / "calibration_runs_csv.py", "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, "examples/calibration-runs.csv is out of date: run tools/calibration_runs_csv.py"
