@@ -365,3 +365,48 @@ def test_example_runs_load_cite_their_sources_and_are_up_to_date():
     proc = subprocess.run([sys.executable, ROOT / "tools" / "calibration_runs_csv.py", "--check"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, "examples/calibration-runs.csv is out of date: run tools/calibration_runs_csv.py"
+
+
+def test_without_a_stack_profile_the_gpu_efficiency_is_fitted(synthetic, tmp_path):
+    """A catalog without a `stacks:` list (the shipped one minus that block, --no-default-catalog): the GPU's own
+    η_gemm,bf16 is fitted and written as a `gpus:` entry. The synthetic runs were made at κ = 0.8 on the H100's
+    own η, so the fit finds 0.8 · η (hand arithmetic on the catalog's value, read here)."""
+    _, runs, _ = synthetic
+    data = yaml.safe_load(default_catalog_path().read_text(encoding="utf-8"))
+    data.pop("stacks", None)
+    eta = next(g for g in data["gpus"] if g["id"] == "h100-sxm")["compute_model"]["gemm_efficiency_bf16"]
+    base = _write(tmp_path / "no-stacks.yaml", yaml.safe_dump(data, sort_keys=False))
+    text = runs.read_text(encoding="utf-8").replace("fsdp,", "megatron,", 1)  # the neutral built-in profile
+    runs2 = _write(tmp_path / "runs.csv", text.replace("\nfsdp,", "\nmegatron,"))
+    overlay = tmp_path / "gpus.yaml"
+    proc = run(["calibrate", runs2, "-o", overlay, "--no-default-catalog", "--catalog", base], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    entry = yaml.safe_load(overlay.read_text(encoding="utf-8"))["gpus"][0]
+    assert entry["id"] == "h100-sxm"
+    assert entry["compute_model"]["gemm_efficiency_bf16"] == pytest.approx(0.8 * eta, abs=1e-3)
+    assert entry["compute_efficiency_source"].startswith("fabricplan calibrate on runs.csv (4 runs of stack 'megatron'")
+    assert "they apply to every stack run on those GPUs" in overlay.read_text(encoding="utf-8")
+    check = run(["validate", overlay, "--no-default-catalog", "--catalog", base, "--catalog", overlay], tmp_path)
+    assert check.returncode == 0, check.stderr
+
+
+def test_pins_a_run_may_leave_out(tmp_path):
+    """cp and vp default to 1, the NIC to the platform's first at one per GPU, and pin.nodes gives dp:
+    8 DGX H100 nodes × 8 GPUs / (tp 2 · pp 2) = dp 16."""
+    from solver.calibration.runs import read_runs
+
+    row = {**_row(32, 4096, 14336, 32, 64, 1), "pin.tp": 2, "pin.pp": 2, "pin.nodes": 8, "measured_step_time_s": 2.0}
+    del row["pin.dp"]
+    runs = read_runs(_csv(tmp_path / "r.csv", [row]), load_catalog())
+    pin = runs.runs[0].scenario.pin
+    assert (pin.cp, pin.vp, pin.dp, pin.nic, pin.rails_per_node) == (1, 1, 16, "cx7-ndr", 8)
+
+
+def test_refuses_an_unknown_stack_at_its_cell(synthetic, tmp_path):
+    _, runs, _ = synthetic
+    text = runs.read_text(encoding="utf-8").splitlines()
+    text[2] = text[2].replace("fsdp,", "fsdpp,", 1)
+    err = _refused(tmp_path, _write(tmp_path / "s.csv", "\n".join(text) + "\n"))
+    # the stack is the first column (column 1) of the third line (the second run)
+    assert "s.csv:3:1: workload.stack: no stack with this id in the catalog: did you mean 'fsdp'?" in err
+    assert "(got 'fsdpp')" in err

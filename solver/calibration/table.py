@@ -53,4 +53,4 @@ def print_report(cal: Calibration, out: Console) -> None:
             p = cal.params[k]
             out.print(safe(f"fitted {p.label}: {p.default:.4f} → {cal.outcome.values[k]:.4f} ({len(rows)} runs)"))
     out.print(f"median |error|: defaults {cal.median('default'):.1%}, fitted {cal.median('fitted'):.1%}, "
-              f"leave-one-out {cal.median('loo'):.1%} (worst {cal.worst('default'):.1%} → {cal.worst('loo'):.1%})")
+              f"left out {cal.median('loo'):.1%}; worst {cal.worst('default'):.1%} → {cal.worst('loo'):.1%}")
