@@ -315,6 +315,12 @@ def test_overlay_round_trips_through_catalog(synthetic, tmp_path):
     assert ev.returncode in (0, 1), ev.stderr
     step = json.loads(ev.stdout)["designs"][0]["step_time_s"]
     assert step == pytest.approx(float(row["measured_step_time_s"]), rel=5e-4)
+    # the overlay changes the fsdp profile only: the same run under another stack times the same with or without it
+    other = {**scenario, "workload": {**scenario["workload"], "stack": "torchtitan"}}
+    cats = [default_catalog_path(), neutral]
+    plain_step = solver.evaluate(solver.load_scenario(other), load_catalog(cats)).perf.step_time_s
+    layered_step = solver.evaluate(solver.load_scenario(other), load_catalog([*cats, overlay])).perf.step_time_s
+    assert layered_step == plain_step
     solved = run(["solve", ROOT / "scenarios" / "llama3-70b.yaml", "--catalog", overlay, "--json", "-", "--no-xlsx"],
                  tmp_path)
     assert solved.returncode == 0, solved.stderr
