@@ -304,6 +304,7 @@ def test_overlay_round_trips_through_catalog(synthetic, tmp_path):
     text = overlay.read_text(encoding="utf-8")
     assert text.startswith("# fabricplan calibrate overlay")
     assert "# runs: " in text and "4 run(s) of stack 'fsdp' (lines 2-5)" in text
+    assert "# fitted over the catalogs: default.yaml, neutral.yaml (layer this file after the same ones)" in text
     assert re.search(r"fsdp h100-sxm gemm_factor_bf16: 1\.0000 -> 0\.8000", text)
     data = yaml.safe_load(text)
     entry = next(g for g in data["stacks"][0]["gpus"] if g["gpus"] == ["h100-sxm"])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, Problem
+from ..inputs.catalog import provenance
 from ..inputs.schema import Catalog
 from ..inputs.stacks import DEFAULT_STACK
 from .fit import FitOutcome, Model, Parameter, Prepared, components, dependent_rows, fit, prepare
@@ -37,6 +38,7 @@ class Calibration:
     date: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).date().isoformat())
     scope: str = "gpus"  # what the overlay sets: gpus (compute models) or stacks (the stack profile)
     catalog_entries: dict = field(default_factory=dict)  # {kind: {id: entry}} of the fitted entries' kinds
+    catalog_files: list[str] = field(default_factory=list)  # the catalogs fitted over (the overlay goes after them)
 
     @staticmethod
     def frac(e: float) -> float:
@@ -117,6 +119,7 @@ def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, disp
               fits: tuple[str, ...] = DEFAULT_FITS) -> Calibration:
     """Read, validate and fit the runs of `path` on `catalog`; refusals raise InputError (exit 2). `fits`
     names what is fitted: gemm (GEMM efficiency per precision), tp_overlap (ψ), attention."""
+    files = [str(f) for f, _ in provenance(catalog).files]
     runs = read_runs(path, catalog, display, stack)
     stack, kept, skipped = select_stack(runs, stack)
     preps = prepare(RunsFile(runs.path, runs.measured_column, kept, runs.header_line), catalog)
@@ -127,7 +130,7 @@ def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, disp
     outcome = fit(model, groups)
     entries = {kind: catalog.by_id(kind) for kind in {p.kind for p in params}}
     return Calibration(runs.path, runs.measured_column, stack, kept, params, outcome, skipped, scope=scope,
-                       catalog_entries=entries)
+                       catalog_entries=entries, catalog_files=files)
 
 
 def _parameters(preps: list[Prepared], catalog: Catalog, stack: str,

@@ -37,6 +37,8 @@ def header(cal: Calibration) -> list[str]:
         f"runs: {cal.path}, {len(cal.runs)} run(s) of stack '{cal.stack}' (lines {_lines([r.line for r in cal.runs])})"
         + (f"; {cal.skipped} run(s) of other stacks skipped" if cal.skipped else ""),
         f"measured column: {cal.column}; fitted on {cal.date} (UTC)",
+        "fitted over the catalogs: " + (", ".join(Path(f).name for f in cal.catalog_files) or "built in code")
+        + " (layer this file after the same ones)",
         "fitted (least squares of ln(predicted / measured), bounded):",
     ]
     for (pidx, rows) in cal.outcome.groups:
