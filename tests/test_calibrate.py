@@ -229,6 +229,13 @@ def test_refuses_too_few_runs(synthetic, tmp_path):
     assert "at least 3 are needed" in err
 
 
+def test_refuses_a_file_without_runs(synthetic, tmp_path):
+    _, runs, _ = synthetic
+    header = runs.read_text(encoding="utf-8").splitlines()[0]
+    err = _refused(tmp_path, _write(tmp_path / "empty.csv", "# my runs\n" + header + "\n"))
+    assert "empty.csv:2:1: no runs: add one row per measured run under the header" in err
+
+
 def test_refuses_unknown_column_naming_the_nearest(synthetic, tmp_path):
     _, runs, _ = synthetic
     text = runs.read_text(encoding="utf-8").replace("workload.model.hidden_size", "workload.model.hiden_size", 1)

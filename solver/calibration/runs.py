@@ -293,6 +293,8 @@ def read_runs(path: str | Path, catalog: Catalog, display: str | None = None, st
         rows, header_line, column = _yaml_cells(name, p)
     else:
         rows, header_line, column = _csv_cells(name, _read_text(p, name))
+    if not rows:
+        raise _fail(name, header_line, 1, "", "no runs: add one row per measured run under the header")
     runs: list[Run] = []
     problems: list[Problem] = []
     for number, (line, cells) in enumerate(rows, start=1):
