@@ -329,9 +329,11 @@ def test_overlay_round_trips_through_catalog(synthetic, tmp_path):
     plain_step = solver.evaluate(solver.load_scenario(other), load_catalog(cats)).perf.step_time_s
     layered_step = solver.evaluate(solver.load_scenario(other), load_catalog([*cats, overlay])).perf.step_time_s
     assert layered_step == plain_step
-    solved = run(["solve", ROOT / "scenarios" / "llama3-70b.yaml", "--catalog", overlay, "--json", "-", "--no-xlsx"],
+    reachable = _write(tmp_path / "solve.yaml", yaml.safe_dump({**scenario, "target": {"step_time_s": 1000.0}}))
+    solved = run(["solve", reachable, "--catalog", neutral, "--catalog", overlay, "--json", "-", "--no-xlsx", "--top", "1"],
                  tmp_path)
     assert solved.returncode == 0, solved.stderr
+    assert json.loads(solved.stdout)["designs"][0]["step_time_s"] == pytest.approx(step, rel=1e-9)
 
 
 def test_field_paths_cover_the_example_columns():

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..design_space import PerfClass, hardware_of
+from ..errors import InputError
 from ..inputs.schema import Catalog
 from ..optimize.solve import evaluate
 from ..perf.layout import Layout
@@ -60,11 +61,17 @@ class Prepared:
 
 def prepare(runs: RunsFile, catalog: Catalog) -> list[Prepared]:
     """Evaluate every run's pinned design once (located errors for pins the catalog cannot build)."""
-    out = []
+    out, problems = [], []
     for run in runs.runs:
-        design = evaluate(run.ls, catalog)
+        try:
+            design = evaluate(run.ls, catalog)
+        except InputError as exc:
+            problems += exc.problems
+            continue
         w = run.scenario.workload
         out.append(Prepared(run, design.architecture.perf, design.layout, w.global_batch_size * w.model.seq_len))
+    if problems:
+        raise InputError(problems)
     return out
 
 
