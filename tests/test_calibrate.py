@@ -426,3 +426,28 @@ def test_refuses_an_unknown_stack_at_its_cell(synthetic, tmp_path):
     # the stack is the first column (column 1) of the third line (the second run)
     assert "s.csv:3:1: workload.stack: no stack with this id in the catalog: did you mean 'fsdp'?" in err
     assert "(got 'fsdpp')" in err
+
+
+def test_a_generation_entry_is_fitted_in_place(synthetic, tmp_path):
+    """A profile entry naming a GPU generation ([h100-sxm, h200]) is fitted as it stands (the H200 moves with the
+    H100 it shares the entry with); a GPU only `any` covers would get its own entry instead."""
+    from solver.calibration.overlay import entries
+
+    _, runs, _ = synthetic
+    gen = _write(tmp_path / "gen.yaml", """\
+name: generation
+stacks:
+  - id: fsdp
+    tp_overlap: 0.0
+    gpus:
+      - {gpus: [h100-sxm, h200], gemm_factor_bf16: 1.0, source: hopper}
+      - {gpus: [any], gemm_factor_bf16: 1.1, source: rest}
+    source: test
+""")
+    cal = calibrate(runs, load_catalog([default_catalog_path(), gen]), "fsdp", fits=("gemm",))
+    assert cal.outcome.values == [pytest.approx(0.8, abs=1e-3)]
+    [stack] = entries(cal, cal.catalog_entries)["stacks"]
+    assert [e["gpus"] for e in stack["gpus"]] == [["h100-sxm", "h200"], ["any"]]
+    assert stack["gpus"][0]["gemm_factor_bf16"] == pytest.approx(0.8, abs=1e-3)
+    assert stack["gpus"][1]["gemm_factor_bf16"] == 1.1  # the rest of the profile as it was
+    assert stack["gpus"][0]["source"].startswith("fabricplan calibrate on runs.csv")
