@@ -4,9 +4,11 @@
     PYTHONPATH=. python tools/calibration_runs_csv.py --check    # exit 1 when the file is out of date
 
 Each row is one published run: its columns are scenario field paths (workload.*, pin.*), the
-software stack (`workload.stack`), the measured throughput `measured_tokens_per_s_per_gpu`, and the
-`source` (docs/sources.md entry) and `note` (assumptions, the row's group in
-tests/perf/calibration_rows.py) columns that `calibrate` keeps as provenance and does not fit on.
+software stack (`workload.stack`), `overlap.tp = 0` where a run with TP > 1 did not overlap TP
+communication (A100-era Megatron, MT-NLG; elsewhere the stack's ψ applies), the measured throughput
+`measured_tokens_per_s_per_gpu`, and the `source` (docs/sources.md entry) and `note` (the row's id in
+tests/perf/calibration_rows.py and its assumptions) columns that `calibrate` keeps as provenance and does
+not fit on.
 
 Rows come from two places:
 - tests/perf/calibration_rows.py, whose rows already carry the published layouts; rows on systems
@@ -45,7 +47,7 @@ COLUMNS = (["workload.stack"] + [f"workload.model.{k}" for k in MODEL_KEYS]
            + ["workload.global_batch_size", "workload.precision", "workload.activation_recompute", "workload.optimizer"]
            + [f"workload.{k}" for k in WORKLOAD_KEYS]
            + ["pin.platform", "pin.nic", "pin.rails_per_node", "pin.gpus_per_domain_used", "pin.tp", "pin.cp", "pin.pp",
-              "pin.vp", "pin.dp", "pin.microbatch_size", MEASURED, "source", "note"])
+              "pin.vp", "pin.dp", "pin.microbatch_size", "overlap.tp", MEASURED, "source", "note"])
 
 # source -> software stack (SPEC §4.8 ids)
 STACKS = {"[C1]": "megatron", "[C2]": "megatron", "[C3]": "megatron", "[C4]": "fsdp", "[D1]": "megatron",
@@ -128,16 +130,17 @@ def record(row: cr.Row, catalog) -> dict:
     out.update({f"workload.{k}": row.workload[k] for k in WORKLOAD_KEYS if k in row.workload})
     out.update({"pin.platform": platform, "pin.nic": nic, "pin.rails_per_node": rails, "pin.gpus_per_domain_used": row.g_u,
                 "pin.tp": t, "pin.cp": c, "pin.pp": p, "pin.vp": v, "pin.dp": d, "pin.microbatch_size": b})
+    if t > 1 and not row.tp_overlap:
+        out["overlap.tp"] = 0.0  # the run did not overlap TP communication (else the stack's ψ applies)
     if row.metric == "tok":
         tok = row.published
     else:
         perf, _ = cr.evaluate(row, catalog)
         tok = float(f"{tokens_per_s(row, row.published, perf):.5g}")
     out[MEASURED] = tok
-    converted = "" if row.metric == "tok" else f"; converted from {row.metric} = {row.published:g}"
-    group = "new in examples/calibration-runs.csv" if row.group == "new" else f"{row.group} row of calibration_rows.py"
+    converted = f" (converted from {row.metric} = {row.published:g})" if row.metric != "tok" else ""
     out["source"] = f"docs/sources.md {row.source}"
-    out["note"] = f"{row.id} ({group}{converted}){'; ' + row.note if row.note else ''}"
+    out["note"] = f"{row.id}{converted}{'; ' + row.note if row.note else ''}"
     return out
 
 
@@ -146,7 +149,8 @@ def text() -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    for row in [r for r in cr.ROWS if wanted(r)] + NEW_ROWS:
+    new_ids = {r.id for r in NEW_ROWS}  # calibration_rows.py may carry them too (physics v3): written once, as here
+    for row in [r for r in cr.ROWS if wanted(r) and r.id not in new_ids] + NEW_ROWS:
         rec = record(row, catalog)
         writer.writerow({k: ("true" if v is True else "false" if v is False else v) for k, v in rec.items()})
     return buf.getvalue()
