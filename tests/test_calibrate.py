@@ -409,15 +409,15 @@ def test_without_a_stack_profile_the_gpu_efficiency_is_fitted(synthetic, tmp_pat
 
 
 def test_pins_a_run_may_leave_out(tmp_path):
-    """cp and vp default to 1, the NIC to the platform's first at one per GPU, and pin.nodes gives dp:
-    8 DGX H100 nodes × 8 GPUs / (tp 2 · pp 2) = dp 16."""
+    """cp, vp and the microbatch size default to 1, the NIC to the platform's first at one per GPU, and
+    pin.nodes gives dp: 8 DGX H100 nodes × 8 GPUs / (tp 2 · pp 2) = dp 16."""
     from solver.calibration.runs import read_runs
 
     row = {**_row(32, 4096, 14336, 32, 64, 1), "pin.tp": 2, "pin.pp": 2, "pin.nodes": 8, "measured_step_time_s": 2.0}
-    del row["pin.dp"]
+    del row["pin.dp"], row["pin.microbatch_size"]
     runs = read_runs(_csv(tmp_path / "r.csv", [row]), load_catalog())
     pin = runs.runs[0].scenario.pin
-    assert (pin.cp, pin.vp, pin.dp, pin.nic, pin.rails_per_node) == (1, 1, 16, "cx7-ndr", 8)
+    assert (pin.cp, pin.vp, pin.microbatch_size, pin.dp, pin.nic, pin.rails_per_node) == (1, 1, 1, 16, "cx7-ndr", 8)
 
 
 def test_refuses_an_unknown_stack_at_its_cell(synthetic, tmp_path):

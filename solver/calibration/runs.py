@@ -27,7 +27,7 @@ PROVENANCE = ("source", "note")
 RUN_SECTIONS = ("workload", "pin", "overlap", "efficiency")  # the scenario blocks a run may set
 MAX_BYTES = 20_000_000
 STACK_PATH = "workload.stack"
-DEFAULT_PINS = {"pin.cp": 1, "pin.vp": 1}
+DEFAULT_PINS = {"pin.cp": 1, "pin.vp": 1, "pin.microbatch_size": 1}  # tests/perf/calibration_rows.py's rule too
 
 
 @dataclass
@@ -239,8 +239,8 @@ def _nest(cells: dict[str, Cell]) -> dict:
 
 
 def _with_defaults(cells: dict[str, Cell], catalog: Catalog, line: int) -> dict[str, Cell]:
-    """Pins a run may leave out: cp = vp = 1; the platform's first NIC at one NIC per GPU (its largest
-    rail count); dp from pin.nodes when dp is not given."""
+    """Pins a run may leave out: cp = vp = microbatch_size = 1; the platform's first NIC at one NIC per GPU
+    (its largest rail count); dp from pin.nodes when dp is not given."""
     out = dict(cells)
     for path, value in DEFAULT_PINS.items():
         out.setdefault(path, Cell(value, line, 1))
