@@ -7,6 +7,7 @@
     design   = solver.evaluate(pinned_scenario, catalog)
     report   = solver.sweep("scenarios/growth-sweep.yaml", jobs=2)
     plan     = solver.api.plan("scenarios/plan-5-years.yaml")   # a multi-period purchase plan
+    fitted   = solver.api.calibrate("examples/calibration-runs.csv", stack="deepspeed")  # your own runs
 """
 from __future__ import annotations
 
@@ -56,5 +57,16 @@ def plan(scenario, catalog: Catalog | None = None, time_limit_s: float | None = 
     return run_plan(ls, cat, time_limit_s=time_limit_s, compare=compare, progress=progress)
 
 
-__all__ = ["InputError", "Problem", "SolverFailure", "catalog_for", "evaluate", "evaluate_pins", "load_catalog",
+def calibrate(runs: str | Path, catalog: Catalog | None = None, stack: str | None = None,
+              fits: tuple[str, ...] = ("gemm", "tp_overlap")):
+    """Fit the model to measured runs (SPEC §4.8): a CSV or YAML list of runs whose columns are scenario field
+    paths plus `measured_step_time_s` or `measured_tokens_per_s_per_gpu`. Returns a
+    `solver.calibration.Calibration` (per-run errors before, fitted and left out; `.overlay_yaml()` is the catalog
+    overlay; `.check()` raises InputError when the fit is no better than the defaults). Bad runs raise InputError."""
+    from .calibration import calibrate as _calibrate
+
+    return _calibrate(runs, catalog if catalog is not None else load_catalog(), stack, fits=fits)
+
+
+__all__ = ["InputError", "Problem", "SolverFailure", "calibrate", "catalog_for", "evaluate", "evaluate_pins", "load_catalog",
            "load_scenario", "plan", "solve", "sweep"]

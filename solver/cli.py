@@ -90,6 +90,14 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--no-compare", action="store_true",
                     help="skip the comparisons (each period from scratch, everything up front)")
     pl.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per MILP")
+    k = sub.add_parser("calibrate", parents=[flags], help="fit the model to your measured runs: a catalog overlay")
+    k.add_argument("runs", metavar="RUNS", help="CSV (or YAML list) of runs: scenario field paths and one measured "
+                   "column, measured_step_time_s or measured_tokens_per_s_per_gpu")
+    k.add_argument("-o", "--output", required=True, metavar="OVERLAY.yaml", help="the catalog overlay to write")
+    k.add_argument("--stack", metavar="NAME", help="the software stack whose runs to fit (default: the runs' only one)")
+    k.add_argument("--fit", default="gemm,tp_overlap", metavar="WHAT",
+                   help="what to fit, comma-separated: gemm, tp_overlap, attention (default gemm,tp_overlap)")
+    _catalog_flags(k)
     return p
 
 
@@ -200,6 +208,12 @@ def _catalog_for(args, ls):
     if getattr(args, "no_default_catalog", False) and not args.catalog and not ls.catalog_paths:
         raise UsageError("--no-default-catalog needs a --catalog file (or a catalog: list in the scenario)")
     return api.catalog_for(ls, getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
+
+
+def cmd_calibrate(args, out, err) -> int:
+    from .calibration.command import run_calibrate
+
+    return run_calibrate(args, out, _catalog_paths(args))
 
 
 def cmd_validate(args, out, err) -> int:
@@ -537,7 +551,8 @@ def cmd_plan(args, out, err) -> int:
 
 
 _COMMANDS = {"validate": cmd_validate, "catalog": cmd_catalog, "solve": cmd_solve, "evaluate": cmd_evaluate,
-             "compare": cmd_compare, "sweep": cmd_sweep, "plan": cmd_plan}
+             "compare": cmd_compare, "sweep": cmd_sweep, "plan": cmd_plan,
+             "calibrate": cmd_calibrate}
 
 
 if __name__ == "__main__":

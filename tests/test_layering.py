@@ -26,6 +26,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.sweep",),
     ("solver.plan",),
     ("solver.reports",),
+    ("solver.calibration",),
     ("solver.api", "solver.cli", "solver.__main__", "solver"),
 )
 
@@ -47,12 +48,20 @@ def owner(name: str) -> str:
     return name
 
 
+def _type_checking_block(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
 def imports_of(module: str) -> set[str]:
     """Every fabricplan module `module` imports, anywhere in its source."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = {id(n) for block in ast.walk(tree) if _type_checking_block(block) for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue  # `if TYPE_CHECKING:` imports never run: annotations only
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):

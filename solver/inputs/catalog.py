@@ -13,9 +13,10 @@ from typing import Any
 
 from ..errors import InputError, Problem
 from .schema import Catalog, Facility
+from .stacks import ANY_GPU
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
-CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
+CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "stacks")
 
 
 def default_catalog_path() -> Path:
@@ -159,6 +160,12 @@ def _facility(values: dict) -> Facility:
     return Facility.model_validate({"source": "defaults (no facility block in the catalog)", **values})
 
 
+def _stack_gpus(cat: Catalog) -> list[tuple[str, tuple, str]]:
+    """(stack id, location under the stack, GPU id) of every GPU a stack profile names (`any` left out)."""
+    return [(stack.id, ("gpus", i, "gpus", j), gpu) for stack in cat.stacks for i, entry in enumerate(stack.gpus)
+            for j, gpu in enumerate(entry.gpus) if gpu != ANY_GPU]
+
+
 def _check_catalog_references(cat: Catalog) -> None:
     loaded = provenance(cat)
     problems: list[Problem] = []
@@ -175,6 +182,10 @@ def _check_catalog_references(cat: Catalog) -> None:
         for i, nic in enumerate(plat.compatible_nics):
             if nic not in nics:
                 report("platforms", plat.id, ("compatible_nics", i), f"no NIC with this id in the catalog (known: {', '.join(sorted(nics)) or 'none'})", nic)
+    for stack_id, subloc, gpu in _stack_gpus(cat):
+        if gpu not in gpus:
+            report("stacks", stack_id, subloc,
+                   f"no GPU with this id in the catalog (known: {', '.join(sorted(gpus)) or 'none'}; or '{ANY_GPU}')", gpu)
     for role in ("compute_rack", "network_rack"):
         rack = getattr(cat.facility, role)
         if cat.platforms and rack not in racks:

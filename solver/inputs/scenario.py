@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .inventory import check_inventory, check_scenario_extras
 from .schema import Catalog, Pin, Platform, Scenario, as_list
+from .stacks import resolve_stack, stack_of
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
 
@@ -67,7 +68,18 @@ def check_against_catalog(ls: LoadedScenario, c: Catalog) -> None:
         if nic.fabric != sw.fabric:
             doc.problems.append(doc.problem(("pin", "switch"), f"the {sw.fabric} switch {sw.id} cannot serve the {nic.fabric} NIC {nic.id}", pin.switch))
     check_inventory(doc, sc, c)
+    _check_stack(doc, sc, c)
     raise_if([doc])
+    ls.scenario = resolve_stack(sc, c)
+
+
+def _check_stack(doc: Document, sc: Scenario, c: Catalog) -> None:
+    """workload.stack names a profile of the catalog's `stacks:` list (SPEC §4.8)."""
+    if stack_of(c, sc.workload.stack) is None:
+        known = c.by_id("stacks")
+        doc.problems.append(doc.problem(("workload", "stack"), _unknown("stacks", sc.workload.stack, known)
+                                        + "; a catalog's `stacks:` list defines them (docs/model.md \"Stacks\")",
+                                        sc.workload.stack))
 
 
 def _check_pins_on_platform(doc: Document, pin: Pin, plat: Platform) -> None:

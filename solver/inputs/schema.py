@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from .stacks import DEFAULT_STACK, Stack
+
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
@@ -314,6 +316,8 @@ class Catalog(Strict):
     links: list[Link] = []
     racks: list[Rack] = []
     facility: Facility | None = None
+    stacks: list[Stack] = []
+    """Software-stack profiles (SPEC §4.8, solver/inputs/stacks.py); `workload.stack` names one."""
     _provenance: Any = PrivateAttr(default=None)
     _index: dict = PrivateAttr(default_factory=dict)
 
@@ -323,7 +327,7 @@ class Catalog(Strict):
         return self._provenance
 
     def by_id(self, kind: str) -> dict:
-        """{id: entry} of one kind (gpus, platforms, nics, switches, links, racks)."""
+        """{id: entry} of one kind (gpus, platforms, nics, switches, links, racks, stacks)."""
         if kind not in self._index:
             self._index[kind] = {item.id: item for item in getattr(self, kind)}
         return self._index[kind]
@@ -485,6 +489,9 @@ class ExpertDispatch(Strict):
 
 class Workload(Strict):
     model: TransformerShape
+    stack: Identifier = DEFAULT_STACK
+    """The software stack (an id of the catalog's `stacks:`, SPEC §4.8): its profile sets the GEMM and attention
+    efficiency factors, the TP-overlap share and the defaults of the fields below that the scenario leaves out."""
     global_batch_size: Annotated[int, Field(ge=1, le=100_000_000)]  # B, sequences per step
     """B, sequences per optimizer step."""
     precision: Literal["bf16", "fp8"] = "bf16"
@@ -640,6 +647,9 @@ class Robustness(Strict):
     """Uniform compute slowdown to survive, as a fraction (0.1 = compute takes 10 % longer)."""
     bandwidth_derate: Annotated[float, Field(ge=0, lt=1)] = 0.0
     """Uniform loss of scale-out bandwidth to survive, as a fraction (0.2 = 80 % of the bandwidth left)."""
+    quantile: Annotated[float, Field(ge=0.5, le=0.95)] | None = None
+    """Meet the target at this quantile of the step time (0.9 = p90): each design's step time × (1 + the quantile
+    of the calibration residuals of its regime; solver/perf/uncertainty.py). null = the nominal step time."""
 
 
 class Tco(Strict):

@@ -259,8 +259,9 @@ def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
     return data, node
 
 
-def read_yaml(path: str | Path, display: str | None = None) -> Document:
-    """Parse one YAML file safely; raise InputError for anything that is not a usable mapping."""
+def read_yaml(path: str | Path, display: str | None = None, allow_list: bool = False) -> Document:
+    """Parse one YAML file safely; raise InputError for anything that is not a usable mapping (or, with
+    `allow_list`, a list: `fabricplan calibrate`'s runs)."""
     path = Path(path)
     name = display or str(path)
     text, raw = _read_text(path, name)
@@ -268,7 +269,7 @@ def read_yaml(path: str | Path, display: str | None = None) -> Document:
     if node is not None and _expanded_size(node, {}) > MAX_EXPANDED_VALUES:
         raise _fail(name, f"the YAML expands to more than {MAX_EXPANDED_VALUES:,} values through anchors and "
                           "aliases: write the values out instead")
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) and not (allow_list and isinstance(data, list)):
         kind = "empty" if data is None else type(data).__name__
         raise _fail(name, f"expected a YAML mapping at the top level (got {kind})")
     doc = Document(name, data, node, hashlib.sha256(raw).hexdigest())

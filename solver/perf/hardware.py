@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..inputs.schema import Catalog, Scenario
 from .compute import ComputeParams
+from .stacks import profile, tp_overlap_share, tuned_compute
 
 GB = 1e9
 US = 1e-6
@@ -61,6 +62,9 @@ class Hardware:
     alltoall_nvlink_efficiency: float | None = None  # η_a2a,nvl, of nvlink_gbyte_s
     alltoall_flat_efficiency: float | None = None  # η_a2a,so of the NIC line rate, flat all-to-all
     alltoall_hierarchical_efficiency: float | None = None  # η_a2a,so, hierarchical dispatch
+    # Software stack (SPEC 4.8, perf/stacks.py): its id and ψ, the share of the linear-GEMM time hiding TP comm
+    stack: str = ""
+    tp_overlap: float = 0.0
 
     @property
     def nvlink_effective_gbyte_s(self) -> float:
@@ -161,14 +165,16 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
 
     hbm_usable_gb = gpu.hbm_gb · 2^30/10^9 − platform.hbm_reserve_gb (CUDA context, NCCL buffers,
     fragmentation). A scenario `efficiency.compute_efficiency` replaces the compute model by one flat
-    fraction of the peak.
+    fraction of the peak. The workload's stack tunes the compute model and sets ψ (`perf/stacks.py`).
     """
     platform = catalog.by_id("platforms")[platform_id]
     gpu = catalog.by_id("gpus")[platform.gpu]
     nic = catalog.by_id("nics")[nic_id]
     precision = scenario.workload.precision
     eff = scenario.efficiency
+    stack = profile(catalog, scenario.workload.stack)
     model = None if eff.compute_efficiency else compute_params(gpu)
+    model = tuned_compute(model, stack, gpu.id) if model is not None else None
     flat = eff.compute_efficiency or (None if model else getattr(gpu.compute_efficiency, precision))
     a2a = nic.alltoall_efficiency
     return Hardware(
@@ -191,4 +197,6 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
         alltoall_nvlink_efficiency=platform.alltoall_efficiency,
         alltoall_flat_efficiency=a2a.flat if a2a else None,
         alltoall_hierarchical_efficiency=a2a.hierarchical if a2a else None,
+        stack=stack.id,
+        tp_overlap=tp_overlap_share(stack, gpu.id, scenario.overlap.tp),
     )

@@ -418,9 +418,11 @@ def ep_timing(ctx: StepContext) -> str:
 
 
 def tp_window(ctx: StepContext) -> Pieces:
-    """TP with sequence parallelism sits on the GEMM critical path: it hides only behind φ_tp of the step's
-    linear GEMMs (TP comm overlap; φ_tp = 0 by default: exposed)."""
-    return ((1.0, ctx.overlap["tp"] * ctx.gemm_s),)
+    """TP with sequence parallelism sits on the GEMM critical path: it hides only behind ψ of the step's
+    linear GEMMs (TP comm overlap: userbuffers, async TP), exposed_tp = max(0, T_tp − ψ·T_gemm). ψ is the
+    stack's for the GPU generation, or the scenario's overlap.tp (`stacks.tp_overlap_share`, carried by the
+    Hardware); an overlap map given directly (tests) counts too: ψ = max(φ_tp, hw.tp_overlap)."""
+    return ((1.0, max(ctx.overlap["tp"], ctx.hw.tp_overlap) * ctx.gemm_s),)
 
 
 def cp_window(ctx: StepContext) -> Pieces:

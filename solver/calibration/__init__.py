@@ -1,0 +1,148 @@
+"""`fabricplan calibrate` (SPEC §4.8): a buyer's measured runs → fitted parameters as a catalog overlay.
+
+    result = calibrate("runs.csv", catalog, stack="megatron")
+    print(result.overlay_yaml())        # what `--catalog` layers over the shipped catalog
+
+runs.py reads and validates the runs, fit.py fits, overlay.py writes the overlay, table.py prints.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError, Problem
+from ..inputs.catalog import provenance
+from ..inputs.schema import Catalog
+from ..inputs.stacks import DEFAULT_STACK
+from .fit import FitOutcome, Model, Parameter, Prepared, components, dependent_rows, fit, prepare
+from .params import DEFAULT_FITS, FITS, compute_parameters, expand_stack, stack_parameters
+from .runs import Run, RunsFile, read_runs
+
+EXTRA_RUNS = 2  # a group of k coupled parameters needs k + 2 runs: k + 1 left when one is held out
+
+
+@dataclass
+class Calibration:
+    """What `calibrate` fitted, with every run's errors (fractions, in the measured column's unit)."""
+
+    path: str
+    column: str
+    stack: str
+    runs: list[Run]
+    params: list[Parameter]
+    outcome: FitOutcome
+    skipped: int = 0  # runs of other stacks
+    date: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).date().isoformat())
+    scope: str = "gpus"  # what the overlay sets: gpus (compute models) or stacks (the stack profile)
+    catalog_entries: dict = field(default_factory=dict)  # {kind: {id: entry}} of the fitted entries' kinds
+    catalog_files: list[str] = field(default_factory=list)  # the catalogs fitted over (the overlay goes after them)
+
+    @staticmethod
+    def frac(e: float) -> float:
+        return math.exp(e) - 1
+
+    def errors(self, which: str) -> list[float]:
+        return [self.frac(e) for e in getattr(self.outcome, f"{which}_errors")]
+
+    def median(self, which: str) -> float:
+        return statistics.median(abs(e) for e in self.errors(which))
+
+    def worst(self, which: str) -> float:
+        return max(abs(e) for e in self.errors(which))
+
+    def predicted(self, which: str) -> list[float]:
+        """Each run's prediction in the measured column's unit."""
+        return [r.measured * (1 + e) for r, e in zip(self.runs, self.errors(which), strict=True)]
+
+    @property
+    def improves(self) -> bool:
+        """The leave-one-out median |error| beats the defaults' (the fit generalises)."""
+        return self.median("loo") < self.median("default")
+
+    def check(self) -> None:
+        """Refuse a fit no better than the defaults (exit 2, nothing written)."""
+        if not self.improves:
+            raise InputError([Problem(self.path, 1, 1, "", (
+                f"the fit is no better than the defaults: leave-one-out median |error| {self.median('loo'):.1%} "
+                f"against {self.median('default'):.1%} with the catalog's values; no overlay written (check the "
+                "runs' layouts and stack, or add runs that differ in size and layout)"))])
+
+    def overlay_yaml(self) -> str:
+        from .overlay import overlay_yaml
+
+        return overlay_yaml(self)
+
+
+def _stack_of(run: Run) -> str:
+    return run.stack or DEFAULT_STACK
+
+
+def select_stack(runs: RunsFile, stack: str | None) -> tuple[str, list[Run], int]:
+    """The stack to fit and its runs; several stacks in the file need --stack."""
+    stacks = sorted({_stack_of(r) for r in runs.runs})
+    if stack is None:
+        if len(stacks) > 1:
+            raise InputError([Problem(runs.path, runs.header_line, 1, "workload.stack",
+                                      f"the runs are of {len(stacks)} stacks ({', '.join(stacks)}): fit one at a "
+                                      "time with --stack NAME")])
+        stack = stacks[0] if stacks else DEFAULT_STACK
+    kept = [r for r in runs.runs if _stack_of(r) == stack]
+    if not kept:
+        raise InputError([Problem(runs.path, runs.header_line, 1, "workload.stack",
+                                  f"no run of stack '{stack}' (the runs are of: {', '.join(stacks)})")])
+    return stack, kept, len(runs.runs) - len(kept)
+
+
+def _check_enough(runs: RunsFile, kept: list[Run], params: list[Parameter],
+                  groups: list[tuple[list[int], list[int]]]) -> None:
+    problems = []
+    if not groups:
+        problems.append(Problem(runs.path, runs.header_line, 1, "", "no fitted parameter changes any run's "
+                                "prediction: nothing to calibrate"))
+    for pidx, rows in groups:
+        need = len(pidx) + EXTRA_RUNS
+        if len(rows) < need:
+            names = ", ".join(params[k].label for k in pidx)
+            lines = ", ".join(str(kept[i].line) for i in rows)
+            problems.append(Problem(runs.path, kept[rows[0]].line, 1, "", (
+                f"too few runs: {len(rows)} run(s) (line {lines}) for {len(pidx)} parameter(s) ({names}); at least "
+                f"{need} are needed (parameters + {EXTRA_RUNS}, so each run can be left out): add {need - len(rows)} "
+                "more run(s) of that GPU and precision")))
+    if problems:
+        raise InputError(problems)
+
+
+def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, display: str | None = None,
+              fits: tuple[str, ...] = DEFAULT_FITS) -> Calibration:
+    """Read, validate and fit the runs of `path` on `catalog`; refusals raise InputError (exit 2). `fits`
+    names what is fitted: gemm (GEMM efficiency per precision), tp_overlap (ψ), attention."""
+    files = [str(f) for f, _ in provenance(catalog).files]
+    runs = read_runs(path, catalog, display, stack)
+    stack, kept, skipped = select_stack(runs, stack)
+    preps = prepare(RunsFile(runs.path, runs.measured_column, kept, runs.header_line), catalog)
+    catalog, params, scope = _parameters(preps, catalog, stack, fits)
+    model = Model(preps, catalog, params, runs.measured_column)
+    groups = components(dependent_rows(model))
+    _check_enough(runs, kept, params, groups)
+    outcome = fit(model, groups)
+    entries = {kind: catalog.by_id(kind) for kind in {p.kind for p in params}}
+    return Calibration(runs.path, runs.measured_column, stack, kept, params, outcome, skipped, scope=scope,
+                       catalog_entries=entries, catalog_files=files)
+
+
+def _parameters(preps: list[Prepared], catalog: Catalog, stack: str,
+                fits: tuple[str, ...]) -> tuple[Catalog, list[Parameter], str]:
+    """The stack profile's factors and ψ when the catalog lists the stack; else the GPUs' own efficiencies."""
+    profile = catalog.by_id("stacks").get(stack)
+    if profile is None:
+        return catalog, compute_parameters(preps, catalog, fits), "gpus"
+    platforms = catalog.by_id("platforms")
+    gpu_ids = sorted({platforms[p.perf_class.platform].gpu for p in preps})
+    catalog = expand_stack(catalog, profile, gpu_ids)
+    return catalog, stack_parameters(preps, catalog, catalog.by_id("stacks")[stack], fits), "stacks"
+
+
+__all__ = ["DEFAULT_FITS", "FITS", "Calibration", "Parameter", "calibrate"]
