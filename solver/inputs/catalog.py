@@ -15,7 +15,7 @@ from ..errors import InputError, Problem
 from .schema import Catalog, Facility
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
-CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
+CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "nic_configurations", "site_lines")
 
 
 def default_catalog_path() -> Path:
