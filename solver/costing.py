@@ -292,6 +292,11 @@ def _extras(parts: Parts, q: Quantities) -> list[Line]:
     return lines
 
 
+def _lines_of(make: Callable[[Any, Any], list[dict]]) -> Callable[[Parts, Quantities], list[Line]]:
+    """A category function of costing_facility.py (which returns each line's fields) as Lines."""
+    return lambda parts, q: [Line(**kw) for kw in make(parts, q)]
+
+
 # The bill-of-materials categories, in report order: (name, what it holds, its lines).
 CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ...] = (
     ("compute", "compute units (nodes, or whole NVLink-domain racks) and spares", _compute),
@@ -299,9 +304,8 @@ CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ..
     ("switch", "leaf / spine / core switches", _switches),
     ("link", "cables and the modules at both ends, per fabric tier", _links),
     ("rack", "compute and network racks", _racks),
-    ("nic", "paid-for on-board NICs left uncabled ($0: in the unit price)",
-     lambda parts, q: [Line(**kw) for kw in orderable.uncabled_nic_lines(parts, q)]),
-    *((name, orderable.CATEGORY_NOTES[name], lambda parts, q, f=orderable.site_category_lines(name): [Line(**kw) for kw in f(parts, q)])
+    ("nic", "paid-for on-board NICs left uncabled ($0: in the unit price)", _lines_of(orderable.uncabled_nic_lines)),
+    *((name, orderable.CATEGORY_NOTES[name], _lines_of(orderable.site_category_lines(name)))
       for name in orderable.SITE_CATEGORIES),
     ("extra", "cost lines by rule: storage, front-end network, installation (per node or GPU), support "
               "(fraction of the hardware)", _extras),

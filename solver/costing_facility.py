@@ -35,6 +35,17 @@ LEFT_OUT = ("the storage system itself (servers, flash)", "buildings, power and 
             "liquid loop", "software licences and support (add them as extra_costs)")
 
 
+def capex_scope_text(categories: set[str]) -> tuple[str, str]:
+    """(what capex includes, what it leaves out) for a bill of materials with these categories (the
+    Summary sheet says both, SPEC §5.2)."""
+    named = {"compute": "compute units", "spares": "spares", "nic": "scale-out NICs", "switch": "compute-fabric switches",
+             "link": "cables and optics", "rack": "racks", "extra": "the scenario's extra_costs",
+             "contingency": "contingency", **{c: CATEGORY_NOTES[c].split(" (")[0] for c in SITE_CATEGORIES}}
+    includes = [named[c] for c in named if c in categories]
+    missing = [CATEGORY_NOTES[c].split(" (")[0] for c in SITE_CATEGORIES if c not in categories]
+    return "; ".join(includes), "; ".join(missing + list(LEFT_OUT))
+
+
 def configurations(catalog: Catalog, platform_id: str) -> list[NicConfiguration]:
     """The catalog's NIC configurations of one platform (empty: every rail count of the platform)."""
     return [c for c in catalog.nic_configurations if c.platform == platform_id]
