@@ -107,10 +107,21 @@ def site_category_lines(category: str):
             count = q.site[s.id] if q.site is not None else site_count(s, q.units + q.spare_units, q.nodes)
             what = f"{s.name}" + (" (in the unit price)" if s.included else "")
             out.append(dict(category=category, part=s.id, description=what, quantity=count,
-                            unit_price_usd=s.unit_price_usd, power_w=s.power_w, priced=s, included=s.included))
+                            unit_price_usd=s.unit_price_usd, power_w=s.power_w, priced=s, included=s.included,
+                            stock=f"{s.id}/{parts.platform.id}", owned_from=owned_from(s, parts.platform)))
         return out
 
     return lines
+
+
+def owned_from(line: SiteLine, platform: Platform) -> tuple[str, int, int]:
+    """Owned units of the platform bring their own site items (they were installed with their storage and
+    management networks): ⌊owned · num / den⌋ items, per scalable unit pro rata."""
+    per_unit = platform.nodes_per_domain if platform.unit == "domain" else 1
+    if line.per == "scalable_unit":
+        assert line.nodes_per_scalable_unit is not None
+        return platform.id, line.per_count * per_unit, line.nodes_per_scalable_unit
+    return platform.id, line.per_count * (per_unit if line.per == "node" else 1), 1
 
 
 class _Included:

@@ -159,6 +159,24 @@ def _facility(values: dict) -> Facility:
     return Facility.model_validate({"source": "defaults (no facility block in the catalog)", **values})
 
 
+def _check_orderable(cat: Catalog, report) -> None:
+    """NIC configurations name a platform and one of its rail counts, once each; site lines name platforms."""
+    platforms, seen = cat.by_id("platforms"), set()
+    for c in cat.nic_configurations:
+        plat = platforms.get(c.platform)
+        if plat is None:
+            report("nic_configurations", c.id, ("platform",), f"no platform with this id in the catalog (known: {', '.join(sorted(platforms))})", c.platform)
+        elif c.nics_per_node not in plat.scaleout_nics_per_node:
+            report("nic_configurations", c.id, ("nics_per_node",), f"{plat.id} takes {plat.scaleout_nics_per_node} scale-out NICs per node", c.nics_per_node)
+        elif (c.platform, c.nics_per_node) in seen:
+            report("nic_configurations", c.id, ("nics_per_node",), f"a second configuration of {plat.id} with this NIC count", c.nics_per_node)
+        seen.add((c.platform, c.nics_per_node))
+    for s in cat.site_lines:
+        for i, ident in enumerate(s.platforms):
+            if ident not in platforms:
+                report("site_lines", s.id, ("platforms", i), f"no platform with this id in the catalog (known: {', '.join(sorted(platforms))})", ident)
+
+
 def _check_catalog_references(cat: Catalog) -> None:
     loaded = provenance(cat)
     problems: list[Problem] = []
@@ -175,6 +193,7 @@ def _check_catalog_references(cat: Catalog) -> None:
         for i, nic in enumerate(plat.compatible_nics):
             if nic not in nics:
                 report("platforms", plat.id, ("compatible_nics", i), f"no NIC with this id in the catalog (known: {', '.join(sorted(nics)) or 'none'})", nic)
+    _check_orderable(cat, report)
     for role in ("compute_rack", "network_rack"):
         rack = getattr(cat.facility, role)
         if cat.platforms and rack not in racks:

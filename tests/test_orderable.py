@@ -1,0 +1,170 @@
+"""Designs a buyer can order (issue #24, SPEC §5.2): NIC configurations, non-reference fabrics on
+request, site lines that make capex complete (storage, management, cooling plant, installation), the
+network load caveat. Counts are the reference architectures' (docs/sources.md [O1]-[O4]); every
+expected number is worked out in a comment."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+import solver
+from solver.costing import design_cost
+from solver.design_space import allowed_families, architectures
+from solver.optimize import oracle
+
+GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
+                 vocab_size=51200, seq_len=2048)
+BASE = dict(name="orderable", workload=dict(model=GPT3_1_3B, global_batch_size=512), target=dict(step_time_s=2.0))
+
+
+def _scenario(**extra):
+    doc = copy.deepcopy(BASE)
+    for key, value in extra.items():
+        doc[key] = value
+    return solver.load_scenario(doc).scenario
+
+
+def _by_part(cost) -> dict:
+    out: dict = {}
+    for line in cost.bom:
+        out[line.part] = out.get(line.part, 0) + line.quantity
+    return out
+
+
+# ------------------------------------------------------------------------- site lines (complete capex)
+
+
+@pytest.mark.parametrize("nodes", [127, 128])
+def test_h100_superpod_site_switches_match_the_reference_architecture(nodes, default_catalog):
+    """DGX SuperPOD H100 RA (RA-11333-001 V11), Table 7 "Major components of the 4 SU, 127-node DGX
+    SuperPOD": 16 storage-fabric QM9700, 8 in-band SN4600C, 8 out-of-band SN2201 (docs/sources.md [O1]).
+    127 or 128 nodes are ⌈nodes / 32⌉ = 4 SUs: 4·4 = 16, 4·2 = 8, 4·2 = 8."""
+    cost = design_cost(_scenario(), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0, nodes)
+    parts = _by_part(cost)
+    assert parts["storage-fabric-hgx"] == 16
+    assert parts["inband-mgmt-hgx"] == 8
+    assert parts["oob-mgmt-hgx"] == 8
+    assert parts["install-hgx"] == nodes  # one installation per node
+    # the compute fabric stays the RA's too (B200 RA table for 4 SU [O2]/[F11]: 32 leaf + 16 spine at 128 nodes)
+    if nodes == 128:
+        assert (cost.fabric.leaf_switches, cost.fabric.spine_switches) == (32, 16)
+
+
+def test_site_lines_priced_and_left_out_by_scope(default_catalog):
+    """128 DGX H100: site capex = 16 × $50,000 + 8 × $30,000 + 8 × $10,000 + 128 × $2,500
+    = 800,000 + 240,000 + 80,000 + 320,000 = $1,440,000; `capex_scope: compute_fabric_only` drops
+    exactly those lines (the earlier answers' capex)."""
+    complete = design_cost(_scenario(), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0, 128)
+    only = design_cost(_scenario(capex_scope="compute_fabric_only"), default_catalog, "dgx-h100", "cx7-ndr", 8,
+                       "qm9700", 1.0, 128)
+    site = {"storage", "management", "cooling", "installation"}
+    assert not {line.category for line in only.bom} & site
+    assert complete.capex_usd - only.capex_usd == pytest.approx(1_440_000)
+    # site switches draw power: 16 × 747 + 8 × 500 + 8 × 150 = 17,152 W
+    assert complete.it_power_kw - only.it_power_kw == pytest.approx(17.152)
+    for line in complete.bom:
+        if line.category in site:
+            assert line.price_source and line.price_date  # each line sourced, estimates marked
+            assert line.price_is_estimate
+
+
+def test_nvl72_site_lines_per_rack_and_per_scalable_unit(default_catalog):
+    """8 GB200 NVL72 racks = 144 trays = 1 SU of the GB200 RA [O3]: 2 out-of-band SN2201 per rack in the
+    rack price (16 lines at $0, [14]), 4 storage/in-band Ethernet switches and 2 CDUs per SU (estimates),
+    one installation per rack; 9 racks = 162 trays = 2 SUs: 8 switches, 4 CDUs."""
+    for racks, sus in ((8, 1), (9, 2)):
+        cost = design_cost(_scenario(), default_catalog, "gb200-nvl72", "cx7-ndr", 4, "qm9700", 1.0, racks)
+        parts = _by_part(cost)
+        assert parts["oob-mgmt-nvl72"] == 2 * racks
+        assert parts["storage-inband-nvl72"] == 4 * sus
+        assert parts["cdu-nvl72"] == 2 * sus
+        assert parts["install-nvl72"] == racks
+        oob = [x for x in cost.bom if x.part == "oob-mgmt-nvl72"]
+        assert oob[0].extended_usd == 0 and oob[0].included
+
+
+# ------------------------------------------------------------------------------ NIC configurations
+
+
+def test_uncabled_onboard_nics_are_a_bom_line(default_catalog):
+    """GB300 NVL72 with 1 of the 4 on-tray ConnectX-8 cabled: 3 per tray × 18 trays × 2 racks = 108 NICs
+    shown as "3 × … per tray, included, not cabled" at $0 (their price is in the rack's)."""
+    cost = design_cost(_scenario(), default_catalog, "gb300-nvl72", "cx8-xdr", 1, "q3400", 1.0, 2)
+    lines = [x for x in cost.bom if x.part.endswith("/uncabled")]
+    assert len(lines) == 1
+    assert lines[0].quantity == 3 * 18 * 2
+    assert lines[0].extended_usd == 0 and lines[0].included
+    assert "3 × " in lines[0].description and "per tray, included, not cabled" in lines[0].description
+    # HGX NICs are cards: 2 cabled leaves 6 slots empty, nothing paid for, no line
+    hgx = design_cost(_scenario(), default_catalog, "hgx-h100", "cx7-ndr", 2, "qm9700", 1.0, 4)
+    assert not [x for x in hgx.bom if x.part.endswith("/uncabled")]
+
+
+def _rails(scenario, catalog) -> dict:
+    out: dict = {}
+    for a in architectures(scenario, catalog):
+        out.setdefault(a.platform, set()).add(a.rails_per_node)
+    return out
+
+
+def test_design_space_holds_reference_configurations_unless_opened(default_catalog):
+    """Default: 8 NICs per HGX/DGX node, 4 per NVL72 tray (the reference, [O4]); `any` opens every listed
+    configuration; a list opens the named ones; a pinned rail count is a request; constraints.rails_per_node
+    only filters."""
+    rails = _rails(_scenario(), default_catalog)
+    assert rails["hgx-h100"] == {8} and rails["gb300-nvl72"] == {4} and rails["dgx-b200"] == {8}
+    opened = _rails(_scenario(constraints={"nic_configurations": "any"}), default_catalog)
+    assert opened["hgx-h100"] == {1, 2, 4, 8} and opened["gb300-nvl72"] == {1, 2, 4}
+    one = _rails(_scenario(constraints={"nic_configurations": ["gb300-nvl72-1x"]}), default_catalog)
+    assert one["gb300-nvl72"] == {1, 4} and one["hgx-h100"] == {8}
+    pinned = _rails(_scenario(pin={"platform": "hgx-b200", "rails_per_node": 2}), default_catalog)
+    assert pinned == {"hgx-b200": {2}}
+    filtered = _rails(_scenario(constraints={"rails_per_node": [2, 4]}), default_catalog)
+    assert set(filtered) == {"gb200-nvl72", "gb300-nvl72"}  # HGX offers 2 or 4 only on request
+
+
+def test_rail_only_only_when_named():
+    """Default families: the deployed ones (fat tree: the SuperPOD RAs; multi-plane: DeepSeek [F1]);
+    rail-only only when constraints.fabrics or pin.fabric names it."""
+    assert allowed_families(_scenario()) == ["fat-tree", "multi-plane"]
+    assert allowed_families(_scenario(constraints={"fabrics": ["rail-only", "fat-tree"]})) == ["rail-only", "fat-tree"]
+    assert allowed_families(_scenario(pin={"fabric": "rail-only"})) == ["rail-only"]
+
+
+def test_rail_only_design_carries_its_caveat_in_json(default_catalog):
+    """A rail-only design (asked for) reports the caveat in its JSON and in `caveats`."""
+    doc = copy.deepcopy(BASE)
+    doc["constraints"] = {"platforms": ["gb200-nvl72"], "fabrics": ["rail-only"]}
+    result = solver.solve(solver.load_scenario(doc), default_catalog, top_k=1)
+    assert result.designs, result.explanation
+    d = result.designs[0]
+    assert d.architecture.fabric == "rail-only"
+    assert any("rail-only fabric" in c for c in d.caveats)
+    out = d.to_dict()
+    assert out["caveats"] == d.caveats and "network_load" in out
+    assert out["fabric"]["nic_configuration"]["id"] == "gb200-nvl72-4x"
+
+
+# ------------------------------------------------------------ the optimiser still equals enumeration
+
+
+@pytest.mark.parametrize("configs", [None, "any"], ids=["reference", "any"])
+def test_k_best_equal_enumeration_with_reference_or_any_nic_configuration(configs, default_catalog):
+    """HGX and DGX H100, 1 or 8 rails allowed: the reference space keeps 8 only; `any` adds the 1-rail
+    configurations (the DGX one with 7 uncabled on-board NICs per node as a $0 line). Complete capex
+    (site lines summed per point in the model) and the bound pruning agree with the enumeration to the cent."""
+    doc = copy.deepcopy(BASE)
+    doc["constraints"] = {"platforms": ["hgx-h100", "dgx-h100"], "rails_per_node": [1, 8]}
+    if configs:
+        doc["constraints"]["nic_configurations"] = configs
+    doc["parallelism"] = dict(tp=[1, 2, 4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2])
+    ls = solver.load_scenario(doc)
+    expected = oracle.best_distinct(oracle.enumerate_designs(ls.scenario, default_catalog), 4)
+    got = solver.solve(ls, default_catalog, top_k=4)
+    assert [d.identity for d in got.designs] == [d.identity for d in expected]
+    assert [round(d.objective_usd, 2) for d in got.designs] == [round(d.objective_usd, 2) for d in expected]
+    rails = {d.architecture.rails_per_node for d in expected}
+    assert rails == ({8} if configs is None else rails) and (configs is None or 1 in rails)
+    for d in got.designs:
+        assert {"storage", "management", "installation"} <= {x.category for x in d.cost.bom}
