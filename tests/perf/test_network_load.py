@@ -47,7 +47,11 @@ def test_moe_bound_is_the_most_loaded_moe_run():
     loads = []
     for path in (mr.CALIBRATION_CSV, mr.HELDOUT_CSV):
         for run in mr.runs(path):
-            loads.append((network_load(mr.predict(run.row)), run.row["name"]))
+            try:
+                perf = mr.predict(run.row)
+            except AssertionError:  # a published layout this model cannot place (moe_runs says which)
+                continue
+            loads.append((network_load(perf), run.row["name"]))
     load, name = max(loads)
     assert "GPT-OSS-120B" in name and "H100" in name
     assert MEASURED["moe"].load <= load < MEASURED["moe"].load + 0.01  # 1.742 rounded down to 1.74
