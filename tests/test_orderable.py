@@ -168,3 +168,45 @@ def test_k_best_equal_enumeration_with_reference_or_any_nic_configuration(config
     assert rails == ({8} if configs is None else rails) and (configs is None or 1 in rails)
     for d in got.designs:
         assert {"storage", "management", "installation"} <= {x.category for x in d.cost.bom}
+
+
+# ------------------------------------------------------------------------------------ the workbook
+
+
+def _summary_row(ws, label: str) -> int:
+    for row in range(1, ws.max_row + 1):
+        if ws.cell(row=row, column=1).value == label:
+            return row
+    raise AssertionError(f"no Summary row {label!r}")
+
+
+def test_summary_says_what_capex_includes_and_leaves_out(default_catalog, tmp_path):
+    """The Summary sheet lists the network load, the caveats, and what capex includes and leaves out; a
+    rail-only design (asked for) shows its caveat there and in the Performance sheet."""
+    from openpyxl import load_workbook
+
+    from solver.reports.excel import write_workbook
+
+    doc = copy.deepcopy(BASE)
+    doc["constraints"] = {"platforms": ["gb200-nvl72"], "fabrics": ["rail-only"]}
+    ls = solver.load_scenario(doc)
+    result = solver.solve(ls, default_catalog, top_k=1)
+    path = write_workbook(result, ls, default_catalog, tmp_path / "b.xlsx")
+    wb = load_workbook(path)
+    ws = wb["Summary"]
+    includes = ws.cell(row=_summary_row(ws, "Capex includes"), column=2).value
+    leaves = ws.cell(row=_summary_row(ws, "Capex leaves out"), column=2).value
+    for part in ("compute units", "storage fabric switches", "in-band and out-of-band management switches",
+                 "liquid-cooling plant", "installation"):
+        assert part in includes
+    assert "the storage system itself" in leaves and "storage fabric" not in leaves
+    assert "rail-only fabric" in ws.cell(row=_summary_row(ws, "Caveats before ordering"), column=2).value
+    load = ws.cell(row=_summary_row(ws, "Network load (scale-out busy ÷ compute)"), column=2).value
+    assert load.startswith(f"{result.designs[0].network_load['value']:.2f}")
+    perf_text = " ".join(str(c.value) for row in wb["Performance"].iter_rows() for c in row if c.value)
+    assert "rail-only fabric" in perf_text
+    # compute_fabric_only: the site categories move to "leaves out"
+    only = solver.load_scenario({**doc, "capex_scope": "compute_fabric_only"})
+    result = solver.solve(only, default_catalog, top_k=1)
+    ws = load_workbook(write_workbook(result, only, default_catalog, tmp_path / "c.xlsx"))["Summary"]
+    assert "storage fabric switches" in ws.cell(row=_summary_row(ws, "Capex leaves out"), column=2).value
