@@ -31,19 +31,18 @@ CATEGORY_NOTES = {
     "cooling": "liquid-cooling plant (coolant distribution units) for liquid-cooled racks",
     "installation": "installation: rack and stack, cabling, burn-in",
 }
-LEFT_OUT = ("the storage system itself (servers, flash)", "buildings, power and cooling distribution outside the "
-            "liquid loop", "software licences and support (add them as extra_costs)")
+SHORT = {"compute": "compute", "spares": "spares", "nic": "NICs", "switch": "fabric switches", "link": "cables and optics",
+         "rack": "racks", "storage": "storage fabric", "management": "management networks", "cooling": "cooling plant",
+         "installation": "installation", "extra": "extra_costs", "contingency": "contingency"}
+LEFT_OUT = ("storage system", "buildings and power distribution", "software and support")
 
 
 def capex_scope_text(categories: set[str]) -> tuple[str, str]:
     """(what capex includes, what it leaves out) for a bill of materials with these categories (the
     Summary sheet says both, SPEC §5.2)."""
-    named = {"compute": "compute units", "spares": "spares", "nic": "scale-out NICs", "switch": "compute-fabric switches",
-             "link": "cables and optics", "rack": "racks", "extra": "the scenario's extra_costs",
-             "contingency": "contingency", **{c: CATEGORY_NOTES[c].split(" (")[0] for c in SITE_CATEGORIES}}
-    includes = [named[c] for c in named if c in categories]
-    missing = [CATEGORY_NOTES[c].split(" (")[0] for c in SITE_CATEGORIES if c not in categories]
-    return "; ".join(includes), "; ".join(missing + list(LEFT_OUT))
+    includes = [SHORT[c] for c in SHORT if c in categories]
+    missing = [SHORT[c] for c in SITE_CATEGORIES if c not in categories]
+    return ", ".join(includes), ", ".join(missing + list(LEFT_OUT))
 
 
 def configurations(catalog: Catalog, platform_id: str) -> list[NicConfiguration]:

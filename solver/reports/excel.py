@@ -95,7 +95,7 @@ BOM_FIRST_ROW = BOM_HEADER_ROW + 1
 BOM_DESCRIPTION_WIDTH = 45
 BOM_LABEL_COL = 3  # the labels of the totals under the lines (values under Quantity and Extended)
 # Order of the category subtotals and chart series; a category not listed here is appended.
-CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack")
+CATEGORIES = ("compute", "spares", "nic", "switch", "link", "rack", "storage", "management", "cooling", "installation")
 NETWORK = ("nic", "switch", "link")  # the network share of capex
 ADJUSTMENT = "contingency − discount"
 NETWORK_ROW = "Network (NICs, switches, links)"
@@ -572,7 +572,8 @@ def _stacked_chart(ws, title: str, rows: list[int], head: int, n: int) -> BarCha
 
 # One colour per category, the same in every chart (an unknown category gets a grey).
 CATEGORY_COLOURS = {"compute": "4472C4", "spares": "A5A5A5", "nic": "ED7D31", "switch": "70AD47", "link": "FFC000",
-                    "rack": "7F6084", ADJUSTMENT: "9DC3E6"}
+                    "rack": "7F6084", "storage": "264478", "management": "9E480E", "cooling": "43682B",
+                    "installation": "997300", ADJUSTMENT: "9DC3E6"}
 
 
 def category_colour(category: str) -> str:

@@ -279,9 +279,11 @@ def test_charts_show_all_of_capex_and_the_network_without_compute(book, solved):
         return ws[ref.split("!")[1].replace("$", "")].value
 
     everything, beyond = ([label(r) for r in refs] for refs in series[:2])
-    assert everything == ["compute", "spares", "nic", "switch", "link", "rack", "contingency − discount"]
+    # issue 24: complete capex adds the site categories after the racks (HGX H100: no cooling plant)
+    site = ["storage", "management", "installation"]
+    assert everything == ["compute", "spares", "nic", "switch", "link", "rack", *site, "contingency − discount"]
     # without compute and spares ($134.5M of $182.0M in design 1) the network's $28.8M is drawn at a visible scale
-    assert beyond == ["nic", "switch", "link", "rack"]
+    assert beyond == ["nic", "switch", "link", "rack", *site]
     d = js["designs"][0]
     network = sum(x["extended_usd"] for x in d["bom"] if x["category"] in ("nic", "switch", "link"))
     # Design 1 under physics v2: 512 + ⌈0.05·512⌉ = 538 HGX H100 nodes, 8 rails of 400G Ethernet
@@ -481,7 +483,9 @@ def test_totals_equal_json_to_the_cent(recalculated, solved):
         # compute line: quantity · $250,000 (the override's round price)
         assert ws["F5"].value == ws["D5"].value * UNIT_PRICE
     # Each design's stacked pieces add up to capex (adjustment = contingency − discount).
-    pieces = ("compute", "spares", "nic", "switch", "link", "rack", "contingency − discount")
+    # (issue 24: the site categories storage, management and installation are pieces too)
+    pieces = ("compute", "spares", "nic", "switch", "link", "rack", "storage", "management", "installation",
+              "contingency − discount")
     for i, design in enumerate(js["designs"], start=1):
         stacked = sum(s.cell(row=row_of(s, 1, p), column=1 + i).value for p in pieces)
         assert abs(stacked - design["capex_usd"]) < 0.01
