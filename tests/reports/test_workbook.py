@@ -401,7 +401,7 @@ def test_performance_sheet_margins_windows_and_coverage(book, solved):
         assert row[2] == pytest.approx(design["margins"]["compute_slowdown"], rel=1e-12)
         assert row[3] == pytest.approx(design["margins"]["bandwidth_derate"], rel=1e-12)
         assert row[4:4 + k] == pytest.approx([design["traffic"][c]["window_s"] for c in CLASS_NAMES])
-        assert row[4 + k] == ("; ".join(design["uncalibrated"]) or "none")
+        assert row[4 + k] == ("; ".join(design["uncalibrated"] + design["caveats"]) or "none")
 
 
 # ----------------------------------------------------------------------------------- atomic write
