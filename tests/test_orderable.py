@@ -209,3 +209,27 @@ def test_summary_says_what_capex_includes_and_leaves_out(default_catalog, tmp_pa
     result = solver.solve(only, default_catalog, top_k=1)
     ws = load_workbook(write_workbook(result, only, default_catalog, tmp_path / "c.xlsx"))["Summary"]
     assert "storage fabric" in ws.cell(row=_summary_row(ws, "Capex leaves out"), column=2).value
+
+
+# ----------------------------------------------------------------------------------- the terminal
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_caveat_and_network_load_on_a_terminal(columns, tmp_path):
+    """A rail-only request on a real pseudo-terminal of 80 and 120 columns: the caveat and #1's network
+    load are printed (wrapped by the terminal, words whole), as the JSON the same run wrote says."""
+    import json
+
+    import yaml
+    from test_planner_cli import run_in_pty
+
+    doc = copy.deepcopy(BASE)
+    doc["constraints"] = {"platforms": ["gb200-nvl72"], "fabrics": ["rail-only"]}
+    doc["top_k"] = 1
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    screen = run_in_pty(["solve", "s.yaml", "--json", "r.json", "--no-xlsx"], columns, tmp_path)
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    flat = " ".join(screen.split())
+    assert "⚠ #1 caveat: rail-only fabric: no public deployment" in flat
+    assert f"#1 network load {data['designs'][0]['network_load']['value']:.2f}" in flat
+    assert data["designs"][0]["caveats"][0].startswith("rail-only fabric")
