@@ -233,3 +233,20 @@ def test_caveat_and_network_load_on_a_terminal(columns, tmp_path):
     assert "⚠ #1 caveat: rail-only fabric: no public deployment" in flat
     assert f"#1 network load {data['designs'][0]['network_load']['value']:.2f}" in flat
     assert data["designs"][0]["caveats"][0].startswith("rail-only fabric")
+
+
+def test_bound_pruning_counts_the_site_lines(default_catalog):
+    """The bound of a point (every fabric and rack count at zero) includes the site lines: 128 DGX H100
+    (NICs in the unit price) = 128 × $375,000 + $1,440,000 (site lines, as above) = $49,440,000."""
+    from solver.design_space import build_design_space
+    from solver.optimize.data import model_data
+    from solver.optimize.ranking import _lower_bound_usd
+
+    sc = _scenario(constraints={"platforms": ["dgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"]})
+    data = model_data(build_design_space(sc, default_catalog))
+    a = next(i for i, ad in enumerate(data.archs) if ad.arch.platform == "dgx-h100")
+    assert _lower_bound_usd(data, a, 128, 0, 128) == pytest.approx(128 * 375_000 + 1_440_000)
+    only = _scenario(capex_scope="compute_fabric_only",
+                     constraints={"platforms": ["dgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"]})
+    data = model_data(build_design_space(only, default_catalog))
+    assert _lower_bound_usd(data, a, 128, 0, 128) == pytest.approx(128 * 375_000)
