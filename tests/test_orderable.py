@@ -250,3 +250,18 @@ def test_bound_pruning_counts_the_site_lines(default_catalog):
                      constraints={"platforms": ["dgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"]})
     data = model_data(build_design_space(only, default_catalog))
     assert _lower_bound_usd(data, a, 128, 0, 128) == pytest.approx(128 * 375_000)
+
+
+def test_unknown_nic_configuration_is_a_located_input_error(tmp_path, capsys):
+    import yaml
+
+    from solver import cli
+
+    doc = copy.deepcopy(BASE)
+    doc["constraints"] = {"nic_configurations": ["gb300-nvl72-1x", "gb300-1x"]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    assert cli.main(["validate", str(path)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "constraints.nic_configurations[1]: no nic_configuration with this id in the catalog" in err
+    assert "(got 'gb300-1x')" in err and "Traceback" not in err
