@@ -358,7 +358,22 @@ def catalog_tables(cat: Catalog) -> list[Table]:
         d = f.link_distance_m
         racks.caption = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
                              f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
-    return [gpus, platforms, network, links, racks]
+    return [gpus, platforms, network, links, racks, *orderable_tables(cat)]
+
+
+def orderable_tables(cat: Catalog) -> list[Table]:
+    """The NIC configurations and site lines (issue 24), when the catalog has them."""
+    out = []
+    if cat.nic_configurations:
+        out.append(_table("NIC configurations (reference = in the design space by default)",
+                          ("id", "platform", "cabled", "installed", "included", "reference"), [
+            (c.id, c.platform, str(c.nics_per_node), str(c.installed_per_node), "yes" if c.included else "no",
+             "yes" if c.reference else "no") for c in cat.nic_configurations]))
+    if cat.site_lines:
+        out.append(_table("site lines (capex_scope: complete)", ("id", "category", "per", "count", "price", "date"), [
+            (x.id, x.category, x.per + (f" of {x.nodes_per_scalable_unit} nodes" if x.nodes_per_scalable_unit else ""),
+             str(x.per_count), "in the unit" if x.included else _price(x), x.price_date) for x in cat.site_lines]))
+    return out
 
 
 # --------------------------------------------------------------------------------- sweeps
