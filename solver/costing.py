@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import costing_facility as orderable
 from .errors import CatalogCannotBuild
 from .fabrics import FabricSize, FabricSpec, family
 from .fabrics.breakout import port_mode
@@ -35,6 +36,8 @@ from .fabrics.links import facility_of, link_for, link_parts
 from .inputs.inventory import owned_kind
 from .inputs.schema import TIERS, Catalog, ExtraCost, Facility, Link, Nic, Platform, Rack, Scenario, Switch
 from .integers import ceil_int, floor_int
+
+site_count = orderable.site_count
 
 HOURS_PER_YEAR = 8_760.0
 MODULE_ENDS = ("switch", "far")
@@ -126,6 +129,9 @@ class Parts:
     compute_rack: Rack | None
     network_rack: Rack
     extras: tuple[ExtraCost, ...] = ()
+    nic_config: Any = None  # the NicConfiguration bought (costing_facility.py); None = catalog lists none
+    nic_label: str = ""  # the NIC's name (for the uncabled-NIC line when the platform includes them)
+    site: tuple = ()  # the site lines (storage, management, cooling, installation) of the platform
 
     @property
     def hardware_fraction(self) -> float:
@@ -139,11 +145,12 @@ def hardware_fraction(extras) -> float:
 
 
 def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int,
-              extras: tuple[ExtraCost, ...] = ()) -> Parts:
+              extras: tuple[ExtraCost, ...] = (), capex_scope: str = "complete") -> Parts:
     """The parts of one architecture; raises CatalogCannotBuild when no node–leaf link reaches or a
     rack is missing (higher tiers without a link option are left out: those tier counts cannot be built).
     The links are the options made for the switch's port split at the NIC's speed (`breakout`);
-    `extras` are the scenario's extra cost rules."""
+    `extras` are the scenario's extra cost rules; the NIC configuration and site lines come from the
+    catalog (costing_facility.py), the site lines only with capex_scope `complete`."""
     facility = facility_of(catalog)
     split = breakout_of(switch, nic)
     links = {}
@@ -156,7 +163,9 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
     compute_rack = rack_of(catalog, facility.compute_rack)
     return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
-                 network_rack=rack_of(catalog, facility.network_rack), extras=tuple(extras))
+                 network_rack=rack_of(catalog, facility.network_rack), extras=tuple(extras),
+                 nic_config=orderable.config_for(catalog, platform.id, rails), nic_label=nic.name,
+                 site=orderable.site_lines_for(catalog, platform.id, capex_scope))
 
 
 # ----------------------------------------------------------------------------------- quantities
@@ -176,6 +185,7 @@ class Quantities:
     modules: dict[tuple[str, str], Any] = field(default_factory=dict)
     compute_racks: Any = 0
     network_racks: Any = 0
+    site: dict[str, Any] | None = None  # site line id → count (the model's per-point sums); None = closed form
 
 
 # ----------------------------------------------------------------------------------- the table
@@ -199,6 +209,7 @@ class Line:
     priced: Any  # the catalog entry with price_source, price_date, price_is_estimate
     stock: str = ""
     owned_from: tuple[str, int, int] | None = None
+    included: bool = False  # paid for in the unit price: shown at $0 in the bill of materials
 
     @property
     def key(self) -> str:
@@ -281,6 +292,11 @@ def _extras(parts: Parts, q: Quantities) -> list[Line]:
     return lines
 
 
+def _lines_of(make: Callable[[Any, Any], list[dict]]) -> Callable[[Parts, Quantities], list[Line]]:
+    """A category function of costing_facility.py (which returns each line's fields) as Lines."""
+    return lambda parts, q: [Line(**kw) for kw in make(parts, q)]
+
+
 # The bill-of-materials categories, in report order: (name, what it holds, its lines).
 CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ...] = (
     ("compute", "compute units (nodes, or whole NVLink-domain racks) and spares", _compute),
@@ -288,10 +304,13 @@ CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ..
     ("switch", "leaf / spine / core switches", _switches),
     ("link", "cables and the modules at both ends, per fabric tier", _links),
     ("rack", "compute and network racks", _racks),
+    ("nic", "paid-for on-board NICs left uncabled ($0: in the unit price)", _lines_of(orderable.uncabled_nic_lines)),
+    *((name, orderable.CATEGORY_NOTES[name], _lines_of(orderable.site_category_lines(name)))
+      for name in orderable.SITE_CATEGORIES),
     ("extra", "cost lines by rule: storage, front-end network, installation (per node or GPU), support "
               "(fraction of the hardware)", _extras),
 )
-CATEGORY_ORDER = ("compute", "spares", "nic", "switch", "link", "rack", "extra", "contingency")
+CATEGORY_ORDER = ("compute", "spares", "nic", "switch", "link", "rack", *orderable.SITE_CATEGORIES, "extra", "contingency")
 BOM_CATEGORIES = CATEGORY_ORDER[:-1]  # the categories of priced lines (no contingency): every report's vocabulary
 
 
@@ -304,8 +323,9 @@ def bom_lines(parts: Parts, q: Quantities) -> list[Line]:
 
 
 def price_category(category: str) -> str:
-    """The price-factor category of a BOM category (spares are priced like compute)."""
-    return "compute" if category == "spares" else category
+    """The price-factor category of a BOM category (spares are priced like compute; site lines as
+    costing_facility.SITE_PRICE_CATEGORY says)."""
+    return "compute" if category == "spares" else orderable.SITE_PRICE_CATEGORY.get(category, category)
 
 
 @dataclass
@@ -408,18 +428,21 @@ class BomLine:
     price_date: str
     price_is_estimate: bool
     owned: bool = False  # reused from the scenario's inventory: no capex, still powered
+    included: bool = False  # paid for in the unit price (uncabled on-board NICs, in-rack switches): $0
 
     def to_dict(self) -> dict:
         out = asdict(self)
-        if not self.owned:
-            out.pop("owned")
+        for flag in ("owned", "included"):
+            if not out[flag]:
+                out.pop(flag)
         return out
 
 
 def _bom_line(line: Line, quantity: int) -> BomLine:
     p = line.priced
     return BomLine(line.category, line.part, line.description, quantity, line.unit_price_usd,
-                   quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate)
+                   quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate,
+                   included=line.included)
 
 
 def _owned_line(line: Line, quantity: int) -> BomLine:
@@ -444,7 +467,7 @@ def _split_owned(lines: list[Line], owned: dict[str, int]) -> list[BomLine]:
 
 def fraction_lines(parts: Parts, lines: list[BomLine]) -> list[BomLine]:
     """One line per fraction-of-hardware rule: fraction · Σ extended of the hardware lines bought."""
-    hardware = sum(line.extended_usd for line in lines if line.category != "extra")
+    hardware = sum(line.extended_usd for line in lines if price_category(line.category) != "extra")
     return [BomLine("extra", e.name, f"{e.name}: {e.fraction_of_hardware:.1%} of the hardware lines"
                     + (f" ({e.description})" if e.description else ""), 1, e.fraction_of_hardware * hardware,
                     e.fraction_of_hardware * hardware, 0.0, e.price_source, e.price_date, e.price_is_estimate)
@@ -462,10 +485,10 @@ def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float =
                       owned: dict[str, int] | None = None) -> list[BomLine]:
     """The table evaluated for integer quantities, each line split into its owned and bought shares:
     a line is dropped when its quantity is 0 or when it is both free and powerless (passive copper
-    modules; an owned part is kept), so power stays a sum of lines; then one line per
+    modules; an owned or included part is kept), so power stays a sum of lines; then one line per
     fraction-of-hardware rule, then the contingency line."""
     lines = _split_owned(bom_lines(parts, q), owned or {})
-    lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0 or x.owned)]
+    lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0 or x.owned or x.included)]
     lines += fraction_lines(parts, lines)
     if contingency_fraction > 0:
         lines.append(contingency_line(lines, contingency_fraction))
@@ -682,7 +705,7 @@ def design_cost(
     fabric = family(fabric_family).size(nodes, spec, tiers)
     if fabric is None:
         return None
-    parts = parts_for(catalog, platform, nic, switch, rails_per_node, tuple(scenario.extra_costs))
+    parts = parts_for(catalog, platform, nic, switch, rails_per_node, tuple(scenario.extra_costs), scenario.capex_scope)
     missing = [t for t, n in fabric.links.items() if n > 0 and t not in parts.links]
     if missing:  # re-raise the reason the tier's link option is missing
         link_for(catalog, switch, missing[0], breakout_of(switch, nic))

@@ -18,9 +18,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from .costing import compute_units, design_cost, fabric_spec, total_nodes
+from .costing_facility import allowed_rails
 from .deadline import NO_LIMIT, Deadline
 from .errors import CatalogCannotBuild
-from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
+from .fabrics import DEFAULT_FAMILIES, DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
 from .fabrics.breakout import serves
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.crossing import cross_plane_share, pod_crossing
@@ -222,7 +223,7 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
             if (pin.nic and nic_id != pin.nic) or (allow_nic and nic_id not in allow_nic) or nic_id not in nics:
                 continue
             nic = nics[nic_id]
-            for rails in plat.scaleout_nics_per_node:
+            for rails in allowed_rails(scenario, cat, plat):  # reference NIC configurations unless opened
                 if (pin.rails_per_node and rails != pin.rails_per_node) or (allow_rails and rails not in allow_rails):
                     continue
                 for sw in cat.switches:
@@ -239,10 +240,11 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
 
 
 def allowed_families(scenario: Scenario) -> list[str]:
-    """pin.fabric, else constraints.fabrics, else every family (fabrics/__init__.py)."""
+    """pin.fabric, else constraints.fabrics, else the deployed families (DEFAULT_FAMILIES: rail-only has
+    no public deployment and is built only when named, SPEC §5.2)."""
     if scenario.pin.fabric is not None:
         return [scenario.pin.fabric]
-    return as_list(scenario.constraints.fabrics) or list(FAMILIES)
+    return as_list(scenario.constraints.fabrics) or [f for f in FAMILIES if f in DEFAULT_FAMILIES]
 
 
 def above_pod_ratios(scenario: Scenario) -> list[float]:

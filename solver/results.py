@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .costing import CostedDesign, design_cost
+from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
+from .fabrics import caveat
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
 from .perf.layout import Layout
+from .perf.network_load import load_flag, load_report
 from .perf.step import Performance, margins, meets_target, performance
 from .perf.traffic import overlap_for
 
@@ -40,6 +43,9 @@ class Design:
     bandwidth_derate: float = 0.0
     margins: dict = field(default_factory=dict)  # slack_fraction, compute_slowdown, bandwidth_derate it survives
     uncalibrated: list = field(default_factory=list)  # regimes no calibration row covers (perf.coverage)
+    network_load: dict = field(default_factory=dict)  # perf.network_load.load_report
+    caveats: list = field(default_factory=list)  # what a buyer must know before ordering it (orderability)
+    nic_configuration: dict = field(default_factory=dict)  # {"id", "reference", "source"} (empty: none listed)
 
     @property
     def tiers(self) -> int:
@@ -123,12 +129,16 @@ class Design:
             "train_days": self.train_days,
             "margins": self.margins,
             "uncalibrated": list(self.uncalibrated),
+            "network_load": self.network_load,
+            "caveats": list(self.caveats),
             "binding_constraints": self.binding,
         }
         cost = self.cost.to_dict()
         out["fabric"] = cost["fabric"]
         # the architecture's ratio: the step time applies it even when the cluster fits one switch layer
         out["fabric"]["oversubscription"] = self.architecture.oversubscription
+        if self.nic_configuration:
+            out["fabric"]["nic_configuration"] = self.nic_configuration
         out["bom"] = cost["bom"]
         if "inventory" in cost:  # owned hardware: what the design reuses and what sits idle, with its value
             out["inventory"] = cost["inventory"]
@@ -157,8 +167,30 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate)
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
+    design.network_load = load_report(perf, scenario.workload.model.moe is not None)
+    config = config_for(catalog, arch.platform, arch.rails_per_node)
+    if config is not None:
+        design.nic_configuration = {"id": config.id, "reference": config.reference, "source": config.source}
+    design.caveats = orderability_caveats(design)
     design.binding = binding_constraints(design, scenario)
     return design
+
+
+def orderability_caveats(design: Design) -> list[str]:
+    """What a buyer must know before ordering the design (SPEC §5.2): a fabric family nobody has deployed, a
+    NIC configuration that is not the vendor's reference, a network load beyond every measured run."""
+    out = []
+    family_caveat = caveat(design.architecture.fabric)
+    if family_caveat:
+        out.append(family_caveat)
+    config = design.nic_configuration
+    if config and not config["reference"]:
+        out.append(f"NIC configuration {config['id']} ({design.architecture.rails_per_node} scale-out NICs per node) is "
+                   "not the reference configuration (one NIC per GPU): built on request only")
+    flag = load_flag(design.network_load)
+    if flag:
+        out.append(flag)
+    return out
 
 
 def within_caps(design: Design, con: Constraints, pin: Pin) -> bool:

@@ -49,7 +49,8 @@ def tiny_scenario(**changes) -> dict:
         "workload": {"model": {"layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "attention_heads": 4,
                                "vocab_size": 1024, "seq_len": 256}, "global_batch_size": 8},
         "target": {"step_time_s": 1.0},
-        "constraints": {"platforms": ["hgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"], "rails_per_node": [1]},
+        "constraints": {"platforms": ["hgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"], "rails_per_node": [1],
+                        "nic_configurations": "any"},  # 1 NIC per 8 GPUs: not a reference configuration (issue 24)
         "parallelism": {"tp": 1, "cp": 1, "pp": 1, "vp": 1, "microbatch_size": 1},
         "top_k": 1,
     }
@@ -301,11 +302,12 @@ def test_fastest_design_within_caps_equals_enumeration(space, default_catalog):
     docs = {
         "b200-nvl72-capped": dict(
             name="exact-b200", workload=dict(model=gpt3_6_7b, global_batch_size=1024), target=dict(step_time_s=3.0),
-            constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], max_gpus=512, rails_per_node=[1, 4]),
+            constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], max_gpus=512, nic_configurations="any", rails_per_node=[1, 4]),
             parallelism=dict(tp=[2, 4, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1)),
         "a100-h200-power": dict(
-            name="exact-a100", workload=dict(model=gpt3_6_7b, global_batch_size=512), target=dict(step_time_s=6.0),
-            constraints=dict(platforms=["dgx-a100", "hgx-h200"], rails_per_node=[2, 4], oversubscription=[1, 2],
+            name="exact-a100", capex_scope="compute_fabric_only",  # the 53.5 kW cap was worked out without site lines
+            workload=dict(model=gpt3_6_7b, global_batch_size=512), target=dict(step_time_s=6.0),
+            constraints=dict(platforms=["dgx-a100", "hgx-h200"], nic_configurations="any", rails_per_node=[2, 4], oversubscription=[1, 2],
                              facility_power_kw=53.5),
             parallelism=dict(tp=[4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2])),
     }

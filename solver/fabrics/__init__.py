@@ -8,6 +8,19 @@ from .rail_only import RailOnly
 
 FAMILIES: dict[str, FabricFamily] = {family.name: family for family in (FatTree(), MultiPlane(), RailOnly())}
 DEFAULT_FAMILY = "fat-tree"
+# Families with a public deployment, in the design space by default (SPEC §5.2): the rail-optimised fat
+# tree (NVIDIA DGX SuperPOD reference architectures) and the multi-plane fat tree (DeepSeek's Fire-Flyer 2
+# and V3 clusters, docs/sources.md [F1][F2]); rail-only (Wang et al.) has none and is built only when named.
+DEFAULT_FAMILIES = ("fat-tree", "multi-plane")
+CAVEATS = {
+    "rail-only": "rail-only fabric: no public deployment keeps no spine (NVIDIA's references, Meta, Alibaba HPN "
+                 "and DeepSeek all do); the model prices no failure of a rail switch, which stops every job on it",
+}
+
+
+def caveat(name: str) -> str | None:
+    """The caveat reported with every design on a non-reference family (None for the deployed ones)."""
+    return CAVEATS.get(name)
 
 
 def family(name: str) -> FabricFamily:
@@ -25,5 +38,5 @@ def same_network_as(name: str, spec: FabricSpec) -> list[str]:
     return out
 
 
-__all__ = ["DEFAULT_FAMILY", "FAMILIES", "LINK_TIERS", "SWITCH_ROLES", "FabricConstants", "FabricFamily",
+__all__ = ["CAVEATS", "DEFAULT_FAMILIES", "DEFAULT_FAMILY", "FAMILIES", "caveat", "LINK_TIERS", "SWITCH_ROLES", "FabricConstants", "FabricFamily",
            "FabricSize", "FabricSpec", "family", "same_network_as"]

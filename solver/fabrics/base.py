@@ -108,6 +108,18 @@ class FabricConstants:
     spine_down: int = 0
     spine_up: int = 0
     nics_per_node: int = 0  # node–leaf links per node (= rails per node)
+    # 1 tier only: the rail groups one switch may take (0 = rails) over how many planes (0 = planes); rail-only
+    # packs several rails into one switch where its ports allow (R rails of one plane each → R groups of 1 plane)
+    one_tier_rails: int = 0
+    one_tier_planes: int = 0
+
+    @property
+    def rails1(self) -> int:
+        return self.one_tier_rails or self.rails
+
+    @property
+    def planes1(self) -> int:
+        return self.one_tier_planes or self.planes
 
 
 class FabricFamily(Protocol):

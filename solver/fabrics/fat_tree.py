@@ -234,7 +234,7 @@ def _times(factor: int, expr: Any) -> Any:
 
 
 def _one_tier_switches(m: Any, a: int) -> Any:
-    r = m.fab[a].rails
+    r = m.fab[a].rails1
     return sum(-(-r // q) * m.rail_groups[a, q] for q in range(1, r + 1)) if (a, 1) in m.tier else 0
 
 
@@ -258,7 +258,7 @@ def add_variables(m: Any, archs: list[int]) -> None:
     def leaf_bound(a: int, tiers: int) -> int:
         return -(-min(fab[a].cap[tiers], m.node_bound[a]) // max(1, fab[a].node_group * fab[a].k_down))
 
-    m.Q = [(a, q) for a in archs if 1 in used[a] for q in range(1, fab[a].rails + 1)]
+    m.Q = [(a, q) for a in archs if 1 in used[a] for q in range(1, fab[a].rails1 + 1)]
     m.rail_groups = pyo.Var(m.Q, domain=pyo.Binary)
     m.leaves2 = pyo.Var(archs, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, leaf_bound(a, 2)))
     m.leaves3 = pyo.Var(archs, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, leaf_bound(a, 3)))
@@ -277,9 +277,9 @@ def add_one_tier_ports(m: Any, archs: list[int]) -> None:
 
     fab = m.fab
     A1 = [a for a in archs if (a, 1) in m.tier]
-    m.one_tier_groups = pyo.Constraint(A1, rule=lambda _, a: sum(m.rail_groups[a, q] for q in range(1, fab[a].rails + 1)) == m.tier[a, 1])
+    m.one_tier_groups = pyo.Constraint(A1, rule=lambda _, a: sum(m.rail_groups[a, q] for q in range(1, fab[a].rails1 + 1)) == m.tier[a, 1])
     m.one_tier_ports = pyo.Constraint(A1, rule=lambda _, a: m.tier_nodes[a, 1] <= sum(
-        fab[a].node_group * (fab[a].k // q) * m.rail_groups[a, q] for q in range(1, fab[a].rails + 1)))
+        fab[a].node_group * (fab[a].k // q) * m.rail_groups[a, q] for q in range(1, fab[a].rails1 + 1)))
 
 
 def add_two_tier_ports(m: Any, archs: list[int]) -> None:
@@ -329,7 +329,7 @@ def add_tree_rows(m: Any, archs: list[int]) -> None:
 def tree_switches(m: Any, a: int) -> dict[str, Any]:
     """Leaf, spine and core switch counts of architecture a as expressions (P planes)."""
     f = m.fab[a]
-    return {"leaf": _times(f.planes, _one_tier_switches(m, a) + f.rails * (m.leaves2[a] + m.leaves3[a])),
+    return {"leaf": _times(f.planes1, _one_tier_switches(m, a)) + _times(f.planes, f.rails * (m.leaves2[a] + m.leaves3[a])),
             "spine": _times(f.planes, _spines2(m, a) + f.k_up * m.pods[a]),
             "core": _times(f.planes, f.k_up * _cores_per_plane(m, a))}
 

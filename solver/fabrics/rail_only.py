@@ -9,7 +9,7 @@ multi-plane fat tree of another name):
 
 | tiers | one rail holds | switches |
 |---|---|---|
-| 1 | domains ≤ k | R (one per rail) |
+| 1 | domains ≤ k | ⌈R / ⌊k / domains⌋⌉ (a switch serves several whole rails where its ports allow) |
 | 2 | domains ≤ k·k_down | R·(leaves + spines) of a one-rail fat tree of `domains` endpoints |
 
 On 8-GPU servers (one node per domain) the rails are the multi-plane fabric's planes (`twin`); on
@@ -47,15 +47,22 @@ class RailOnly:
         """Every rail sized for ⌈nodes / nodes_per_domain⌉ domains (a partial domain still takes a
         port on every rail); the node–leaf links are the NICs present, rails · nodes."""
         domains = -(-nodes // spec.nodes_per_domain)
-        size = fat_tree.size_tree(NAME, domains, 1, spec.radix, spec.oversubscription, tiers,
-                                  planes=self.planes(spec), max_tiers=self.max_tiers)
+        rails = self.planes(spec)
+        size = None
+        if tiers in (None, 1):  # one tier: whole rails share a switch, like the fat tree's rail groups
+            one = fat_tree.size_tree(NAME, domains, rails, spec.radix, spec.oversubscription, 1, max_tiers=1)
+            size = replace(one, planes=rails) if one is not None else None
+        if size is None and tiers != 1:
+            size = fat_tree.size_tree(NAME, domains, 1, spec.radix, spec.oversubscription, tiers,
+                                      planes=rails, min_tiers=2, max_tiers=self.max_tiers)
         if size is None:
             return None
         return replace(size, links={**size.links, "node_leaf": nodes * spec.rails}, endpoints=nodes * spec.rails)
 
     def constants(self, spec: FabricSpec) -> FabricConstants:
-        return fat_tree.tree_constants(spec, rails=1, planes=self.planes(spec), node_group=spec.nodes_per_domain,
-                                       min_tiers=self.min_tiers, max_tiers=self.max_tiers)
+        const = fat_tree.tree_constants(spec, rails=1, planes=self.planes(spec), node_group=spec.nodes_per_domain,
+                                        min_tiers=self.min_tiers, max_tiers=self.max_tiers)
+        return replace(const, one_tier_rails=self.planes(spec), one_tier_planes=1)
 
     def planes(self, spec: FabricSpec) -> int:
         """R = rails·nodes_per_domain: one rail per NIC position of the NVLink domain."""

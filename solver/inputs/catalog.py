@@ -16,7 +16,7 @@ from .schema import Catalog, Facility
 from .stacks import ANY_GPU
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
-CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "stacks")
+CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "stacks", "nic_configurations", "site_lines")
 
 
 def default_catalog_path() -> Path:
@@ -164,6 +164,22 @@ def _stack_gpus(cat: Catalog) -> list[tuple[str, tuple, str]]:
     """(stack id, location under the stack, GPU id) of every GPU a stack profile names (`any` left out)."""
     return [(stack.id, ("gpus", i, "gpus", j), gpu) for stack in cat.stacks for i, entry in enumerate(stack.gpus)
             for j, gpu in enumerate(entry.gpus) if gpu != ANY_GPU]
+def _check_orderable(cat: Catalog, report) -> None:
+    """NIC configurations name a platform and one of its rail counts, once each; site lines name platforms."""
+    platforms, seen = cat.by_id("platforms"), set()
+    for c in cat.nic_configurations:
+        plat = platforms.get(c.platform)
+        if plat is None:
+            report("nic_configurations", c.id, ("platform",), f"no platform with this id in the catalog (known: {', '.join(sorted(platforms))})", c.platform)
+        elif c.nics_per_node not in plat.scaleout_nics_per_node:
+            report("nic_configurations", c.id, ("nics_per_node",), f"{plat.id} takes {plat.scaleout_nics_per_node} scale-out NICs per node", c.nics_per_node)
+        elif (c.platform, c.nics_per_node) in seen:
+            report("nic_configurations", c.id, ("nics_per_node",), f"a second configuration of {plat.id} with this NIC count", c.nics_per_node)
+        seen.add((c.platform, c.nics_per_node))
+    for s in cat.site_lines:
+        for i, ident in enumerate(s.platforms):
+            if ident not in platforms:
+                report("site_lines", s.id, ("platforms", i), f"no platform with this id in the catalog (known: {', '.join(sorted(platforms))})", ident)
 
 
 def _check_catalog_references(cat: Catalog) -> None:
@@ -186,6 +202,7 @@ def _check_catalog_references(cat: Catalog) -> None:
         if gpu not in gpus:
             report("stacks", stack_id, subloc,
                    f"no GPU with this id in the catalog (known: {', '.join(sorted(gpus)) or 'none'}; or '{ANY_GPU}')", gpu)
+    _check_orderable(cat, report)
     for role in ("compute_rack", "network_rack"):
         rack = getattr(cat.facility, role)
         if cat.platforms and rack not in racks:

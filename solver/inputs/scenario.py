@@ -55,6 +55,11 @@ def check_against_catalog(ls: LoadedScenario, c: Catalog) -> None:
             if ident not in items:
                 loc = ("constraints", kind) + ((i,) if isinstance(getattr(sc.constraints, kind), list) else ())
                 doc.problems.append(doc.problem(loc, _unknown(kind, ident, items), ident))
+    configs = c.by_id("nic_configurations")
+    opened = sc.constraints.nic_configurations
+    for i, ident in enumerate(opened if isinstance(opened, list) else []):
+        if ident not in configs:
+            doc.problems.append(doc.problem(("constraints", "nic_configurations", i), _unknown("nic_configurations", ident, configs), ident))
     pin = sc.pin
     for key, kind in (("platform", "platforms"), ("nic", "nics"), ("switch", "switches")):
         ident = getattr(pin, key)

@@ -9,30 +9,20 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from .nic_configs import CapexScope, NicConfigChoice, NicConfiguration, SiteLine
+from .schema_base import Date, Identifier, PosInt, Strict
 from .stacks import DEFAULT_STACK, Stack
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
-PosInt = Annotated[int, Field(ge=1)]
-Identifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
-Date = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}){0,2}$")]
 
 PRECISIONS = ("bf16", "fp8")
 TIERS = ("node_leaf", "leaf_spine", "spine_core")
 FABRIC_FAMILIES = ("fat-tree", "multi-plane", "rail-only")  # the registry of solver/fabrics (tested equal)
 FabricFamilyName = Literal["fat-tree", "multi-plane", "rail-only"]
-
-
-class Strict(BaseModel):
-    """Base: unknown keys are errors; NaN and infinity are rejected everywhere; validated inputs
-    are frozen (a changed copy is made with `model_copy(update=...)`); a field's docstring is its
-    description."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, frozen=True,
-                              use_attribute_docstrings=True)
 
 
 class Priced(Strict):
@@ -315,6 +305,10 @@ class Catalog(Strict):
     switches: list[Switch] = []
     links: list[Link] = []
     racks: list[Rack] = []
+    nic_configurations: list[NicConfiguration] = []
+    """The NIC configurations each platform is sold with (inputs/nic_configs.py; SPEC §5.2)."""
+    site_lines: list[SiteLine] = []
+    """Storage, management, cooling-plant and installation lines by reference architecture (SPEC §5.2)."""
     facility: Facility | None = None
     stacks: list[Stack] = []
     """Software-stack profiles (SPEC §4.8, solver/inputs/stacks.py); `workload.stack` names one."""
@@ -594,7 +588,11 @@ class Constraints(Strict):
     """Allowed down:up ratios of the tier above the pods (the spine's uplinks in 3-tier fabrics;
     Llama 3's 1:7 is 7). Designs of 1 or 2 tiers have no such tier. Null = [1]."""
     fabrics: FabricFamilyName | list[FabricFamilyName] | None = None
-    """Allowed fabric families: fat-tree, multi-plane, rail-only. Null = all of them."""
+    """Allowed fabric families: fat-tree, multi-plane, rail-only. Null = the deployed ones (fat-tree,
+    multi-plane); rail-only only when named here (SPEC §5.2)."""
+    nic_configurations: NicConfigChoice = None
+    """NIC configurations (catalog nic_configurations) besides the reference ones: `any`, or a list of
+    configuration ids. Null = reference configurations only."""
     spare_nodes_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Spare compute units bought and cabled, as a fraction of the job's units."""
     contingency_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
@@ -857,6 +855,9 @@ class Scenario(Strict):
     owned parts at no capex (they still draw power) and buys only the difference."""
     extra_costs: list[ExtraCost] = []
     """Cost lines by rule (storage, front-end network, support, installation): the BOM's `extra` category."""
+    capex_scope: CapexScope = "complete"
+    """`complete`: capex includes the catalog's site lines (storage fabric, management networks, cooling
+    plant, installation); `compute_fabric_only`: leaves them out, for comparisons with earlier answers."""
     plan: Plan | None = None
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
 

@@ -65,7 +65,8 @@ def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData
     plat = cat.by_id("platforms")[a.platform]
     nic = cat.by_id("nics")[a.nic]
     sw = cat.by_id("switches")[a.switch]
-    parts = costing.parts_for(cat, plat, nic, sw, a.rails_per_node, tuple(space.scenario.extra_costs))
+    parts = costing.parts_for(cat, plat, nic, sw, a.rails_per_node, tuple(space.scenario.extra_costs),
+                              space.scenario.capex_scope)
     rack = costing.rack_of(cat, facility_of(cat).compute_rack)
     upr = costing.units_per_rack(plat, rack)
     if upr < 1:

@@ -319,7 +319,24 @@ def quantities(m: Any, a: int) -> costing.Quantities:
         units=m.units[a], spare_units=m.spare_units[a], nodes=m.nodes[a], switches=m.switches[a],
         links={tier: n for tier, n in m.links[a].items() if tier in LINK_TIERS},
         modules={(tier, end): m.modules[a, tier, end] for (b, tier, end) in m.MOD if b == a},
-        compute_racks=m.compute_racks[a], network_racks=m.network_racks[a])
+        compute_racks=m.compute_racks[a], network_racks=m.network_racks[a], site=site_counts(m, a))
+
+
+def site_counts(m: Any, a: int) -> dict[str, Any]:
+    """site[a,line] = Σ_{s,j} site_count(line, units_sj + spares_sj, nodes_sj)·w[s,j,a]: the site lines
+    (storage, management, cooling, installation; costing_facility.py) of the chosen point, exact (the
+    counts are step functions of the point's nodes, one binary per point)."""
+    ad = m.data.archs[a]
+    out: dict[str, Any] = {line.id: 0 for line in ad.parts.site}
+    if not out:
+        return out
+    for (i, j, b), (dom, spares, nodes, _) in m.point.items():
+        if b != a:
+            continue
+        units = ad.units_per_domain * dom + spares
+        for line in ad.parts.site:
+            out[line.id] += costing.site_count(line, units, nodes) * m.w[i, j, a]
+    return out
 
 
 def add_needs(m: Any) -> None:

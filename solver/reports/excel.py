@@ -36,6 +36,7 @@ from openpyxl.chart.series import SeriesLabel
 from openpyxl.worksheet.pagebreak import Break
 
 from ..costing import BOM_CATEGORIES, HOURS_PER_YEAR
+from ..costing_facility import capex_scope_text
 from ..inputs import LoadedScenario, provenance
 from ..inputs.schema import Catalog, Scenario
 from ..perf import moe
@@ -389,9 +390,9 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu",
+    "racks", "capex", "energy", "tco", "per_gpu", "network_load", "caveats", "capex_includes", "capex_leaves_out",
 )
-WRAPPED_KEYS = ("architecture", "layout", "nic")
+WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "capex_includes", "capex_leaves_out")
 
 
 def design_name(design) -> str:
@@ -439,7 +440,20 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
          Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
         ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
+        *orderable_rows(design),
     ]
+
+
+def orderable_rows(design) -> list:
+    """Network load, caveats, and what capex includes and leaves out (SPEC §5.2), as Summary rows."""
+    load = design.network_load
+    load_text = (f"{load['value']:.2f} (measured up to {load['measured_max']:.2f})"
+                 + (" BEYOND the measured range" if load["beyond_measured"] else "")) if load else ""
+    includes, leaves_out = capex_scope_text({line.category for line in design.cost.bom})
+    return [("network_load", "Network load (scale-out busy ÷ compute)", load_text, None),
+            ("caveats", "Caveats before ordering", "; ".join(design.caveats) or "none", None),
+            ("capex_includes", "Capex includes", includes, None),
+            ("capex_leaves_out", "Capex leaves out", leaves_out, None)]
 
 
 def _summary_row_numbers() -> dict:
@@ -480,7 +494,7 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws.column_dimensions["A"].width = 30
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
-    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True)  # fit the two charts side by side
+    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=2)  # charts side by side; 2 pages
     _capex_by_category(ws, result, bom_cells, row_of)
 
 
@@ -558,7 +572,8 @@ def _stacked_chart(ws, title: str, rows: list[int], head: int, n: int) -> BarCha
 
 # One colour per category, the same in every chart (an unknown category gets a grey).
 CATEGORY_COLOURS = {"compute": "4472C4", "spares": "A5A5A5", "nic": "ED7D31", "switch": "70AD47", "link": "FFC000",
-                    "rack": "7F6084", ADJUSTMENT: "9DC3E6"}
+                    "rack": "7F6084", "storage": "264478", "management": "9E480E", "cooling": "43682B",
+                    "installation": "997300", ADJUSTMENT: "9DC3E6"}
 
 
 def category_colour(category: str) -> str:
@@ -665,7 +680,7 @@ def write_margins_table(ws, row: int, designs) -> None:
     each class's overlap window, and the regimes no calibration row covers (perf.coverage)."""
     put(ws, row - 1, 1, "Margins, overlap windows and calibration coverage").font = BOLD
     _header(ws, row, ["Design", "Slack to target", "Compute slowdown survived", "Bandwidth derate survived"]
-            + [f"{k.upper()} window (s)" for k in CLASS_NAMES] + ["Uncalibrated regimes"])
+            + [f"{k.upper()} window (s)" for k in CLASS_NAMES] + ["Uncalibrated regimes and caveats"])
     for i, d in enumerate(designs):
         r = row + 1 + i
         put(ws, r, 1, design_name(d))
@@ -674,7 +689,8 @@ def write_margins_table(ws, row: int, designs) -> None:
             put(ws, r, 2 + j, m.get(key, 0.0), PERCENT)
         for j, k in enumerate(CLASS_NAMES):
             put(ws, r, 5 + j, d.perf.traffic[k].window_s, SECONDS)
-        put(ws, r, 5 + len(CLASS_NAMES), "; ".join(d.uncalibrated) if d.uncalibrated else "none")
+        flags = list(d.uncalibrated) + list(d.caveats)
+        put(ws, r, 5 + len(CLASS_NAMES), "; ".join(flags) if flags else "none")
         wrap(ws, r, 5 + len(CLASS_NAMES), 12)  # long text wraps in its column instead of widening the page
 
 

@@ -127,7 +127,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
         return _usd(d.cost.tco_usd if which == "TCO" else d.cost.capex_usd)
 
     cols = [
-        Column("#", [str(d.rank) + (" [yellow]⚠[/]" if d.uncalibrated else "") for d in ds]),
+        Column("#", [str(d.rank) + (" [yellow]⚠[/]" if d.uncalibrated or d.caveats else "") for d in ds]),
         Column("architecture", [safe(d.label) for d in ds], number=False, min_width=14),
         Column("GPUs", [f"{d.cost.gpus:,}" for d in ds]),
         Column("step s", [_step(d) for d in ds]),
@@ -168,6 +168,26 @@ def print_uncalibrated(designs: list[Design], console: Console) -> None:
     for d in designs:
         for text in d.uncalibrated:
             console.print(f"  [yellow]⚠ #{d.rank} uncalibrated[/]: {safe(text)}")
+    print_caveats(designs, console)
+
+
+def network_load_text(d: Design) -> str:
+    """"network load 0.10 (most loaded measured dense run 0.15: Fire-Flyer 2 …)" (perf/network_load.py)."""
+    n = d.network_load
+    if not n:
+        return ""
+    beyond = ": beyond the measured range" if n["beyond_measured"] else ""
+    return (f"network load {n['value']:.2f} (scale-out busy ÷ compute; most loaded measured {n['kind']} run "
+            f"{n['measured_max']:.2f}, {n['measured_run']}){beyond}")
+
+
+def print_caveats(designs: list[Design], console: Console) -> None:
+    """What a buyer must know before ordering (SPEC §5.2): each design's caveats, and #1's network load."""
+    for d in designs:
+        if d.rank <= 1 and d.network_load:
+            console.print(f"  #{d.rank} {safe(network_load_text(d))}")
+        for text in d.caveats:
+            console.print(f"  [yellow]⚠ #{d.rank} caveat[/]: {safe(text)}")
 
 
 def print_solve(result: SolveResult, console: Console, wide: bool = False) -> None:
@@ -196,7 +216,7 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
 def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
     """The best design of each scenario side by side: one column per scenario, one row per figure."""
     rows = ["architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
-            "facility kW", "racks", "capex", "TCO", "capex per GPU"]
+            "facility kW", "racks", "capex", "TCO", "capex per GPU", "network load", "caveats"]
     t = Table(title="best design per scenario", title_justify="left")
     t.add_column("", justify="left", no_wrap=True)
     for r, f in zip(results, files):
@@ -219,7 +239,10 @@ def _compare_cells(d: Design) -> dict[str, str]:
             "train days": "" if d.train_days is None else f"{d.train_days:,.1f}", "MFU": f"{d.perf.mfu:.1%}",
             "facility kW": f"{d.cost.facility_power_kw:,.0f}", "racks": f"{d.cost.racks:,}",
             "capex": _usd(d.cost.capex_usd), "TCO": _usd(d.cost.tco_usd),
-            "capex per GPU": _usd(d.cost.capex_usd / max(1, d.cost.gpus))}
+            "capex per GPU": _usd(d.cost.capex_usd / max(1, d.cost.gpus)),
+            "network load": f"{d.network_load['value']:.2f}" + (" ⚠" if d.network_load["beyond_measured"] else "")
+            if d.network_load else "",
+            "caveats": safe("; ".join(d.caveats)) if d.caveats else "none"}
 
 
 def print_design(design: Design, console: Console, wide: bool = False) -> None:
@@ -335,7 +358,22 @@ def catalog_tables(cat: Catalog) -> list[Table]:
         d = f.link_distance_m
         racks.caption = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
                              f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
-    return [gpus, platforms, network, links, racks]
+    return [gpus, platforms, network, links, racks, *orderable_tables(cat)]
+
+
+def orderable_tables(cat: Catalog) -> list[Table]:
+    """The NIC configurations and site lines (issue 24), when the catalog has them."""
+    out = []
+    if cat.nic_configurations:
+        out.append(_table("NIC configurations (reference = in the design space by default)",
+                          ("id", "platform", "cabled", "installed", "included", "reference"), [
+            (c.id, c.platform, str(c.nics_per_node), str(c.installed_per_node), "yes" if c.included else "no",
+             "yes" if c.reference else "no") for c in cat.nic_configurations]))
+    if cat.site_lines:
+        out.append(_table("site lines (capex_scope: complete)", ("id", "category", "per", "count", "price", "date"), [
+            (x.id, x.category, x.per + (f" of {x.nodes_per_scalable_unit} nodes" if x.nodes_per_scalable_unit else ""),
+             str(x.per_count), "in the unit" if x.included else _price(x), x.price_date) for x in cat.site_lines]))
+    return out
 
 
 # --------------------------------------------------------------------------------- sweeps
@@ -381,6 +419,9 @@ def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> T
 
 def print_report(report: dict, console, wide: bool = False) -> None:
     console.print(sweep_table(report, console.width, wide))
+    for r in report["points"]:
+        for text in r.get("caveats") or []:
+            console.print(f"  [yellow]⚠ {safe(point_label(r))} caveat[/]: {safe(text)}")
     for s in report["switch_points"]:
         console.print(f"switch point at {safe(', '.join(f'{k}={v}' for k, v in s['labels'].items()))}: "
                       f"{safe(s['from'])} → [bold]{safe(s['to'])}[/]")

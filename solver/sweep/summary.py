@@ -40,6 +40,8 @@ def point_summary(design: dict, scenario: dict) -> dict:
         "model_flops_per_step": model_flops,
         "capex_usd_per_pflop_s": design["capex_usd"] / (model_flops / step_s / 1e15),
         "tco_usd_per_million_tokens": design["tco_usd"] / (tokens_per_s * years * SECONDS_PER_YEAR / 1e6),
+        "network_load": design.get("network_load", {}).get("value"),
+        "caveats": list(design.get("caveats", [])),
         "design": design,
     }
 

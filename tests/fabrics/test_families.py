@@ -192,9 +192,10 @@ def test_rail_only_has_no_spine_above_the_rails():
     assert RO.size(186_624 + 18, s) is None
     assert RO.pod_nodes(s) == 0
     # 20 nodes (a partial second domain, e.g. spares bought per tray): every rail takes ⌈20/18⌉ = 2
-    # endpoints → 72 one-switch rails; node–leaf links are the NICs present, 20·4 = 80.
+    # endpoints; a switch serves ⌊144/2⌋ = 72 whole rails (issue 24), so the 72 rails share ⌈72/72⌉ = 1 switch
+    # (was one switch per rail, 72, at 1.4 % port use); node–leaf links are the NICs present, 20·4 = 80.
     partial = RO.size(20, s)
-    assert (partial.tiers, partial.total_switches, partial.links["node_leaf"], partial.endpoints) == (1, 72, 80, 80)
+    assert (partial.tiers, partial.total_switches, partial.links["node_leaf"], partial.endpoints) == (1, 1, 80, 80)
 
 
 def test_rail_only_on_one_node_domains_is_the_multi_plane_fabric():
@@ -265,7 +266,10 @@ def test_rail_only_is_one_rail_fat_trees_of_racks(racks, rails, k):
     if rail is None or rail.tiers == 3:
         assert size is None
         return
-    assert size.switches == {r: 18 * rails * n for r, n in rail.switches.items()}
+    if rail.tiers == 1:  # issue 24: one switch serves ⌊k/racks⌋ whole rails of the R = 18·rails
+        assert size.switches == {"leaf": -(-18 * rails // (k // racks)), "spine": 0, "core": 0}
+    else:
+        assert size.switches == {r: 18 * rails * n for r, n in rail.switches.items()}
     assert size.links == {t: 18 * rails * n for t, n in rail.links.items()}
 
 
@@ -305,7 +309,8 @@ def test_multi_plane_bill_beats_the_fat_tree_on_striping():
 
 def test_rail_only_bill_on_nvl72_racks():
     # 2 NVL72-class racks (36 trays × 4 NICs, NICs included in the rack), 144-port switches:
-    # rail-only = 72 rails of 2 endpoints, one switch each: 72 switches; node_leaf 36·4 = 144 links,
+    # rail-only = 72 rails of 2 endpoints; a switch serves ⌊144/2⌋ = 72 whole rails (issue 24; was one
+    # switch per rail, 72): ⌈72/72⌉ = 1 switch; node_leaf 36·4 = 144 links,
     # ⌈144/2⌉ = 72 switch-end modules and 144 NIC-end modules; no switch-to-switch links. The fat
     # tree puts all q = min(4, ⌊144/36⌋) = 4 rail groups on one switch.
     from builders import make_catalog, make_scenario
@@ -314,7 +319,7 @@ def test_rail_only_bill_on_nvl72_racks():
 
     args = (make_scenario(), make_catalog(), "nvl72-t", "xdr-nic", 4, "xdr-144", 1)
     ro = design_cost(*args, domains=2, fabric_family="rail-only")
-    assert _fabric_lines(ro) == {("leaf switch", "xdr-144"): 72, ("node_leaf cable", "xdr-nl-opt"): 144,
+    assert _fabric_lines(ro) == {("leaf switch", "xdr-144"): 1, ("node_leaf cable", "xdr-nl-opt"): 144,
                                  ("node_leaf switch-end module (2 link/module)", "xdr-nl-opt"): 72,
                                  ("node_leaf far-end module (1 link/module)", "xdr-nl-opt"): 144}
     assert design_cost(*args, domains=2).fabric.total_switches == 1

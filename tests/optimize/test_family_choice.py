@@ -45,10 +45,10 @@ def space(target_s: float, parallelism: dict | None = None, **constraints) -> di
 
 SPACES = {
     # 8-GPU servers, 2 or 8 rails, small and large switches, 1:1 or 3:1 above the pods, every family.
-    "hgx": space(0.1, platforms=["hgx-t"], nics=["ndr-nic"], switches=["ndr-8", "ndr-64"], rails_per_node=[2, 8],
+    "hgx": space(0.1, fabrics=["fat-tree", "multi-plane", "rail-only"], platforms=["hgx-t"], nics=["ndr-nic"], switches=["ndr-8", "ndr-64"], rails_per_node=[2, 8],
                  above_pod_oversubscription=[1, 3]),
     # 72-GPU racks: rail-only (72 rails per rack) against the fat tree and multi-plane.
-    "nvl72": space(0.05, platforms=["nvl72-t"], switches=["xdr-12", "xdr-144"]),
+    "nvl72": space(0.05, fabrics=["fat-tree", "multi-plane", "rail-only"], platforms=["nvl72-t"], switches=["xdr-12", "xdr-144"]),
     # every 3-tier design 3:1 above the pods (1 left out of the list), pipelines that cross pods.
     # (0.25 s since the physics v2 merge: at 0.2 s only 3 distinct designs remain under the v2 step model.)
     "pods": space(0.25, dict(tp=[1, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1), platforms=["hgx-t"],

@@ -25,7 +25,7 @@ SPACES = {
     # flat all-to-all, so a cross-node ep group pays for every copy it sends.
     "b200-nvl72-flat": dict(
         name="moe-exact-flat", workload=dict(model=QWEN3_30B, global_batch_size=256, precision="fp8"),
-        target=dict(step_time_s=2.5), constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], rails_per_node=[1, 4],
+        target=dict(step_time_s=2.5), constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], nic_configurations="any", rails_per_node=[1, 4],
                                                        max_gpus=256),
         parallelism=dict(tp=1, cp=1, pp=[1, 2], vp=1, microbatch_size=1, ep=[8, 16, 32])),
     # H100 and B200 nodes, hierarchical dispatch with batch overlap (the window pieces and the SM cost), and
@@ -34,7 +34,7 @@ SPACES = {
         name="moe-exact-overlap",
         workload=dict(model=QWEN3_30B, global_batch_size=128, precision="bf16",
                       expert_dispatch=dict(dispatcher="hierarchical", overlap="batch_overlap")),
-        target=dict(step_time_s=4.0), constraints=dict(platforms=["hgx-h100", "hgx-b200"], rails_per_node=[2, 8],
+        target=dict(step_time_s=4.0), constraints=dict(platforms=["hgx-h100", "hgx-b200"], nic_configurations="any", rails_per_node=[2, 8],
                                                        max_gpus=128),
         parallelism=dict(tp=[1, 2], cp=1, pp=1, vp=1, microbatch_size=1, ep=[4, 8, 16], etp=[1, 2])),
 }

@@ -23,13 +23,13 @@ LAYOUTS = dict(tp=[2, 4, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1)
 
 # "What does $20M buy?": Blackwell 8-GPU nodes against NVL72 racks, 1 or 4 rails, no target.
 FASTEST = dict(name="fastest-20m", workload=dict(model=GPT3_6_7B, global_batch_size=1024),
-               constraints=dict(platforms=["hgx-b200", "gb200-nvl72", "hgx-h100"], rails_per_node=[1, 4],
+               constraints=dict(platforms=["hgx-b200", "gb200-nvl72", "hgx-h100"], nic_configurations="any", rails_per_node=[1, 4],
                                 budget_usd=20e6),
                parallelism=LAYOUTS, objective="fastest")
 # The same space ranked by capex at a 3 s target: best design per platform.
 CHEAPEST = dict(name="cheapest-3s", workload=dict(model=GPT3_6_7B, global_batch_size=1024),
                 target=dict(step_time_s=3.0),
-                constraints=dict(platforms=["hgx-b200", "gb200-nvl72", "hgx-h100"], rails_per_node=[1, 4],
+                constraints=dict(platforms=["hgx-b200", "gb200-nvl72", "hgx-h100"], nic_configurations="any", rails_per_node=[1, 4],
                                  max_gpus=1024),
                 parallelism=LAYOUTS)
 K = 4

@@ -160,7 +160,7 @@ GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="ge
 # target 1.3 s (0.5 s under the v1 step model): physics v2 times GPT-3 1.3B slower on few NICs, and
 # the enumeration must still offer several plans to choose from in every case below
 REAL = dict(name="plan-exact", workload=dict(model=GPT3_1_3B, global_batch_size=256), target=dict(step_time_s=1.3),
-            constraints=dict(platforms=["hgx-h100", "hgx-b200"], rails_per_node=[1], nics=["cx7-ndr"],
+            constraints=dict(platforms=["hgx-h100", "hgx-b200"], rails_per_node=[1], nic_configurations="any", nics=["cx7-ndr"],
                              switches=["ndr-8port"]),
             parallelism=dict(tp=[8], cp=1, pp=1, vp=1, microbatch_size=1))
 GROWING = [{"set": {"workload.global_batch_size": 256, "constraints.max_gpus": 96}},
@@ -177,7 +177,7 @@ EXACT = {
     "more-layouts-qm9700": (dict(plan={"periods": GROWING, "discount_rate": 0.08,
                                        "price_change_per_year": {"compute": -0.3}}),
                             dict(parallelism=dict(tp=[4, 8], cp=1, pp=1, vp=1, microbatch_size=1),
-                                 constraints=dict(platforms=["hgx-h100", "hgx-b200"], rails_per_node=[1, 8],
+                                 constraints=dict(platforms=["hgx-h100", "hgx-b200"], rails_per_node=[1, 8], nic_configurations="any",
                                                   nics=["cx7-ndr"], switches=["qm9700"]))),
 }
 

@@ -279,9 +279,11 @@ def test_charts_show_all_of_capex_and_the_network_without_compute(book, solved):
         return ws[ref.split("!")[1].replace("$", "")].value
 
     everything, beyond = ([label(r) for r in refs] for refs in series[:2])
-    assert everything == ["compute", "spares", "nic", "switch", "link", "rack", "contingency − discount"]
+    # issue 24: complete capex adds the site categories after the racks (HGX H100: no cooling plant)
+    site = ["storage", "management", "installation"]
+    assert everything == ["compute", "spares", "nic", "switch", "link", "rack", *site, "contingency − discount"]
     # without compute and spares ($134.5M of $182.0M in design 1) the network's $28.8M is drawn at a visible scale
-    assert beyond == ["nic", "switch", "link", "rack"]
+    assert beyond == ["nic", "switch", "link", "rack", *site]
     d = js["designs"][0]
     network = sum(x["extended_usd"] for x in d["bom"] if x["category"] in ("nic", "switch", "link"))
     # Design 1 under physics v2: 512 + ⌈0.05·512⌉ = 538 HGX H100 nodes, 8 rails of 400G Ethernet
@@ -399,7 +401,7 @@ def test_performance_sheet_margins_windows_and_coverage(book, solved):
         assert row[2] == pytest.approx(design["margins"]["compute_slowdown"], rel=1e-12)
         assert row[3] == pytest.approx(design["margins"]["bandwidth_derate"], rel=1e-12)
         assert row[4:4 + k] == pytest.approx([design["traffic"][c]["window_s"] for c in CLASS_NAMES])
-        assert row[4 + k] == ("; ".join(design["uncalibrated"]) or "none")
+        assert row[4 + k] == ("; ".join(design["uncalibrated"] + design["caveats"]) or "none")
 
 
 # ----------------------------------------------------------------------------------- atomic write
@@ -481,7 +483,9 @@ def test_totals_equal_json_to_the_cent(recalculated, solved):
         # compute line: quantity · $250,000 (the override's round price)
         assert ws["F5"].value == ws["D5"].value * UNIT_PRICE
     # Each design's stacked pieces add up to capex (adjustment = contingency − discount).
-    pieces = ("compute", "spares", "nic", "switch", "link", "rack", "contingency − discount")
+    # (issue 24: the site categories storage, management and installation are pieces too)
+    pieces = ("compute", "spares", "nic", "switch", "link", "rack", "storage", "management", "installation",
+              "contingency − discount")
     for i, design in enumerate(js["designs"], start=1):
         stacked = sum(s.cell(row=row_of(s, 1, p), column=1 + i).value for p in pieces)
         assert abs(stacked - design["capex_usd"]) < 0.01
@@ -615,11 +619,12 @@ def test_printed_page_count_and_orientation(printed):
     sheets = [p.sheet for p in printed]
     # Summary: the two designs on page 1, capex by category and the two charts after a page break;
     # Prices: 16 rows whose price sources wrap to 4-9 lines, about 830 pt of rows printed at about
-    # 70 %: 2 pages; each BOM: 12 lines, its totals and counts fit one page at 70 % or more, so it is
-    # fitted to one; Performance: the breakdown and its chart, then (page break) bytes and memory per
-    # GPU; Assumptions: 69 rows, about 1,400 pt at 74 % on 500 pt pages: 2 to 3 pages (the heights of
-    # wrapped rows are estimates).
-    expected = {"Summary": 2, "Prices": 2, "BOM 1": 1, "BOM 2": 1, "Performance": 2}
+    # 70 %: 2 pages; each BOM: 16 lines since issue 24 (12 + storage, in-band and out-of-band management,
+    # installation), its totals and counts no longer fit one page at 70 % or more: 2 pages; Performance:
+    # the breakdown and its chart, then (page break) bytes and memory per GPU; Assumptions: 69 rows, about
+    # 1,400 pt at 74 % on 500 pt pages: 2 to 3 pages (the heights of wrapped rows are estimates). The
+    # Summary is fitted to 2 pages tall (its 4 rows of issue 24 would push the designs onto a second page).
+    expected = {"Summary": 2, "Prices": 2, "BOM 1": 2, "BOM 2": 2, "Performance": 2}
     assert {s: sheets.count(s) for s in expected} == expected
     assert sheets.count("Assumptions") in (2, 3)
     assert len(printed) == sum(expected.values()) + sheets.count("Assumptions")

@@ -1,0 +1,136 @@
+"""The bill-of-materials lines of a design a buyer can order (SPEC §5.2), registered in the one
+category table of `costing.py`:
+
+- paid-for NICs left uncabled: on-board scale-out NICs beyond the rails, `(installed − rails) · nodes`,
+  at $0 (their price is in the unit's) and no power;
+- site lines: storage fabric, in-band and out-of-band management networks, liquid-cooling plant and
+  installation, sized from the reference architectures (catalog `site_lines`):
+
+      per scalable_unit: count = per_count · ⌈nodes / nodes_per_scalable_unit⌉
+      per unit:          count = per_count · (units + spare units)
+      per node:          count = per_count · nodes
+
+The counts are integers of a design's nodes, so the evaluator and the bound pruning call `site_count`
+directly and the optimisation model sums `site_count` over its points (one binary per point: exact).
+This module returns each line's fields; `costing.py` makes them `Line`s (no import cycle).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .inputs.nic_configs import SITE_CATEGORIES, NicConfiguration, SiteLine
+from .inputs.schema import Catalog, Platform, Scenario
+from .integers import ceil_int
+
+# the price-factor category of each site category (plan price factors; support contracts by fraction apply
+# to the hardware ones): storage and management are switches, the cooling plant is like racks
+SITE_PRICE_CATEGORY = {"storage": "switch", "management": "switch", "cooling": "rack", "installation": "extra"}
+CATEGORY_NOTES = {
+    "storage": "storage fabric switches (reference architecture, per scalable unit)",
+    "management": "in-band and out-of-band management switches (reference architecture, per scalable unit)",
+    "cooling": "liquid-cooling plant (coolant distribution units) for liquid-cooled racks",
+    "installation": "installation: rack and stack, cabling, burn-in",
+}
+SHORT = {"compute": "compute", "spares": "spares", "nic": "NICs", "switch": "fabric switches", "link": "cables and optics",
+         "rack": "racks", "storage": "storage fabric", "management": "management networks", "cooling": "cooling plant",
+         "installation": "installation", "extra": "extra_costs", "contingency": "contingency"}
+LEFT_OUT = ("storage system", "buildings and power distribution", "software and support")
+
+
+def capex_scope_text(categories: set[str]) -> tuple[str, str]:
+    """(what capex includes, what it leaves out) for a bill of materials with these categories (the
+    Summary sheet says both, SPEC §5.2)."""
+    includes = [SHORT[c] for c in SHORT if c in categories]
+    missing = [SHORT[c] for c in SITE_CATEGORIES if c not in categories]
+    return ", ".join(includes), ", ".join(missing + list(LEFT_OUT))
+
+
+def configurations(catalog: Catalog, platform_id: str) -> list[NicConfiguration]:
+    """The catalog's NIC configurations of one platform (empty: every rail count of the platform)."""
+    return [c for c in catalog.nic_configurations if c.platform == platform_id]
+
+
+def config_for(catalog: Catalog, platform_id: str, rails: int) -> NicConfiguration | None:
+    """The configuration of a platform that cables `rails` NICs per node (None when the catalog lists none)."""
+    return next((c for c in configurations(catalog, platform_id) if c.nics_per_node == rails), None)
+
+
+def allowed_rails(scenario: Scenario, catalog: Catalog, platform: Platform) -> list[int]:
+    """Rail counts of the design space for a platform: those of its reference configurations, of the
+    configurations `constraints.nic_configurations` opens (`any`, or ids), and a pinned rail count
+    (an explicit request). A platform without configurations keeps every scaleout_nics_per_node."""
+    configs = configurations(catalog, platform.id)
+    if not configs:
+        return list(platform.scaleout_nics_per_node)
+    opened = scenario.constraints.nic_configurations
+    keep = [c for c in configs if c.reference or opened == "any" or (isinstance(opened, list) and c.id in opened)
+            or c.nics_per_node == scenario.pin.rails_per_node]
+    return [r for r in platform.scaleout_nics_per_node if any(c.nics_per_node == r for c in keep)]
+
+
+def site_lines_for(catalog: Catalog, platform_id: str, scope: str) -> tuple[SiteLine, ...]:
+    """The site lines of a platform (none when scenario.capex_scope is compute_fabric_only)."""
+    if scope != "complete":
+        return ()
+    return tuple(s for s in catalog.site_lines if platform_id in s.platforms)
+
+
+def site_count(line: SiteLine, units: int, nodes: int) -> int:
+    """Items of one site line for `units` compute units (spares included) of `nodes` nodes."""
+    if line.per == "scalable_unit":
+        assert line.nodes_per_scalable_unit is not None
+        return line.per_count * ceil_int(nodes / line.nodes_per_scalable_unit)
+    return line.per_count * (units if line.per == "unit" else nodes)
+
+
+def uncabled_nic_lines(parts: Any, q: Any) -> list[dict]:
+    """Paid-for on-board NICs beyond the rails: (installed − rails) · nodes, $0, no power."""
+    config = parts.nic_config
+    if config is None or config.uncabled_per_node == 0:
+        return []
+    n = config.uncabled_per_node
+    what = f"{n} × {parts.nic_label} per {'tray' if parts.platform.unit == 'domain' else 'node'}, included, not cabled"
+    return [dict(category="nic", part=f"{config.id}/uncabled", description=what, quantity=n * q.nodes,
+                 unit_price_usd=0.0, power_w=0.0, priced=_Included(config.source), stock=f"{config.id}/uncabled",
+                 owned_from=(f"{config.id}/uncabled", 0, 1), included=True)]
+
+
+def site_category_lines(category: str):
+    """The category function of one site category: its lines for quantities q."""
+
+    def lines(parts: Any, q: Any) -> list[dict]:
+        out = []
+        for s in parts.site:
+            if s.category != category:
+                continue
+            count = q.site[s.id] if q.site is not None else site_count(s, q.units + q.spare_units, q.nodes)
+            what = f"{s.name}" + (" (in the unit price)" if s.included else "")
+            out.append(dict(category=category, part=s.id, description=what, quantity=count,
+                            unit_price_usd=s.unit_price_usd, power_w=s.power_w, priced=s, included=s.included,
+                            stock=f"{s.id}/{parts.platform.id}", owned_from=owned_from(s, parts.platform)))
+        return out
+
+    return lines
+
+
+def owned_from(line: SiteLine, platform: Platform) -> tuple[str, int, int]:
+    """Owned units of the platform bring their own site items (they were installed with their storage and
+    management networks): ⌊owned · num / den⌋ items, per scalable unit pro rata."""
+    per_unit = platform.nodes_per_domain if platform.unit == "domain" else 1
+    if line.per == "scalable_unit":
+        assert line.nodes_per_scalable_unit is not None
+        return platform.id, line.per_count * per_unit, line.nodes_per_scalable_unit
+    return platform.id, line.per_count * (per_unit if line.per == "node" else 1), 1
+
+
+class _Included:
+    """Price provenance of an item paid for in the platform's unit price."""
+
+    price_is_estimate = False
+    price_date = ""
+
+    def __init__(self, source: str) -> None:
+        self.price_source = f"included in the unit price ({source})"
+
+
+__all__ = ["SITE_CATEGORIES", "allowed_rails", "config_for", "configurations", "site_count", "site_lines_for"]
