@@ -37,8 +37,9 @@ def _by_part(cost) -> dict:
 
 @pytest.mark.parametrize("nodes", [127, 128])
 def test_h100_superpod_site_switches_match_the_reference_architecture(nodes, default_catalog):
-    """DGX SuperPOD H100 RA (RA-11333-001 V11), Table 7 "Major components of the 4 SU, 127-node DGX
-    SuperPOD": 16 storage-fabric QM9700, 8 in-band SN4600C, 8 out-of-band SN2201 (docs/sources.md [O1]).
+    """Published counts: NVIDIA DGX SuperPOD H100 RA (RA-11333-001 V11, 2023-09-22), Appendix A (p. iii),
+    Table 7 "Major components of the 4 SU, 127-node DGX SuperPOD with SLURM": Storage Fabric 16 QM9700,
+    Management Network 8 in-band SN4600C and 8 OOB SN2201 (docs/sources.md [O1]).
     127 or 128 nodes are ⌈nodes / 32⌉ = 4 SUs: 4·4 = 16, 4·2 = 8, 4·2 = 8."""
     cost = design_cost(_scenario(), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0, nodes)
     parts = _by_part(cost)
@@ -46,7 +47,8 @@ def test_h100_superpod_site_switches_match_the_reference_architecture(nodes, def
     assert parts["inband-mgmt-hgx"] == 8
     assert parts["oob-mgmt-hgx"] == 8
     assert parts["install-hgx"] == nodes  # one installation per node
-    # the compute fabric stays the RA's too (B200 RA table for 4 SU [O2]/[F11]: 32 leaf + 16 spine at 128 nodes)
+    # the compute fabric stays the RA's too (H100 RA Table 4 and Table 7's 48 compute QM9700; B200 RA
+    # table for 4 SU [O2]/[F11]: 32 leaf + 16 spine at 128 nodes)
     if nodes == 128:
         assert (cost.fabric.leaf_switches, cost.fabric.spine_switches) == (32, 16)
 
@@ -71,7 +73,8 @@ def test_site_lines_priced_and_left_out_by_scope(default_catalog):
 
 def test_nvl72_site_lines_per_rack_and_per_scalable_unit(default_catalog):
     """8 GB200 NVL72 racks = 144 trays = 1 SU of the GB200 RA [O3]: 2 out-of-band SN2201 per rack in the
-    rack price (16 lines at $0, [14]), 4 storage/in-band Ethernet switches and 2 CDUs per SU (estimates),
+    rack price (16 lines at $0, [14]), 4 storage/in-band Ethernet switches and 2 CDUs per SU (unverified
+    catalog estimates: no published count was found; this checks the per-SU rounding, not the count),
     one installation per rack; 9 racks = 162 trays = 2 SUs: 8 switches, 4 CDUs."""
     for racks, sus in ((8, 1), (9, 2)):
         cost = design_cost(_scenario(), default_catalog, "gb200-nvl72", "cx7-ndr", 4, "qm9700", 1.0, racks)
