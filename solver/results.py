@@ -12,6 +12,7 @@ from typing import Any
 
 from .costing import CostedDesign, design_cost
 from .design_space import Architecture, hardware_of
+from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_reliability
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
 from .perf.layout import Layout
@@ -40,6 +41,7 @@ class Design:
     bandwidth_derate: float = 0.0
     margins: dict = field(default_factory=dict)  # slack_fraction, compute_slowdown, bandwidth_derate it survives
     uncalibrated: list = field(default_factory=list)  # regimes no calibration row covers (perf.coverage)
+    reliability: JobReliability | None = None  # failures, checkpoints, goodput (None without failure data)
 
     @property
     def tiers(self) -> int:
@@ -77,6 +79,8 @@ class Design:
         """Days to train the scenario's train_tokens: steps·step_time / (goodput·86,400)."""
         if self.train_steps is None:
             return None
+        if self.goodput <= 0:
+            return float("inf")
         return self.train_steps * self.perf.step_time_s / (self.goodput * 86_400.0)
 
     @property
@@ -84,9 +88,16 @@ class Design:
         return self.architecture.label(self.tiers)
 
     @property
+    def effective_target_s(self) -> float:
+        """The limit on the step time: the target, times the goodput when the target applies to the effective
+        step (step ÷ goodput ≤ target ⇔ step ≤ target · goodput)."""
+        rel = self.reliability
+        return self.target_step_time_s * (rel.goodput if rel is not None and rel.in_target else 1.0)
+
+    @property
     def meets_target(self) -> bool:
-        """The step time meets the target, and still does with the margins the scenario demands."""
-        return meets_target(self.perf, self.target_step_time_s, self.compute_slowdown, self.bandwidth_derate)
+        """The step time meets the target (÷ goodput when it applies), and still does with the demanded margins."""
+        return meets_target(self.perf, self.effective_target_s, self.compute_slowdown, self.bandwidth_derate)
 
     def sort_key(self) -> tuple:
         """Cheapest first; at equal cost (to the cent) the faster design (SPEC §7). `fastest` ranks by
@@ -121,6 +132,7 @@ class Design:
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
+            **reliability_keys(self),
             "margins": self.margins,
             "uncalibrated": list(self.uncalibrated),
             "binding_constraints": self.binding,
@@ -148,17 +160,47 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     hw = hardware_of(scenario, catalog, arch.perf)
     perf = performance(scenario.workload, layout, hw, overlap_for(scenario))
     cost = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
-                       arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription)
+                       arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription,
+                       layout.gpus_per_domain_used)
     if cost is None:
         return None
     rob = scenario.robustness
+    rel = design_reliability(scenario, catalog, arch, layout, cost)
+    manual = "goodput" in scenario.target.model_fields_set or rel is None
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
-                    train_steps=scenario.train_steps(), goodput=scenario.target.goodput,
-                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate)
+                    train_steps=scenario.train_steps(), goodput=scenario.target.goodput if manual else rel.goodput,
+                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel)
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.binding = binding_constraints(design, scenario)
     return design
+
+
+def design_reliability(scenario: Scenario, catalog: Catalog, arch: Architecture, layout: Layout,
+                       cost: CostedDesign) -> JobReliability | None:
+    """Interruptions, MTBF, checkpoint interval and goodput of a sized design (solver/failures.py); None
+    when the catalog has no failure data."""
+    inputs = inputs_for(scenario, catalog)
+    if inputs is None:
+        return None
+    plat = catalog.by_id("platforms")[arch.platform]
+    job_nodes = job_nodes_of(layout.gpus, plat.gpus_per_node)
+    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.nodes)
+    in_domain = cost.domains * plat.gpus_per_domain - layout.gpus
+    return job_reliability(inputs, parts, cost.spare_units, in_domain)
+
+
+def reliability_keys(design: Design) -> dict:
+    """The design's goodput keys of the JSON (SPEC §6.2): goodput, interruptions_per_day, job_mtbf_h,
+    checkpoint_interval_min, spares, and the step time ÷ goodput."""
+    rel = design.reliability
+    if rel is None:
+        return {"goodput": design.goodput}
+    out = rel.to_dict()
+    out["goodput"] = design.goodput
+    out["computed_goodput"] = rel.goodput
+    out["effective_step_time_s"] = design.perf.step_time_s / design.goodput if design.goodput > 0 else None
+    return out
 
 
 def within_caps(design: Design, con: Constraints, pin: Pin) -> bool:
@@ -175,7 +217,7 @@ def binding_constraints(design: Design, scenario: Scenario) -> list[dict]:
     """Every requirement with its value, limit and slack; `binding` when the slack is under 5 %."""
     con = scenario.constraints
     rows = [] if design.target_step_time_s == float("inf") else [
-        _row("step_time", "step time", design.perf.step_time_s, design.target_step_time_s, "s")]
+        _row("step_time", "step time", design.perf.step_time_s, design.effective_target_s, "s")]
     rows += [
         _row("memory_fit", "memory per GPU", design.perf.memory_per_gpu_gb, design.perf.hbm_usable_gb, "GB"),
     ]

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from .reliability import CatalogReliability, ScenarioReliability
+
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
@@ -314,6 +316,8 @@ class Catalog(Strict):
     links: list[Link] = []
     racks: list[Rack] = []
     facility: Facility | None = None
+    reliability: CatalogReliability | None = None
+    """Failure rates per part kind and the checkpoint-storage default (goodput, SPEC §6.2)."""
     _provenance: Any = PrivateAttr(default=None)
     _index: dict = PrivateAttr(default_factory=dict)
 
@@ -849,6 +853,8 @@ class Scenario(Strict):
     """Cost lines by rule (storage, front-end network, support, installation): the BOM's `extra` category."""
     plan: Plan | None = None
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
+    reliability: ScenarioReliability = ScenarioReliability()
+    """Checkpoints, restarts and hot spares (goodput, SPEC §6.2)."""
 
     @field_validator("catalog", mode="before")
     @classmethod
