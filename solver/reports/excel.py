@@ -42,6 +42,7 @@ from ..inputs.schema import Catalog, Scenario
 from ..perf import moe
 from ..perf.hardware import hardware_for
 from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
+from .goodput_sheet import SUMMARY_GOODPUT_KEYS, summary_goodput_rows, write_goodput_table
 from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import the helpers from here
     BOLD,
     EXCEL_CHAR_PX,
@@ -389,7 +390,7 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu",
+    "racks", "capex", "energy", "tco", "per_gpu", *SUMMARY_GOODPUT_KEYS,
 )
 WRAPPED_KEYS = ("architecture", "layout", "nic")
 
@@ -439,6 +440,7 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
          Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
         ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
+        *summary_goodput_rows(design),
     ]
 
 
@@ -658,6 +660,7 @@ def _memory_table(ws, designs: list, row: int) -> None:
         put(ws, r, 8, p.hardware_tflops_per_gpu, NUMBER_2)
         put(ws, r, 9, p.mfu, PERCENT)
     write_margins_table(ws, row + len(designs) + 3, designs)
+    write_goodput_table(ws, row + 2 * len(designs) + 6, designs)
 
 
 def write_margins_table(ws, row: int, designs) -> None:
