@@ -29,10 +29,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import CatalogCannotBuild
-from .failures import SpareRule, spare_rule, spare_units
 from .fabrics import FabricSize, FabricSpec, family
 from .fabrics.breakout import port_mode
 from .fabrics.links import facility_of, link_for, link_parts
+from .failures import SpareRule, spare_rule, spare_units
 from .inputs.inventory import owned_kind
 from .inputs.schema import TIERS, Catalog, ExtraCost, Facility, Link, Nic, Platform, Rack, Scenario, Switch
 from .integers import ceil_int, floor_int

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field, replace
 from .costing import compute_units, design_cost, fabric_spec, total_nodes
 from .deadline import NO_LIMIT, Deadline
 from .errors import CatalogCannotBuild
-from .failures import goodput_in_target, inputs_for, job_parts, point_goodput, spare_rule
 from .fabrics import DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
 from .fabrics.breakout import serves
+from .failures import goodput_in_target, inputs_for, job_parts, point_goodput, spare_rule
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.crossing import cross_plane_share, pod_crossing
 from .perf.hardware import Hardware, alltoall_bandwidths_gbyte_s, hardware_for

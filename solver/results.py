@@ -167,8 +167,9 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     rob = scenario.robustness
     rel = design_reliability(scenario, catalog, arch, layout, cost)
     manual = "goodput" in scenario.target.model_fields_set or rel is None
+    goodput = scenario.target.goodput if manual or rel is None else rel.goodput
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
-                    train_steps=scenario.train_steps(), goodput=scenario.target.goodput if manual else rel.goodput,
+                    train_steps=scenario.train_steps(), goodput=goodput,
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel)
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)

@@ -97,7 +97,7 @@ def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
     m.d = {i: 0 for i in m.S}
     m.yj = {}  # (i, j) -> Σ_a w[i,j,a]: shape i runs with its j-th d
     # g[s,j,a]: goodput of each point when the target applies to step ÷ goodput (else 1)
-    m.goodput = {key: point_goodput(data, *key, nodes, tiers) for key, (_, _, nodes, tiers) in m.point.items()}
+    m.goodput = {(i, j, a): point_goodput(data, i, j, a, nodes, tiers) for (i, j, a), (_, _, nodes, tiers) in m.point.items()}
     m.d_good = {i: 0 for i in m.S}  # Σ g_sja·D_sj·w[s,j,a]: the target's side of the step-time rows
     for (i, j, a) in m.SJA:
         m.y[i] += m.w[i, j, a]
