@@ -229,3 +229,45 @@ def test_spares_in_every_bom_of_a_shipped_example(default_catalog, name):
         out = d.to_dict()
         for key in ("goodput", "interruptions_per_day", "job_mtbf_h", "checkpoint_interval_min", "spare_units"):
             assert key in out
+
+
+# ------------------------------------------------------------------------------ the shipped example
+
+
+def test_goodput_32k_example_changes_the_answer(default_catalog):
+    """scenarios/goodput-32k.yaml (arithmetic in its header): with the goodput in the target the #1 is the NVL72
+    racks with 2 × CX7 per tray ($1,646.7M, goodput 0.8015, 2.452 / 0.8015 = 3.059 s ≤ 3.066 s); with the manual
+    override target.goodput: 1 it is the 1-NIC design ($1,592.9M) whose 2.570 s / 0.808 = 3.18 s misses."""
+    path = REPO / "scenarios" / "goodput-32k.yaml"
+    with_goodput = solver.solve(solver.load_scenario(path), default_catalog, top_k=5)
+    best = with_goodput.designs[0]
+    assert (best.architecture.platform, best.architecture.rails_per_node) == ("gb200-nvl72", 2)
+    assert best.target_step_time_s == pytest.approx(3.066, abs=5e-4)
+    assert best.goodput == pytest.approx(0.8015, abs=0.002)
+    assert best.perf.step_time_s / best.goodput <= best.target_step_time_s
+    assert best.cost.spare_units == 1 and best.reliability.spare_gpus_in_domains == 512 * 8  # 64 of 72 used
+    assert all(d.architecture.platform == "gb200-nvl72" for d in with_goodput.designs)  # DGX B200: 3.62 s effective
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["target"]["goodput"] = 1.0
+    manual = solver.solve(solver.load_scenario(doc), default_catalog, top_k=5)
+    first = manual.designs[0]
+    assert (first.architecture.platform, first.architecture.rails_per_node) == ("gb200-nvl72", 1)
+    assert first.cost.capex_usd < best.cost.capex_usd
+    assert first.perf.step_time_s / first.reliability.goodput > first.target_step_time_s
+    dgx = [d for d in manual.designs if d.architecture.platform == "dgx-b200"]
+    assert dgx and dgx[0].cost.spare_units == 49  # 4,096 nodes: mean 34.7 failures per repair time → 49 spares
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_goodput_on_a_terminal(columns, tmp_path):
+    """The ranked table still fits the terminal; each design's goodput line is printed."""
+    from test_planner_cli import run_in_pty
+
+    screen = run_in_pty(["solve", REPO / "scenarios" / "goodput-32k.yaml", "--json", "r.json", "--no-xlsx"], columns,
+                        tmp_path)
+    table = [line for line in screen.splitlines() if line[:1] in "│┃┏┡└"]
+    assert table and all(len(line) <= columns for line in table)
+    flat = " ".join(screen.split())
+    assert "#1 goodput 80.1%, in the target" in flat and "interruptions/day" in flat and "spare" in flat

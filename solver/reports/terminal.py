@@ -115,7 +115,7 @@ def _layout(d: Design) -> str:
 def _step(d: Design) -> str:
     if d.objective == "fastest" and d.target_step_time_s == float("inf"):
         return f"{d.perf.step_time_s:.2f}"
-    return f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}"
+    return f"{d.perf.step_time_s:.2f} / {d.effective_target_s:.2f}"  # the limit: target × goodput when it applies
 
 
 def solve_columns(result: SolveResult) -> list[Column]:
