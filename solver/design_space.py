@@ -336,6 +336,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
     if prune == "dominated" and scenario.objective == "fastest":
         prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
+    if prune == "dominated" and catalog.reliability is not None and goodput_in_target(scenario):
+        prune = "points"  # the goodput in the target differs per switch: a class's first feasible d is not every one's
     archs = architectures(scenario, catalog)
     ctx = _Context(scenario, catalog, prune)
     platforms = catalog.by_id("platforms")
