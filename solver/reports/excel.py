@@ -131,9 +131,18 @@ def _write(ws, row: int, col: int, value: Any, fmt: str | None = None):
 
 def price_key(line) -> tuple:
     """Lines that buy the same part at the same unit price and power share one Prices row: a compute
-    unit and its spares, leaf and spine switches, compute and network racks of one model."""
+    unit and its spares (a spare idles: its power is the row's times `spare_power_ratio`), leaf and spine
+    switches, compute and network racks of one model."""
     group = "compute" if line.category == "spares" else line.category
-    return (group, line.part, line.unit_price_usd, line.power_w)
+    return (group, line.part, line.unit_price_usd, None if group == "compute" else line.power_w)
+
+
+def spare_power_ratio(design, line) -> float:
+    """A spares line's power per unit over its compute line's (the idle fraction; 1 for other lines)."""
+    if line.category != "spares":
+        return 1.0
+    full = next((x.power_w for x in design.cost.bom if x.category == "compute" and x.part == line.part), 0.0)
+    return line.power_w / full if full > 0 else 1.0
 
 
 _ROLE = re.compile(r"^(?:spare |[\w-]+ (?=(?:switch|rack): ))")
@@ -287,7 +296,9 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
         else:
             price_row = prices[price_key(line)]
             formula(ws, row, 5, f"={_ref(PRICES, f'$D${price_row}')}", USD_CENTS, line.unit_price_usd)
-            formula(ws, row, 7, f"={_ref(PRICES, f'$E${price_row}')}", NUMBER_2, line.power_w)
+            ratio = spare_power_ratio(design, line)
+            scaled = "" if ratio == 1.0 else f"*{ratio:.12g}"
+            formula(ws, row, 7, f"={_ref(PRICES, f'$E${price_row}')}{scaled}", NUMBER_2, line.power_w)
         formula(ws, row, 6, f"=D{row}*E{row}", USD_CENTS, line.quantity * line.unit_price_usd)
         formula(ws, row, 8, f"=D{row}*G{row}", NUMBER, line.quantity * line.power_w)
         top(ws, row, 1, len(BOM_HEADERS))

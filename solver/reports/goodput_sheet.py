@@ -32,13 +32,12 @@ _LABELS = ("Goodput (useful fraction of time)", "Job interruptions per day", "Jo
 
 
 def write_goodput_table(ws, row: int, designs) -> None:
-    """Per design: goodput, interruptions per day and by part kind, job MTBF, checkpoint write time and
-    interval, restart, spare units and the idle GPUs inside its domains, effective step time."""
+    """Per design: goodput, interruptions per day, job MTBF, checkpoint write time and interval, restart, spare
+    units and the idle GPUs inside its domains, effective step time (the JSON has the interruptions by part kind)."""
     put(ws, row - 1, 1, "Goodput: failures, checkpoints and spares (docs/model.md \"Goodput\")").font = BOLD
-    kinds = ("gpu", "software", "node", "nic", "link", "switch")
     labels = ["Design", "Goodput", "Interruptions per day", "Job MTBF (h)", "Checkpoint write (s)",
               "Checkpoint interval (min)", "Restart (min)", "Spare units", "Idle GPUs in domains",
-              "Effective step (s)"] + [f"{k} per day" for k in kinds]
+              "Effective step (s)"]
     _header(ws, row, labels, right=range(2, len(labels) + 1), height=48)
     for i, d in enumerate(designs):
         r, rel = row + 1 + i, d.reliability
@@ -52,5 +51,3 @@ def write_goodput_table(ws, row: int, designs) -> None:
                   d.perf.step_time_s / d.goodput if d.goodput > 0 else "∞")
         for j, v in enumerate(values):
             put(ws, r, 3 + j, v, NUMBER if j in (5, 6) else NUMBER_2)
-        for j, k in enumerate(kinds):
-            put(ws, r, 11 + j, rel.per_day[k], NUMBER_2)
