@@ -107,7 +107,7 @@ def goodput_in_target(scenario: Scenario) -> bool:
     """The target applies to the effective step (step ÷ goodput): a target in training days, or
     `reliability.apply_to_target`; never when `target.goodput` is given (the manual override)."""
     t = scenario.target
-    if "goodput" in t.model_fields_set:
+    if t.goodput is not None:
         return False
     return t.train_days is not None or scenario.reliability.apply_to_target
 

@@ -166,8 +166,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
         return None
     rob = scenario.robustness
     rel = design_reliability(scenario, catalog, arch, layout, cost)
-    manual = "goodput" in scenario.target.model_fields_set or rel is None
-    goodput = scenario.target.goodput if manual or rel is None else rel.goodput
+    manual = scenario.target.goodput
+    goodput = manual if manual is not None else (rel.goodput if rel is not None else 1.0)
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
                     train_steps=scenario.train_steps(), goodput=goodput,
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel)

@@ -271,3 +271,28 @@ def test_goodput_on_a_terminal(columns, tmp_path):
     assert table and all(len(line) <= columns for line in table)
     flat = " ".join(screen.split())
     assert "#1 goodput 80.1%, in the target" in flat and "interruptions/day" in flat and "spare" in flat
+
+
+def test_goodput_in_the_workbook_and_a_sweep(default_catalog):
+    """The Summary's goodput rows and the Performance sheet's goodput table carry the design's numbers; a sweep's
+    rows carry goodput, interruptions, MTBF, checkpoint interval and spares (from the same JSON)."""
+    from solver.reports.excel import build_workbook
+
+    ls = solver.load_scenario(REPO / "scenarios" / "goodput-32k.yaml")
+    result = solver.solve(ls, default_catalog, top_k=2)
+    wb = build_workbook(result, ls, default_catalog)
+    summary = {row[0].value: [c.value for c in row[1:3]] for row in wb["Summary"].iter_rows() if row[0].value}
+    d = result.designs[0]
+    assert summary["Goodput (useful fraction of time)"][0] == pytest.approx(d.goodput)
+    assert summary["Job interruptions per day"][0] == pytest.approx(d.reliability.interruptions_per_day)
+    assert summary["Job MTBF (h)"][0] == pytest.approx(d.reliability.job_mtbf_h)
+    assert summary["Checkpoint interval (min, Young/Daly)"][0] == pytest.approx(d.reliability.checkpoint_interval_min)
+    assert summary["Hot-spare units (BOM spares)"][0] == d.cost.spare_units == 1
+    perf = [c.value for row in wb["Performance"].iter_rows() for c in row if isinstance(c.value, str)]
+    assert any(text.startswith("Goodput: failures, checkpoints and spares") for text in perf)
+    report = solver.sweep(ls, default_catalog, vary=["target.train_days=33,40"])
+    rows = [p for p in report["points"] if p.get("architecture")]
+    assert len(rows) == 2
+    for p in rows:
+        assert 0.7 < p["goodput"] < 0.9 and p["interruptions_per_day"] > 10 and p["spare_units"] >= 1
+        assert p["job_mtbf_h"] > 0 and p["checkpoint_interval_min"] > 0

@@ -542,9 +542,11 @@ class Target(Strict):
     """Tokens to train on: with train_days instead of step_time_s, or alone to show each design's training days."""
     train_days: Annotated[float, Field(gt=0, le=100000.0)] | None = None
     """Days to train train_tokens in."""
-    goodput: Annotated[float, Field(gt=0, le=1)] = 1.0
-    """Fraction of wall-clock time spent on training steps (restarts, failures and checkpoints take the rest):
-    the step-time target is train_days·86,400·goodput / steps, and training days = steps·step_time / (goodput·86,400)."""
+    goodput: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Fraction of wall-clock time spent on training steps (restarts, failures and checkpoints take the rest), given
+    by hand: the step-time target is train_days·86,400·goodput / steps, and training days = steps·step_time /
+    (goodput·86,400). Null = computed per design from the catalog's failure data (docs/model.md "Goodput"), or 1
+    without it."""
 
     @model_validator(mode="after")
     def _one_way(self) -> Target:
@@ -553,7 +555,7 @@ class Target(Strict):
             raise ValueError("give either step_time_s, or train_tokens with train_days, not both")
         if self.train_days is not None and self.train_tokens is None:
             raise ValueError("train_days needs train_tokens (the tokens to train on in that time)")
-        if self.goodput != 1.0 and self.train_tokens is None:
+        if self.goodput is not None and self.goodput != 1.0 and self.train_tokens is None:
             raise ValueError("goodput needs train_tokens: it scales the training days of train_tokens")
         return self
 
@@ -891,7 +893,7 @@ class Scenario(Strict):
         steps = self.train_steps()
         if t.train_days is None or steps is None:
             return math.inf  # objective: fastest without a target (_target_or_fastest)
-        return t.train_days * 86_400.0 * t.goodput / steps
+        return t.train_days * 86_400.0 * (t.goodput if t.goodput is not None else 1.0) / steps
 
 
 def as_list(choice) -> list | None:
