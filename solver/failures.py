@@ -117,8 +117,8 @@ def job_parts(family: str, gpus, job_nodes, rails: int, fabric=None, total_nodes
 
     gpu, software: the job's GPUs; node: its nodes; nic: nodes · rails. Network, by fabric family:
     fat tree and multi-plane: the node–leaf links (nodes · rails) and the leaves serving the job's
-    nodes (leaves · job nodes / nodes); rail-only: every switch and every link, times the job's share
-    of the nodes. Without a sized fabric (`fabric` None) the switches count 0 and the links are the
+    nodes (leaves · job nodes / nodes); rail-only: its node links and every switch and switch-to-switch link,
+    times the job's share of the nodes. Without a sized fabric (`fabric` None) the switches count 0 and the links are the
     node–leaf ones: a lower bound on the rate of every switch choice (the design space's pruning).
     """
     nodes = np.asarray(job_nodes, dtype=float)
@@ -128,8 +128,9 @@ def job_parts(family: str, gpus, job_nodes, rails: int, fabric=None, total_nodes
     if fabric is None:
         return out
     share = nodes / float(total_nodes or 1)
-    if family == "rail-only":
-        out["link"] = share * float(sum(fabric.links.values()))
+    if family == "rail-only":  # its own node links, and its share of the links between switches
+        above = float(sum(n for tier, n in fabric.links.items() if tier != "node_leaf"))
+        out["link"] = nodes * rails + share * above
         out["switch"] = share * float(fabric.total_switches)
     else:
         out["switch"] = share * float(fabric.leaf_switches)
