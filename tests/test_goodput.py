@@ -296,3 +296,23 @@ def test_goodput_in_the_workbook_and_a_sweep(default_catalog):
     for p in rows:
         assert 0.7 < p["goodput"] < 0.9 and p["interruptions_per_day"] > 10 and p["spare_units"] >= 1
         assert p["job_mtbf_h"] > 0 and p["checkpoint_interval_min"] > 0
+
+
+def test_apply_to_target_and_the_manual_override(default_catalog):
+    """A step_time_s target uses the goodput only with reliability.apply_to_target; target.goodput (with
+    train_tokens) overrides the computed goodput for the target and the training days."""
+    arch = Architecture("hgx-h100", "cx7-ndr", 8, "qm9700", 1.0)
+    lay = Layout(tp=8, cp=1, pp=1, vp=1, dp=16, microbatch_size=1, gpus_per_domain_used=8)
+
+    def design(**over):
+        return make_design(_scenario(**over), default_catalog, arch, lay, 100.0)
+
+    plain, applied = design(), design(reliability={"apply_to_target": True})
+    assert not plain.reliability.in_target and plain.effective_target_s == 100.0
+    assert applied.reliability.in_target
+    assert applied.effective_target_s == pytest.approx(100.0 * applied.reliability.goodput)
+    assert plain.goodput == applied.goodput == plain.reliability.goodput < 1.0  # computed and reported either way
+    # 3e9 tokens at 512 · 2048 per step: ⌈2,861.02⌉ = 2,862 steps; days = steps · step / (0.5 · 86,400)
+    manual = design(target={"train_tokens": 3e9, "train_days": 30, "goodput": 0.5})
+    assert manual.goodput == 0.5 and not manual.reliability.in_target
+    assert manual.train_days == pytest.approx(2862 * manual.perf.step_time_s / (0.5 * 86_400))
