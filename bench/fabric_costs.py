@@ -37,8 +37,10 @@ def _catalog():
 
 @cache
 def _scenario() -> Scenario:
-    """Any scenario: only its spares (0) and contingency (0) reach the bill of materials."""
-    return Scenario.model_validate({"name": "fabric-costs", "target": {"step_time_s": 1.0}, "workload": {
+    """Any scenario: only its spares (none: `reliability.spares: false`) and contingency (0) reach the bill of
+    materials."""
+    return Scenario.model_validate({"name": "fabric-costs", "target": {"step_time_s": 1.0},
+                                    "reliability": {"spares": False}, "workload": {
         "model": {"layers": 1, "hidden_size": 64, "ffn_hidden_size": 64, "attention_heads": 1, "vocab_size": 64,
                   "seq_len": 64}, "global_batch_size": 1}})
 

@@ -33,6 +33,7 @@ from .errors import CatalogCannotBuild
 from .fabrics import FabricSize, FabricSpec, family
 from .fabrics.breakout import port_mode
 from .fabrics.links import facility_of, link_for, link_parts
+from .failures import SpareRule, spare_rule, spare_units
 from .inputs.inventory import owned_kind
 from .inputs.schema import TIERS, Catalog, ExtraCost, Facility, Link, Nic, Platform, Rack, Scenario, Switch
 from .integers import ceil_int, floor_int
@@ -55,15 +56,15 @@ def nodes_per_unit(platform: Platform) -> int:
     return 1 if platform.unit == "node" else platform.nodes_per_domain
 
 
-def spare_units_for(units: int, spare_nodes_fraction: float) -> int:
-    """spares = ⌈fraction · units⌉ whole compute units."""
-    return ceil_int(spare_nodes_fraction * units)
+def spare_units_for(platform: Platform, domains: int, rule: SpareRule, gpus_per_domain_used: int | None = None) -> int:
+    """Spare units for `domains` job domains: ⌈fraction · units⌉, or the availability rule (failures.spare_units)."""
+    return spare_units(platform, domains, gpus_per_domain_used, rule)
 
 
-def total_nodes(platform: Platform, domains: int, spare_nodes_fraction: float) -> int:
+def total_nodes(platform: Platform, domains: int, rule: SpareRule, gpus_per_domain_used: int | None = None) -> int:
     """Nodes bought and cabled for `domains` job domains: (units + spares) · nodes_per_unit."""
     units = compute_units(platform, domains)
-    return (units + spare_units_for(units, spare_nodes_fraction)) * nodes_per_unit(platform)
+    return (units + spare_units_for(platform, domains, rule, gpus_per_domain_used)) * nodes_per_unit(platform)
 
 
 # ----------------------------------------------------------------------------------- racks
@@ -132,6 +133,7 @@ class Parts:
     nic_config: Any = None  # the NicConfiguration bought (costing_facility.py); None = catalog lists none
     nic_label: str = ""  # the NIC's name (for the uncabled-NIC line when the platform includes them)
     site: tuple = ()  # the site lines (storage, management, cooling, installation) of the platform
+    spare_power_fraction: float = 1.0  # a hot spare idles: this fraction of the unit's power (catalog reliability)
 
     @property
     def hardware_fraction(self) -> float:
@@ -165,7 +167,8 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
                  network_rack=rack_of(catalog, facility.network_rack), extras=tuple(extras),
                  nic_config=orderable.config_for(catalog, platform.id, rails), nic_label=nic.name,
-                 site=orderable.site_lines_for(catalog, platform.id, capex_scope))
+                 site=orderable.site_lines_for(catalog, platform.id, capex_scope),
+                 spare_power_fraction=catalog.reliability.spare_idle_power_fraction if catalog.reliability else 1.0)
 
 
 # ----------------------------------------------------------------------------------- quantities
@@ -234,7 +237,7 @@ def _compute(parts: Parts, q: Quantities) -> list[Line]:
     what = f"{p.name} (per {p.unit})"
     watts = p.unit_power_kw * 1000.0
     return [Line("compute", p.id, what, q.units, p.unit_price_usd, watts, p),
-            Line("spares", p.id, f"spare {what}", q.spare_units, p.unit_price_usd, watts, p)]
+            Line("spares", p.id, f"spare {what}", q.spare_units, p.unit_price_usd, watts * parts.spare_power_fraction, p)]
 
 
 def _nics(parts: Parts, q: Quantities) -> list[Line]:
@@ -684,6 +687,7 @@ def design_cost(
     tiers: int | None = None,
     fabric_family: str = "fat-tree",
     above_pod_oversubscription: float = 1.0,
+    gpus_per_domain_used: int | None = None,
 ) -> CostedDesign | None:
     """Size, bill and cost `domains` whole NVLink domains of a platform on one fabric family.
 
@@ -699,8 +703,9 @@ def design_cost(
     check_combination(platform, nic, switch, rails_per_node)
 
     units = compute_units(platform, domains)
-    spare_units = spare_units_for(units, scenario.constraints.spare_nodes_fraction)
-    nodes = total_nodes(platform, domains, scenario.constraints.spare_nodes_fraction)
+    rule = spare_rule(scenario, catalog)
+    spares = spare_units_for(platform, domains, rule, gpus_per_domain_used)
+    nodes = (units + spares) * nodes_per_unit(platform)
     spec = fabric_spec(platform, nic, switch, rails_per_node, oversubscription, above_pod_oversubscription)
     fabric = family(fabric_family).size(nodes, spec, tiers)
     if fabric is None:
@@ -709,7 +714,7 @@ def design_cost(
     missing = [t for t, n in fabric.links.items() if n > 0 and t not in parts.links]
     if missing:  # re-raise the reason the tier's link option is missing
         link_for(catalog, switch, missing[0], breakout_of(switch, nic))
-    q = sized_quantities(parts, units, spare_units, fabric)
+    q = sized_quantities(parts, units, spares, fabric)
     owned = scenario.owned_counts()
     bom = bill_of_materials(parts, q, scenario.constraints.contingency_fraction, owned)
     stock = stock_of(bom_lines(parts, q), owned)
@@ -718,7 +723,7 @@ def design_cost(
     capex = capex_usd(bom)
     return CostedDesign(
         platform=platform.id, nic=nic.id, switch=switch.id, rails_per_node=rails_per_node,
-        units=units, spare_units=spare_units, nodes=nodes, domains=domains,
+        units=units, spare_units=spares, nodes=nodes, domains=domains,
         gpus=nodes * platform.gpus_per_node, fabric=fabric,
         racks_compute=q.compute_racks, racks_network=q.network_racks, racks=q.compute_racks + q.network_racks,
         it_power_kw=it_kw, facility_power_kw=it_kw * pue, pue=pue, usd_per_kwh=usd_per_kwh,

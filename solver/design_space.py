@@ -23,6 +23,7 @@ from .deadline import NO_LIMIT, Deadline
 from .errors import CatalogCannotBuild
 from .fabrics import DEFAULT_FAMILIES, DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
 from .fabrics.breakout import serves
+from .failures import goodput_in_target, inputs_for, job_parts, point_goodput, spare_rule
 from .inputs.schema import Catalog, Scenario, as_list
 from .perf.crossing import cross_plane_share, pod_crossing
 from .perf.hardware import Hardware, alltoall_bandwidths_gbyte_s, hardware_for
@@ -337,6 +338,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
     if prune == "dominated" and scenario.objective == "fastest":
         prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
+    if prune == "dominated" and catalog.reliability is not None and goodput_in_target(scenario):
+        prune = "points"  # the goodput in the target differs per switch: a class's first feasible d is not every one's
     archs = architectures(scenario, catalog)
     ctx = _Context(scenario, catalog, prune)
     platforms = catalog.by_id("platforms")
@@ -394,7 +397,7 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
     plat_archs = [a for a in archs if a.platform == plat.id]
     thresholds = _tier_thresholds(catalog, plat_archs)
     if ctx.prune == "dominated":
-        placeable_domains = {lay.layout(dp=d, gpus_per_domain_used=g_used).domains
+        placeable_domains = {(lay.layout(dp=d, gpus_per_domain_used=g_used).domains, g_used)
                              for g_used, lay, ds in regimes for d in ds}
         thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, placeable_domains, plat_archs, archs)))
     for g_used, lay, ds in regimes:
@@ -420,7 +423,10 @@ class _Context:
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
-        self.costed: dict = {}  # (architecture, domains) → CostedDesign | None (`dominated_by_fat_tree`)
+        self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
+        self.spares = spare_rule(scenario, catalog)
+        failures = inputs_for(scenario, catalog)
+        self.goodput = failures if failures is not None and failures.in_target else None
 
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
@@ -526,8 +532,8 @@ class _Points:
         self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
         self.layouts = [lay.layout(dp=d, gpus_per_domain_used=g_used) for d in ds]
         self.domains = [x.domains for x in self.layouts]
-        fraction = ctx.scenario.constraints.spare_nodes_fraction
-        self.nodes = [total_nodes(plat, dom, fraction) for dom in self.domains]  # non-decreasing in d
+        self.nodes = [total_nodes(plat, dom, ctx.spares, g_used) for dom in self.domains]  # non-decreasing in d
+        self.gpus_per_node = plat.gpus_per_node
         self._perf: dict[int, Performance] = {}
         self._open: dict[int, bool] = {}
         self._memory: dict[int, float] = {}
@@ -617,9 +623,19 @@ def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[boo
     if not points.open(j):
         return False, float("inf")
     q = points.perf(j)
-    limit = ctx.target * (1 + 1e-9)
+    limit = ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw)
     steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
     return all(st <= limit for st in steps), steps[0]
+
+
+def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float:
+    """The goodput the step-time target is scaled by at a point (1 when the target does not use it): the
+    switch-independent bound of every architecture of the class (no switch counted, `failures.job_parts`),
+    so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
+    if ctx.goodput is None:
+        return 1.0
+    return point_goodput(ctx.goodput, "fat-tree", None, points.layouts[j].gpus, points.gpus_per_node,
+                         points.nodes[j], hw.rails_per_node, None)
 
 
 def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
@@ -699,30 +715,32 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
                  hw.hbm_usable_gb, steps, ep=lay.ep, etp=lay.etp)
 
 
-def _offer_thresholds(ctx: _Context, plat, domain_counts: set[int], plat_archs: list[Architecture],
+def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], plat_archs: list[Architecture],
                       all_archs: list[Architecture]) -> list[int]:
     """Node counts just below each run of domain counts at which a multi-plane or rail-only
     architecture is offered (not `dominated_by_fat_tree`): with them as segment bounds of the dominance
     scan (`_kept_points`), the cheapest offered point of every architecture and tier count is kept,
     although its smaller, dominated points are not offered. `domain_counts` are those of every placeable
     point of the platform (a superset of any shape's: between two consecutive bounds the offered points
-    come first, so the first feasible point of a segment is offered whenever any is)."""
-    fraction = ctx.scenario.constraints.spare_nodes_fraction
+    come first, so the first feasible point of a segment is offered whenever any is). Counts are
+    (domains, G_u) pairs: the spares, and so the nodes, depend on G_u (in-domain spares); each G_u is
+    scanned on its own."""
     out: list[int] = []
     for a in plat_archs:
         if a.fabric == DEFAULT_FAMILY or a.above_pod_oversubscription != 1:
             continue
-        offered_before = False
-        for dom in sorted(domain_counts):
-            offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed)
-            if offered and not offered_before:
-                out.append(total_nodes(plat, dom, fraction) - 1)
-            offered_before = offered
+        for g_used in sorted({gu for _, gu in domain_counts}):
+            offered_before = False
+            for dom in sorted(dom for dom, gu in domain_counts if gu == g_used):
+                offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed, g_used)
+                if offered and not offered_before:
+                    out.append(total_nodes(plat, dom, ctx.spares, g_used) - 1)
+                offered_before = offered
     return out
 
 
 def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int,
-                          all_archs: list[Architecture], cache: dict) -> bool:
+                          all_archs: list[Architecture], cache: dict, gpus_per_domain_used: int | None = None) -> bool:
     """A multi-plane or rail-only design is not offered where the fat tree of the same parts (an
     architecture of the space) builds the same domains for no more capex, facility power and racks.
 
@@ -732,27 +750,39 @@ def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architectu
     or a worse one, under another name (at small sizes their parts are often identical). Where the
     other family is cheaper, or the fat tree cannot build the size, it is offered. The optimisation
     model (`optimize.data.points`), the dominance pruning (`_offer_thresholds`) and the exhaustive
-    enumeration apply this same rule; `cache` maps (architecture, domains) to its closed-form cost.
+    enumeration apply this same rule; `cache` maps (architecture, domains, G_u) to its closed-form cost
+    (G_u decides the in-domain spares). With the goodput in the target the fat tree must also be at
+    least as reliable: it is (its leaves and node links are a subset of what a rail-only job depends on).
     """
     if arch.fabric == DEFAULT_FAMILY or arch.above_pod_oversubscription != 1:
         return False
     twin = replace(arch, fabric=DEFAULT_FAMILY)
     if twin not in all_archs:
         return False
-    mine, plain = (_costed(scenario, catalog, a, domains, cache) for a in (arch, twin))
+    mine, plain = (_costed(scenario, catalog, a, domains, cache, gpus_per_domain_used) for a in (arch, twin))
     if mine is None or plain is None or plain.fabric.tiers not in allowed_tiers(twin, all_archs, scenario):
         return False
     return (plain.capex_usd <= mine.capex_usd and plain.facility_power_kw <= mine.facility_power_kw
-            and plain.racks <= mine.racks)
+            and plain.racks <= mine.racks
+            and (catalog.reliability is None or not goodput_in_target(scenario) or _no_less_reliable(plain, mine, arch)))
 
 
-def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict):
-    key = (arch, domains)
+def _no_less_reliable(plain, mine, arch: Architecture) -> bool:
+    """The fat tree's job depends on no more switches and links than the other family's (same nodes and
+    GPUs: `failures.job_parts`), so its goodput is at least as high."""
+    a = job_parts(DEFAULT_FAMILY, 0, 1, arch.rails_per_node, plain.fabric, plain.nodes)
+    b = job_parts(arch.fabric, 0, 1, arch.rails_per_node, mine.fabric, mine.nodes)
+    return bool(a["switch"] <= b["switch"] + 1e-12 and a["link"] <= b["link"] + 1e-12)
+
+
+def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict,
+            gpus_per_domain_used: int | None = None):
+    key = (arch, domains, gpus_per_domain_used)
     if key not in cache:
         try:
             cache[key] = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
                                      arch.oversubscription, domains, scenario.pin.tiers, arch.fabric,
-                                     arch.above_pod_oversubscription)
+                                     arch.above_pod_oversubscription, gpus_per_domain_used)
         except CatalogCannotBuild:
             cache[key] = None
     return cache[key]
@@ -766,7 +796,7 @@ def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
         for j, dom in enumerate(s.domains):
             rank = (s.step_time_s[j], s.key, s.d_values[j])
             for perf in s.perfs:  # a shared shape's point stays when it is the fastest for any of its classes
-                key = (perf, dom)
+                key = (perf, dom, s.gpus_per_domain_used)  # G_u decides the spares and the GPUs (goodput)
                 if key not in best or rank < best[key][0]:
                     best[key] = (rank, i, j)
     keep: dict[int, list[int]] = {}

@@ -14,6 +14,7 @@ from .costing import CostedDesign, design_cost
 from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
+from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_reliability
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
 from .perf.layout import Layout
@@ -46,6 +47,7 @@ class Design:
     network_load: dict = field(default_factory=dict)  # perf.network_load.load_report
     caveats: list = field(default_factory=list)  # what a buyer must know before ordering it (orderability)
     nic_configuration: dict = field(default_factory=dict)  # {"id", "reference", "source"} (empty: none listed)
+    reliability: JobReliability | None = None  # failures, checkpoints, goodput (None without failure data)
 
     @property
     def tiers(self) -> int:
@@ -83,6 +85,8 @@ class Design:
         """Days to train the scenario's train_tokens: steps·step_time / (goodput·86,400)."""
         if self.train_steps is None:
             return None
+        if self.goodput <= 0:
+            return float("inf")
         return self.train_steps * self.perf.step_time_s / (self.goodput * 86_400.0)
 
     @property
@@ -90,9 +94,16 @@ class Design:
         return self.architecture.label(self.tiers)
 
     @property
+    def effective_target_s(self) -> float:
+        """The limit on the step time: the target, times the goodput when the target applies to the effective
+        step (step ÷ goodput ≤ target ⇔ step ≤ target · goodput)."""
+        rel = self.reliability
+        return self.target_step_time_s * (rel.goodput if rel is not None and rel.in_target else 1.0)
+
+    @property
     def meets_target(self) -> bool:
-        """The step time meets the target, and still does with the margins the scenario demands."""
-        return meets_target(self.perf, self.target_step_time_s, self.compute_slowdown, self.bandwidth_derate)
+        """The step time meets the target (÷ goodput when it applies), and still does with the demanded margins."""
+        return meets_target(self.perf, self.effective_target_s, self.compute_slowdown, self.bandwidth_derate)
 
     def sort_key(self) -> tuple:
         """Cheapest first; at equal cost (to the cent) the faster design (SPEC §7). `fastest` ranks by
@@ -127,6 +138,7 @@ class Design:
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
+            **reliability_keys(self),
             "margins": self.margins,
             "uncalibrated": list(self.uncalibrated),
             "network_load": self.network_load,
@@ -158,13 +170,17 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     hw = hardware_of(scenario, catalog, arch.perf)
     perf = performance(scenario.workload, layout, hw, overlap_for(scenario))
     cost = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
-                       arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription)
+                       arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription,
+                       layout.gpus_per_domain_used)
     if cost is None:
         return None
     rob = scenario.robustness
+    rel = design_reliability(scenario, catalog, arch, layout, cost)
+    manual = scenario.target.goodput
+    goodput = manual if manual is not None else (rel.goodput if rel is not None else 1.0)
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
-                    train_steps=scenario.train_steps(), goodput=scenario.target.goodput,
-                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate)
+                    train_steps=scenario.train_steps(), goodput=goodput,
+                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel)
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.network_load = load_report(perf, scenario.workload.model.moe is not None)
@@ -193,6 +209,33 @@ def orderability_caveats(design: Design) -> list[str]:
     return out
 
 
+def design_reliability(scenario: Scenario, catalog: Catalog, arch: Architecture, layout: Layout,
+                       cost: CostedDesign) -> JobReliability | None:
+    """Interruptions, MTBF, checkpoint interval and goodput of a sized design (solver/failures.py); None
+    when the catalog has no failure data."""
+    inputs = inputs_for(scenario, catalog)
+    if inputs is None:
+        return None
+    plat = catalog.by_id("platforms")[arch.platform]
+    job_nodes = job_nodes_of(layout.gpus, plat.gpus_per_node)
+    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.nodes)
+    in_domain = cost.domains * plat.gpus_per_domain - layout.gpus
+    return job_reliability(inputs, parts, cost.spare_units, in_domain)
+
+
+def reliability_keys(design: Design) -> dict:
+    """The design's goodput keys of the JSON (SPEC §6.2): goodput, interruptions_per_day, job_mtbf_h,
+    checkpoint_interval_min, spares, and the step time ÷ goodput."""
+    rel = design.reliability
+    if rel is None:
+        return {"goodput": design.goodput}
+    out = rel.to_dict()
+    out["goodput"] = design.goodput
+    out["computed_goodput"] = rel.goodput
+    out["effective_step_time_s"] = design.perf.step_time_s / design.goodput if design.goodput > 0 else None
+    return out
+
+
 def within_caps(design: Design, con: Constraints, pin: Pin) -> bool:
     """Every cap of the scenario holds for this design (and a pinned node count is its job's)."""
     c = design.cost
@@ -207,7 +250,7 @@ def binding_constraints(design: Design, scenario: Scenario) -> list[dict]:
     """Every requirement with its value, limit and slack; `binding` when the slack is under 5 %."""
     con = scenario.constraints
     rows = [] if design.target_step_time_s == float("inf") else [
-        _row("step_time", "step time", design.perf.step_time_s, design.target_step_time_s, "s")]
+        _row("step_time", "step time", design.perf.step_time_s, design.effective_target_s, "s")]
     rows += [
         _row("memory_fit", "memory per GPU", design.perf.memory_per_gpu_gb, design.perf.hbm_usable_gb, "GB"),
     ]

@@ -177,10 +177,11 @@ def test_evaluate_a_fully_pinned_scenario(tmp_path):
     [design] = data["designs"]
     assert_design_schema(design)
     # the pins come back: GPUs = tp·cp·pp·dp = 4·1·2·8 = 64; hgx-h100 has 8 GPUs per node, so 8 nodes;
-    # microbatches per step = B / (dp · mbs) = 512 / (8 · 1) = 64
+    # microbatches per step = B / (dp · mbs) = 512 / (8 · 1) = 64. Plus one hot-spare node (docs/model.md
+    # "Goodput"): 8 nodes · 0.00848 = 0.068 failures per 72 h repair, P(none) = 0.934 < 0.99 → 1 spare
     assert design["platform"] == "hgx-h100"
-    assert design["gpus"] == 64
-    assert design["nodes"] == 8
+    assert design["gpus_used"] == 64 and design["gpus"] == 72
+    assert design["nodes"] == 9 and design["spare_units"] == 1
     assert design["parallelism"]["microbatches"] == 64
     assert design["fabric"]["nic"] == "cx7-ndr"
     assert design["fabric"]["rails_per_node"] == 8

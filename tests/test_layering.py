@@ -19,6 +19,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.errors", "solver.deadline", "solver.integers", "solver.files", "solver.version"),  # foundation
     ("solver.inputs",),
     ("solver.perf", "solver.fabrics"),
+    ("solver.failures",),
     ("solver.costing", "solver.costing_facility"),
     ("solver.design_space",),
     ("solver.results",),

@@ -89,6 +89,8 @@ def test_solve_prices_the_quote_and_json_dash_writes_to_stdout(tmp_path):
     (tmp_path / "quote.yaml").write_text(QUOTE, encoding="utf-8")
     doc = yaml.safe_load(SHIPPED_SCENARIO.read_text(encoding="utf-8"))
     doc["constraints"]["nics"] = ["cx7-ndr"]
+    # 8-GPU servers buy their NICs (an NVL72 rack, #1 once hot spares are sized, includes them)
+    doc["constraints"]["platforms"] = ["hgx-h100", "hgx-h200", "hgx-b200"]
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
     proc = run(["solve", "s.yaml", "--catalog", "quote.yaml", "--json", "-", "--no-xlsx", "--top", "1"], tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Problem
+from .reliability import CatalogReliability
 from .schema import Catalog, Facility
 from .stacks import ANY_GPU
 from .yaml_safe import Document, raise_if, read_yaml, validate
@@ -61,6 +62,7 @@ def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
     origin: dict[tuple[str, str], tuple[Document, tuple]] = {}
     overridden: list[str] = []
     facility: dict[str, Any] = {}
+    reliability: dict[str, Any] = {}  # later files override the failure data field by field
     names = []
     for doc in docs:
         before = len(doc.problems)
@@ -92,11 +94,14 @@ def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
         if part.facility is not None:
             facility.update(part.facility.model_dump(exclude_unset=True))
             origin[("facility", "facility")] = (doc, ("facility",))
+        if part.reliability is not None:
+            reliability.update(dict(part.reliability))
     raise_if(docs)
     catalog = Catalog.model_construct(
         name=" + ".join(names),
         description="",
         facility=_facility(facility),
+        reliability=CatalogReliability.model_validate(reliability) if reliability else None,
         **{kind: list(merged[kind].values()) for kind in CATALOG_KINDS},  # type: ignore[arg-type]
     )
     catalog._provenance = CatalogProvenance([(d.path, d.sha256) for d in docs], origin, overridden)

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from .nic_configs import CapexScope, NicConfigChoice, NicConfiguration, SiteLine
+from .reliability import CatalogReliability, ScenarioReliability
 from .schema_base import Date, Identifier, PosInt, Strict
 from .stacks import DEFAULT_STACK, Stack
 
@@ -312,6 +313,8 @@ class Catalog(Strict):
     facility: Facility | None = None
     stacks: list[Stack] = []
     """Software-stack profiles (SPEC §4.8, solver/inputs/stacks.py); `workload.stack` names one."""
+    reliability: CatalogReliability | None = None
+    """Failure rates per part kind and the checkpoint-storage default (goodput, SPEC §6.2)."""
     _provenance: Any = PrivateAttr(default=None)
     _index: dict = PrivateAttr(default_factory=dict)
 
@@ -539,9 +542,11 @@ class Target(Strict):
     """Tokens to train on: with train_days instead of step_time_s, or alone to show each design's training days."""
     train_days: Annotated[float, Field(gt=0, le=100000.0)] | None = None
     """Days to train train_tokens in."""
-    goodput: Annotated[float, Field(gt=0, le=1)] = 1.0
-    """Fraction of wall-clock time spent on training steps (restarts, failures and checkpoints take the rest):
-    the step-time target is train_days·86,400·goodput / steps, and training days = steps·step_time / (goodput·86,400)."""
+    goodput: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Fraction of wall-clock time spent on training steps (restarts, failures and checkpoints take the rest), given
+    by hand: the step-time target is train_days·86,400·goodput / steps, and training days = steps·step_time /
+    (goodput·86,400). Null = computed per design from the catalog's failure data (docs/model.md "Goodput"), or 1
+    without it."""
 
     @model_validator(mode="after")
     def _one_way(self) -> Target:
@@ -550,7 +555,7 @@ class Target(Strict):
             raise ValueError("give either step_time_s, or train_tokens with train_days, not both")
         if self.train_days is not None and self.train_tokens is None:
             raise ValueError("train_days needs train_tokens (the tokens to train on in that time)")
-        if self.goodput != 1.0 and self.train_tokens is None:
+        if self.goodput is not None and self.goodput != 1.0 and self.train_tokens is None:
             raise ValueError("goodput needs train_tokens: it scales the training days of train_tokens")
         return self
 
@@ -860,6 +865,8 @@ class Scenario(Strict):
     plant, installation); `compute_fabric_only`: leaves them out, for comparisons with earlier answers."""
     plan: Plan | None = None
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
+    reliability: ScenarioReliability = ScenarioReliability()
+    """Checkpoints, restarts and hot spares (goodput, SPEC §6.2)."""
 
     @field_validator("catalog", mode="before")
     @classmethod
@@ -896,7 +903,7 @@ class Scenario(Strict):
         steps = self.train_steps()
         if t.train_days is None or steps is None:
             return math.inf  # objective: fastest without a target (_target_or_fastest)
-        return t.train_days * 86_400.0 * t.goodput / steps
+        return t.train_days * 86_400.0 * (t.goodput if t.goodput is not None else 1.0) / steps
 
 
 def as_list(choice) -> list | None:

@@ -14,6 +14,8 @@ from ..design_space import Architecture, DesignSpace, allowed_tiers, dominated_b
 from ..errors import CatalogCannotBuild, InputError, Problem
 from ..fabrics import FabricConstants, family
 from ..fabrics.links import facility_of
+from ..failures import Inputs, SpareRule, inputs_for, spare_rule
+from ..failures import point_goodput as failures_point_goodput
 from ..inputs.catalog import provenance
 
 MUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
@@ -45,7 +47,7 @@ class ModelData:
     archs: list[ArchData]
     target_step_time_s: float
     objective: str
-    spare_fraction: float
+    spares: SpareRule
     contingency_fraction: float
     pue: float
     usd_per_kwh: float
@@ -56,7 +58,8 @@ class ModelData:
     dropped: dict = field(default_factory=dict)
     over_caps: frozenset = frozenset()  # points (i, j, a) whose lower bounds already break a cap (ranking)
     owned: dict = field(default_factory=dict)  # catalog id → count owned (scenario inventory)
-    costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
+    costed: dict = field(default_factory=dict)  # (architecture, domains, G_u) → CostedDesign | None (dominance)
+    goodput: Inputs | None = None  # failure data when the step-time target applies to step ÷ goodput
 
 
 def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData:
@@ -98,12 +101,17 @@ def model_data(space: DesignSpace) -> ModelData:
     con = sc.constraints
     return ModelData(
         space=space, archs=archs, target_step_time_s=finite_target_s(space), objective=sc.objective,
-        spare_fraction=con.spare_nodes_fraction, contingency_fraction=con.contingency_fraction,
+        spares=spare_rule(sc, space.catalog), contingency_fraction=con.contingency_fraction,
         pue=pue, usd_per_kwh=usd_per_kwh, years=sc.tco.years,
         caps={"max_gpus": con.max_gpus, "budget_usd": con.budget_usd, "facility_power_kw": con.facility_power_kw,
               "max_racks": con.max_racks},
         pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped, owned=sc.owned_counts(), costed=space.costed,
+        goodput=_in_target(inputs_for(sc, space.catalog)),
     )
+
+
+def _in_target(inputs: Inputs | None) -> Inputs | None:
+    return inputs if inputs is not None and inputs.in_target else None
 
 
 def finite_target_s(space: DesignSpace) -> float:
@@ -128,8 +136,8 @@ def points(data: ModelData) -> dict:
         plat = plats[s.perf.platform]
         for j, dom in enumerate(s.domains):
             units = costing.compute_units(plat, dom)
-            spares = costing.spare_units_for(units, data.spare_fraction)
-            nodes = costing.total_nodes(plat, dom, data.spare_fraction)
+            spares = costing.spare_units_for(plat, dom, data.spares, s.gpus_per_domain_used)
+            nodes = (units + spares) * costing.nodes_per_unit(plat)
             for a in [b for p in s.perfs for b in by_perf.get(p, [])]:
                 if (i, j, a) in data.over_caps:
                     continue
@@ -142,10 +150,22 @@ def points(data: ModelData) -> dict:
     return out
 
 
-def bounds(ad: ArchData, spare_fraction: float) -> dict:
-    """Largest values the integer counts of one architecture can take at any feasible point."""
+def point_goodput(data: ModelData, i: int, j: int, a: int, nodes: int, tiers: int) -> float:
+    """g[s,j,a]: the goodput the step-time rows scale the target by (1 when the target does not use it):
+    the architecture's fabric sized for the point's nodes on its tier count (`failures.point_goodput`)."""
+    if data.goodput is None:
+        return 1.0
+    s, ad = data.space.shapes[i], data.archs[a]
+    gpus = s.layout(s.d_values[j]).gpus
+    return failures_point_goodput(data.goodput, ad.arch.fabric, fabric_spec_of(data.space.catalog, ad.arch), gpus,
+                                  ad.gpus_per_node, nodes, ad.arch.rails_per_node, tiers)
+
+
+def bounds(ad: ArchData, rule: SpareRule, platform) -> dict:
+    """Largest values the integer counts of one architecture can take at any feasible point (spares
+    are largest when the layout fills its domains: no in-domain spares)."""
     units = ad.units_per_domain * max(1, ad.max_domains)
-    spares = costing.spare_units_for(units, spare_fraction)
+    spares = costing.spare_units_for(platform, max(1, ad.max_domains), rule)
     nodes = ad.nodes_per_unit * (units + spares)
     return {
         "spares": spares,

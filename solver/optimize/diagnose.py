@@ -15,6 +15,7 @@ from ..deadline import NO_LIMIT, Deadline
 from ..design_space import DesignSpace, allowed_tiers, architectures, build_design_space, fabric_spec_of
 from ..errors import InputError
 from ..fabrics import family
+from ..failures import goodput_in_target
 from ..inputs.schema import Target
 from ..perf.layout import expert_text
 from ..results import Design, make_design
@@ -110,10 +111,15 @@ def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
         return Explanation(f"no allowed layout fits in GPU memory: the leanest needs {lean_gb:,.1f} GB per GPU "
                            f"({lean_key}) but {usable_gb:,.1f} GB is usable; allow larger tp/pp/cp, "
                            "a smaller microbatch_size, more activation recompute, or a GPU with more memory")
-    out = Explanation(f"the target step time of {target:.3g} s cannot be met: ")
+    in_target = goodput_in_target(sc) and space.catalog.reliability is not None
+    out = Explanation(f"the target step time of {target:.3g} s" + (" (for step ÷ goodput)" if in_target else "")
+                      + " cannot be met: ")
     fastest = fastest_within_caps(space, deadline)
     if fastest is not None:
         out.text += _fastest_text(space, fastest)
+        if in_target and fastest.reliability is not None and fastest.reliability.goodput > 0:
+            g = fastest.reliability.goodput
+            out.text += f", {fastest.perf.step_time_s / g:.3g} s ÷ its goodput {g:.1%}"
         out.named.append((fastest, FASTEST_WITHIN_CAPS))
     elif deadline.expired():
         out.text += (f"the fastest allowed layout reaches {space.fastest[0]:.3g} s ({space.fastest[1]}); the time limit "

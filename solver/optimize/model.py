@@ -25,7 +25,7 @@ import pyomo.environ as pyo
 
 from .. import costing
 from ..fabrics import LINK_TIERS, family
-from .data import MUSD, ModelData, bounds, points
+from .data import MUSD, ModelData, bounds, point_goodput, points
 
 CAP_NAMES = ("max_gpus", "budget_usd", "facility_power_kw", "max_racks")
 
@@ -77,7 +77,8 @@ def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
     big = {a: max(1, data.archs[a].max_domains) for a in m.A}
     m.domains = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, big[a]))
     # Upper bounds implied by the constraints (they cut nothing feasible; they help presolve)
-    ub = {a: bounds(data.archs[a], data.spare_fraction) for a in m.A}
+    plats = data.space.catalog.by_id("platforms")
+    ub = {a: bounds(data.archs[a], data.spares, plats[data.archs[a].arch.platform]) for a in m.A}
     m.node_bound = {a: ub[a]["nodes"] for a in m.A}
     m.fab = {a: data.archs[a].fab for a in m.A}
     m.spare_units = pyo.Var(m.A, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, ub[a]["spares"]))
@@ -95,9 +96,13 @@ def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
     m.y = {i: 0 for i in m.S}
     m.d = {i: 0 for i in m.S}
     m.yj = {}  # (i, j) -> Σ_a w[i,j,a]: shape i runs with its j-th d
+    # g[s,j,a]: goodput of each point when the target applies to step ÷ goodput (else 1)
+    m.goodput = {(i, j, a): point_goodput(data, i, j, a, nodes, tiers) for (i, j, a), (_, _, nodes, tiers) in m.point.items()}
+    m.d_good = {i: 0 for i in m.S}  # Σ g_sja·D_sj·w[s,j,a]: the target's side of the step-time rows
     for (i, j, a) in m.SJA:
         m.y[i] += m.w[i, j, a]
         m.d[i] += shapes[i].d_values[j] * m.w[i, j, a]
+        m.d_good[i] += m.goodput[i, j, a] * shapes[i].d_values[j] * m.w[i, j, a]
         m.yj[i, j] = m.yj.get((i, j), 0) + m.w[i, j, a]
     m.units = {a: data.archs[a].units_per_domain * m.domains[a] for a in m.A}
     m.nodes = {a: data.archs[a].nodes_per_unit * (m.units[a] + m.spare_units[a]) for a in m.A}
@@ -144,13 +149,14 @@ def _step_rule(m: Any, c: int):
             exposed = sum(x.at(0) for x in cond.exposures) * m.y[i]
         else:
             exposed = sum(m.exposed[i, c, e] for e in range(len(cond.exposures)))
-        return _per_point(m, i, cond.comp) + exposed <= target * m.d[i]
+        return _per_point(m, i, cond.comp) + exposed <= target * m.d_good[i]
 
     return rule
 
 
 def add_step_time(m: Any) -> None:
-    """step_time[s]: d·T_s(d) ≤ T_target·d, i.e. Σ_j comp_sj·Y_sj + Σ_k exposed[s,k] ≤ T·d_s, with comp_sj =
+    """step_time[s]: d·T_s(d) ≤ T_target·g·d, i.e. Σ_j comp_sj·Y_sj + Σ_k exposed[s,k] ≤ T·Σ_{j,a} g_sja·D_sj·w[s,j,a]
+    (g_sja the point's goodput when the target applies to step ÷ goodput, else 1), with comp_sj =
     d_j·(T_comp + bubble) at the j-th allowed d, Y_sj = Σ_a w[s,j,a], d_s = Σ_{j,a} D_sj·w[s,j,a] (SPEC §7). A shape
     with one d left has the constant Σ_k d·exposed_k·y_s instead.
     step_time_compute_margin[s] / step_time_bandwidth_margin[s]: the same with compute (1 + σ) slower, or with
@@ -188,14 +194,14 @@ def _capacity_rule(m: Any, c: int):
     shapes, target = m.data.space.shapes, m.data.target_step_time_s
 
     def rule(_, i):
-        return _per_point(m, i, shapes[i].conditions[c].capacity) <= target * m.d[i]
+        return _per_point(m, i, shapes[i].conditions[c].capacity) <= target * m.d_good[i]
 
     return rule
 
 
 def add_link_capacity(m: Any) -> None:
     """link_capacity[s]: every class shares the links: Σ_j d_j·max(Σ_k T_k^scale-out, Σ_k T_k^NVLink)·Y_sj ≤ T·d_s
-    (SPEC §4.5 capacity). link_capacity_bandwidth_margin[s]: the same with (1 − δ) of the scale-out bandwidth."""
+    (SPEC §4.5 capacity; the right side is T·Σ g_sja·D_sj·w as in step_time). link_capacity_bandwidth_margin[s]: the same with (1 − δ) of the scale-out bandwidth."""
     m.link_capacity = pyo.Constraint(m.S, rule=_capacity_rule(m, 0))
     c = _condition_index(m, "bandwidth_margin")
     if c is not None:
@@ -222,8 +228,9 @@ def add_whole_domains(m: Any) -> None:
 
 
 def add_spares(m: Any) -> None:
-    """spares[a]: spare_units[a] = Σ_{s,j} ⌈f_spare·units_sj⌉·w[s,j,a] (whole spare units per point)."""
-    if m.data.spare_fraction == 0:
+    """spares[a]: spare_units[a] = Σ_{s,j} spares_sj·w[s,j,a], spares_sj = max(⌈f_spare·units_sj⌉, the
+    availability rule's spare units at the point's domains and G_u) (costing.spare_units_for)."""
+    if all(spares == 0 for (_, spares, _, _) in m.point.values()):
         m.spare_units.fix(0)
         return
     rows: dict = {a: 0 for a in m.A}

@@ -37,7 +37,9 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
                     design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
                     if design is None or design.tiers not in allowed_tiers(arch, archs, scenario):
                         continue
-                    if dominated_by_fat_tree(scenario, catalog, arch, lay.domains, archs, costed):
+                    if not design.meets_target:  # the target ÷ goodput, when it applies
+                        continue
+                    if dominated_by_fat_tree(scenario, catalog, arch, lay.domains, archs, costed, g_used):
                         continue
                     if within_caps(design, con, pin):
                         out.append(design)

@@ -81,7 +81,7 @@ def _period_row(spec: PlanSpec, catalog: Catalog, p: int, design: Design, cluste
         "target_step_time_s": period.step_time_s, "price_factors": period.price_factors,
         "discount_factor": period.discount_factor, "cluster": clusters[p], "architecture": design.label,
         "platform": design.architecture.platform, "gpus": design.cost.gpus, "gpus_used": design.perf.gpus,
-        "nodes": design.cost.nodes, "step_time_s": design.perf.step_time_s,
+        "nodes": design.cost.nodes, "step_time_s": design.perf.step_time_s, "goodput": design.goodput,
         "network_load": design.network_load.get("value"), "caveats": list(design.caveats),
         "layout": {"tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp, "dp": lay.dp,
                    "microbatch_size": lay.microbatch_size},

@@ -43,6 +43,7 @@ from ..perf import moe
 from ..perf.hardware import hardware_for
 from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
 from ..version import __version__
+from .goodput_sheet import SUMMARY_GOODPUT_KEYS, summary_goodput_rows, write_goodput_table
 from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import the helpers from here
     BOLD,
     EXCEL_CHAR_PX,
@@ -131,9 +132,18 @@ def _write(ws, row: int, col: int, value: Any, fmt: str | None = None):
 
 def price_key(line) -> tuple:
     """Lines that buy the same part at the same unit price and power share one Prices row: a compute
-    unit and its spares, leaf and spine switches, compute and network racks of one model."""
+    unit and its spares (a spare idles: its power is the row's times `spare_power_ratio`), leaf and spine
+    switches, compute and network racks of one model."""
     group = "compute" if line.category == "spares" else line.category
-    return (group, line.part, line.unit_price_usd, line.power_w)
+    return (group, line.part, line.unit_price_usd, None if group == "compute" else line.power_w)
+
+
+def spare_power_ratio(design, line) -> float:
+    """A spares line's power per unit over its compute line's (the idle fraction; 1 for other lines)."""
+    if line.category != "spares":
+        return 1.0
+    full = next((x.power_w for x in design.cost.bom if x.category == "compute" and x.part == line.part), 0.0)
+    return line.power_w / full if full > 0 else 1.0
 
 
 _ROLE = re.compile(r"^(?:spare |[\w-]+ (?=(?:switch|rack): ))")
@@ -287,7 +297,9 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
         else:
             price_row = prices[price_key(line)]
             formula(ws, row, 5, f"={_ref(PRICES, f'$D${price_row}')}", USD_CENTS, line.unit_price_usd)
-            formula(ws, row, 7, f"={_ref(PRICES, f'$E${price_row}')}", NUMBER_2, line.power_w)
+            ratio = spare_power_ratio(design, line)
+            scaled = "" if ratio == 1.0 else f"*{ratio:.12g}"
+            formula(ws, row, 7, f"={_ref(PRICES, f'$E${price_row}')}{scaled}", NUMBER_2, line.power_w)
         formula(ws, row, 6, f"=D{row}*E{row}", USD_CENTS, line.quantity * line.unit_price_usd)
         formula(ws, row, 8, f"=D{row}*G{row}", NUMBER, line.quantity * line.power_w)
         top(ws, row, 1, len(BOM_HEADERS))
@@ -390,7 +402,8 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu", "network_load", "caveats", "capex_includes", "capex_leaves_out",
+    "racks", "capex", "energy", "tco", "per_gpu", *SUMMARY_GOODPUT_KEYS, "network_load", "caveats", "capex_includes",
+    "capex_leaves_out",
 )
 WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "capex_includes", "capex_leaves_out")
 
@@ -440,6 +453,7 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
          Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
         ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
+        *summary_goodput_rows(design),
         *orderable_rows(design),
     ]
 
@@ -673,6 +687,7 @@ def _memory_table(ws, designs: list, row: int) -> None:
         put(ws, r, 8, p.hardware_tflops_per_gpu, NUMBER_2)
         put(ws, r, 9, p.mfu, PERCENT)
     write_margins_table(ws, row + len(designs) + 3, designs)
+    write_goodput_table(ws, row + 2 * len(designs) + 6, designs)
 
 
 def write_margins_table(ws, row: int, designs) -> None:

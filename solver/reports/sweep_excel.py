@@ -126,6 +126,7 @@ def _sweep_columns(report: dict, x: dict) -> list[Column]:
         Column("GPUs", 9, NUMBER, _get("gpus")),
         Column("step time (s)", 9, "0.00", _get("step_time_s")),
         Column("MFU", 7, PERCENT, _get("mfu")),
+        Column("goodput", 8, PERCENT, _get("goodput")),
         Column("capex (USD)", 14, USD, _get("capex_usd")),
         Column("TCO (USD)", 14, USD, _get("tco_usd")),
         Column("capex per PFLOP/s (USD)", 11, USD, _get("capex_usd_per_pflop_s")),

@@ -1,6 +1,7 @@
 """Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -114,7 +115,7 @@ def _layout(d: Design) -> str:
 def _step(d: Design) -> str:
     if d.objective == "fastest" and d.target_step_time_s == float("inf"):
         return f"{d.perf.step_time_s:.2f}"
-    return f"{d.perf.step_time_s:.2f} / {d.target_step_time_s:.2f}"
+    return f"{d.perf.step_time_s:.2f} / {d.effective_target_s:.2f}"  # the limit: target × goodput when it applies
 
 
 def solve_columns(result: SolveResult) -> list[Column]:
@@ -142,6 +143,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
         Column("margin cmp/bw", [margin_text(d) for d in ds], drop=5),
         Column("nodes", [f"{d.cost.nodes:,}" for d in ds], drop=4),
         Column("MFU", [f"{d.perf.mfu:.1%}" for d in ds], drop=5),
+        *([Column("goodput", [f"{d.goodput:.1%}" for d in ds], drop=4)] if ds and ds[0].reliability else []),
         Column("facility kW", [f"{d.cost.facility_power_kw:,.0f}" for d in ds], drop=6),
         Column(other, [usd(d, other) for d in ds], drop=6),
         Column("racks", [f"{d.cost.racks:,}" for d in ds], drop=7),
@@ -203,6 +205,8 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
             console.print(f"  #{d.rank} binding: " + "; ".join(safe(x) for x in tight))
         if d.cost.inventory:
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
+        if d.reliability is not None:
+            console.print(f"  #{d.rank} {goodput_text(d)}")
     print_uncalibrated(result.designs, console)
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
@@ -281,6 +285,8 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
                   f"{f.core_switches} core {safe(c.switch)} ({f.k} ports in use); links {f.links['node_leaf']:,} / "
                   f"{f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
+    if design.reliability is not None:
+        console.print(goodput_text(design))
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     if c.inventory:
@@ -288,6 +294,20 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
         console.print(f"  {flag}{safe(b['text'])}")
+
+
+def goodput_text(design: Design) -> str:
+    """One line of failures, checkpoints and spares (SPEC §6.2)."""
+    r = design.reliability
+    assert r is not None
+    mtbf = f"{r.job_mtbf_h:,.1f} h" if math.isfinite(r.job_mtbf_h) else "∞"
+    every = f"{r.checkpoint_interval_min:,.0f} min" if math.isfinite(r.checkpoint_interval_min) else "never"
+    unit = design.cost.platform
+    inside = f" (+{r.spare_gpus_in_domains:,} idle GPUs in domains)" if r.spare_gpus_in_domains else ""
+    override = " (target.goodput given)" if abs(design.goodput - r.goodput) > 1e-12 else ""
+    used = ", in the target" if r.in_target else ""
+    return (f"goodput {design.goodput:.1%}{override}{used}: {r.interruptions_per_day:,.2f} interruptions/day, "
+            f"job MTBF {mtbf}, checkpoint every {every}, {r.spare_units:,} spare {safe(unit)} unit(s){inside}")
 
 
 def inventory_text(design: Design) -> str:

@@ -34,6 +34,7 @@ def point_summary(design: dict, scenario: dict) -> dict:
         "step_time_s": step_s,
         "target_step_time_s": design["target_step_time_s"],
         "mfu": design["mfu"],
+        **{key: design.get(key) for key in GOODPUT_KEYS},
         "capex_usd": design["capex_usd"],
         "tco_usd": design["tco_usd"],
         "tokens_per_step": tokens_per_step,
@@ -48,6 +49,9 @@ def point_summary(design: dict, scenario: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------- results
+
+
+GOODPUT_KEYS = ("goodput", "interruptions_per_day", "job_mtbf_h", "checkpoint_interval_min", "spare_units")
 
 
 def switch_points(rows: list[dict]) -> list[dict]:

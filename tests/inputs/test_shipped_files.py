@@ -71,6 +71,9 @@ def test_scenario_comment_explains_its_target(path):
     if sc.objective == "fastest":  # no target: the comment derives what the budget buys
         assert f"${sc.constraints.budget_usd / 1e6:g}M" in comments
         return
+    if target is None:  # a target in training days: the comment derives the step time it means
+        assert f"{sc.target_step_time_s():.3f} s" in comments
+        return
     assert f"{target:g} s" in comments, f"the header comment should derive the {target:g} s target"
 
 
@@ -230,7 +233,7 @@ def test_twin_port_modules_serve_two_links(catalog):
 # ------------------------------------------------------------------------------ citations
 
 SOURCES_PATH = ROOT / "docs" / "sources.md"
-SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFO]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1]
+SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFOR]\d{1,2}|G\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1]
 SOURCE_CHAIN = re.compile(r"docs/sources\.md((?:\s*\[[^\]\s]*\])+)")  # docs/sources.md [5][6]
 BARE_ID = re.compile(rf"\[({SOURCE_ID})\]")
 SECTION = re.compile(r"§([a-z][a-z-]*)")  # docs/sources.md §prices (§1.1 of a user guide is not one)
@@ -406,7 +409,9 @@ FRONTIER = [p for p in SEARCH_SCENARIOS if p.name.startswith("frontier-")]  # th
 DENSE_SEARCH_SCENARIOS = [p for p in SEARCH_SCENARIOS if "moe" not in yaml.safe_load(p.read_text())["workload"]["model"]]
 
 
-@pytest.mark.parametrize("path", [p for p in DENSE_SEARCH_SCENARIOS if p not in FRONTIER], ids=lambda p: p.name)
+# goodput-32k.yaml is sized at ~32k Blackwell GPUs on purpose: goodput changes its answer (tests/test_goodput.py)
+@pytest.mark.parametrize("path", [p for p in DENSE_SEARCH_SCENARIOS if p not in FRONTIER and p.name != "goodput-32k.yaml"],
+                         ids=lambda p: p.name)
 def test_target_needs_between_1k_and_16k_hopper_gpus(path):
     # Sizing anchor: ~400 TFLOP/s of model FLOPs per H100 in BF16 (Llama 3 405B on 16k H100s,
     # MFU 0.4042 in Epoch's dataset, docs/sources.md [62]: 0.4042 × 989 = 400).

@@ -42,10 +42,11 @@ SPACES = {
         constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], max_gpus=512, nic_configurations="any", rails_per_node=[1, 4]),
         parallelism=dict(tp=[2, 4, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1)),
     # Ampere/HDR against H200, two oversubscriptions, and a facility power cap that bites: 53.5 kW
-    # excludes the 4-rail Ethernet H200 design (53.985 kW) and every DGX A100 design (≥ 65.5 kW).
+    # excludes the 4-rail Ethernet H200 design (53.985 kW) and every DGX A100 design (≥ 65.5 kW); the
+    # powers were worked out without hot spares, so this space buys none (reliability.spares: false).
     "a100-h200-power": dict(
         # compute and fabric only (issue 24): the hand-worked kW below leave out the site lines' switches
-        name="exact-a100", capex_scope="compute_fabric_only",
+        name="exact-a100", capex_scope="compute_fabric_only", reliability=dict(spares=False),
         workload=dict(model=GPT3_6_7B, global_batch_size=512), target=dict(step_time_s=6.0),
         constraints=dict(platforms=["dgx-a100", "hgx-h200"], nic_configurations="any", rails_per_node=[2, 4], oversubscription=[1, 2],
                          facility_power_kw=53.5),

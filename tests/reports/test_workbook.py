@@ -191,12 +191,16 @@ def test_every_unit_price_is_in_one_cell(book, solved):
     wb = openpyxl.load_workbook(book)
     prices = wb["Prices"]
     assert tuple(c.value for c in prices[4]) == PRICE_HEADERS
-    # One Prices row per part at a unit price and power (a compute unit and its spares share one),
-    # worked out from the JSON lines of both designs.
-    keys = {("compute" if x["category"] == "spares" else x["category"], x["part"], x["unit_price_usd"], x["power_w"])
+    # One Prices row per part at a unit price and power (a compute unit and its spares share one: a hot
+    # spare idles, so its power is the row's times its idle fraction), worked out from the JSON lines of both designs.
+    def key(category, part, price, power):
+        group = "compute" if category == "spares" else category
+        return (group, part, price, None if group == "compute" else power)
+
+    keys = {key(x["category"], x["part"], x["unit_price_usd"], x["power_w"])
             for d in js["designs"] for x in d["bom"] if x["category"] != "contingency"}
     rows = [r for r in prices.iter_rows(min_row=5, values_only=True) if r[0] is not None]
-    assert len(rows) == len(keys) and {(r[2], r[0], r[3], r[4]) for r in rows} == keys
+    assert len(rows) == len(keys) and {key(r[2], r[0], r[3], r[4]) for r in rows} == keys
     # $250,000 (hgx-h100) is the price of 4 BOM lines (compute and spares of two designs) and sits in ONE cell.
     cells = [(ws.title, c.coordinate) for ws in wb.worksheets for row in ws.iter_rows() for c in row
              if c.data_type == "n" and c.value == UNIT_PRICE]
@@ -207,7 +211,8 @@ def test_every_unit_price_is_in_one_cell(book, solved):
         for r in bom_rows(ws):
             m = re.fullmatch(r"='Prices'!\$D\$(\d+)", ws.cell(row=r, column=5).value)
             assert m, ws.cell(row=r, column=5).value
-            assert ws.cell(row=r, column=7).value == f"='Prices'!$E${m[1]}"
+            idle = "*0.3" if ws.cell(row=r, column=1).value == "spares" else ""  # catalog spare_idle_power_fraction
+            assert ws.cell(row=r, column=7).value == f"='Prices'!$E${m[1]}{idle}"
             assert prices.cell(row=int(m[1]), column=1).value == ws.cell(row=r, column=2).value
             assert prices.cell(row=int(m[1]), column=4).fill.fgColor.rgb.endswith("FFF2CC")  # yellow: editable
 
