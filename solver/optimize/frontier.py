@@ -1,0 +1,281 @@
+"""The cost–speed frontier (SPEC §7, v3): the Pareto set of cost (capex, or TCO when the scenario
+minimises TCO) against step time, each point found exactly by the MILP; and the next faster design
+of a solve's #1.
+
+Epsilon-constraint from the cheap end (docs/model.md §Frontier). The model is the ranking's model
+(solver/optimize/model.py) over the design space pruned only point by point (`prune="points"`: every
+data-parallel degree that meets the target, memory and margins stays, since a larger one may be
+faster), with the `fastest` step-time expression Σ T_sj·w. Point 1 is the cheapest design meeting the
+scenario's target; point k+1 is the cheapest design strictly faster than point k:
+
+    frontier_step_k:  Σ_{s,j,a} T_sj·w[s,j,a] ≤ T_k·(1 − ε)        (ε = FRONTIER_REL)
+
+and, of the designs that cheap (within a cent), the fastest (a second solve with the cost row
+frontier_cost_k: cost ≤ C_k + one cent, minimising Σ T_sj·w), so that no point is dominated by an
+equally priced faster design. The loop ends when the step row makes the model infeasible (no faster
+design within the caps: the front is complete) or after N points. Every point is evaluated by the
+one evaluator and checked against the model (`ranking._design_of`).
+
+ε = 1e-6: a step time has to be one part per million below the last point's to count as faster.
+HiGHS accepts a binary within its integrality tolerance (1e-7 here, `mip_feasibility_tolerance`),
+so a step row tighter than about 1e-7 relative could be "met" by the same point with w = 1 − 1e-7;
+1e-6 keeps a tenfold margin over it, and is far below anything the performance model can tell apart
+(one microsecond on a one-second step). Two designs closer than ε in step time are one point of the
+front (the cheaper); the enumeration check (tests/optimize/test_frontier.py) uses the same rule.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..deadline import Deadline
+from ..design_space import DesignSpace, build_design_space
+from ..errors import SolverFailure
+from ..inputs import LoadedScenario
+from ..inputs.schema import Catalog
+from ..results import Design, SolveResult
+from . import model as milp
+from .data import MUSD, ModelData, model_data, unbuildable_error
+from .highs import HighsAdapter, SolveOutcome
+from .ranking import _design_of, _prune_points_over_caps
+
+FRONTIER_REL = 1e-6  # a point must be this much faster (relative) than the last one (module docstring)
+CENT_MUSD = 0.01 * MUSD  # cost ties: designs within a cent of the cheapest are equally cheap
+DEFAULT_POINTS = 10
+MAX_POINTS = 100
+
+
+def faster_than(step_s: float, last_s: float) -> bool:
+    """Whether a design of step time `step_s` is strictly faster than one of `last_s` on the frontier
+    (the rule the step row frontier_step_k states; the enumeration check uses this function too)."""
+    return step_s <= last_s * (1 - FRONTIER_REL)
+
+
+@dataclass
+class Frontier:
+    """The points found, cheapest (slowest) first, and how the search ended.
+
+    status: optimal (every point proven: the cheapest strictly faster design, and the fastest of
+    that cost), feasible (a solve stopped at the time limit with an unproven incumbent), time_limit
+    (the time limit cut the front short). ended: why the loop stopped."""
+
+    points: list[Design]
+    status: str
+    ended: str
+    cost: str  # capex | tco: the cost the front is of
+    outcomes: list[SolveOutcome] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """The last solve proved that no faster design exists within the caps."""
+        return self.ended == NO_FASTER
+
+    def to_list(self) -> list[dict]:
+        """The JSON list (`frontier` in the result): one entry per point."""
+        return [point_dict(d, i + 1, self.cost) for i, d in enumerate(self.points)]
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "ended": self.ended, "complete": self.complete, "cost": self.cost,
+                "epsilon_rel": FRONTIER_REL, "time_s": self.timings.get("total_s"), "points": self.to_list()}
+
+
+NO_FASTER = "no faster design within the caps"
+
+
+def point_dict(d: Design, index: int, cost: str) -> dict:
+    a = d.architecture
+    lay = d.layout
+    return {"point": index, "cost_usd": d.cost.tco_usd if cost == "tco" else d.cost.capex_usd,
+            "capex_usd": d.cost.capex_usd, "tco_usd": d.cost.tco_usd, "step_time_s": d.perf.step_time_s,
+            "cost_per_million_tokens_usd": d.cost_per_million_tokens_usd, "gpus": d.cost.gpus,
+            "architecture": d.label, "platform": a.platform, "nic": a.nic, "rails_per_node": a.rails_per_node,
+            "switch": a.switch, "tiers": d.tiers, "fabric": a.fabric,
+            "layout": {"tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp, "dp": lay.dp,
+                       "microbatch_size": lay.microbatch_size, "ep": lay.ep, "etp": lay.etp},
+            "design_id": design_id(d)}
+
+
+def design_id(d: Design) -> str:
+    """A stable, readable identity of one design: architecture, tiers and layout."""
+    lay = d.layout
+    experts = f"·e{lay.ep}x{lay.etp}" if (lay.ep, lay.etp) != (1, 1) else ""
+    return (f"{d.label} | t{lay.tp}·c{lay.cp}·p{lay.pp}·v{lay.vp}·d{lay.dp}·b{lay.microbatch_size}{experts}"
+            f" G{lay.gpus_per_domain_used}")
+
+
+class FrontierModel:
+    """One MILP over the point-pruned design space, re-solved with a tighter step row per point."""
+
+    def __init__(self, scenario: LoadedScenario, catalog: Catalog, deadline: Deadline):
+        start = time.perf_counter()
+        self.deadline = deadline
+        sc = scenario.scenario
+        self.space: DesignSpace = build_design_space(sc, catalog, "points", deadline=deadline)
+        self.timings: dict = {"design_space_s": time.perf_counter() - start}
+        self.cost = "tco" if sc.objective == "tco" else "capex"
+        self.stopped_in: str | None = None if self.space.complete else "design space"
+        self.model: Any = None
+        self.adapter = HighsAdapter(time_limit_s=deadline.seconds)
+        self.rows = 0
+        if self.stopped_in is None and self.space.shapes:
+            self._build()
+        self.timings["build_s"] = time.perf_counter() - start
+
+    def _build(self) -> None:
+        data = model_data(self.space)
+        if not data.archs:
+            raise unbuildable_error(self.space, data)
+        data = dataclasses.replace(data, objective=self.cost)  # `fastest` scenarios: the front is of capex
+        self.data: ModelData = _prune_points_over_caps(data)
+        if self.deadline.expired("model"):
+            self.stopped_in = "model build"
+            return
+        self.model = milp.build_model(self.data)
+        milp.add_step_objective(self.model)
+        self.timings.update(model_variables=self.model.nvariables(), model_constraints=self.model.nconstraints())
+
+    def _remaining(self) -> float | None:
+        left = self.deadline.remaining_s()
+        return None if left is None else max(0.05, left)
+
+    def cheapest_faster(self, last_s: float | None) -> tuple[Design | None, str, list[SolveOutcome]]:
+        """The cheapest design strictly faster than `last_s` (None: the cheapest meeting the target),
+        and of that cost the fastest; with "optimal" | "feasible" | "infeasible" | "time_limit" | "error"."""
+        import pyomo.environ as pyo
+
+        if self.model is None:
+            return None, ("time_limit" if self.stopped_in else "infeasible"), []
+        if self.deadline.expired():
+            return None, "time_limit", []
+        m, index = self.model, self.rows
+        self.rows += 1
+        if last_s is not None:  # the tighter row makes every earlier one redundant
+            for old in m.component_objects(pyo.Constraint):
+                if old.name.startswith("frontier_step_"):
+                    old.deactivate()
+            m.add_component(f"frontier_step_{index}",
+                            pyo.Constraint(expr=m.step_objective_ms <= 1e3 * last_s * (1 - FRONTIER_REL)))
+        first = self.adapter.solve(m, time_limit_s=self._remaining())
+        if not first.has_solution:
+            return None, first.status, [first]
+        choice = milp.decode(m)
+        second, choice = self._fastest_of_cost(m, index, choice)
+        proven = first.status == "optimal" and second.status == "optimal"
+        design = _design_of(self.space, self.data, choice, proven=proven)
+        return design, ("optimal" if proven else "feasible"), [first, second]
+
+    def _fastest_of_cost(self, m: Any, index: int, choice: milp.Choice) -> tuple[SolveOutcome, milp.Choice]:
+        """Second stage: frontier_cost_k: cost ≤ C_k + one cent; minimise Σ T_sj·w; then restore the cost objective."""
+        import pyomo.environ as pyo
+
+        cost_expr = m.total_tco_musd if self.cost == "tco" else m.total_capex_musd
+        found = choice.objective_usd * MUSD
+        row = pyo.Constraint(expr=cost_expr <= found + max(CENT_MUSD, 1e-9 * found))
+        m.add_component(f"frontier_cost_{index}", row)
+        m.objective.deactivate()
+        m.frontier_speed = pyo.Objective(expr=m.step_objective_ms, sense=pyo.minimize)
+        try:
+            outcome = self.adapter.solve(m, time_limit_s=self._remaining())
+            faster = milp.decode(m) if outcome.has_solution else choice
+        finally:
+            m.del_component(m.frontier_speed)
+            m.objective.activate()
+            row.deactivate()
+        return outcome, faster
+
+
+def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS,
+             time_limit_s: float | None = None) -> Frontier:
+    """Up to `n` points of the cost–speed front, cheapest first (module docstring)."""
+    from .solve import check_time_limit
+
+    if not 1 <= n <= MAX_POINTS:
+        from ..errors import UsageError
+
+        raise UsageError(f"--frontier takes between 1 and {MAX_POINTS} points (got {n})")
+    deadline = Deadline(check_time_limit(time_limit_s))
+    fm = FrontierModel(scenario, catalog, deadline)
+    points: list[Design] = []
+    outcomes: list[SolveOutcome] = []
+    status, ended = "optimal", f"{n} point(s) asked; faster designs may exist"
+    while len(points) < n:
+        design, how, outs = fm.cheapest_faster(points[-1].perf.step_time_s if points else None)
+        outcomes += outs
+        if design is None:
+            status, ended = _end(how, fm, status)
+            break
+        if how == "feasible":
+            status = "feasible"
+        points.append(design)
+    fm.timings.update(total_s=deadline.elapsed_s(), solve_s=fm.adapter.total_time_s, solves=len(outcomes))
+    if not points and status != "optimal":
+        raise SolverFailure(f"the frontier found no design ({ended})" + (
+            f" within the {time_limit_s:g} s time limit; allow more time" if status == "time_limit" else ""))
+    return Frontier(points, status, ended, fm.cost, outcomes, fm.timings)
+
+
+def _end(how: str, fm: FrontierModel, status: str) -> tuple[str, str]:
+    """Status and reason when a stage found no design: infeasible ends the front; otherwise it was cut short."""
+    if how == "infeasible":
+        return status, NO_FASTER
+    if how == "time_limit":
+        where = f" in the {fm.stopped_in}" if fm.stopped_in else ""
+        return "time_limit", f"the time limit cut the frontier short{where}; faster designs may exist"
+    return "feasible", f"the solver failed ({how}); faster designs may exist"
+
+
+# ------------------------------------------------------------------------ the next faster design
+
+
+def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
+                time_limit_s: float | None = None) -> dict | None:
+    """The cheapest design strictly faster than the result's #1 (one more exact solve), as the
+    `next_faster` dict of the result; None when there is no #1."""
+    if not result.designs:
+        return None
+    first = result.designs[0]
+    start = time.perf_counter()
+    if first.objective == "fastest" and result.status == "optimal":
+        return next_faster_dict(first, None, NO_FASTER + " (#1 is the fastest design)", "optimal",
+                                time.perf_counter() - start)
+    fm = FrontierModel(scenario, catalog, Deadline(time_limit_s))
+    design, how, _ = fm.cheapest_faster(first.perf.step_time_s)
+    if design is not None:
+        return next_faster_dict(first, design, "", how, time.perf_counter() - start)
+    status, ended = _end(how, fm, "optimal")
+    return next_faster_dict(first, None, ended, status, time.perf_counter() - start)
+
+
+def next_faster_from(front: Frontier, first: Design) -> dict:
+    """The next faster design read off a frontier whose first point is as cheap as `first` (no extra solve)."""
+    later = [d for d in front.points if faster_than(d.perf.step_time_s, first.perf.step_time_s)]
+    if later:
+        return next_faster_dict(first, later[0], "", front.status, 0.0)
+    if front.complete:
+        return next_faster_dict(first, None, NO_FASTER, front.status, 0.0)
+    return next_faster_dict(first, None, front.ended, front.status, 0.0)
+
+
+def next_faster_dict(first: Design, design: Design | None, why: str, status: str, seconds: float) -> dict:
+    cost = "tco" if first.objective == "tco" else "capex"
+    out: dict = {"status": status, "time_s": seconds, "cost": cost, "found": design is not None}
+    if design is None:
+        out["text"] = f"the next faster design: none ({why})"
+        return out
+    c0, c1 = first.objective_usd, design.objective_usd
+    t0, t1 = first.perf.step_time_s, design.perf.step_time_s
+    out.update(cost_usd=c1, capex_usd=design.cost.capex_usd, step_time_s=t1, cost_change=c1 / c0 - 1,
+               step_time_change=t1 / t0 - 1, cost_per_million_tokens_usd=design.cost_per_million_tokens_usd,
+               gpus=design.cost.gpus, architecture=design.label, design_id=design_id(design))
+    label = "TCO" if cost == "tco" else "capex"
+    out["text"] = (f"the next faster design: {signed_percent(c1 / c0 - 1)} {label}, "
+                   f"{signed_percent(t1 / t0 - 1)} step time ({design.label}, {design.cost.gpus:,} GPUs)")
+    return out
+
+
+def signed_percent(x: float) -> str:
+    """+16.4 % or −3.4 % (a true minus sign)."""
+    return f"{'−' if x < 0 else '+'}{abs(x) * 100:.1f} %"
