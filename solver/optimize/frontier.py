@@ -90,7 +90,8 @@ def point_dict(d: Design, index: int, cost: str) -> dict:
     lay = d.layout
     return {"point": index, "cost_usd": d.cost.tco_usd if cost == "tco" else d.cost.capex_usd,
             "capex_usd": d.cost.capex_usd, "tco_usd": d.cost.tco_usd, "step_time_s": d.perf.step_time_s,
-            "cost_per_million_tokens_usd": d.cost_per_million_tokens_usd, "gpus": d.cost.gpus,
+            "cost_per_million_tokens_usd": d.cost_per_million_tokens_usd, "tokens_per_step": d.tokens_per_step,
+            "goodput": d.goodput, "amortisation_years": d.cost.tco_years, "gpus": d.cost.gpus,
             "architecture": d.label, "platform": a.platform, "nic": a.nic, "rails_per_node": a.rails_per_node,
             "switch": a.switch, "tiers": d.tiers, "fabric": a.fabric,
             "layout": {"tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp, "dp": lay.dp,
@@ -228,6 +229,23 @@ def _end(how: str, fm: FrontierModel, status: str) -> tuple[str, str]:
 
 
 # ------------------------------------------------------------------------ the next faster design
+
+
+def add_to_result(result: SolveResult, scenario: LoadedScenario, catalog: Catalog, points: int | None = None,
+                  time_limit_s: float | None = None) -> Frontier | None:
+    """What `solve` adds to its ranked result: with `points`, the frontier (`result.frontier`) and the
+    next faster design read off it; without, the next faster design by one more solve. Nothing when
+    the result has no design (infeasible)."""
+    if not result.designs:
+        return None
+    if points is None:
+        result.next_faster = next_faster(result, scenario, catalog, time_limit_s)
+        return None
+    front = frontier(scenario, catalog, points, time_limit_s)
+    result.frontier = front.to_dict()
+    result.next_faster = next_faster_from(front, result.designs[0])
+    return front
+
 
 
 def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
