@@ -329,9 +329,9 @@ def _frontier_plot_path(args, name: str) -> Path | None:
 
 def cmd_solve(args, out, err) -> int:
     from . import api
-    from .reports.io import output_set
     from .optimize.frontier import MAX_POINTS, add_to_result
     from .reports.frontier import print_frontier, print_next_faster, write_frontier_plot
+    from .reports.io import output_set
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:

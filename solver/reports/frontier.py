@@ -50,7 +50,7 @@ def frontier_columns(front: dict) -> list[Column]:
     return [
         Column("#", [str(p["point"]) for p in points]),
         Column(money, [f"${p['cost_usd']:,.0f}" for p in points]),
-        Column("step s", [f"{p['step_time_s']:.3f}" for p in points]),
+        Column("step s", [f"{p['step_time_s']:.4g}" for p in points]),
         Column(f"{money} vs 1", [_pct(p["cost_usd"] / c0 - 1) for p in points]),
         Column("step vs 1", [_pct(p["step_time_s"] / t0 - 1) for p in points]),
         Column("$/Mtok", [usd_per_mtok(p["cost_per_million_tokens_usd"]) for p in points], drop=2),
