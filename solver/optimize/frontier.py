@@ -224,7 +224,7 @@ def _end(how: str, fm: FrontierModel, status: str) -> tuple[str, str]:
         return status, NO_FASTER
     if how == "time_limit":
         where = f" in the {fm.stopped_in}" if fm.stopped_in else ""
-        return "time_limit", f"the time limit cut the frontier short{where}; faster designs may exist"
+        return "time_limit", f"the time limit cut the search short{where}; faster designs may exist"
     return "feasible", f"the solver failed ({how}); faster designs may exist"
 
 

@@ -128,6 +128,28 @@ def test_frontier_cut_short_by_the_time_limit_says_so(default_catalog):
         frontier(_load(SPACES["h100-uncapped"]), default_catalog, n=10, time_limit_s=1e-4)
 
 
+def test_frontier_stopped_by_the_time_limit_after_two_points_says_so(default_catalog, enumerated, monkeypatch):
+    """A time-limit stop after two points, simulated at the adapter (the fifth solve — point 3's first
+    stage — ends at the limit without an incumbent; everything else runs for real): the two points are
+    the enumeration's first two, the status is time_limit and the reason says so, never a complete front."""
+    from solver.optimize import highs
+
+    real, calls = highs.HighsAdapter.solve, []
+
+    def stopped(self, model, time_limit_s=None):
+        calls.append(1)
+        if len(calls) == 5:
+            return highs.SolveOutcome("time_limit", None, None, None, 0.0, "maxTimeLimit")
+        return real(self, model, time_limit_s)
+
+    monkeypatch.setattr(highs.HighsAdapter, "solve", stopped)
+    front = frontier(_load(SPACES["h100-uncapped"]), default_catalog, n=10, time_limit_s=600)
+    assert_same_points(front.points, pareto(enumerated["h100-uncapped"])[:2])
+    assert front.status == "time_limit" and not front.complete
+    assert front.ended == "the time limit cut the search short; faster designs may exist"
+    assert front.to_dict()["status"] == "time_limit"
+
+
 def test_epsilon_is_above_the_integrality_tolerance():
     """ε must exceed HiGHS's mip_feasibility_tolerance (1e-7, optimize/highs.py) or a point could pass its own row."""
     assert 1e-7 < FRONTIER_REL <= 1e-5
