@@ -203,6 +203,11 @@ def test_toy_capex_front_by_hand(toy_catalog):
     assert front.complete and front.status == "optimal"
 
 
+def test_api_frontier_takes_a_dict_and_a_point_count(toy_catalog):
+    front = solver.api.frontier(toy(), toy_catalog, points=2)
+    assert _points(front) == [("cheap-box", 32, 161_000.0), ("cheap-box", 64, 321_000.0)]
+
+
 def test_toy_tco_front_by_hand(toy_catalog):
     front = frontier(_load(toy(objective="tco")), toy_catalog, n=10)
     assert _points(front) == [("fast-box", 8, 416_200.0), ("fast-box", 16, 831_400.0),
