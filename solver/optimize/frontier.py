@@ -34,12 +34,12 @@ from ..deadline import Deadline
 from ..design_space import DesignSpace, build_design_space
 from ..errors import SolverFailure
 from ..inputs import LoadedScenario
-from ..inputs.schema import Catalog
+from ..inputs.schema import Catalog, Scenario
 from ..results import Design, SolveResult
 from . import model as milp
 from .data import MUSD, ModelData, model_data, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
-from .ranking import _design_of, _prune_points_over_caps
+from .ranking import _design_of, _prune_by_bounds, _prune_points_over_caps
 
 FRONTIER_REL = 1e-6  # a point must be this much faster (relative) than the last one (module docstring)
 CENT_MUSD = 0.01 * MUSD  # cost ties: designs within a cent of the cheapest are equally cheap
@@ -110,11 +110,14 @@ def design_id(d: Design) -> str:
 class FrontierModel:
     """One MILP over the point-pruned design space, re-solved with a tighter step row per point."""
 
-    def __init__(self, scenario: LoadedScenario, catalog: Catalog, deadline: Deadline):
+    def __init__(self, scenario: LoadedScenario | Scenario, catalog: Catalog, deadline: Deadline, prune: str = "points"):
+        """`prune="dominated"` (the next faster design at a lowered target, `next_faster`) also prunes
+        architectures by the ranking's exact bounds for one design."""
         start = time.perf_counter()
         self.deadline = deadline
-        sc = scenario.scenario
-        self.space: DesignSpace = build_design_space(sc, catalog, "points", deadline=deadline)
+        sc = scenario.scenario if isinstance(scenario, LoadedScenario) else scenario
+        self.prune = prune
+        self.space: DesignSpace = build_design_space(sc, catalog, prune, deadline=deadline)
         self.timings: dict = {"design_space_s": time.perf_counter() - start}
         self.cost = "tco" if sc.objective == "tco" else "capex"
         self.stopped_in: str | None = None if self.space.complete else "design space"
@@ -130,7 +133,10 @@ class FrontierModel:
         if not data.archs:
             raise unbuildable_error(self.space, data)
         data = dataclasses.replace(data, objective=self.cost)  # `fastest` scenarios: the front is of capex
-        self.data: ModelData = _prune_points_over_caps(data)
+        data = _prune_points_over_caps(data)
+        if self.prune == "dominated":
+            data, _, _ = _prune_by_bounds(self.space, data, 1, "architecture", self.deadline)
+        self.data: ModelData = data
         if self.deadline.expired("model"):
             self.stopped_in = "model build"
             return
@@ -259,12 +265,28 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
     if first.objective == "fastest" and result.status == "optimal":
         return next_faster_dict(first, None, NO_FASTER + " (#1 is the fastest design)", "optimal",
                                 time.perf_counter() - start)
-    fm = FrontierModel(scenario, catalog, Deadline(time_limit_s))
-    design, how, _ = fm.cheapest_faster(first.perf.step_time_s)
+    sc = scenario.scenario
+    if sc.robustness.compute_slowdown == 0 and sc.robustness.bandwidth_derate == 0:
+        # the cheapest design strictly faster than T1 is the cheapest meeting the target T1·(1 − ε): the ranking's
+        # smaller model (dominated points, bound pruning) answers it exactly; margins would then be demanded at
+        # the lowered target too, so with margins the point-pruned model with frontier_step_k answers instead
+        fm = FrontierModel(lowered_target(sc, first.perf.step_time_s * (1 - FRONTIER_REL)), catalog,
+                           Deadline(time_limit_s), prune="dominated")
+        design, how, _ = fm.cheapest_faster(None)
+    else:
+        fm = FrontierModel(scenario, catalog, Deadline(time_limit_s))
+        design, how, _ = fm.cheapest_faster(first.perf.step_time_s)
     if design is not None:
         return next_faster_dict(first, design, "", how, time.perf_counter() - start)
     status, ended = _end(how, fm, "optimal")
     return next_faster_dict(first, None, ended, status, time.perf_counter() - start)
+
+
+def lowered_target(sc: Scenario, step_time_s: float) -> Scenario:
+    """The scenario with its target replaced by `step_time_s` (and `fastest` by `capex`: the cheapest at that speed)."""
+    target = sc.target.model_copy(update={"step_time_s": step_time_s, "train_days": None})
+    objective = "capex" if sc.objective == "fastest" else sc.objective
+    return sc.model_copy(update={"target": target, "objective": objective})
 
 
 def next_faster_from(front: Frontier, first: Design) -> dict:

@@ -35,6 +35,13 @@ SPACES = {
         name="front-b200", workload=dict(model=GPT3_6_7B, global_batch_size=1024), target=dict(step_time_s=3.0),
         constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], max_gpus=512, rails_per_node=[1, 4]),
         parallelism=dict(tp=[2, 4, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1)),
+    # Demanded margins (robustness rows) and fsdp's non-affine terms: the next faster design is found with
+    # frontier_step_k on the point-pruned model here (a lowered target would demand the margins at it too)
+    "h100-fsdp-margins": dict(
+        name="front-fsdp", workload=dict(model=GPT3_6_7B, global_batch_size=256, optimizer="fsdp"),
+        target=dict(step_time_s=2.5), constraints=dict(platforms=["hgx-h100"], rails_per_node=[1, 2, 8]),
+        robustness=dict(compute_slowdown=0.1, bandwidth_derate=0.3),
+        parallelism=dict(tp=[1, 2, 4], cp=1, pp=[1, 2], vp=[1, 2], microbatch_size=[1, 2])),
     # A facility power cap that bites (53.5 kW), two oversubscriptions
     "a100-h200-power": dict(
         name="front-a100", workload=dict(model=GPT3_6_7B, global_batch_size=512), target=dict(step_time_s=6.0),
