@@ -48,7 +48,8 @@ def declared_constraints() -> set[str]:
                     for target in node.targets:
                         if isinstance(target, ast.Attribute):
                             names.add(target.attr)
-    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k", "frontier_step_k", "frontier_cost_k"}
+    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k", "frontier_step_k", "frontier_cost_k",
+                                                    "frontier_cheaper_k"}
 
 
 def test_model_md_names_exactly_the_declared_constraint_families():
@@ -83,7 +84,8 @@ def test_frontier_rows_are_documented(default_catalog):
     fm.cheapest_faster(first.perf.step_time_s)
     added = {re.sub(r"_[0-9]+$", "_k", c.name) for c in fm.model.component_objects(pyo.Constraint)
              if c.name.startswith("frontier_")}
-    assert added == {"frontier_step_k", "frontier_cost_k"}
+    assert added == {"frontier_step_k", "frontier_cost_k",
+                                                    "frontier_cheaper_k"}
     assert added <= documented_constraints()
 
 

@@ -39,7 +39,7 @@ from ..results import Design, SolveResult
 from . import model as milp
 from .data import MUSD, ModelData, model_data, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
-from .ranking import _design_of, _prune_by_bounds, _prune_points_over_caps
+from .ranking import SAME_SPEED_REL, _design_of, _prune_by_bounds, _prune_points_over_caps
 
 FRONTIER_REL = 1e-6  # a point must be this much faster (relative) than the last one (module docstring)
 CENT_MUSD = 0.01 * MUSD  # cost ties: designs within a cent of the cheapest are equally cheap
@@ -67,11 +67,12 @@ class Frontier:
     cost: str  # capex | tco: the cost the front is of
     outcomes: list[SolveOutcome] = field(default_factory=list)
     timings: dict = field(default_factory=dict)
+    start: str = "cheapest"  # the end the search started from: cheapest | fastest (`objective: fastest`)
 
     @property
     def complete(self) -> bool:
-        """The last solve proved that no faster design exists within the caps."""
-        return self.ended == NO_FASTER
+        """The last solve proved that no faster (from the fast end: cheaper) design exists within the caps."""
+        return self.ended in (NO_FASTER, NO_CHEAPER)
 
     def to_list(self) -> list[dict]:
         """The JSON list (`frontier` in the result): one entry per point."""
@@ -79,10 +80,11 @@ class Frontier:
 
     def to_dict(self) -> dict:
         return {"status": self.status, "ended": self.ended, "complete": self.complete, "cost": self.cost,
-                "epsilon_rel": FRONTIER_REL, "time_s": self.timings.get("total_s"), "points": self.to_list()}
+                "started_from": self.start, "epsilon_rel": FRONTIER_REL, "time_s": self.timings.get("total_s"), "points": self.to_list()}
 
 
 NO_FASTER = "no faster design within the caps"
+NO_CHEAPER = "no cheaper design within the caps"
 
 
 def point_dict(d: Design, index: int, cost: str) -> dict:
@@ -178,9 +180,8 @@ class FrontierModel:
         """Second stage: frontier_cost_k: cost ≤ C_k + one cent; minimise Σ T_sj·w; then restore the cost objective."""
         import pyomo.environ as pyo
 
-        cost_expr = m.total_tco_musd if self.cost == "tco" else m.total_capex_musd
         found = choice.objective_usd * MUSD
-        row = pyo.Constraint(expr=cost_expr <= found + max(CENT_MUSD, 1e-9 * found))
+        row = pyo.Constraint(expr=self._cost_expr(m) <= found + max(CENT_MUSD, 1e-9 * found))
         m.add_component(f"frontier_cost_{index}", row)
         m.objective.deactivate()
         m.frontier_speed = pyo.Objective(expr=m.step_objective_ms, sense=pyo.minimize)
@@ -193,10 +194,55 @@ class FrontierModel:
             row.deactivate()
         return outcome, faster
 
+    def _cost_expr(self, m: Any) -> Any:
+        return m.total_tco_musd if self.cost == "tco" else m.total_capex_musd
+
+    def fastest_cheaper(self, last_usd: float | None) -> tuple[Design | None, str, list[SolveOutcome]]:
+        """From the fast end (`objective: fastest`): the fastest design strictly cheaper than `last_usd`
+        (frontier_cheaper_k: cost ≤ C_k·(1 − ε); None: the fastest within the caps), and of that speed
+        (ranking.same_speed) the cheapest; statuses as `cheapest_faster`."""
+        import pyomo.environ as pyo
+
+        if self.model is None:
+            return None, ("time_limit" if self.stopped_in else "infeasible"), []
+        if self.deadline.expired():
+            return None, "time_limit", []
+        m, index = self.model, self.rows
+        self.rows += 1
+        if last_usd is not None:  # the tighter row makes every earlier one redundant
+            for old in m.component_objects(pyo.Constraint):
+                if old.name.startswith("frontier_cheaper_"):
+                    old.deactivate()
+            m.add_component(f"frontier_cheaper_{index}",
+                            pyo.Constraint(expr=self._cost_expr(m) <= last_usd * MUSD * (1 - FRONTIER_REL)))
+        m.objective.deactivate()
+        m.frontier_speed = pyo.Objective(expr=m.step_objective_ms, sense=pyo.minimize)
+        try:
+            first = self.adapter.solve(m, time_limit_s=self._remaining())
+        finally:
+            m.del_component(m.frontier_speed)
+            m.objective.activate()
+        if not first.has_solution:
+            return None, first.status, [first]
+        choice = milp.decode(m)
+        step_s = self.space.shapes[choice.shape_index].step_time_s[
+            self.space.shapes[choice.shape_index].d_values.index(choice.d)]
+        row = milp.bound_step_time(m, step_s * (1 + SAME_SPEED_REL) + 1e-12, index)  # same_speed_k
+        try:
+            second = self.adapter.solve(m, time_limit_s=self._remaining())
+            choice = milp.decode(m) if second.has_solution else choice
+        finally:
+            row.deactivate()
+        proven = first.status == "optimal" and second.status == "optimal"
+        design = _design_of(self.space, self.data, choice, proven=proven)
+        return design, ("optimal" if proven else "feasible"), [first, second]
+
 
 def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS,
              time_limit_s: float | None = None) -> Frontier:
-    """Up to `n` points of the cost–speed front, cheapest first (module docstring)."""
+    """Up to `n` points of the cost–speed front, reported cheapest first (module docstring): found from
+    the cheap end (the cheapest design meeting the target first), or, for `objective: fastest`, from
+    the fast end (the fastest design within the caps first; its cheap end may be a single node)."""
     from .solve import check_time_limit
 
     if not 1 <= n <= MAX_POINTS:
@@ -205,14 +251,19 @@ def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS
         raise UsageError(f"--frontier takes between 1 and {MAX_POINTS} points (got {n})")
     deadline = Deadline(check_time_limit(time_limit_s))
     fm = FrontierModel(scenario, catalog, deadline)
+    from_fast_end = scenario.scenario.objective == "fastest"
     points: list[Design] = []
     outcomes: list[SolveOutcome] = []
-    status, ended = "optimal", f"{n} point(s) asked; faster designs may exist"
+    more = "cheaper" if from_fast_end else "faster"
+    status, ended = "optimal", f"{n} point(s) asked; {more} designs may exist"
     while len(points) < n:
-        design, how, outs = fm.cheapest_faster(points[-1].perf.step_time_s if points else None)
+        if from_fast_end:
+            design, how, outs = fm.fastest_cheaper(points[-1].objective_usd if points else None)
+        else:
+            design, how, outs = fm.cheapest_faster(points[-1].perf.step_time_s if points else None)
         outcomes += outs
         if design is None:
-            status, ended = _end(how, fm, status)
+            status, ended = _end(how, fm, status, more)
             break
         if how == "feasible":
             status = "feasible"
@@ -221,17 +272,19 @@ def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS
     if not points and status != "optimal":
         raise SolverFailure(f"the frontier found no design ({ended})" + (
             f" within the {time_limit_s:g} s time limit; allow more time" if status == "time_limit" else ""))
-    return Frontier(points, status, ended, fm.cost, outcomes, fm.timings)
+    if from_fast_end:
+        points.reverse()
+    return Frontier(points, status, ended, fm.cost, outcomes, fm.timings, "fastest" if from_fast_end else "cheapest")
 
 
-def _end(how: str, fm: FrontierModel, status: str) -> tuple[str, str]:
+def _end(how: str, fm: FrontierModel, status: str, more: str = "faster") -> tuple[str, str]:
     """Status and reason when a stage found no design: infeasible ends the front; otherwise it was cut short."""
     if how == "infeasible":
-        return status, NO_FASTER
+        return status, NO_FASTER if more == "faster" else NO_CHEAPER
     if how == "time_limit":
         where = f" in the {fm.stopped_in}" if fm.stopped_in else ""
-        return "time_limit", f"the time limit cut the search short{where}; faster designs may exist"
-    return "feasible", f"the solver failed ({how}); faster designs may exist"
+        return "time_limit", f"the time limit cut the search short{where}; {more} designs may exist"
+    return "feasible", f"the solver failed ({how}); {more} designs may exist"
 
 
 # ------------------------------------------------------------------------ the next faster design
@@ -294,7 +347,7 @@ def next_faster_from(front: Frontier, first: Design) -> dict:
     later = [d for d in front.points if faster_than(d.perf.step_time_s, first.perf.step_time_s)]
     if later:
         return next_faster_dict(first, later[0], "", front.status, 0.0)
-    if front.complete:
+    if front.complete or front.start == "fastest":  # from the fast end the front's fastest point is the fastest
         return next_faster_dict(first, None, NO_FASTER, front.status, 0.0)
     return next_faster_dict(first, None, front.ended, front.status, 0.0)
 

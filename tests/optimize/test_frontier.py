@@ -13,7 +13,8 @@ import pytest
 import solver
 from solver.api import solve
 from solver.optimize import oracle
-from solver.optimize.frontier import FRONTIER_REL, NO_FASTER, faster_than, frontier, next_faster
+from solver.optimize.frontier import FRONTIER_REL, NO_CHEAPER, NO_FASTER, faster_than, frontier, next_faster
+from solver.optimize.ranking import same_speed
 from solver.results import cost_per_million_tokens_usd, within_caps
 
 GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
@@ -67,6 +68,20 @@ def pareto(designs) -> list:
     return front
 
 
+def pareto_from_fast_end(designs) -> list:
+    """The same set found from the fast end (`objective: fastest`), by its definition: the fastest design (of the
+    equally fast, `same_speed`, the cheapest); then the same among the designs cheaper than it by the frontier's
+    ε; and so on. Reported cheapest first."""
+    front: list = []
+    left = list(designs)
+    while left:
+        fastest_s = min(d.perf.step_time_s for d in left)
+        best = min((d for d in left if same_speed(d.perf.step_time_s, fastest_s)), key=lambda d: d.objective_usd)
+        front.append(best)
+        left = [d for d in left if d.objective_usd <= best.objective_usd * (1 - FRONTIER_REL)]
+    return front[::-1]
+
+
 def assert_same_points(found, expected) -> None:
     assert len(found) == len(expected), ([(round(d.objective_usd, 2), d.perf.step_time_s) for d in found],
                                          [(round(d.objective_usd, 2), d.perf.step_time_s) for d in expected])
@@ -78,6 +93,24 @@ def assert_same_points(found, expected) -> None:
 @pytest.fixture(scope="module")
 def enumerated(default_catalog):
     return {name: oracle.enumerate_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
+
+
+# `objective: fastest` without a target, within a budget: the front is found from the fast end
+FASTEST = dict(copy.deepcopy(H100), name="front-fastest", objective="fastest", target={},
+               constraints=dict(H100["constraints"], budget_usd=6e6))
+
+
+def test_fastest_front_from_the_fast_end_equals_the_enumeration(default_catalog):
+    designs = oracle.enumerate_designs(_load(FASTEST).scenario, default_catalog)
+    expected = pareto_from_fast_end(designs)
+    assert len(expected) >= 3
+    front = frontier(_load(FASTEST), default_catalog, n=100)
+    assert front.start == "fastest" and front.status == "optimal" and front.ended == NO_CHEAPER
+    assert_same_points(front.points, expected)
+    assert_same_points(pareto(designs), expected)  # the same set as from the cheap end (here: no near-ties)
+    cut = frontier(_load(FASTEST), default_catalog, n=2)  # the two fastest points, still reported cheapest first
+    assert_same_points(cut.points, expected[-2:])
+    assert "2 point(s) asked; cheaper designs may exist" == cut.ended
 
 
 @pytest.mark.parametrize("name", sorted(SPACES))
@@ -213,6 +246,21 @@ def test_toy_capex_front_by_hand(toy_catalog):
 def test_api_frontier_takes_a_dict_and_a_point_count(toy_catalog):
     front = solver.api.frontier(toy(), toy_catalog, points=2)
     assert _points(front) == [("cheap-box", 32, 161_000.0), ("cheap-box", 64, 321_000.0)]
+
+
+def test_toy_fastest_front_from_the_fast_end_by_hand(toy_catalog):
+    """objective fastest, no target, budget $500,000 (any d | 64 now: step = F_hw/(d·peak)). Fastest:
+    1.6106 ms — cheap-box 64 ($321,000) or fast-box 16 ($481,000): the cheaper, $321,000. Strictly
+    cheaper than that, the fastest is 3.2212 ms: cheap-box 32 $161,000 (fast-box 8 $241,000; slow-box 32
+    costs $321,000, not cheaper). Then 6.4425 ms: cheap-box 16, 16·5,000 + 1,000 = $81,000 (fast-box 4
+    $121,000); then 12.885 ms: cheap-box 8 $41,000 (fast-box 2 $61,000). Four points asked; cheapest first."""
+    front = frontier(_load(toy(objective="fastest", target={}, constraints=dict(budget_usd=500_000))), toy_catalog,
+                     n=4)
+    assert _points(front) == [("cheap-box", 8, 41_000.0), ("cheap-box", 16, 81_000.0), ("cheap-box", 32, 161_000.0),
+                              ("cheap-box", 64, 321_000.0)]
+    assert [d.perf.step_time_s for d in front.points] == pytest.approx([F_HW / 8e12, F_HW / 16e12, F_HW / 32e12,
+                                                                        F_HW / 64e12], rel=1e-12)
+    assert front.start == "fastest" and not front.complete
 
 
 def test_toy_tco_front_by_hand(toy_catalog):
