@@ -84,8 +84,12 @@ def test_frontier_rows_are_documented(default_catalog):
     fm.cheapest_faster(first.perf.step_time_s)
     added = {re.sub(r"_[0-9]+$", "_k", c.name) for c in fm.model.component_objects(pyo.Constraint)
              if c.name.startswith("frontier_")}
-    assert added == {"frontier_step_k", "frontier_cost_k",
-                                                    "frontier_cheaper_k"}
+    assert added == {"frontier_step_k", "frontier_cost_k"}
+    fm.fastest_cheaper(None)  # from the fast end (objective: fastest)
+    fm.fastest_cheaper(first.cost.capex_usd)
+    added = {re.sub(r"_[0-9]+$", "_k", c.name) for c in fm.model.component_objects(pyo.Constraint)
+             if c.name.startswith(("frontier_", "same_speed_"))}
+    assert added == {"frontier_step_k", "frontier_cost_k", "frontier_cheaper_k", "same_speed_k"}
     assert added <= documented_constraints()
 
 
