@@ -316,7 +316,7 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
     first = result.designs[0]
     start = time.perf_counter()
     if first.objective == "fastest" and result.status == "optimal":
-        return next_faster_dict(first, None, NO_FASTER + " (#1 is the fastest design)", "optimal",
+        return next_faster_dict(first, None, NO_FASTER + ": #1 is the fastest", "optimal",
                                 time.perf_counter() - start)
     sc = scenario.scenario
     if sc.robustness.compute_slowdown == 0 and sc.robustness.bandwidth_derate == 0:
