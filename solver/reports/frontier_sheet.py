@@ -52,7 +52,7 @@ def write_frontier_sheet(wb, result: SolveResult) -> None:
     for i, p in enumerate(points):
         _point_row(ws, first + i, first, p, points[0], money)
     last = first + len(front["points"]) - 1
-    _widths(ws, {"A": 7, "B": 40, "C": 18, "D": 9, "E": 15, "F": 15, "G": 10, "H": 11, "I": 9, "J": 14, "K": 11,
+    _widths(ws, {"A": 7, "B": 52, "C": 18, "D": 9, "E": 15, "F": 15, "G": 10, "H": 11, "I": 9, "J": 14, "K": 11,
                  "L": 11, "M": 12})
     ws.freeze_panes = f"A{first}"
     if front["points"]:
@@ -64,7 +64,7 @@ def _point_row(ws, row: int, first: int, p: dict, p1: dict, money: str) -> None:
     """One point: its values, then the formulas (cached values computed the same way for readers without recalculation)."""
     put(ws, row, 1, p["point"])
     put(ws, row, 2, p["architecture"])
-    wrap(ws, row, 2, 40)
+    wrap(ws, row, 2, 52)
     put(ws, row, 3, _layout(p["layout"]))
     put(ws, row, 4, p["gpus"], NUMBER)
     put(ws, row, 5, p["capex_usd"], USD)
