@@ -14,7 +14,13 @@ and, of the designs that cheap (within a cent), the fastest (a second solve with
 frontier_cost_k: cost ≤ C_k + one cent, minimising Σ T_sj·w), so that no point is dominated by an
 equally priced faster design. The loop ends when the step row makes the model infeasible (no faster
 design within the caps: the front is complete) or after N points. Every point is evaluated by the
-one evaluator and checked against the model (`ranking._design_of`).
+one evaluator and checked against the model (`ranking._design_of`). For `objective: fastest` the
+search runs from the fast end instead (`fastest_cheaper`: the fastest design, then the fastest
+strictly cheaper one, frontier_cheaper_k: cost ≤ C_k·(1 − ε)); the points are reported cheapest first.
+
+The next faster design of a solve's #1 (`next_faster`) is the cheapest design meeting the lowered
+target T_1·(1 − ε): the ranking's smaller model at that target answers it (with demanded margins, the
+point-pruned model with one frontier_step_k row, since a lowered target would demand them there too).
 
 ε = 1e-6: a step time has to be one part per million below the last point's to count as faster.
 HiGHS accepts a binary within its integrality tolerance (1e-7 here, `mip_feasibility_tolerance`),
