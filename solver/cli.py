@@ -349,7 +349,8 @@ def cmd_solve(args, out, err) -> int:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
         status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
-        add_to_result(result, ls, cat, args.frontier, args.time_limit)
+        add_to_result(result, ls, cat, args.frontier, args.time_limit,
+                      progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
     print_solve(result, out, wide=getattr(args, "wide", False))
     print_next_faster(result, out)
     if result.frontier is not None:

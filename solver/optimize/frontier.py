@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,7 +246,7 @@ class FrontierModel:
 
 
 def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS,
-             time_limit_s: float | None = None) -> Frontier:
+             time_limit_s: float | None = None, progress: Callable[[int, int], None] | None = None) -> Frontier:
     """Up to `n` points of the cost–speed front, reported cheapest first (module docstring): found from
     the cheap end (the cheapest design meeting the target first), or, for `objective: fastest`, from
     the fast end (the fastest design within the caps first; its cheap end may be a single node)."""
@@ -274,6 +275,8 @@ def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS
         if how == "feasible":
             status = "feasible"
         points.append(design)
+        if progress:
+            progress(len(points), n)
     fm.timings.update(total_s=deadline.elapsed_s(), solve_s=fm.adapter.total_time_s, solves=len(outcomes))
     if not points and status != "optimal":
         raise SolverFailure(f"the frontier found no design ({ended})" + (
@@ -297,7 +300,8 @@ def _end(how: str, fm: FrontierModel, status: str, more: str = "faster") -> tupl
 
 
 def add_to_result(result: SolveResult, scenario: LoadedScenario, catalog: Catalog, points: int | None = None,
-                  time_limit_s: float | None = None) -> Frontier | None:
+                  time_limit_s: float | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> Frontier | None:
     """What `solve` adds to its ranked result: with `points`, the frontier (`result.frontier`) and the
     next faster design read off it; without, the next faster design by one more solve. Nothing when
     the result has no design (infeasible)."""
@@ -306,7 +310,7 @@ def add_to_result(result: SolveResult, scenario: LoadedScenario, catalog: Catalo
     if points is None:
         result.next_faster = next_faster(result, scenario, catalog, time_limit_s)
         return None
-    front = frontier(scenario, catalog, points, time_limit_s)
+    front = frontier(scenario, catalog, points, time_limit_s, progress)
     result.frontier = front.to_dict()
     result.next_faster = next_faster_from(front, result.designs[0])
     return front
