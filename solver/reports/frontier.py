@@ -84,6 +84,15 @@ def print_frontier(front: dict, scenario: str, console: Console, wide: bool = Fa
 # ----------------------------------------------------------------------------------- PNG
 
 
+def labelled(points: list[dict], most: int = 12) -> list[dict]:
+    """The points to label: all when few; else only where the GPU count or platform changes (the rest differ in
+    NICs or fabric and sit next to a labelled one)."""
+    if len(points) <= most:
+        return points
+    return [p for i, p in enumerate(points)
+            if i == 0 or (p["gpus"], p["platform"]) != (points[i - 1]["gpus"], points[i - 1]["platform"])]
+
+
 def write_frontier_plot(front: dict, scenario: str, path: str | Path) -> Path:
     """Capex (or TCO) in millions against step time, one marker per point, numbered; written atomically."""
     import matplotlib  # lazy: the command line imports this module without plotting
@@ -100,9 +109,12 @@ def write_frontier_plot(front: dict, scenario: str, path: str | Path) -> Path:
     ys = [p["cost_usd"] / 1e6 for p in points]
     ax.step(xs, ys, where="post", color="tab:blue", alpha=0.4)
     ax.plot(xs, ys, "o", color="tab:blue", label=f"frontier: the cheapest design at least as fast ({money})")
-    for i, (p, x, y) in enumerate(zip(points, xs, ys)):  # labels alternate above and below: neighbours may be close
-        ax.annotate(f"{p['point']}: {p['gpus']:,} GPUs {lit(p['platform'])}", (x, y), textcoords="offset points",
-                    xytext=(6, 5 if i % 2 == 0 else -12), fontsize=7)
+    for i, p in enumerate(labelled(points)):  # labels alternate above and below: neighbours may be close
+        ax.annotate(f"{p['point']}: {p['gpus']:,} GPUs {lit(p['platform'])}", (p["step_time_s"], p["cost_usd"] / 1e6),
+                    textcoords="offset points", xytext=(6, 5 if i % 2 == 0 else -12), fontsize=7)
+    if xs and max(xs) >= 10 * min(xs):  # a front over orders of magnitude (from one node up) reads on log axes
+        ax.set_xscale("log")
+        ax.set_yscale("log")
     ax.set_xlabel("step time (s)")
     ax.set_ylabel(f"{money} (million USD)")
     ax.set_title(f"{lit(scenario)}: cost–speed frontier, {len(points)} point(s), {front['status']}")
