@@ -158,3 +158,13 @@ def test_frontier_table_fits_the_terminal(columns, tmp_path):
     assert nf["found"]
     pct = re.escape(f"{abs(nf['cost_change']) * 100:.1f} % capex")
     assert re.search(rf"the next faster design: [+−]{pct}, −{abs(nf['step_time_change']) * 100:.1f} % step time", flat)
+
+
+def test_plot_labels_every_point_of_a_short_front_and_the_changes_of_a_long_one():
+    from solver.reports.frontier import labelled
+
+    short = [{"point": i, "gpus": 8, "platform": "a"} for i in range(1, 5)]
+    assert labelled(short) == short
+    # 14 points: GPUs 8, 8, 16, 16, …: a label where the GPU count (or platform) changes, 7 of 14
+    long = [{"point": i + 1, "gpus": 8 * (1 + i // 2), "platform": "a"} for i in range(14)]
+    assert [p["point"] for p in labelled(long)] == [1, 3, 5, 7, 9, 11, 13]
