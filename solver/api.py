@@ -8,6 +8,7 @@
     report   = solver.sweep("scenarios/growth-sweep.yaml", jobs=2)
     plan     = solver.api.plan("scenarios/plan-5-years.yaml")   # a multi-period purchase plan
     fitted   = solver.api.calibrate("examples/calibration-runs.csv", stack="deepspeed")  # your own runs
+    front    = solver.api.frontier(scenario, catalog, points=10)  # the cost–speed frontier
 """
 from __future__ import annotations
 
@@ -45,6 +46,16 @@ def sweep(scenario, catalog: Catalog | None = None, vary: list[str] | None = Non
     return sweep_report(plan, run_points(plan, jobs, executor, on_result=on_result))
 
 
+def frontier(scenario, catalog: Catalog | None = None, points: int = 10, time_limit_s: float | None = None):
+    """The cost–speed frontier (SPEC §7 v3): up to `points` designs, cheapest first, each the cheapest
+    design at least as fast as it. Returns a `solver.optimize.frontier.Frontier` (`.points`, `.status`,
+    `.to_dict()`)."""
+    from .optimize.frontier import frontier as find
+
+    ls = as_loaded(scenario)
+    return find(ls, catalog if catalog is not None else catalog_for(ls), points, time_limit_s)
+
+
 def plan(scenario, catalog: Catalog | None = None, time_limit_s: float | None = None, compare: bool = True,
          progress: Callable[[str], None] | None = None):
     """Solve the scenario's `plan:` block (SPEC §6.1): one MILP over all periods, purchases carried
@@ -68,5 +79,6 @@ def calibrate(runs: str | Path, catalog: Catalog | None = None, stack: str | Non
     return _calibrate(runs, catalog if catalog is not None else load_catalog(), stack, fits=fits)
 
 
-__all__ = ["InputError", "Problem", "SolverFailure", "calibrate", "catalog_for", "evaluate", "evaluate_pins", "load_catalog",
+__all__ = ["InputError", "Problem", "SolverFailure", "calibrate", "catalog_for", "evaluate", "evaluate_pins", "frontier",
+           "load_catalog",
            "load_scenario", "plan", "solve", "sweep"]

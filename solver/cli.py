@@ -55,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
                         "platform) or layout")
     _xlsx_flags(s, "outputs/<scenario name>.xlsx")
     s.add_argument("--time-limit", type=float, metavar="S", help="solver time limit in seconds")
+    s.add_argument("--frontier", type=int, nargs="?", const=10, metavar="N",
+                   help="also find the cost–speed frontier: up to N designs (default 10), each the cheapest at "
+                        "least as fast (Frontier sheet, frontier in the JSON, a PNG)")
+    s.add_argument("--plot", metavar="FILE.png", help="frontier plot path (default outputs/<scenario name>-frontier.png)")
 
     e = sub.add_parser("evaluate", parents=[flags],
                        help="evaluate the design the scenario's pin block fixes (unpinned decisions are optimised)")
@@ -328,22 +332,46 @@ def _xlsx_path(args, name: str, suffix: str) -> Path | None:
     return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix))
 
 
+def _frontier_plot_path(args, name: str) -> Path | None:
+    """The frontier PNG (only with --frontier): --plot, else outputs/<name>-frontier.png."""
+    from .reports.io import check_writable
+
+    if args.frontier is None:
+        return None
+    return check_writable(args.plot or _default_output(name, "-frontier.png"))
+
+
 def cmd_solve(args, out, err) -> int:
     from . import api
     from .files import output_set
+    from .optimize.frontier import MAX_POINTS, add_to_result
+    from .reports.frontier import print_frontier, print_next_faster, write_frontier_plot
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
         raise UsageError("--top must be between 1 and 100")
+    if args.frontier is not None and not 1 <= args.frontier <= MAX_POINTS:
+        raise UsageError(f"--frontier N must be between 1 and {MAX_POINTS}")
+    if args.plot and args.frontier is None:
+        raise UsageError("--plot writes the frontier plot: give --frontier too")
     _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
     json_path = _json_path(args, ls.scenario.name, ".json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
+    plot_path = _frontier_plot_path(args, ls.scenario.name)
     with err.status("solving…") as status:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
+        status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
+        add_to_result(result, ls, cat, args.frontier, args.time_limit,
+                      progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
     print_solve(result, out, wide=getattr(args, "wide", False))
-    with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
+    print_next_faster(result, out)
+    if result.frontier is not None:
+        print_frontier(result.frontier, result.scenario, out, wide=getattr(args, "wide", False))
+    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
+        if plot_path is not None and result.frontier is not None and result.frontier["points"]:
+            write_frontier_plot(result.frontier, result.scenario, plot_path)
         _write_json(result.to_dict(), json_path)
         if xlsx_path is not None and result.designs:
             from .reports.excel import write_workbook

@@ -24,6 +24,15 @@ from .perf.traffic import overlap_for
 
 SCHEMA = "fabricplan.result/1"
 TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
+SECONDS_PER_YEAR = 8760 * 3600.0  # the year of the TCO's energy (costing.HOURS_PER_YEAR)
+
+
+def cost_per_million_tokens_usd(cost_usd: float, tokens_per_step: int, step_time_s: float, goodput: float,
+                                years: float) -> float:
+    """cost_per_mtok = cost / (tokens trained over the amortisation period / 10^6), tokens trained =
+    B·s / step_time · goodput · years · 8760 · 3600 (docs/model.md §Cost per million tokens)."""
+    tokens = tokens_per_step / step_time_s * goodput * years * SECONDS_PER_YEAR
+    return cost_usd / tokens * 1e6 if tokens > 0 else float("inf")
 
 
 @dataclass
@@ -48,6 +57,7 @@ class Design:
     caveats: list = field(default_factory=list)  # what a buyer must know before ordering it (orderability)
     nic_configuration: dict = field(default_factory=dict)  # {"id", "reference", "source"} (empty: none listed)
     reliability: JobReliability | None = None  # failures, checkpoints, goodput (None without failure data)
+    tokens_per_step: int = 0  # B·s, for the cost per million tokens
 
     @property
     def tiers(self) -> int:
@@ -88,6 +98,12 @@ class Design:
         if self.goodput <= 0:
             return float("inf")
         return self.train_steps * self.perf.step_time_s / (self.goodput * 86_400.0)
+
+    @property
+    def cost_per_million_tokens_usd(self) -> float:
+        """The ranking's cost (TCO for `tco`, else capex) per million tokens trained in tco.years."""
+        return cost_per_million_tokens_usd(self.objective_usd, self.tokens_per_step, self.perf.step_time_s,
+                                           self.goodput, self.cost.tco_years)
 
     @property
     def label(self) -> str:
@@ -139,6 +155,7 @@ class Design:
             "meets_target": self.meets_target,
             "train_days": self.train_days,
             **reliability_keys(self),
+            "cost_per_million_tokens_usd": self.cost_per_million_tokens_usd,
             "margins": self.margins,
             "uncalibrated": list(self.uncalibrated),
             "network_load": self.network_load,
@@ -180,7 +197,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     goodput = manual if manual is not None else (rel.goodput if rel is not None else 1.0)
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
                     train_steps=scenario.train_steps(), goodput=goodput,
-                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel)
+                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel,
+                    tokens_per_step=scenario.workload.global_batch_size * scenario.workload.model.seq_len)
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.network_load = load_report(perf, scenario.workload.model.moe is not None)
@@ -302,6 +320,8 @@ class SolveResult:
     stats: dict = field(default_factory=dict)
     solver: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    next_faster: dict | None = None  # the cheapest design strictly faster than #1 (optimize/frontier.py)
+    frontier: dict | None = None  # `solve --frontier`: the cost–speed front (optimize/frontier.Frontier.to_dict)
 
     def to_dict(self) -> dict:
         out = {
@@ -319,6 +339,11 @@ class SolveResult:
             out["explanation"] = self.explanation
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.next_faster is not None:
+            out["next_faster"] = self.next_faster
+        if self.frontier is not None:
+            out["frontier"] = self.frontier["points"]
+            out["frontier_search"] = {k: v for k, v in self.frontier.items() if k != "points"}
         return out
 
     def table(self):

@@ -48,7 +48,7 @@ def declared_constraints() -> set[str]:
                     for target in node.targets:
                         if isinstance(target, ast.Attribute):
                             names.add(target.attr)
-    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k"}
+    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k", "frontier_step_k", "frontier_cost_k"}
 
 
 def test_model_md_names_exactly_the_declared_constraint_families():
@@ -68,6 +68,28 @@ def test_built_model_components_are_documented(scenario, default_catalog):
     built = {c.name for c in model.component_objects(pyo.Constraint, active=True)}
     assert built, "the model has constraints"
     assert built - documented_constraints() == set()
+
+
+def test_frontier_rows_are_documented(default_catalog):
+    """The rows the frontier adds to a real model (optimize/frontier.py), by their name in code with `_k`."""
+    import pyomo.environ as pyo
+
+    from solver.optimize.frontier import FrontierModel
+    from solver.optimize.solve import Deadline
+
+    fm = FrontierModel(solver.load_scenario(REPO / "scenarios" / "deepseek-v3.yaml"), default_catalog, Deadline(None))
+    first, _, _ = fm.cheapest_faster(None)
+    assert first is not None
+    fm.cheapest_faster(first.perf.step_time_s)
+    added = {re.sub(r"_[0-9]+$", "_k", c.name) for c in fm.model.component_objects(pyo.Constraint)
+             if c.name.startswith("frontier_")}
+    assert added == {"frontier_step_k", "frontier_cost_k"}
+    fm.fastest_cheaper(None)  # from the fast end (objective: fastest): its probes' same_speed_k rows are removed
+    fm.fastest_cheaper(first.cost.capex_usd, first.perf.step_time_s)
+    added = {re.sub(r"_[0-9]+$", "_k", c.name) for c in fm.model.component_objects(pyo.Constraint)
+             if c.name.startswith(("frontier_", "same_speed_"))}
+    assert added == {"frontier_step_k", "frontier_cost_k"}
+    assert added <= documented_constraints()
 
 
 def test_every_test_named_in_reliability_md_exists():

@@ -42,6 +42,7 @@ from ..inputs.schema import Catalog, Scenario
 from ..perf import moe
 from ..perf.hardware import hardware_for
 from ..perf.traffic import BY_NAME, CLASS_NAMES, overlap_for
+from ..results import SECONDS_PER_YEAR, cost_per_million_tokens_usd
 from ..version import __version__
 from .goodput_sheet import SUMMARY_GOODPUT_KEYS, summary_goodput_rows, write_goodput_table
 from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import the helpers from here
@@ -402,8 +403,8 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu", *SUMMARY_GOODPUT_KEYS, "network_load", "caveats", "capex_includes",
-    "capex_leaves_out",
+    "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", *SUMMARY_GOODPUT_KEYS, "network_load", "caveats",
+    "capex_includes", "capex_leaves_out",
 )
 WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "capex_includes", "capex_leaves_out")
 
@@ -453,6 +454,7 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
          Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
         ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
+        _per_mtok_row(design, col, r, v["total"] + (energy if design.objective == "tco" else 0.0)),
         *summary_goodput_rows(design),
         *orderable_rows(design),
     ]
@@ -468,6 +470,16 @@ def orderable_rows(design) -> list:
             ("caveats", "Caveats before ordering", "; ".join(design.caveats) or "none", None),
             ("capex_includes", "Capex includes", includes, None),
             ("capex_leaves_out", "Capex leaves out", leaves_out, None)]
+
+
+def _per_mtok_row(design, col: str, r: dict, cost_usd: float) -> tuple:
+    """Cost per million tokens (docs/model.md): the ranking's cost over TCO_years of training at this step time."""
+    key = "tco" if design.objective == "tco" else "capex"
+    tokens = f"{design.tokens_per_step}/{col}{r['step']}*{design.goodput!r}*TCO_years*{SECONDS_PER_YEAR:.0f}"
+    value = cost_per_million_tokens_usd(cost_usd, design.tokens_per_step, design.perf.step_time_s, design.goodput,
+                                        design.cost.tco_years)
+    return ("per_mtok", f"Cost per million tokens (USD, {'TCO' if key == 'tco' else 'capex'} over the TCO years)",
+            Live(f"={col}{r[key]}/({tokens})*1000000", value), USD_CENTS)
 
 
 def _summary_row_numbers() -> dict:
@@ -509,6 +521,8 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
     print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=2)  # charts side by side; 2 pages
+    if result.next_faster is not None:  # the row between the designs and the capex by category
+        note(ws, max(row_of.values()) + 1, result.next_faster["text"])
     _capex_by_category(ws, result, bom_cells, row_of)
 
 
@@ -894,8 +908,13 @@ def build_workbook(result, scenario: LoadedScenario, catalog: Catalog) -> Workbo
     write_summary_sheet(wb, result, bom_cells)
     write_performance_sheet(wb, result)
     write_assumptions_sheet(wb, result, scenario, catalog)
-    # Sheet order: Summary, Prices, the BOM sheets, Performance, Assumptions.
+    if result.frontier is not None:
+        from .frontier_sheet import FRONTIER_SHEET, write_frontier_sheet
+
+        write_frontier_sheet(wb, result)
+    # Sheet order: Summary, Prices, the BOM sheets, Performance, Assumptions (, Frontier).
     order = ["Summary", PRICES] + [c.title for c in bom_cells] + ["Performance", "Assumptions"]
+    order += [FRONTIER_SHEET] if result.frontier is not None else []
     wb._sheets = [wb[name] for name in order]
     wb.active = 0
     wb.calculation.fullCalcOnLoad = True  # Excel recomputes on open; the cached values serve other readers
