@@ -16,7 +16,7 @@ from ..fabrics.breakout import serves
 from ..inputs import LoadedScenario, check_against_catalog, default_catalog_path, load_catalog, load_scenario
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
-from ..results import Design, SolveResult, binding_constraints, make_design
+from ..results import Design, SolveResult, binding_constraints, cap_problems, make_design
 
 
 def catalog_for(scenario: LoadedScenario, base_paths: list | None = None, default: bool = True) -> Catalog:
@@ -243,8 +243,10 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
     stats = {"pinned": pinned, "optimised": [name for name in EVALUATE_PINS if name not in pinned]}
     if len(pinned) == len(EVALUATE_PINS):
         design = evaluate(ls, cat)
-        status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
-        return SolveResult(sc.name, status, [design], 0.0, stats=stats)
+        over = cap_problems(design, sc.constraints)
+        status = "feasible" if design.meets_target and design.perf.fits_memory and not over else "infeasible"
+        explanation = ("the pinned design exceeds the scenario's caps: " + "; ".join(over)) if over else None
+        return SolveResult(sc.name, status, [design], 0.0, explanation=explanation, stats=stats)
     result = solve(ls, cat, top_k=1, time_limit_s=time_limit_s)
     result.stats.update(stats)
     if result.designs or sc.objective == "fastest":
