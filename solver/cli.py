@@ -340,11 +340,22 @@ def cmd_solve(args, out, err) -> int:
     _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
-    if result.status == "feasible":
-        err.print("warning: the time limit stopped the search; the designs are feasible, not proven optimal")
-    if result.status == "time_limit":
-        err.print(safe(f"warning: {result.warnings[0]}"))
+    _warn_status(result, err)
     return EXIT_OK
+
+
+def _warn_status(result, err, who: str = "") -> None:
+    """A visible warning on the terminal when a time limit left the answer unproven (statuses
+    `feasible` and `time_limit`), for every command that solves; `who` names the scenario."""
+    found = len(result.designs)
+    proven = (result.stats.get("search") or {}).get("designs_proven", 0)
+    prefix = f"warning: {who}: " if who else "warning: "
+    if result.status == "feasible":
+        err.print(safe(prefix + "the time limit stopped the search; the design(s) may not be optimal "
+                       "(feasible, not proven; status feasible)"))
+    elif result.status == "time_limit":
+        doubt = "the design(s) may not be optimal" if proven < found else "more designs may exist"
+        err.print(safe(prefix + f"{doubt} (status time_limit): {result.warnings[0] if result.warnings else ''}"))
 
 
 def cmd_evaluate(args, out, err) -> int:
@@ -404,6 +415,7 @@ def cmd_compare(args, out, err) -> int:
     for path, r in zip(args.scenarios, results):
         if not r.designs:
             out.print(f"[bold red]{safe(r.scenario)}[/] ({safe(path)}) infeasible: {safe(r.explanation)}")
+        _warn_status(r, err, f"{r.scenario} ({path})")
     from .results import SCHEMA
 
     data = {"schema": SCHEMA.replace("result", "compare"), "scenarios": [
@@ -457,6 +469,9 @@ def cmd_sweep(args, out, err) -> int:
     _say_written(outputs, out)
     out.print(safe(f"finished points in {results_path}"), highlight=False)
     counts = report["status_counts"]
+    if counts["feasible"] or counts["time_limit"]:
+        err.print(f"warning: the time limit stopped {counts['feasible'] + counts['time_limit']} point(s) (status "
+                  "feasible or time_limit): their designs may not be optimal; allow more time")
     if counts["error"]:
         return EXIT_SOLVER
     return EXIT_INFEASIBLE if counts["infeasible"] else EXIT_OK
@@ -532,8 +547,8 @@ def cmd_plan(args, out, err) -> int:
     _say_written(outputs, out)
     if report["status"] == "infeasible":
         return EXIT_INFEASIBLE
-    if report["status"] == "feasible":
-        err.print("warning: the time limit stopped the search; the plan is feasible, not proven optimal")
+    if report["status"] in ("feasible", "time_limit"):
+        err.print(f"warning: the time limit stopped the search; the plan may not be optimal (status {report['status']})")
     return EXIT_OK
 
 

@@ -116,3 +116,68 @@ def test_fully_pinned_evaluate_within_caps_stays_feasible(tmp_path):
     proc = run_cli("evaluate", sc, "--json", tmp_path / "r.json", "--no-xlsx")
     assert_clean_exit(proc, 0)
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["status"] == "feasible"
+
+
+# ------------------------------------------------- 2. a time limit hit, shown on the terminal
+
+
+def _time_limit_after_the_bounds(monkeypatch):
+    """A real time limit that runs out right after the bound pruning evaluated its first design:
+    the "bounds" share of every limited deadline expires on its second check. Everything else is
+    real; the search ends with the evaluated designs, unproven (status `time_limit`)."""
+    from solver import deadline
+
+    checks: dict[int, int] = {}
+    real = deadline.Deadline.expired
+
+    def expired(self, stage=None):
+        if self.seconds is not None and stage == "bounds":
+            checks[id(self)] = checks.get(id(self), 0) + 1
+            return checks[id(self)] > 1
+        return real(self, stage)
+
+    monkeypatch.setattr(deadline.Deadline, "expired", expired)
+
+
+def test_compare_with_a_time_limit_hit_warns_on_the_terminal(tmp_path, monkeypatch, capsys):
+    from solver import cli
+
+    _time_limit_after_the_bounds(monkeypatch)
+    a = write_yaml(tmp_path / "a.yaml", tiny_scenario(name="tiny-a"))
+    b = write_yaml(tmp_path / "b.yaml", tiny_scenario(name="tiny-b", target={"step_time_s": 2.0}))
+    code = cli.main(["compare", str(a), str(b), "--json", str(tmp_path / "c.json"), "--time-limit", "30"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert [s["status"] for s in data["scenarios"]] == ["time_limit", "time_limit"]
+    err = flat(captured.err)
+    for name in ("tiny-a", "tiny-b"):
+        assert f"warning: {name}" in err
+    assert err.count("may not be optimal") == 2
+    assert "time_limit" in flat(captured.out)  # the table's status row
+
+
+def test_solve_with_a_time_limit_hit_warns_that_the_design_may_not_be_optimal(tmp_path, monkeypatch, capsys):
+    from solver import cli
+
+    _time_limit_after_the_bounds(monkeypatch)
+    sc = write_yaml(tmp_path / "a.yaml", tiny_scenario())
+    code = cli.main(["solve", str(sc), "--json", str(tmp_path / "r.json"), "--no-xlsx", "--time-limit", "30"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["status"] == "time_limit"
+    assert "may not be optimal" in flat(captured.err)
+
+
+def test_sweep_with_a_time_limit_hit_warns_on_the_terminal(tmp_path, monkeypatch, capsys):
+    from solver import cli
+
+    _time_limit_after_the_bounds(monkeypatch)
+    sc = write_yaml(tmp_path / "a.yaml", tiny_scenario())
+    code = cli.main(["sweep", str(sc), "--vary", "workload.global_batch_size=8,16", "--json", str(tmp_path / "s.json"),
+                     "--no-xlsx", "--no-plot", "--time-limit", "30"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert data["status_counts"]["time_limit"] == 2
+    assert "the time limit stopped 2 point(s)" in flat(captured.err) and "may not be optimal" in flat(captured.err)
