@@ -64,8 +64,10 @@ def pinned_tiny(**changes) -> dict:
 
 
 def run_cli(*args, timeout_s: float = 180, cwd: Path = REPO, **kwargs) -> subprocess.CompletedProcess:
+    """The command line of this checkout (whatever the cwd), as a child process."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), **kwargs.pop("env", {})}
     return subprocess.run([sys.executable, "-m", "solver", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout_s, **kwargs)
+                          text=True, timeout=timeout_s, env=env, **kwargs)
 
 
 def assert_clean_exit(proc: subprocess.CompletedProcess, code: int) -> None:
@@ -181,3 +183,42 @@ def test_sweep_with_a_time_limit_hit_warns_on_the_terminal(tmp_path, monkeypatch
     data = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert data["status_counts"]["time_limit"] == 2
     assert "the time limit stopped 2 point(s)" in flat(captured.err) and "may not be optimal" in flat(captured.err)
+
+
+# ------------------------------------------------------ 3. comparisons a plan did not run
+
+
+TOY_CATALOG = REPO / "tests" / "data" / "toy-catalog.yaml"
+# The toy plan of tests/plan/test_plan_cli.py: cheap-box buys 32 nodes and the $1,000 switch
+# ($161,000), then 32 more nodes ($160,000).
+TOY_PLAN = dict(name="toy-plan", workload=dict(model=dict(layers=1, hidden_size=256, ffn_hidden_size=256, ffn_type="gelu",
+                                                          attention_heads=1, vocab_size=2048, seq_len=256),
+                                               global_batch_size=64, activation_recompute="none"),
+                target=dict(step_time_s=0.004), overlap=dict(tp=1, cp=1, pp=1, dp=1),
+                parallelism=dict(tp=1, cp=1, pp=1, vp=1, microbatch_size=1),
+                plan=dict(periods=[{"label": "year one", "set": {"target.step_time_s": 0.004}},
+                                   {"label": "year two", "set": {"target.step_time_s": 0.002}}]))
+
+
+def toy_plan_cli(tmp_path: Path, doc: dict, *args) -> subprocess.CompletedProcess:
+    path = write_yaml(tmp_path / "plan.yaml", doc)
+    return run_cli("plan", path, *args, "--no-default-catalog", "--catalog", TOY_CATALOG, cwd=tmp_path)
+
+
+def test_plan_without_comparisons_says_not_computed(tmp_path):
+    import openpyxl
+
+    proc = toy_plan_cli(tmp_path, TOY_PLAN, "--no-compare", "--json", "p.json", "--xlsx", "p.xlsx", "--no-plot")
+    assert_clean_exit(proc, 0)
+    report = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert [round(p["capex_usd"]) for p in report["periods"]] == [161_000, 160_000]
+    comp = report["comparison"]
+    assert comp["from_scratch"] is None and comp["up_front"] is None
+    assert comp["computed"] is False
+    text = flat(proc.stdout)
+    assert "from scratch" not in text or "not computed" in text
+    assert "$0" not in text
+    assert "comparisons: not computed" in text
+    cells = [c.value for row in openpyxl.load_workbook(tmp_path / "p.xlsx")["Plan"].iter_rows() for c in row]
+    assert "not computed (--no-compare)" in cells
+    assert not any(isinstance(v, str) and "from scratch" in v for v in cells)

@@ -159,6 +159,8 @@ def _totals(ws, report: dict, row: int) -> int:
     scratch, up = comp.get("from_scratch"), comp.get("up_front")
     r = row + 3
     put(ws, r, 1, "Compared with (values from the solver, not live)").font = BOLD
+    if comp.get("computed") is False:
+        put(ws, r + 1, 1, "not computed (--no-compare)")
     if scratch:
         put(ws, r + 1, 1, "Each period bought from scratch: discounted total (USD)")
         put(ws, r + 1, 2, scratch.get("discounted_usd"), USD)

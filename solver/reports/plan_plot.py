@@ -23,7 +23,7 @@ def write_plan_plot(report: dict, path: str | Path) -> Path:
     width = 0.38
     plan = [p["spend_usd"] / 1e6 for p in periods]
     ax.bar([x - width / 2 for x in xs], plan, width, label="plan (purchases carried forward)", color="tab:blue")
-    scratch = report.get("comparison", {}).get("from_scratch", {}).get("periods", [])
+    scratch = (report.get("comparison", {}).get("from_scratch") or {}).get("periods", [])
     if scratch:
         ax.bar([x + width / 2 for x in xs], [(s.get("spend_usd") or 0) / 1e6 for s in scratch], width,
                label="each period from scratch", color="tab:grey", alpha=0.6)
