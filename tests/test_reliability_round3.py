@@ -222,3 +222,37 @@ def test_plan_without_comparisons_says_not_computed(tmp_path):
     cells = [c.value for row in openpyxl.load_workbook(tmp_path / "p.xlsx")["Plan"].iter_rows() for c in row]
     assert "not computed (--no-compare)" in cells
     assert not any(isinstance(v, str) and "from scratch" in v for v in cells)
+
+
+# ------------------------------------------------ 4. a price-only quote without its source
+
+
+@pytest.mark.parametrize("given, missing", [
+    ({}, "price_source, price_date"),
+    ({"price_source": "ACME quote 42"}, "price_date"),
+    ({"price_date": "2026-11"}, "price_source"),
+])
+def test_price_only_quote_must_say_where_and_when(tmp_path, given, missing):
+    # Before: the quote kept the shipped entry's source and date and was labelled a firm quote.
+    quote = tmp_path / "quote.yaml"
+    quote.write_text("name: acme\nnics:\n  - id: cx7-ndr\n    unit_price_usd: 1234\n"
+                     + "".join(f"    {k}: '{v}'\n" for k, v in given.items()), encoding="utf-8")
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    proc = run_cli("solve", sc, "--catalog", quote, "--json", tmp_path / "r.json", "--no-xlsx")
+    assert_clean_exit(proc, 2)
+    assert f"{quote}:4:5:" in proc.stderr  # the unit_price_usd line of the quote
+    assert f"missing: {missing}" in flat(proc.stderr)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_price_only_quote_with_source_and_date_is_used(tmp_path):
+    quote = tmp_path / "quote.yaml"
+    quote.write_text("name: acme\nnics:\n  - id: cx7-ndr\n    unit_price_usd: 1234\n"
+                     "    price_source: ACME quote 42\n    price_date: '2026-11'\n", encoding="utf-8")
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    proc = run_cli("solve", sc, "--catalog", quote, "--json", tmp_path / "r.json", "--no-xlsx")
+    assert_clean_exit(proc, 0)
+    nic = next(x for x in json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["designs"][0]["bom"]
+               if x["part"] == "cx7-ndr")
+    assert (nic["unit_price_usd"], nic["price_source"], nic["price_date"], nic["price_is_estimate"]) == \
+        (1234, "ACME quote 42", "2026-11", False)
