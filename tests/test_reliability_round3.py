@@ -256,3 +256,70 @@ def test_price_only_quote_with_source_and_date_is_used(tmp_path):
                if x["part"] == "cx7-ndr")
     assert (nic["unit_price_usd"], nic["price_source"], nic["price_date"], nic["price_is_estimate"]) == \
         (1234, "ACME quote 42", "2026-11", False)
+
+
+# ----------------------------------------------------- 5. strict number (and yes/no) fields
+
+
+def _replace_line(text: str, old: str, new: str) -> tuple[str, int]:
+    """`text` with the one line holding `old` replaced by `new`, and that line's number (1-based)."""
+    lines = text.splitlines()
+    [index] = [i for i, line in enumerate(lines) if line.strip() == old]
+    lines[index] = lines[index].replace(old, new)
+    return "\n".join(lines) + "\n", index + 1
+
+
+SCENARIO_TEXT = yaml.safe_dump(tiny_scenario(), sort_keys=False)
+
+
+@pytest.mark.parametrize("old, new, path", [
+    ("step_time_s: 1.0", "step_time_s: true", "target.step_time_s"),       # was read as 1 s
+    ("step_time_s: 1.0", "step_time_s: '3'", "target.step_time_s"),        # was read as 3 s
+    ("global_batch_size: 8", "global_batch_size: 1_0", "workload.global_batch_size"),  # was read as 10
+    ("global_batch_size: 8", "global_batch_size: \"8\"", "workload.global_batch_size"),
+    ("hidden_size: 256", "hidden_size: false", "workload.model.hidden_size"),
+])
+def test_scenario_numbers_must_be_numbers(tmp_path, old, new, path):
+    text, line = _replace_line(SCENARIO_TEXT, old, new)
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(text, encoding="utf-8")
+    proc = run_cli("solve", sc, "--json", tmp_path / "r.json", "--no-xlsx")
+    assert_clean_exit(proc, 2)
+    assert f"{sc}:{line}:" in proc.stderr and f"{path}: must be a number" in proc.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("old, new, path, message", [
+    ("unit_price_usd: 255240", "unit_price_usd: true", "platforms[0].unit_price_usd", "must be a number"),  # was $1
+    ("unit_price_usd: 255240", "unit_price_usd: '255240'", "platforms[0].unit_price_usd", "must be a number"),
+    ("unit_price_usd: 255240", "unit_price_usd: 255_240", "platforms[0].unit_price_usd", "must be a number"),
+    ("gpus_per_node: 8", "gpus_per_node: true", "platforms[0].gpus_per_node", "must be a number"),
+    ("includes_scaleout_nics: false", "includes_scaleout_nics: 0", "platforms[0].includes_scaleout_nics",
+     "must be true or false"),
+])
+def test_catalog_numbers_must_be_numbers(tmp_path, old, new, path, message):
+    plat = catalog_entry("platforms", "hgx-h100")
+    assert plat["unit_price_usd"] == 255_240 and plat["gpus_per_node"] == 8  # the lines edited below
+    text, line = _replace_line(yaml.safe_dump({"name": "quote", "platforms": [plat]}, sort_keys=False), old, new)
+    quote = tmp_path / "quote.yaml"
+    quote.write_text(text, encoding="utf-8")
+    proc = run_cli("validate", quote)
+    assert_clean_exit(proc, 2)
+    assert f"{quote}:{line}:" in proc.stderr and f"{path}: {message}" in proc.stderr
+
+
+def test_number_lists_must_hold_numbers(tmp_path):
+    sc = tiny_scenario()
+    sc["constraints"]["rails_per_node"] = [1, True]
+    proc = run_cli("validate", write_yaml(tmp_path / "sc.yaml", sc))
+    assert_clean_exit(proc, 2)
+    assert "constraints.rails_per_node: item 2 must be a number, not the boolean true" in flat(proc.stderr)
+
+
+def test_numbers_written_as_yaml_numbers_still_load(tmp_path):
+    # 4e3 (YAML 1.2: the float 4000.0) for an integer cap, 1.5e7 for a budget: numbers, accepted.
+    sc = tiny_scenario(constraints={"max_gpus": 4e3, "budget_usd": 1.5e7})
+    path = tmp_path / "sc.yaml"
+    path.write_text(yaml.safe_dump(sc).replace("4000.0", "4e3"), encoding="utf-8")
+    loaded = api.load_scenario(path)
+    assert loaded.scenario.constraints.max_gpus == 4000 and loaded.scenario.constraints.budget_usd == 15_000_000

@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from .strict_types import check_scalar
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]
@@ -31,6 +33,13 @@ class Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, frozen=True,
                               use_attribute_docstrings=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strict_scalars(cls, value: Any, info: ValidationInfo) -> Any:
+        """No boolean or text where a number goes, no number or text for a yes/no, in what is read from
+        YAML files (`yaml_safe.validate` sets the context; strict_types.py)."""
+        return check_scalar(cls, info.field_name, value) if info.field_name and info.context else value
 
 
 class Priced(Strict):

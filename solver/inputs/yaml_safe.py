@@ -305,7 +305,7 @@ def _model_in(annotation) -> type[BaseModel] | None:
 def validate(doc: Document, model_cls: type[BaseModel], data: Any = None):
     """Validate `doc.data` against `model_cls`; every error becomes a Problem on `doc`."""
     try:
-        return model_cls.model_validate(doc.data if data is None else data)
+        return model_cls.model_validate(doc.data if data is None else data, context={"strict_scalars": True})
     except ValidationError as exc:
         for err in exc.errors(include_url=False):
             doc.problems.append(_problem_from(doc, model_cls, err))
