@@ -283,6 +283,16 @@ def _print_warnings(ls, err) -> None:
         err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
 
 
+def _check_outputs(loaded: list, **paths) -> None:
+    """No output may be an input file of the run (scenarios, catalogs, quotes) or another output."""
+    from .inputs import provenance
+    from .reports.io import check_outputs
+
+    inputs = [f for ls, cat in loaded for f in [ls.doc.path, *(p for p, _ in provenance(cat).files)]]
+    check_outputs({"--" + flag.replace("_", "-") if flag != "results" else "the results file": path
+                   for flag, path in paths.items()}, inputs)
+
+
 def _default_output(name: str, suffix: str) -> Path:
     return Path("outputs") / f"{name}{suffix}"
 
@@ -325,6 +335,7 @@ def cmd_solve(args, out, err) -> int:
     ls, cat = _load(args, err)
     json_path = _json_path(args, ls.scenario.name, ".json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
+    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path)
     with err.status("solving…") as status:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
@@ -368,6 +379,7 @@ def cmd_evaluate(args, out, err) -> int:
     ls, cat = _load(args, err)
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
+    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path)
     result = api.evaluate_pins(ls, cat)
     if not result.designs:
         print_solve(result, out, wide=getattr(args, "wide", False))
@@ -407,6 +419,7 @@ def cmd_compare(args, out, err) -> int:
     _check_time_limit(args.time_limit)
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
     json_path = _json_path(args, "compare", ".json")
+    _check_outputs(loaded, json=json_path)
     results = []
     for path, (ls, cat) in zip(args.scenarios, loaded):
         with err.status(f"solving {path}…"):
@@ -431,7 +444,7 @@ def cmd_sweep(args, out, err) -> int:
 
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
-    from .reports.io import check_writable, output_set
+    from .reports.io import check_writable, is_discard, output_set
     from .reports.terminal import print_report
     from .sweep.plan import plan_sweep
     from .sweep.run import results_path_for
@@ -446,8 +459,10 @@ def cmd_sweep(args, out, err) -> int:
     json_path = _json_path(args, name, "-sweep.json")
     xlsx_path = _xlsx_path(args, name, "-sweep.xlsx")
     plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png"))
-    results_path = results_path_for(json_path or check_writable(_default_output(name, "-sweep.json")))
+    results_path = results_path_for(json_path if json_path is not None and not is_discard(json_path)
+                                    else check_writable(_default_output(name, "-sweep.json")))
     check_writable(results_path)  # the finished points are appended there as they come
+    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, results=results_path)
     for note in plan.notes:
         err.print(safe(f"note: {note}"))
     args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
@@ -525,6 +540,7 @@ def cmd_plan(args, out, err) -> int:
     json_path = _json_path(args, name, "-plan.json")
     xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
     plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png"))
+    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
     with err.status("planning…") as status:
         result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare, progress=status.update)
     report = result.to_dict()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -323,3 +324,102 @@ def test_numbers_written_as_yaml_numbers_still_load(tmp_path):
     path.write_text(yaml.safe_dump(sc).replace("4000.0", "4e3"), encoding="utf-8")
     loaded = api.load_scenario(path)
     assert loaded.scenario.constraints.max_gpus == 4000 and loaded.scenario.constraints.budget_usd == 15_000_000
+
+
+# ------------------------------------------------- 6. outputs never overwrite inputs or each other
+
+
+def _solve_args(tmp_path: Path) -> tuple[Path, Path, bytes, bytes]:
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    quote = tmp_path / "quote.yaml"
+    quote.write_text("name: acme\nnics:\n  - id: cx7-ndr\n    unit_price_usd: 1234\n"
+                     "    price_source: ACME quote 42\n    price_date: '2026-11'\n", encoding="utf-8")
+    return sc, quote, sc.read_bytes(), quote.read_bytes()
+
+
+@pytest.mark.parametrize("outputs, message", [
+    (["--json", "sc.yaml", "--no-xlsx"], "--json would overwrite the input file"),
+    (["--json", "r.json", "--xlsx", "quote.yaml"], "--xlsx would overwrite the input file"),
+    (["--json", "./sub/../sc.yaml", "--no-xlsx"], "--json would overwrite the input file"),
+    (["--json", "hard.yaml", "--no-xlsx"], "--json would overwrite the input file"),  # a hard link of sc.yaml
+    (["--json", "x.out", "--xlsx", "x.out"], "--json and --xlsx name the same file"),
+    (["--json", "x.out", "--xlsx", "./x.out"], "--json and --xlsx name the same file"),
+])
+def test_outputs_never_overwrite_inputs_or_each_other(tmp_path, outputs, message):
+    sc, quote, sc_bytes, quote_bytes = _solve_args(tmp_path)
+    (tmp_path / "sub").mkdir()
+    os.link(sc, tmp_path / "hard.yaml")
+    proc = run_cli("solve", "sc.yaml", "--catalog", "quote.yaml", *outputs, cwd=tmp_path)
+    assert_clean_exit(proc, 2)
+    assert message in flat(proc.stderr)
+    assert sc.read_bytes() == sc_bytes and quote.read_bytes() == quote_bytes
+    assert not (tmp_path / "x.out").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_output_into_the_default_catalog_is_refused(tmp_path):
+    sc, _, _, _ = _solve_args(tmp_path)
+    default = REPO / "catalogs" / "default.yaml"
+    before = default.read_bytes()
+    proc = run_cli("evaluate", write_yaml(tmp_path / "p.yaml", pinned_tiny()), "--json", tmp_path / "r.json",
+                   "--xlsx", default)
+    assert_clean_exit(proc, 2)
+    assert "--xlsx would overwrite the input file" in flat(proc.stderr)
+    assert default.read_bytes() == before
+
+
+def test_sweep_outputs_are_distinct_from_the_results_file_and_inputs(tmp_path):
+    sc, _, sc_bytes, _ = _solve_args(tmp_path)
+    proc = run_cli("sweep", "sc.yaml", "--vary", "workload.global_batch_size=8,16", "--json", "s.json",
+                   "--xlsx", "s.points.jsonl", "--no-plot", cwd=tmp_path)
+    assert_clean_exit(proc, 2)
+    assert "--xlsx and the results file name the same file" in flat(proc.stderr)
+    proc = run_cli("sweep", "sc.yaml", "--vary", "workload.global_batch_size=8,16", "--json", "s.json",
+                   "--no-xlsx", "--plot", "sc.yaml", cwd=tmp_path)
+    assert_clean_exit(proc, 2)
+    assert "--plot would overwrite the input file" in flat(proc.stderr)
+    assert sc.read_bytes() == sc_bytes
+
+
+def _device_node(path: Path, like: str) -> Path:
+    """A private character device node with the numbers of `like` (e.g. /dev/null), so that a test
+    whose code under test is wrong replaces this node, never the system's (as root, the code before
+    the fix did replace /dev/null). Skips where device nodes cannot be made (not root)."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.stat(like).st_rdev)
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot make a device node: {exc}")
+    return path
+
+
+def test_symlink_fifo_and_device_outputs_are_refused(tmp_path):
+    sc, _, _, _ = _solve_args(tmp_path)
+    target = tmp_path / "target.json"
+    target.write_text("keep", encoding="utf-8")
+    (tmp_path / "link.json").symlink_to(target)
+    os.mkfifo(tmp_path / "fifo.json")
+    zero = _device_node(tmp_path / "zero", "/dev/zero")
+    for out, kind in (("link.json", "is a symbolic link"), ("fifo.json", "is a named pipe (FIFO), not a regular file"),
+                      ("zero", "is a character device, not a regular file")):
+        proc = run_cli("solve", "sc.yaml", "--json", out, "--no-xlsx", cwd=tmp_path, timeout_s=60)
+        assert_clean_exit(proc, 2)
+        assert kind in flat(proc.stderr)
+    assert (tmp_path / "link.json").is_symlink() and target.read_text(encoding="utf-8") == "keep"
+    assert stat.S_ISFIFO(os.stat(tmp_path / "fifo.json").st_mode)
+    assert stat.S_ISCHR(os.stat(zero).st_mode)
+
+
+def test_dev_null_output_is_discarded_never_replaced(tmp_path):
+    # The null device (a private node with /dev/null's device numbers, see _device_node) given as
+    # every output: the run succeeds, writes nothing there and leaves the node a device.
+    sc, _, _, _ = _solve_args(tmp_path)
+    null = _device_node(tmp_path / "null", os.devnull)
+    before = os.stat(null)
+    proc = run_cli("solve", "sc.yaml", "--json", "null", "--xlsx", "null", cwd=tmp_path)
+    assert_clean_exit(proc, 0)
+    proc = run_cli("sweep", "sc.yaml", "--vary", "workload.global_batch_size=8,16", "--json", "null",
+                   "--no-xlsx", "--plot", "null", cwd=tmp_path)
+    assert_clean_exit(proc, 0)
+    after = os.stat(null)
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    assert not list(tmp_path.glob(".null.*")) and not (tmp_path / "null.points.jsonl").exists()
+    assert (tmp_path / "outputs" / "tiny-sweep.points.jsonl").is_file()  # the finished points go to the default

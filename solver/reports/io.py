@@ -15,6 +15,7 @@ import contextvars
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
 import time
@@ -26,12 +27,43 @@ from ..errors import OutputError
 LEGACY_TEMP_AGE_S = 3600  # temp files without an owner pid are removed once this old
 
 
+def is_discard(path: str | Path | None) -> bool:
+    """True when `path` is the null device (`/dev/null`): the output is discarded — written to a
+    temp file elsewhere and removed, never renamed over the device."""
+    if path is None:
+        return False
+    try:
+        st, null = os.stat(path), os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == null.st_rdev
+
+
+def _kind(st: os.stat_result) -> str:
+    for test, name in ((stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISSOCK, "socket")):
+        if test(st.st_mode):
+            return name
+    return "special file"
+
+
 def check_writable(path: str | Path) -> Path:
-    """Fail early, with a clear message, when `path` cannot be written."""
+    """Fail early, with a clear message, when `path` cannot be written, or is not a regular file a
+    run may replace (a link, a device, a pipe: never replaced; the null device: discarded)."""
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
+    if path.is_symlink():
+        raise OutputError(f"{path}: is a symbolic link; give the path of a regular file (an output never replaces "
+                          "a link, nor writes through one)")
+    if is_discard(path):
+        return path
     if path.is_dir():
         raise OutputError(f"{path}: is a directory; give a file name")
+    with contextlib.suppress(OSError):
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise OutputError(f"{path}: is a {_kind(st)}, not a regular file; give a file name (use '-' for "
+                              "standard output where a command offers it)")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         # really write: os.access says yes to root even on read-only or virtual file systems
@@ -44,6 +76,29 @@ def check_writable(path: str | Path) -> Path:
         raise OutputError(f"{path}: the file exists and is not writable")
     remove_stale_temps(path)
     return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def check_outputs(outputs: dict[str, Path | None], inputs: list[str | Path]) -> None:
+    """Refuse an output path that is one of the run's input files (scenario, catalogs, quotes) or
+    the same file as another output: either would be overwritten by the run (issue 27)."""
+    named = [(flag, Path(p)) for flag, p in outputs.items() if p is not None and not is_discard(p)]
+    for flag, path in named:
+        for source in inputs:
+            if _same_file(path, Path(source)):
+                raise OutputError(f"{path}: {flag} would overwrite the input file {source}; give another output path")
+    for i, (flag, path) in enumerate(named):
+        for other_flag, other in named[i + 1:]:
+            if _same_file(path, other):
+                raise OutputError(f"{path}: {flag} and {other_flag} name the same file; give each output its own path")
 
 
 def remove_stale_temps(path: Path) -> list[Path]:
@@ -131,8 +186,8 @@ class OutputSet:
                 os.chmod(tmp, _mode_for(target))
                 os.replace(tmp, target)
                 self.committed.append(target)
-            for path in self.stale:
-                if path.exists() and path not in self.committed:
+            for path in self.stale:  # only regular files: never a link, a device or /dev/null
+                if path.is_file() and not path.is_symlink() and path not in self.committed:
                     path.unlink()
                     self.removed.append(path)
             for folder in {p.parent for p in self.committed + self.removed}:
@@ -182,12 +237,15 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to `path`; rename it over `path` (durably) only if the block
     succeeds — at once, or when the enclosing `output_set` commits."""
     path = Path(path)
-    tmp_path = _new_temp(path)
+    discard = is_discard(path)
+    tmp_path = _new_temp(Path(tempfile.gettempdir()) / "fabricplan-discard") if discard else _new_temp(path)
     handed_over = False
     try:
         yield tmp_path
         outputs = _CURRENT.get()
-        if outputs is not None:
+        if discard:  # the null device: written, then thrown away; the device itself is never replaced
+            tmp_path.unlink()
+        elif outputs is not None:
             outputs.staged.append((tmp_path, path))
         else:
             fsync_path(tmp_path)
