@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import OutputError
+from .commit import folders_locked, new_run_id, remove_journals, roll_forward, write_journal
 
 LEGACY_TEMP_AGE_S = 3600  # temp files without an owner pid are removed once this old
 
@@ -74,7 +75,8 @@ def check_writable(path: str | Path) -> Path:
         raise OutputError(f"{path}: cannot write in {parent}: {exc.strerror or exc}") from None
     if path.exists() and not os.access(path, os.W_OK):
         raise OutputError(f"{path}: the file exists and is not writable")
-    remove_stale_temps(path)
+    roll_forward(parent, _alive)  # finish a set whose run was killed during its renames, then
+    remove_stale_temps(path)  # remove the temp files of runs killed before theirs
     return path
 
 
@@ -166,6 +168,7 @@ class OutputSet:
     """Files staged under temp names, renamed over their targets together by `commit`."""
 
     def __init__(self) -> None:
+        self.run_id = new_run_id()  # written into every file of the set (reports/commit.py)
         self.staged: list[tuple[Path, Path]] = []  # (temp, target)
         self.stale: list[Path] = []
         self.committed: list[Path] = []
@@ -182,16 +185,22 @@ class OutputSet:
         with _sigint_deferred():
             for tmp, _ in self.staged:
                 fsync_path(tmp)
-            for tmp, target in self.staged:
-                os.chmod(tmp, _mode_for(target))
-                os.replace(tmp, target)
-                self.committed.append(target)
-            for path in self.stale:  # only regular files: never a link, a device or /dev/null
-                if path.is_file() and not path.is_symlink() and path not in self.committed:
-                    path.unlink()
-                    self.removed.append(path)
-            for folder in {p.parent for p in self.committed + self.removed}:
-                fsync_path(folder)
+            folders = {p.parent for _, p in self.staged} | {p.parent for p in self.stale}
+            for folder in folders:
+                roll_forward(folder, _alive)  # a killed run's set first, so this one lands after it
+            with folders_locked(folders):  # a concurrent run renames its set before or after, never between
+                journals = write_journal(self.run_id, self.staged, self.stale)
+                for tmp, target in self.staged:
+                    os.chmod(tmp, _mode_for(target))
+                    os.replace(tmp, target)
+                    self.committed.append(target)
+                for path in self.stale:  # only regular files: never a link, a device or /dev/null
+                    if path.is_file() and not path.is_symlink() and path not in self.committed:
+                        path.unlink()
+                        self.removed.append(path)
+                for folder in {p.parent for p in self.committed + self.removed}:
+                    fsync_path(folder)
+                remove_journals(journals)
             self.staged = []
         _COMMITTED.extend(self.committed)
 
@@ -204,6 +213,12 @@ class OutputSet:
 
 _CURRENT: contextvars.ContextVar[OutputSet | None] = contextvars.ContextVar("fabricplan_output_set", default=None)
 _COMMITTED: list[Path] = []  # every output set file this process committed (for an honest Ctrl-C message)
+
+
+def current_run_id() -> str | None:
+    """The run id of the output set being written (None outside one): every file of a set carries it."""
+    outputs = _CURRENT.get()
+    return outputs.run_id if outputs is not None else None
 
 
 def commit_mark() -> int:

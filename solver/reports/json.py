@@ -5,7 +5,7 @@ import json
 import math
 from pathlib import Path
 
-from .io import atomic_path
+from .io import atomic_path, current_run_id
 
 
 def clean(value):
@@ -25,6 +25,7 @@ def dumps(data: dict) -> str:
 
 def write_json(data: dict, path: str | Path) -> Path:
     """Write `data` as JSON atomically."""
+    run_id = current_run_id()  # every file of an output set names its run (reports/commit.py)
     with atomic_path(path) as tmp:
-        tmp.write_text(dumps(data), encoding="utf-8")
+        tmp.write_text(dumps({**data, "run_id": run_id} if run_id else data), encoding="utf-8")
     return Path(path)

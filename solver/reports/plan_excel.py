@@ -26,7 +26,7 @@ from openpyxl.utils import get_column_letter
 from ..costing import HOURS_PER_YEAR
 from ..inputs.schema import PRICE_CATEGORIES
 from .excel import _header, _title, formula, put
-from .io import atomic_path
+from .xlsx import save_workbook
 
 USD = '"$"#,##0'
 NUMBER = "#,##0"
@@ -228,10 +228,7 @@ def build_plan_workbook(report: dict) -> Workbook:
 
 def write_plan_workbook(report: dict, path: str | Path) -> Path:
     """Write the plan workbook atomically (temp file + os.replace)."""
-    wb = build_plan_workbook(report)
-    with atomic_path(path) as tmp:
-        wb.save(tmp)
-    return Path(path)
+    return save_workbook(build_plan_workbook(report), path)  # atomic, with the run id and cached values
 
 
 def plan_cells() -> dict[str, Any]:

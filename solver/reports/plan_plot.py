@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .io import atomic_path
+from .io import atomic_path, current_run_id
 from .plot import short_architecture
 
 
@@ -45,6 +45,6 @@ def write_plan_plot(report: dict, path: str | Path) -> Path:
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format="png", metadata={"fabricplan run id": current_run_id()})
     plt.close(fig)
     return Path(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..sweep.summary import x_axis
-from .io import atomic_path
+from .io import atomic_path, current_run_id
 from .text import literal_for_plot as lit
 
 
@@ -81,6 +81,6 @@ def write_plot(report: dict, path: str | Path) -> Path:
     ax.margins(x=0.08, y=0.15)
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format="png", metadata={"fabricplan run id": current_run_id()})
     plt.close(fig)
     return Path(path)
