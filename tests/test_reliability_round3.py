@@ -423,3 +423,161 @@ def test_dev_null_output_is_discarded_never_replaced(tmp_path):
     assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
     assert not list(tmp_path.glob(".null.*")) and not (tmp_path / "null.points.jsonl").exists()
     assert (tmp_path / "outputs" / "tiny-sweep.points.jsonl").is_file()  # the finished points go to the default
+
+
+# ---------------------------------------------------- 7. one run's output set, never a mix
+
+
+def _run_ids(folder: Path, stem: str = "a") -> tuple[str | None, str | None]:
+    """The run id of the JSON and of the workbook of one output set."""
+    import openpyxl
+
+    data = json.loads((folder / f"{stem}.json").read_text(encoding="utf-8"))
+    return data.get("run_id"), openpyxl.load_workbook(folder / f"{stem}.xlsx").properties.identifier
+
+
+def test_concurrent_output_sets_rename_one_after_the_other(tmp_path, monkeypatch):
+    # Two sets of the same two files committed from two threads; the first rename of set A is
+    # followed by a 0.5 s pause (a widened rename window), set B starts 0.1 s later. Without a lock
+    # B's two renames land inside A's window: a.json from B beside a.txt from A.
+    import threading
+    import time
+
+    from solver.reports import io
+
+    real = os.replace
+    slow = threading.Event()
+
+    def replace(src, dst, *args, **kwargs):
+        real(src, dst, *args, **kwargs)
+        if str(dst).endswith("a.json") and threading.current_thread().name == "A":
+            slow.set()
+            time.sleep(0.5)
+
+    monkeypatch.setattr(os, "replace", replace)
+    ids: dict[str, str] = {}
+
+    def write(name: str) -> None:
+        if name == "B":
+            slow.wait(5)
+        with io.output_set() as outputs:
+            ids[name] = outputs.run_id
+            for target in ("a.json", "a.txt"):
+                with io.atomic_path(tmp_path / target) as tmp:
+                    tmp.write_text(outputs.run_id, encoding="utf-8")
+
+    threads = [threading.Thread(target=write, args=(n,), name=n) for n in ("A", "B")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    texts = {(tmp_path / f).read_text(encoding="utf-8") for f in ("a.json", "a.txt")}
+    assert len(texts) == 1 and texts <= set(ids.values())  # one run's set, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "a.txt"]  # no lock, journal or temp left
+
+
+def test_concurrent_solves_to_the_same_paths_leave_one_run(tmp_path):
+    # Two real `solve`s with different H100 quotes to the same JSON and workbook, three times over:
+    # after each pair the JSON and the workbook carry one run id, and the price in the JSON is
+    # one of the two quotes.
+    plat = catalog_entry("platforms", "hgx-h100")
+    for price in (200_000, 300_000):
+        write_yaml(tmp_path / f"q{price}.yaml", {"name": "q", "platforms": [{**plat, "unit_price_usd": price}]})
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for _ in range(3):
+        procs = [subprocess.Popen([sys.executable, "-m", "solver", "solve", str(sc), "--catalog", f"q{price}.yaml",
+                                   "--json", "a.json", "--xlsx", "a.xlsx"], cwd=tmp_path, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for price in (200_000, 300_000)]
+        for p in procs:
+            assert p.wait(120) == 0, p.stderr.read() if p.stderr else ""
+        json_id, book_id = _run_ids(tmp_path)
+        assert json_id is not None and json_id == book_id
+
+
+KILL_BETWEEN_RENAMES = """
+import os, sys
+from solver import cli
+real = os.replace
+def replace(src, dst, *args, **kwargs):
+    if str(dst).endswith("a.xlsx"):  # the JSON is renamed, the workbook not yet: die as kill -9 does
+        os._exit(9)
+    return real(src, dst, *args, **kwargs)
+os.replace = replace
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_kill_between_renames_is_recognisable_and_rolled_forward(tmp_path):
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    proc = run_cli("solve", "sc.yaml", "--json", "a.json", "--xlsx", "a.xlsx", cwd=tmp_path)
+    assert_clean_exit(proc, 0)
+    old_id, old_book = _run_ids(tmp_path)
+    assert old_id == old_book
+    killed = subprocess.run([sys.executable, "-c", KILL_BETWEEN_RENAMES, "solve", str(sc), "--json", "a.json",
+                             "--xlsx", "a.xlsx"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == 9
+    new_id, book_id = _run_ids(tmp_path)
+    assert new_id != old_id and book_id == old_id  # the mix a kill leaves is recognisable by the run ids
+    # the next run that checks an output in this folder (here one writing b.json) finishes the set
+    proc = run_cli("solve", "sc.yaml", "--json", "b.json", "--no-xlsx", cwd=tmp_path)
+    assert_clean_exit(proc, 0)
+    assert _run_ids(tmp_path) == (new_id, new_id)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "a.xlsx", "b.json", "sc.yaml"]
+
+
+# ------------------------------------------------------------- 8. everything owned: capex $0
+
+
+OWN_EVERYTHING = {"hgx-h100": 1, "cx7-ndr": 1, "qm9700": 1, "rack-42u": 2,
+                  # a leaf-end module serves 2 node-leaf links (catalog: switch_end_links_per_module 2),
+                  # so two owned links own one whole module: the one link the job needs costs nothing
+                  "ndr-node-leaf-sr": 2}
+
+
+def _network_share(path: Path, recalculated: bool = False) -> list:
+    """The 'Network share of capex' values of a workbook (cached, or after LibreOffice recalculates)."""
+    import openpyxl
+
+    if recalculated:
+        sys.path.insert(0, str(REPO / "tests" / "reports"))
+        from office import profile, recalc
+
+        wb = recalc(path, profile(path.parent / "lo"))
+    else:
+        wb = openpyxl.load_workbook(path, data_only=True)
+    values = []
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            if row and row[0].value == "Network share of capex":
+                values += [c.value for c in row[1:] if c.value is not None]
+    return values
+
+
+@pytest.mark.parametrize("command", ["solve", "evaluate"])
+def test_everything_owned_costs_nothing_and_says_so(tmp_path, command):
+    # One 8-GPU hgx-h100 node with its NIC, switch, links and racks all owned: nothing is bought,
+    # capex $0 (owned parts are priced at zero); power still counts, so TCO > 0.
+    doc = (tiny_scenario if command == "solve" else pinned_tiny)(inventory=OWN_EVERYTHING)
+    sc = write_yaml(tmp_path / "sc.yaml", doc)
+    proc = run_cli(command, sc, "--json", tmp_path / "r.json", "--xlsx", tmp_path / "r.xlsx")
+    assert_clean_exit(proc, 0)
+    design = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["designs"][0]
+    assert design["capex_usd"] == 0 and design["tco_usd"] > 0
+    assert all(line["extended_usd"] == 0 for line in design["bom"])
+    assert "$0" in proc.stdout
+    assert _network_share(tmp_path / "r.xlsx") == [0]
+
+
+@pytest.mark.libreoffice
+def test_everything_owned_workbook_recalculates_without_div0(tmp_path):
+    import shutil
+
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) not installed")
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario(inventory=OWN_EVERYTHING))
+    proc = run_cli("solve", sc, "--json", tmp_path / "r.json", "--xlsx", tmp_path / "r.xlsx")
+    assert_clean_exit(proc, 0)
+    assert _network_share(tmp_path / "r.xlsx", recalculated=True) == [0]  # not #DIV/0!
