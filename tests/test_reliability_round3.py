@@ -581,3 +581,53 @@ def test_everything_owned_workbook_recalculates_without_div0(tmp_path):
     proc = run_cli("solve", sc, "--json", tmp_path / "r.json", "--xlsx", tmp_path / "r.xlsx")
     assert_clean_exit(proc, 0)
     assert _network_share(tmp_path / "r.xlsx", recalculated=True) == [0]  # not #DIV/0!
+
+
+# ----------------------------------------------------- 9. plan period labels: literal, bounded
+
+
+def _labelled_plan(first: str, second: str) -> dict:
+    doc = copy.deepcopy(TOY_PLAN)
+    doc["plan"]["periods"][0]["label"] = first
+    doc["plan"]["periods"][1]["label"] = second
+    return doc
+
+
+def test_dollar_in_a_plan_label_is_drawn_literally(tmp_path):
+    # `$x^$` is malformed mathtext (it raised in matplotlib before the fix); `$5 vs $6` a valid pair
+    # that would have been typeset as math. Both are drawn as written.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from solver.reports import plan_plot
+
+    proc = toy_plan_cli(tmp_path, _labelled_plan("$x^$", "cost $5 vs $6"), "--json", "p.json", "--no-xlsx",
+                        "--plot", "p.png")
+    assert_clean_exit(proc, 0)
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    texts = []
+    real_close = plt.close
+
+    def keep(fig=None):
+        texts.extend(t.get_text() for t in fig.findobj(matplotlib.text.Text))
+        real_close(fig)
+
+    plt.close = keep
+    try:
+        plan_plot.write_plan_plot(report, tmp_path / "again.png")
+    finally:
+        plt.close = real_close
+    labels = [t for t in texts if "x^" in t or "vs" in t]
+    assert labels and all(t.count("$") == t.count(r"\$") for t in labels)  # every $ escaped: no mathtext
+
+
+def test_plan_label_over_200_characters_is_a_located_error(tmp_path):
+    proc = toy_plan_cli(tmp_path, _labelled_plan("year one", "y" * 2_000_000), "--json", "p.json", "--no-xlsx",
+                        "--plot", "p.png")
+    assert_clean_exit(proc, 2)
+    assert "plan.periods[1].label" in proc.stderr and "at most 200 characters" in proc.stderr
+    assert len(proc.stderr) < 2_000  # the 2 MB label is not echoed back
+    assert not (tmp_path / "p.png").exists()

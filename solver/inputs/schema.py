@@ -796,8 +796,8 @@ class PlanGrowth(Strict):
 class PlanPeriod(Strict):
     """One period of a plan given explicitly: field values and price factors that hold in it."""
 
-    label: str | None = None
-    """Name in reports (default: the year, or "period p")."""
+    label: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """Name in reports, at most 200 characters (default: the year, or "period p")."""
     set: dict[str, float] = {}
     """Dotted numeric scenario field → value in this period (after the growth rules), e.g.
     {workload.global_batch_size: 3072, target.step_time_s: 8}."""
