@@ -631,3 +631,33 @@ def test_plan_label_over_200_characters_is_a_located_error(tmp_path):
     assert "plan.periods[1].label" in proc.stderr and "at most 200 characters" in proc.stderr
     assert len(proc.stderr) < 2_000  # the 2 MB label is not echoed back
     assert not (tmp_path / "p.png").exists()
+
+
+# --------------------------------------------------- 10. a price factor that overflows
+
+
+@pytest.mark.parametrize("plan, where, factor", [
+    # 11^(1·50) = 1.17e52 by period 1 (with 3 periods HiGHS failed on 11^100: exit 3)
+    ({"periods": 3, "period_years": 50, "price_change_per_year": {"compute": 10}}, "plan.price_change_per_year.compute",
+     "1.17e+52 by period 1"),
+    # the same change over 20 periods: 11^(19·50) overflows a float (an internal error before)
+    ({"periods": 20, "period_years": 50, "price_change_per_year": {"compute": 10}}, "plan.price_change_per_year.compute",
+     "1.17e+52 by period 1"),
+    # 0.01^(1·10) = 1e-20 by period 1
+    ({"periods": 2, "period_years": 10, "price_change_per_year": {"switch": -0.99}}, "plan.price_change_per_year.switch",
+     "1e-20 by period 1"),
+    # 2^-(19·50): the last period discounted to nothing
+    ({"periods": 20, "period_years": 50, "discount_rate": 1.0}, "plan.discount_rate", None),
+])
+def test_price_factor_out_of_range_is_a_located_error(tmp_path, plan, where, factor):
+    doc = copy.deepcopy(TOY_PLAN)
+    doc["plan"] = plan
+    proc = toy_plan_cli(tmp_path, doc, "--json", "p.json", "--no-xlsx", "--no-plot")
+    assert_clean_exit(proc, 2)
+    err = flat(proc.stderr)
+    assert f"{where}:" in err
+    if factor:
+        assert f"price factor of {factor}" in err and "between 1e-06 and 1e+06" in err
+    else:
+        assert "by a factor below 1e-06" in err
+    assert not (tmp_path / "p.json").exists()
