@@ -6,11 +6,12 @@ usage; 3 solver failure, or a time limit without a feasible design; 130 interrup
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import traceback
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import OutputWriteError, UsageError
 from .reports.text import plain, safe
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -119,6 +120,13 @@ def main(argv=None) -> int:
         return EXIT_INPUT
     from rich.console import Console
 
+    try:
+        _closed_streams(args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if sys.stdout is sys.__stdout__:  # the real one (tests capture it otherwise)
+        sys.stdout = _Stdout(sys.stdout)  # type: ignore[assignment]
     # pipes and logs get full-width tables; --wide prints every column on a terminal too
     width = WIDE_COLUMNS if getattr(args, "wide", False) else (None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
@@ -133,6 +141,52 @@ def main(argv=None) -> int:
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes below
         return _handle(exc, args, err)
+
+
+def _closed_streams(args) -> None:
+    """A closed standard output or error (`>&-`) becomes the null device, so terminal text is dropped;
+    JSON meant for standard output cannot be: that is an error before any work."""
+    import os
+
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the life of the process
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the life of the process
+        if getattr(args, "json", None) in ("-", True):
+            raise UsageError("standard output is closed, so the JSON cannot be written there; give --json FILE "
+                             "(or open standard output)")
+
+
+class _Stdout:
+    """The process's standard output, whose write failures (a full device, a closed pipe) are an
+    `OutputWriteError` naming it (exit 2) instead of an internal error."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+    def _failed(self, exc: OSError) -> OutputWriteError:
+        import os
+
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # the final flush must not fail again
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+        return OutputWriteError("standard output", exc)
 
 
 def _interrupted_message(mark: int) -> str:

@@ -661,3 +661,76 @@ def test_price_factor_out_of_range_is_a_located_error(tmp_path, plan, where, fac
     else:
         assert "by a factor below 1e-06" in err
     assert not (tmp_path / "p.json").exists()
+
+
+# ------------------------------------------- 11. closed, full or broken standard output
+
+
+def _with_stdout(args: list, stdout, tmp_path: Path, close: bool = False) -> subprocess.CompletedProcess:
+    """The CLI with its standard output replaced (a file object), or closed (`>&-`)."""
+    return subprocess.run([sys.executable, "-m", "solver", *map(str, args)], cwd=tmp_path, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          preexec_fn=(lambda: os.close(1)) if close else None)
+
+
+def test_json_to_a_closed_stdout_is_an_output_error(tmp_path):
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    for args in (["solve", sc, "--json", "-", "--no-xlsx"], ["catalog", "--json"]):
+        proc = _with_stdout(args, None, tmp_path, close=True)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+        assert "standard output is closed, so the JSON cannot be written there" in proc.stderr
+    # the files are the result: a closed stdout only drops the terminal text
+    proc = _with_stdout(["solve", sc, "--json", "r.json", "--no-xlsx"], None, tmp_path, close=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["status"] == "optimal"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_full_stdout_is_an_output_error_naming_it(tmp_path):
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    for args in (["solve", sc, "--json", "-", "--no-xlsx"], ["solve", sc, "--json", "r.json", "--no-xlsx"],
+                 ["catalog", "--json"], ["catalog"]):
+        with open("/dev/full", "w") as full:
+            proc = _with_stdout(args, full, tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+        assert "error: standard output: cannot write: No space left on device" in proc.stderr
+    proc = run_cli("solve", sc, "--json", "/dev/full", "--no-xlsx", cwd=tmp_path)
+    assert_clean_exit(proc, 2)
+    assert "/dev/full: is a character device, not a regular file" in proc.stderr
+
+
+def test_broken_pipe_on_stdout_is_an_output_error(tmp_path):
+    # The reader closes the pipe before `catalog --json` (≈ 100 KB) writes: EPIPE (Python ignores SIGPIPE).
+    proc = subprocess.Popen([sys.executable, "-m", "solver", "catalog", "--json"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(120) == 2, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert "error: standard output: cannot write: Broken pipe" in err
+
+
+def test_full_disk_while_writing_the_json_names_the_file(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from solver import cli
+
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    out = tmp_path / "r.json"
+    out.write_text("earlier", encoding="utf-8")
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name.startswith(".r.json."):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    code = cli.main(["solve", str(sc), "--json", str(out), "--no-xlsx"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"error: {out}: cannot write: No space left on device" in flat(err)
+    assert out.read_text(encoding="utf-8") == "earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "sc.yaml"]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import OutputError
+from ..errors import OutputError, OutputWriteError
 from .commit import folders_locked, new_run_id, remove_journals, roll_forward, write_journal
 
 LEGACY_TEMP_AGE_S = 3600  # temp files without an owner pid are removed once this old
@@ -244,7 +244,12 @@ def output_set() -> Iterator[OutputSet]:
         raise
     finally:
         _CURRENT.reset(token)
-    outputs.commit()
+    try:
+        outputs.commit()
+    except OutputWriteError:
+        raise
+    except OSError as exc:
+        raise OutputWriteError(str(exc.filename or "the output set"), exc) from exc
 
 
 @contextlib.contextmanager
@@ -253,7 +258,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     succeeds — at once, or when the enclosing `output_set` commits."""
     path = Path(path)
     discard = is_discard(path)
-    tmp_path = _new_temp(Path(tempfile.gettempdir()) / "fabricplan-discard") if discard else _new_temp(path)
+    try:
+        tmp_path = _new_temp(Path(tempfile.gettempdir()) / "fabricplan-discard") if discard else _new_temp(path)
+    except OSError as exc:
+        raise OutputWriteError(str(path), exc) from exc
     handed_over = False
     try:
         yield tmp_path
@@ -268,6 +276,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.replace(tmp_path, path)
             fsync_path(path.parent)
         handed_over = True
+    except OutputWriteError:
+        raise
+    except OSError as exc:  # a full disk, a quota, an I/O error: named, exit 2 (an OSError still)
+        raise OutputWriteError(str(path), exc) from exc
     finally:
         if not handed_over and tmp_path.exists():
             tmp_path.unlink()
