@@ -734,3 +734,100 @@ def test_full_disk_while_writing_the_json_names_the_file(tmp_path, monkeypatch, 
     assert f"error: {out}: cannot write: No space left on device" in flat(err)
     assert out.read_text(encoding="utf-8") == "earlier"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "sc.yaml"]
+
+
+# --------------------------------------- 12. one time limit and a memory bound for a plan
+
+
+def _big_plan(tmp_path: Path):
+    """bench dense-1k as a 3-period plan (batch × 1.5 per period) on the default catalog plus 10
+    perturbed copies of every platform and NIC (bench/synth_catalog.py; 99 platforms, 44 NICs)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from synth_catalog import write_overlay
+
+    from solver import inputs
+
+    overlay = write_overlay(tmp_path, copies=10)
+    doc = yaml.safe_load((REPO / "bench" / "scenarios" / "dense-1k.yaml").read_text(encoding="utf-8"))
+    doc.update(name="dense-1k-plan", plan={"periods": 3, "growth": [{"path": "workload.global_batch_size",
+                                                                      "factor": 1.5}]})
+    doc.pop("top_k", None)
+    path = write_yaml(tmp_path / "plan.yaml", doc)
+    ls = api.load_scenario(path)
+    return path, overlay, ls, api.catalog_for(ls, [inputs.default_catalog_path(), overlay])
+
+
+def test_plan_time_limit_bounds_design_spaces_plan_and_comparisons(tmp_path):
+    # Before: each period's design space was unbounded and each of the 1 + 3 + 1 MILPs got the full
+    # limit (the issue: `plan --time-limit 3` on a large catalog ran 276 s). Now one deadline covers
+    # everything after the inputs are checked: the whole plan ends within the limit plus a second
+    # and a half of slack (evaluating what was found, HiGHS's last floor, a loaded machine).
+    from solver.errors import SolverFailure
+
+    _, _, ls, cat = _big_plan(tmp_path)
+    import time
+
+    for limit_s in (3.0, 8.0):
+        start = time.perf_counter()
+        try:
+            result = api.plan(ls, cat, time_limit_s=limit_s)
+        except SolverFailure as exc:
+            assert "time limit" in str(exc) and "allow more time" in str(exc)
+            result = None
+        elapsed = time.perf_counter() - start
+        assert elapsed < limit_s + 1.5, (limit_s, elapsed)
+        if result is not None:
+            report = result.to_dict()
+            assert report["status"] in ("optimal", "feasible", "time_limit")
+            statuses = [p["status"] for p in report["comparison"]["from_scratch"]["periods"]]
+            statuses.append(report["comparison"]["up_front"]["status"])
+            assert set(statuses) <= {"optimal", "feasible", "time_limit", "not computed"}
+
+
+def test_plan_with_a_time_limit_on_a_large_catalog_stays_in_bounded_memory(tmp_path):
+    # The CLI as a child: its peak resident memory (ru_maxrss of the children, KiB on Linux).
+    # Before: 1.25 GB per the issue; now ≈ 115 MB measured (limit 10 s): 400 MB is the bound here.
+    import resource
+
+    path, overlay, _, _ = _big_plan(tmp_path)
+    proc = run_cli("plan", path, "--catalog", overlay, "--json", "p.json", "--no-xlsx", "--no-plot",
+                   "--time-limit", "8", cwd=tmp_path)
+    assert proc.returncode in (0, 3), proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 400 * 1024
+
+
+def test_plan_design_spaces_over_the_point_cap_fail_clearly(tmp_path, monkeypatch, capsys):
+    # The cap (plan.run.MAX_PLAN_POINTS, 2,000,000) lowered to 1 point: the toy plan's first
+    # period already has more, so the plan stops before building any MILP, with what to do.
+    from solver import cli
+    from solver.plan import run
+
+    monkeypatch.setattr(run, "MAX_PLAN_POINTS", 1)
+    path = write_yaml(tmp_path / "plan.yaml", TOY_PLAN)
+    code = cli.main(["plan", str(path), "--no-default-catalog", "--catalog", str(TOY_CATALOG), "--json",
+                     str(tmp_path / "p.json"), "--no-xlsx", "--no-plot"])
+    err = flat(capsys.readouterr().err)
+    assert code == 3, err
+    assert "the plan's design spaces hold more than 1 points by period" in err
+    assert "too many to plan in bounded memory; narrow the allow-lists" in err
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_plan_comparisons_left_without_time_say_not_computed(tmp_path, monkeypatch):
+    # The whole budget is reported used up once the plan's own MILP is solved (Deadline.expired()
+    # for the full budget returns True; the design-space share is untouched): every comparison is
+    # "not computed", with no numbers, and the plan itself is reported.
+    from solver import deadline
+
+    real = deadline.Deadline.expired
+    monkeypatch.setattr(deadline.Deadline, "expired",
+                        lambda self, stage=None: (self.seconds is not None and stage is None) or real(self, stage))
+    ls = api.load_scenario(write_yaml(tmp_path / "plan.yaml", TOY_PLAN))
+    cat = api.catalog_for(ls, [TOY_CATALOG], default=False)
+    report = api.plan(ls, cat, time_limit_s=30).to_dict()
+    assert [round(p["capex_usd"]) for p in report["periods"]] == [161_000, 160_000]
+    scratch, up = report["comparison"]["from_scratch"], report["comparison"]["up_front"]
+    assert [p["status"] for p in scratch["periods"]] == ["not computed", "not computed"]
+    assert scratch["discounted_usd"] is None and up["status"] == "not computed" and "discounted_usd" not in up
+    assert "time limit ran out" in up["explanation"]
