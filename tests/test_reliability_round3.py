@@ -831,3 +831,38 @@ def test_plan_comparisons_left_without_time_say_not_computed(tmp_path, monkeypat
     assert [p["status"] for p in scratch["periods"]] == ["not computed", "not computed"]
     assert scratch["discounted_usd"] is None and up["status"] == "not computed" and "discounted_usd" not in up
     assert "time limit ran out" in up["explanation"]
+
+
+# ------------------------------------------- 13. aliases that expand to huge strings
+
+
+def test_aliases_of_a_large_string_are_a_located_error(tmp_path):
+    # A 1 MiB string anchored once and aliased by 30 entries: 31 MiB of text once expanded (over the
+    # 20 MiB budget) from a 1 MiB file with 31 values (far under the 200,000-value budget).
+    big = "x" * (1024 * 1024)
+    lines = ["name: bomb", f"description: &big {big}", "platforms:"]
+    lines += [f"  - id: p{i}\n    name: *big" for i in range(30)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import time
+
+    start = time.perf_counter()
+    for args in (["validate", bomb], ["catalog", "--json", "--catalog", bomb]):
+        proc = run_cli(*args, cwd=tmp_path)
+        assert_clean_exit(proc, 2)
+        assert f"{bomb}:2:14: this value (1.0 MiB) is repeated 31 times through aliases" in proc.stderr
+        assert "expands to 31 MiB of text, over the 20 MiB limit" in proc.stderr
+    assert time.perf_counter() - start < 60
+
+
+def test_aliases_of_small_values_still_load(tmp_path):
+    # 300 platforms sharing one list (R2's safe_dump case) and one short string aliased 300 times.
+    plat = catalog_entry("platforms", "hgx-h100")
+    shared = plat["scaleout_nics_per_node"]
+    plats = [{**plat, "id": f"h100-{i}", "scaleout_nics_per_node": shared} for i in range(300)]
+    text = yaml.safe_dump({"name": "many", "platforms": plats}, sort_keys=False)
+    assert text.count("*id") >= 299  # safe_dump wrote aliases
+    path = tmp_path / "many.yaml"
+    path.write_text(text, encoding="utf-8")
+    proc = run_cli("validate", path, cwd=tmp_path)
+    assert_clean_exit(proc, 0)
