@@ -326,8 +326,22 @@ def _load(args, err, path=None):
     if args.verbose:
         for line in provenance(cat).overridden:
             err.print(safe(f"override: {line}"))
+    _warn_scenario_over_flags(args, ls, provenance(cat).overridden, err)
     _print_warnings(ls, err)
     return ls, cat
+
+
+def _warn_scenario_over_flags(args, ls, overridden: list[str], err) -> None:
+    """A scenario's `catalog:` file is layered after the --catalog files: say so when it overrides
+    an entry a --catalog file gave (a quote silently losing to another one, issue 27)."""
+    flags = [str(p) for p in (getattr(args, "catalog", None) or [])]
+    for line in overridden:
+        for mine in (str(p) for p in ls.catalog_paths):
+            for flag in flags:
+                if f": {mine} overrides {flag}" in line:
+                    err.print(safe(f"warning: {line.split(':')[0]}: the scenario's catalog file {mine} overrides the "
+                                   f"--catalog file {flag} (the scenario's catalog: list is layered last)"),
+                              highlight=False)
 
 
 def _print_warnings(ls, err) -> None:

@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from solver import api
-from solver.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = yaml.safe_load((REPO / "catalogs" / "default.yaml").read_text(encoding="utf-8"))
@@ -866,3 +865,100 @@ def test_aliases_of_small_values_still_load(tmp_path):
     path.write_text(text, encoding="utf-8")
     proc = run_cli("validate", path, cwd=tmp_path)
     assert_clean_exit(proc, 0)
+
+
+# ------------------------------------------------------------------- 14. the minor items
+
+
+def test_plot_warnings_never_reach_stderr(tmp_path):
+    # ESC, CJK and an emoji in plan labels: DejaVu Sans has none of them, so matplotlib warned once
+    # per glyph on stderr, the ESC raw. Now the plot is drawn quietly (the ESC shown as text).
+    doc = _labelled_plan("\x1b[31mred 中文", "\U0001F600 two")
+    path = tmp_path / "plan.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    proc = run_cli("plan", path, "--no-default-catalog", "--catalog", TOY_CATALOG, "--json", "p.json", "--no-xlsx",
+                   "--plot", "p.png", cwd=tmp_path)
+    assert_clean_exit(proc, 0)
+    assert "Glyph" not in proc.stderr and "UserWarning" not in proc.stderr
+    assert "\x1b" not in proc.stderr + proc.stdout
+
+
+def test_zero_periods_is_one_message(tmp_path):
+    doc = copy.deepcopy(TOY_PLAN)
+    doc["plan"] = {"periods": 0}
+    proc = toy_plan_cli(tmp_path, doc, "--json", "p.json", "--no-xlsx", "--no-plot")
+    assert_clean_exit(proc, 2)
+    assert proc.stderr.count("plan.periods:") == 1 and "greater than or equal to 1" in proc.stderr
+    assert "1 problem(s) found" in proc.stderr
+
+
+def test_scenario_quote_beating_a_catalog_flag_quote_is_warned(tmp_path):
+    (tmp_path / "q.yaml").write_text("name: acme\nnics:\n  - id: cx7-ndr\n    unit_price_usd: 1234\n"
+                                     "    price_source: ACME\n    price_date: '2026-11'\n", encoding="utf-8")
+    (tmp_path / "s.yaml").write_text("name: other\nnics:\n  - id: cx7-ndr\n    unit_price_usd: 999\n"
+                                     "    price_source: Other\n    price_date: '2026-10'\n", encoding="utf-8")
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario(catalog=["s.yaml"]))
+    proc = run_cli("solve", sc, "--catalog", "q.yaml", "--json", "r.json", "--no-xlsx", cwd=tmp_path)
+    assert_clean_exit(proc, 0)
+    err = flat(proc.stderr)
+    assert f"warning: nics.cx7-ndr: the scenario's catalog file {tmp_path / 's.yaml'} overrides the --catalog file q.yaml" \
+        in err
+    nic = next(x for x in json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["designs"][0]["bom"]
+               if x["part"] == "cx7-ndr")
+    assert nic["unit_price_usd"] == 999  # the scenario's (layered last), as the warning says
+    proc = run_cli("--verbose", "solve", sc, "--catalog", "q.yaml", "--json", "r.json", "--no-xlsx", cwd=tmp_path)
+    assert f"override: nics.cx7-ndr: {tmp_path / 's.yaml'} overrides q.yaml" in flat(proc.stderr)
+
+
+def test_two_growth_rules_on_one_path_are_an_error(tmp_path):
+    doc = copy.deepcopy(TOY_PLAN)
+    doc["plan"] = {"periods": 2, "growth": [{"path": "workload.global_batch_size", "factor": 1.5},
+                                            {"path": "workload.global_batch_size", "factor": 2}]}
+    proc = toy_plan_cli(tmp_path, doc, "--json", "p.json", "--no-xlsx", "--no-plot")
+    assert_clean_exit(proc, 2)
+    assert "plan.growth[1].path: a second growth rule for workload.global_batch_size (the first is plan.growth[0])" \
+        in flat(proc.stderr)
+
+
+@pytest.mark.parametrize("key", ["fabrics", "platforms", "nics", "rails_per_node", "oversubscription"])
+def test_empty_allow_list_is_an_error_not_all(tmp_path, key):
+    sc = tiny_scenario()
+    sc["constraints"][key] = []
+    proc = run_cli("validate", write_yaml(tmp_path / "sc.yaml", sc))
+    assert_clean_exit(proc, 2)
+    assert f"constraints.{key}: must list at least one value (an empty list does not mean all" in flat(proc.stderr)
+
+
+def test_partial_pin_of_above_pod_oversubscription_is_honoured(tmp_path):
+    # Only the platform and a 7:1 tier above the pods are pinned; the one-node job would otherwise
+    # be a 1-tier fabric (no tier above the pods). Now it is built with 3 tiers, 7:1 above the pods,
+    # and costs exactly what the fully pinned evaluate of the same design costs.
+    partial = tiny_scenario(pin={"platform": "hgx-h100", "above_pod_oversubscription": 7})
+    proc = run_cli("evaluate", write_yaml(tmp_path / "p.yaml", partial), "--json", tmp_path / "p.json", "--no-xlsx")
+    assert_clean_exit(proc, 0)
+    got = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))["designs"][0]
+    assert got["architecture"].endswith("3-tier, 7:1 above the pods")
+    lay = got["parallelism"]
+    full = pinned_tiny()
+    full["pin"].update(above_pod_oversubscription=7, dp=lay["dp"], tp=lay["tp"], pp=lay["pp"], cp=lay["cp"],
+                       vp=lay["vp"], microbatch_size=lay["microbatch_size"])
+    proc = run_cli("evaluate", write_yaml(tmp_path / "f.yaml", full), "--json", tmp_path / "f.json", "--no-xlsx")
+    assert_clean_exit(proc, 0)
+    ref = json.loads((tmp_path / "f.json").read_text(encoding="utf-8"))["designs"][0]
+    assert ref["architecture"] == got["architecture"]
+    assert got["capex_usd"] == pytest.approx(ref["capex_usd"], abs=0.01)
+
+
+def test_plan_workbook_caches_every_total(tmp_path):
+    # pandas (and any reader without a spreadsheet application) read None for every formula before;
+    # now each live total caches the ledger's value: $161,000 + $160,000 = $321,000 (toy plan).
+    import pandas as pd
+
+    proc = toy_plan_cli(tmp_path, TOY_PLAN, "--json", "p.json", "--xlsx", "p.xlsx", "--no-plot")
+    assert_clean_exit(proc, 0)
+    sheet = pd.read_excel(tmp_path / "p.xlsx", sheet_name=None, header=None)
+    cells = {str(row[0]): list(row[1:]) for df in sheet.values() for row in df.itertuples(index=False)}
+    assert cells["Discounted total (USD)"][0] == pytest.approx(321_000)
+    assert cells["Spend total, undiscounted (USD)"][0] == pytest.approx(321_000)
+    capex_row = cells["Capex (USD)"]
+    assert [round(x) for x in capex_row[:2]] == [161_000, 160_000]

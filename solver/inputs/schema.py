@@ -569,10 +569,11 @@ class Target(Strict):
 
 
 CAPS = ("budget_usd", "facility_power_kw", "max_gpus", "max_racks")
-IntChoice = PosInt | list[PosInt] | None
+# an allow-list is a value or a non-empty list (an empty one used to mean "all": leave the key out for that)
+IntChoice = PosInt | Annotated[list[PosInt], Field(min_length=1)] | None
 Ratio = Annotated[float, Field(ge=1, le=64)]
-FloatChoice = Ratio | list[Ratio] | None
-IdChoice = Identifier | list[Identifier] | None
+FloatChoice = Ratio | Annotated[list[Ratio], Field(min_length=1)] | None
+IdChoice = Identifier | Annotated[list[Identifier], Field(min_length=1)] | None
 
 
 class Constraints(Strict):
@@ -595,7 +596,7 @@ class Constraints(Strict):
     above_pod_oversubscription: FloatChoice = None
     """Allowed down:up ratios of the tier above the pods (the spine's uplinks in 3-tier fabrics;
     Llama 3's 1:7 is 7). Designs of 1 or 2 tiers have no such tier. Null = [1]."""
-    fabrics: FabricFamilyName | list[FabricFamilyName] | None = None
+    fabrics: FabricFamilyName | Annotated[list[FabricFamilyName], Field(min_length=1)] | None = None
     """Allowed fabric families: fat-tree, multi-plane, rail-only. Null = all of them."""
     spare_nodes_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Spare compute units bought and cabled, as a fraction of the job's units."""

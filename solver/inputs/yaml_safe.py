@@ -359,9 +359,22 @@ def validate(doc: Document, model_cls: type[BaseModel], data: Any = None):
     try:
         return model_cls.model_validate(doc.data if data is None else data, context={"strict_scalars": True})
     except ValidationError as exc:
-        for err in exc.errors(include_url=False):
-            doc.problems.append(_problem_from(doc, model_cls, err))
+        found = [(_problem_from(doc, model_cls, err), err["type"]) for err in exc.errors(include_url=False)]
+        doc.problems.extend(_one_per_place(found))
         return None
+
+
+def _one_per_place(found: list[tuple[Problem, str]]) -> list[Problem]:
+    """One problem per field: a value that fits no branch of a union (`periods: 0` is neither an
+    integer ≥ 1 nor a list) gets the branch's error that says most, not "should be a valid list"."""
+    places: dict[tuple, list[tuple[Problem, str]]] = {}
+    for problem, kind in found:
+        places.setdefault((problem.line, problem.column, problem.path), []).append((problem, kind))
+    out = []
+    for group in places.values():
+        telling = [p for p, kind in group if not kind.endswith("_type") and kind != "literal_error"]
+        out.append(telling[0] if telling else group[0][0])
+    return out
 
 
 def _problem_from(doc: Document, model_cls: type[BaseModel], err: Any) -> Problem:
@@ -384,6 +397,8 @@ def _problem_from(doc: Document, model_cls: type[BaseModel], err: Any) -> Proble
     if sep and not loc and isinstance(err.get("input"), dict) and head in model_cls.model_fields:
         # a whole-model check names the key it is about ("target: give ..."): point at that key
         return doc.problem(loc + (head,), rest)
+    if err["type"] == "too_short" and err.get("input") == []:
+        message = "must list at least one value (an empty list does not mean all: leave the key out for that)"
     if err["type"] in ("finite_number",):
         message = "must be a finite number (NaN and infinity are not allowed)"
     return doc.problem(loc, message, err.get("input"))

@@ -151,8 +151,13 @@ def _period_values(ls: LoadedScenario, plan: Plan, base: dict) -> list[dict[str,
     count = plan.count
     values: list[dict[str, float]] = [{} for _ in range(count)]
     problems: list[Problem] = []
+    first_rule: dict[str, int] = {}
     for g, rule in enumerate(plan.growth):
         try:
+            if rule.path in first_rule:  # the later rule would silently win
+                raise ValueError(f"a second growth rule for {rule.path} (the first is plan.growth[{first_rule[rule.path]}]): "
+                                 "give one rule per field")
+            first_rule[rule.path] = g
             if rule.path.split(".")[0] in FORBIDDEN:
                 raise ValueError(f"'{rule.path.split('.')[0]}' cannot grow in a plan")
             for p, v in enumerate(_growth_values(rule, base, count)):

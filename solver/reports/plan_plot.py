@@ -8,8 +8,10 @@ from pathlib import Path
 from .io import atomic_path, current_run_id
 from .plot import short_architecture
 from .text import literal_for_plot as lit
+from .text import quiet_plotting
 
 
+@quiet_plotting
 def write_plan_plot(report: dict, path: str | Path) -> Path:
     """Spend per period (million USD, plan and from scratch) and GPUs owned, written atomically as PNG."""
     import matplotlib

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..sweep.summary import x_axis
 from .io import atomic_path, current_run_id
 from .text import literal_for_plot as lit
+from .text import quiet_plotting
 
 
 def _x_values(report: dict) -> tuple[list, list[str], str]:
@@ -36,6 +37,7 @@ def short_architecture(label: str) -> str:
     return " · ".join(parts[:-1] + ([tiers] if tiers else []))
 
 
+@quiet_plotting
 def write_plot(report: dict, path: str | Path) -> Path:
     """Capex and TCO (millions of USD) against the swept value, written atomically as PNG."""
     import matplotlib
