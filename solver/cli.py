@@ -126,7 +126,7 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     if sys.stdout is sys.__stdout__:  # the real one (tests capture it otherwise)
-        sys.stdout = _Stdout(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = _Stdout(sys.stdout)
     # pipes and logs get full-width tables; --wide prints every column on a terminal too
     width = WIDE_COLUMNS if getattr(args, "wide", False) else (None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
