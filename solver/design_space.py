@@ -213,7 +213,7 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
     allow_rails = as_list(con.rails_per_node)
     overs = [pin.oversubscription] if pin.oversubscription is not None else (as_list(con.oversubscription) or [1.0])
     families = allowed_families(scenario)
-    pods = sorted({1.0} | {float(x) for x in above_pod_ratios(scenario)})
+    pods = _architecture_pods(scenario)
     nics, out = cat.by_id("nics"), []
     for plat in cat.platforms:
         if (pin.platform and plat.id != pin.platform) or (allow_plat and plat.id not in allow_plat):
@@ -246,6 +246,14 @@ def allowed_families(scenario: Scenario) -> list[str]:
     if scenario.pin.fabric is not None:
         return [scenario.pin.fabric]
     return as_list(scenario.constraints.fabrics) or [f for f in FAMILIES if f in DEFAULT_FAMILIES]
+
+
+def _architecture_pods(scenario: Scenario) -> list[float]:
+    """The above-pod ratios architectures are made with: 1 (fabrics too small for the tier) and the
+    allowed ones; a pin only its own ratio (3 tiers), as in a fully pinned evaluate (issue 27)."""
+    if scenario.pin.above_pod_oversubscription is not None:
+        return [float(scenario.pin.above_pod_oversubscription)]
+    return sorted({1.0} | {float(x) for x in above_pod_ratios(scenario)})
 
 
 def above_pod_ratios(scenario: Scenario) -> list[float]:

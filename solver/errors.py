@@ -5,6 +5,7 @@
 | `InputError` | invalid input: one or more `Problem`s, each with file, line, column, field and a fix | 2 |
 | `UsageError` | a bad command-line flag or combination (no file:line to point at) | 2 |
 | `OutputError` | an output path that cannot be written (checked before any solving starts) | 2 |
+| `OutputWriteError` | an output that failed while written (full disk, closed standard output); an OSError too | 2 |
 | `CatalogCannotBuild` | the catalog cannot build a design (no link reaches, a unit does not fit a rack) | 2 |
 | `SolverFailure` | the solver returned no design and did not prove infeasibility | 3 |
 | `ConsistencyError` | the evaluator disagrees with the optimisation model: a bug, never a user error | 3 |
@@ -60,6 +61,18 @@ class UsageError(Exception):
 
 class OutputError(Exception):
     """An output path that cannot be written (checked before any solving starts)."""
+
+
+class OutputWriteError(OutputError, OSError):
+    """An output (a file, or standard output) that failed while being written — a full disk, a closed
+    pipe: an `OutputError` (exit 2) naming the output, and still the `OSError` it was."""
+
+    def __init__(self, target: str, exc: OSError):
+        OSError.__init__(self, exc.errno, exc.strerror or str(exc))
+        self.target = target
+
+    def __str__(self) -> str:
+        return f"{self.target}: cannot write: {self.strerror}"
 
 
 class CatalogCannotBuild(ValueError):

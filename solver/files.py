@@ -1,6 +1,4 @@
 """Output files: checked before any work starts, written atomically and durably, committed as a set.
-A foundation module (like errors.py): every stage that writes a file may import it, the sweep's resumable
-results included, without importing the reports (docs/architecture.md).
 
 - `atomic_path(path)`: write to a temp file beside `path` (named `.<name>.<pid>.<random>.tmp`),
   then fsync it, rename it over `path` and fsync the folder; on failure the old file stays.
@@ -9,7 +7,6 @@ results included, without importing the reports (docs/architecture.md).
   interrupted or failed run leaves the earlier set whole; companions this run no longer produces
   (the workbook of an earlier feasible solve after an infeasible one) are removed in the same step.
 - `check_writable(path)`: fail early, and clean the temp files runs killed before their rename left.
-- `clean(value)`: JSON has no NaN or infinity: they are written as null.
 """
 from __future__ import annotations
 
@@ -19,23 +16,56 @@ import math
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import OutputError
+from .commit import folders_locked, new_run_id, remove_journals, roll_forward, write_journal
+from .errors import OutputError, OutputWriteError
 
 LEGACY_TEMP_AGE_S = 3600  # temp files without an owner pid are removed once this old
 
 
+def is_discard(path: str | Path | None) -> bool:
+    """True when `path` is the null device (`/dev/null`): the output is discarded — written to a
+    temp file elsewhere and removed, never renamed over the device."""
+    if path is None:
+        return False
+    try:
+        st, null = os.stat(path), os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == null.st_rdev
+
+
+def _kind(st: os.stat_result) -> str:
+    for test, name in ((stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISSOCK, "socket")):
+        if test(st.st_mode):
+            return name
+    return "special file"
+
+
 def check_writable(path: str | Path) -> Path:
-    """Fail early, with a clear message, when `path` cannot be written."""
+    """Fail early, with a clear message, when `path` cannot be written, or is not a regular file a
+    run may replace (a link, a device, a pipe: never replaced; the null device: discarded)."""
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
+    if path.is_symlink():
+        raise OutputError(f"{path}: is a symbolic link; give the path of a regular file (an output never replaces "
+                          "a link, nor writes through one)")
+    if is_discard(path):
+        return path
     if path.is_dir():
         raise OutputError(f"{path}: is a directory; give a file name")
+    with contextlib.suppress(OSError):
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise OutputError(f"{path}: is a {_kind(st)}, not a regular file; give a file name (use '-' for "
+                              "standard output where a command offers it)")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         # really write: os.access says yes to root even on read-only or virtual file systems
@@ -46,8 +76,32 @@ def check_writable(path: str | Path) -> Path:
         raise OutputError(f"{path}: cannot write in {parent}: {exc.strerror or exc}") from None
     if path.exists() and not os.access(path, os.W_OK):
         raise OutputError(f"{path}: the file exists and is not writable")
-    remove_stale_temps(path)
+    roll_forward(parent, _alive)  # finish a set whose run was killed during its renames, then
+    remove_stale_temps(path)  # remove the temp files of runs killed before theirs
     return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def check_outputs(outputs: dict[str, Path | None], inputs: list[str | Path]) -> None:
+    """Refuse an output path that is one of the run's input files (scenario, catalogs, quotes) or
+    the same file as another output: either would be overwritten by the run (issue 27)."""
+    named = [(flag, Path(p)) for flag, p in outputs.items() if p is not None and not is_discard(p)]
+    for flag, path in named:
+        for source in inputs:
+            if _same_file(path, Path(source)):
+                raise OutputError(f"{path}: {flag} would overwrite the input file {source}; give another output path")
+    for i, (flag, path) in enumerate(named):
+        for other_flag, other in named[i + 1:]:
+            if _same_file(path, other):
+                raise OutputError(f"{path}: {flag} and {other_flag} name the same file; give each output its own path")
 
 
 def remove_stale_temps(path: Path) -> list[Path]:
@@ -115,6 +169,7 @@ class OutputSet:
     """Files staged under temp names, renamed over their targets together by `commit`."""
 
     def __init__(self) -> None:
+        self.run_id = new_run_id()  # written into every file of the set (commit.py)
         self.staged: list[tuple[Path, Path]] = []  # (temp, target)
         self.stale: list[Path] = []
         self.committed: list[Path] = []
@@ -131,16 +186,22 @@ class OutputSet:
         with _sigint_deferred():
             for tmp, _ in self.staged:
                 fsync_path(tmp)
-            for tmp, target in self.staged:
-                os.chmod(tmp, _mode_for(target))
-                os.replace(tmp, target)
-                self.committed.append(target)
-            for path in self.stale:
-                if path.exists() and path not in self.committed:
-                    path.unlink()
-                    self.removed.append(path)
-            for folder in {p.parent for p in self.committed + self.removed}:
-                fsync_path(folder)
+            folders = {p.parent for _, p in self.staged} | {p.parent for p in self.stale}
+            for folder in folders:
+                roll_forward(folder, _alive)  # a killed run's set first, so this one lands after it
+            with folders_locked(folders):  # a concurrent run renames its set before or after, never between
+                journals = write_journal(self.run_id, self.staged, self.stale)
+                for tmp, target in self.staged:
+                    os.chmod(tmp, _mode_for(target))
+                    os.replace(tmp, target)
+                    self.committed.append(target)
+                for path in self.stale:  # only regular files: never a link, a device or /dev/null
+                    if path.is_file() and not path.is_symlink() and path not in self.committed:
+                        path.unlink()
+                        self.removed.append(path)
+                for folder in {p.parent for p in self.committed + self.removed}:
+                    fsync_path(folder)
+                remove_journals(journals)
             self.staged = []
         _COMMITTED.extend(self.committed)
 
@@ -153,6 +214,12 @@ class OutputSet:
 
 _CURRENT: contextvars.ContextVar[OutputSet | None] = contextvars.ContextVar("fabricplan_output_set", default=None)
 _COMMITTED: list[Path] = []  # every output set file this process committed (for an honest Ctrl-C message)
+
+
+def current_run_id() -> str | None:
+    """The run id of the output set being written (None outside one): every file of a set carries it."""
+    outputs = _CURRENT.get()
+    return outputs.run_id if outputs is not None else None
 
 
 def commit_mark() -> int:
@@ -178,7 +245,12 @@ def output_set() -> Iterator[OutputSet]:
         raise
     finally:
         _CURRENT.reset(token)
-    outputs.commit()
+    try:
+        outputs.commit()
+    except OutputWriteError:
+        raise
+    except OSError as exc:
+        raise OutputWriteError(str(exc.filename or "the output set"), exc) from exc
 
 
 @contextlib.contextmanager
@@ -186,12 +258,18 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to `path`; rename it over `path` (durably) only if the block
     succeeds — at once, or when the enclosing `output_set` commits."""
     path = Path(path)
-    tmp_path = _new_temp(path)
+    discard = is_discard(path)
+    try:
+        tmp_path = _new_temp(Path(tempfile.gettempdir()) / "fabricplan-discard") if discard else _new_temp(path)
+    except OSError as exc:
+        raise OutputWriteError(str(path), exc) from exc
     handed_over = False
     try:
         yield tmp_path
         outputs = _CURRENT.get()
-        if outputs is not None:
+        if discard:  # the null device: written, then thrown away; the device itself is never replaced
+            tmp_path.unlink()
+        elif outputs is not None:
             outputs.staged.append((tmp_path, path))
         else:
             fsync_path(tmp_path)
@@ -199,6 +277,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.replace(tmp_path, path)
             fsync_path(path.parent)
         handed_over = True
+    except OutputWriteError:
+        raise
+    except OSError as exc:  # a full disk, a quota, an I/O error: named, exit 2 (an OSError still)
+        raise OutputWriteError(str(path), exc) from exc
     finally:
         if not handed_over and tmp_path.exists():
             tmp_path.unlink()

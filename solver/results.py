@@ -259,9 +259,19 @@ def within_caps(design: Design, con: Constraints, pin: Pin) -> bool:
     c = design.cost
     if pin.nodes is not None and c.job_nodes != pin.nodes:
         return False
-    checks = ((con.max_gpus, c.gpus), (con.budget_usd, c.capex_usd), (con.facility_power_kw, c.facility_power_kw),
-              (con.max_racks, c.racks))
-    return all(cap is None or value <= cap * (1 + 1e-9) for cap, value in checks)
+    return not cap_problems(design, con)
+
+
+def cap_problems(design: Design, con: Constraints) -> list[str]:
+    """The caps of the scenario (budget, GPUs, power, racks) this design exceeds, each named with
+    its value and limit (empty when within every cap): the one check of `within_caps`, the
+    fully pinned `evaluate` and the explanations."""
+    c = design.cost
+    checks = (("max_gpus", con.max_gpus, c.gpus, "{:,.0f} GPUs"), ("budget_usd", con.budget_usd, c.capex_usd, "${:,.0f}"),
+              ("facility_power_kw", con.facility_power_kw, c.facility_power_kw, "{:,.1f} kW"),
+              ("max_racks", con.max_racks, c.racks, "{:,.0f} racks"))
+    return [f"{name}: {fmt.format(value)} over the cap of {fmt.format(cap)}"
+            for name, cap, value, fmt in checks if cap is not None and value > cap * (1 + 1e-9)]
 
 
 def binding_constraints(design: Design, scenario: Scenario) -> list[dict]:

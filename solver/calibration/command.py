@@ -7,8 +7,8 @@ from ..errors import UsageError
 
 
 def run_calibrate(args, out, catalog_paths: list) -> int:
+    from ..files import atomic_path, check_writable
     from ..inputs.catalog import load_catalog
-    from ..reports.io import atomic_path, check_writable
     from ..reports.text import safe
     from . import FITS, calibrate
     from .table import print_report

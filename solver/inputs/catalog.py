@@ -125,6 +125,7 @@ def _layered(doc: Document, raw: dict[str, dict[str, dict]]) -> tuple[dict, dict
             ident = item.get("id") if isinstance(item, dict) else None
             if isinstance(ident, str) and ident in raw[kind]:
                 given = dict(item)
+                _check_quote_provenance(doc, kind, index, given, raw[kind][ident])
                 if "unit_price_usd" in given and "price_is_estimate" not in given:
                     given["price_is_estimate"] = False  # a quoted price is a firm price
                 if _missing(kind, item):
@@ -135,6 +136,19 @@ def _layered(doc: Document, raw: dict[str, dict[str, dict]]) -> tuple[dict, dict
             layered.append(item)
         data[kind] = layered
     return data, partial
+
+
+def _check_quote_provenance(doc: Document, kind: str, index: int, given: dict, earlier: dict) -> None:
+    """An override that sets a price must say where and when it was quoted: without them the
+    earlier entry's `price_source` and `price_date` would be kept beside the new price, and it
+    would be labelled a firm quote (issue 27)."""
+    prices = [k for k in given if k.endswith("_usd") and k in earlier and "price_source" in earlier]
+    missing = [k for k in ("price_source", "price_date") if k not in given]
+    if prices and missing:
+        doc.problems.append(doc.problem((kind, index, prices[0]), (
+            f"a quoted price needs where and when it was quoted; missing: {', '.join(missing)} "
+            f"(add e.g. price_source: \"ACME quote 42\" and price_date: \"2026-11\"; "
+            "price_is_estimate: true if it is not a firm quote)"), given[prices[0]]))
 
 
 def _missing(kind: str, item: dict) -> list[str]:

@@ -566,10 +566,11 @@ class Target(Strict):
 
 
 CAPS = ("budget_usd", "facility_power_kw", "max_gpus", "max_racks")
-IntChoice = PosInt | list[PosInt] | None
+# an allow-list is a value or a non-empty list (an empty one used to mean "all": leave the key out for that)
+IntChoice = PosInt | Annotated[list[PosInt], Field(min_length=1)] | None
 Ratio = Annotated[float, Field(ge=1, le=64)]
-FloatChoice = Ratio | list[Ratio] | None
-IdChoice = Identifier | list[Identifier] | None
+FloatChoice = Ratio | Annotated[list[Ratio], Field(min_length=1)] | None
+IdChoice = Identifier | Annotated[list[Identifier], Field(min_length=1)] | None
 
 
 class Constraints(Strict):
@@ -592,7 +593,7 @@ class Constraints(Strict):
     above_pod_oversubscription: FloatChoice = None
     """Allowed down:up ratios of the tier above the pods (the spine's uplinks in 3-tier fabrics;
     Llama 3's 1:7 is 7). Designs of 1 or 2 tiers have no such tier. Null = [1]."""
-    fabrics: FabricFamilyName | list[FabricFamilyName] | None = None
+    fabrics: FabricFamilyName | Annotated[list[FabricFamilyName], Field(min_length=1)] | None = None
     """Allowed fabric families: fat-tree, multi-plane, rail-only. Null = the deployed ones (fat-tree,
     multi-plane); rail-only only when named here (SPEC §5.2)."""
     nic_configurations: NicConfigChoice = None
@@ -800,8 +801,8 @@ class PlanGrowth(Strict):
 class PlanPeriod(Strict):
     """One period of a plan given explicitly: field values and price factors that hold in it."""
 
-    label: str | None = None
-    """Name in reports (default: the year, or "period p")."""
+    label: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """Name in reports, at most 200 characters (default: the year, or "period p")."""
     set: dict[str, float] = {}
     """Dotted numeric scenario field → value in this period (after the growth rules), e.g.
     {workload.global_batch_size: 3072, target.step_time_s: 8}."""

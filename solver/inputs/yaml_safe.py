@@ -27,6 +27,7 @@ from ..errors import InputError, Problem
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 50
 MAX_EXPANDED_VALUES = 200_000  # values after expanding aliases (a shipped catalog has ~2,000)
+MAX_EXPANDED_BYTES = 20 * 1024 * 1024  # text after expanding aliases (2 × the file cap; issue 27)
 
 # ------------------------------------------------------------------------------ YAML parsing
 
@@ -184,6 +185,55 @@ def _expanded_size(node: yaml.Node, memo: dict) -> int:
     return memo[key]
 
 
+def _expanded_bytes(node: yaml.Node, memo: dict) -> int:
+    """How many bytes of scalar text the document has once every alias is expanded (memoised)."""
+    key = id(node)
+    if key not in memo:
+        memo[key] = 0  # a recursive alias counts once instead of looping
+        if isinstance(node, yaml.MappingNode):
+            memo[key] = sum(_expanded_bytes(k, memo) + _expanded_bytes(v, memo) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            memo[key] = sum(_expanded_bytes(v, memo) for v in node.value)
+        else:
+            memo[key] = len(str(node.value).encode("utf-8", "surrogatepass"))
+    return memo[key]
+
+
+def _aliased(node: yaml.Node) -> dict[int, tuple[yaml.Node, int]]:
+    """Every node the tree refers to more than once (through aliases), with its reference count."""
+    refs: dict[int, list] = {}
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        children = ([c for pair in current.value for c in pair] if isinstance(current, yaml.MappingNode) else
+                    current.value if isinstance(current, yaml.SequenceNode) else [])
+        for child in children:
+            entry = refs.setdefault(id(child), [child, 0])
+            entry[1] += 1
+            if entry[1] == 1:
+                stack.append(child)
+    return {k: (n, c) for k, (n, c) in refs.items() if c > 1}
+
+
+def _too_many_bytes(name: str, node: yaml.Node) -> InputError | None:
+    """A located error when aliases expand the document past MAX_EXPANDED_BYTES (at the aliased
+    value that weighs most), else None."""
+    memo: dict = {}
+    total = _expanded_bytes(node, memo)
+    if total <= MAX_EXPANDED_BYTES:
+        return None
+    mib = 1024 * 1024
+    repeated = sorted(_aliased(node).values(), key=lambda nc: memo.get(id(nc[0]), 0) * nc[1], reverse=True)
+    where, what = (1, 1), "the document"
+    if repeated:
+        heavy, count = repeated[0]
+        where = (heavy.start_mark.line + 1, heavy.start_mark.column + 1)
+        what = f"this value ({memo[id(heavy)] / mib:,.1f} MiB) is repeated {count:,} times through aliases, and"
+    return _fail(name, f"{what} the YAML expands to {total / mib:,.0f} MiB of text, over the "
+                       f"{MAX_EXPANDED_BYTES // mib} MiB limit: write the values out, without aliases to large values",
+                 *where)
+
+
 def _fail(name: str, message: str, line: int = 1, column: int = 1) -> InputError:
     return InputError([Problem(name, line, column, "", message)])
 
@@ -269,6 +319,8 @@ def read_yaml(path: str | Path, display: str | None = None, allow_list: bool = F
     if node is not None and _expanded_size(node, {}) > MAX_EXPANDED_VALUES:
         raise _fail(name, f"the YAML expands to more than {MAX_EXPANDED_VALUES:,} values through anchors and "
                           "aliases: write the values out instead")
+    if node is not None and (too_big := _too_many_bytes(name, node)) is not None:
+        raise too_big
     if not isinstance(data, dict) and not (allow_list and isinstance(data, list)):
         kind = "empty" if data is None else type(data).__name__
         raise _fail(name, f"expected a YAML mapping at the top level (got {kind})")
@@ -306,11 +358,24 @@ def _model_in(annotation) -> type[BaseModel] | None:
 def validate(doc: Document, model_cls: type[BaseModel], data: Any = None):
     """Validate `doc.data` against `model_cls`; every error becomes a Problem on `doc`."""
     try:
-        return model_cls.model_validate(doc.data if data is None else data)
+        return model_cls.model_validate(doc.data if data is None else data, context={"strict_scalars": True})
     except ValidationError as exc:
-        for err in exc.errors(include_url=False):
-            doc.problems.append(_problem_from(doc, model_cls, err))
+        found = [(_problem_from(doc, model_cls, err), err["type"]) for err in exc.errors(include_url=False)]
+        doc.problems.extend(_one_per_place(found))
         return None
+
+
+def _one_per_place(found: list[tuple[Problem, str]]) -> list[Problem]:
+    """One problem per field: a value that fits no branch of a union (`periods: 0` is neither an
+    integer ≥ 1 nor a list) gets the branch's error that says most, not "should be a valid list"."""
+    places: dict[tuple, list[tuple[Problem, str]]] = {}
+    for problem, kind in found:
+        places.setdefault((problem.line, problem.column, problem.path), []).append((problem, kind))
+    out = []
+    for group in places.values():
+        telling = [p for p, kind in group if not kind.endswith("_type") and kind != "literal_error"]
+        out.append(telling[0] if telling else group[0][0])
+    return out
 
 
 def _problem_from(doc: Document, model_cls: type[BaseModel], err: Any) -> Problem:
@@ -333,6 +398,8 @@ def _problem_from(doc: Document, model_cls: type[BaseModel], err: Any) -> Proble
     if sep and not loc and isinstance(err.get("input"), dict) and head in model_cls.model_fields:
         # a whole-model check names the key it is about ("target: give ..."): point at that key
         return doc.problem(loc + (head,), rest)
+    if err["type"] == "too_short" and err.get("input") == []:
+        message = "must list at least one value (an empty list does not mean all: leave the key out for that)"
     if err["type"] in ("finite_number",):
         message = "must be a finite number (NaN and infinity are not allowed)"
     return doc.problem(loc, message, err.get("input"))

@@ -16,7 +16,7 @@ from ..fabrics.breakout import serves
 from ..inputs import LoadedScenario, check_against_catalog, default_catalog_path, load_catalog, load_scenario
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
-from ..results import Design, SolveResult, binding_constraints, make_design
+from ..results import Design, SolveResult, binding_constraints, cap_problems, make_design
 
 
 def catalog_for(scenario: LoadedScenario, base_paths: list | None = None, default: bool = True) -> Catalog:
@@ -88,6 +88,9 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
     sc = ls.scenario
+    if sc.pin.above_pod_oversubscription not in (None, 1) and sc.pin.tiers is None:
+        # only a 3-tier fabric has a tier above the pods: the pin builds one (as a fully pinned evaluate does)
+        sc = sc.model_copy(update={"pin": sc.pin.model_copy(update={"tiers": 3})})
     k = top_k or sc.top_k
     t1 = time.perf_counter()
     if distinct_by not in DISTINCT_BY:
@@ -243,8 +246,10 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
     stats = {"pinned": pinned, "optimised": [name for name in EVALUATE_PINS if name not in pinned]}
     if len(pinned) == len(EVALUATE_PINS):
         design = evaluate(ls, cat)
-        status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
-        return SolveResult(sc.name, status, [design], 0.0, stats=stats)
+        over = cap_problems(design, sc.constraints)
+        status = "feasible" if design.meets_target and design.perf.fits_memory and not over else "infeasible"
+        explanation = ("the pinned design exceeds the scenario's caps: " + "; ".join(over)) if over else None
+        return SolveResult(sc.name, status, [design], 0.0, explanation=explanation, stats=stats)
     result = solve(ls, cat, top_k=1, time_limit_s=time_limit_s)
     result.stats.update(stats)
     if result.designs or sc.objective == "fastest":

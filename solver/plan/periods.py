@@ -12,6 +12,7 @@ against the catalog before anything is solved; a problem is reported at the plan
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 
 from ..errors import InputError, Problem
@@ -69,6 +70,38 @@ def price_factors(plan: Plan, p: int) -> dict[str, float]:
     return {c: own.get(c, (1 + change.get(c, 0.0)) ** years) for c in PRICE_CATEGORIES}
 
 
+FACTOR_RANGE = (1e-6, 1e6)  # a compounded price factor outside this is an input error, not a number to solve with
+
+
+def _compounded(change: float, years: float) -> float:
+    try:
+        return float((1 + change) ** years)
+    except OverflowError:
+        return math.inf
+
+
+def price_factor_problems(plan: Plan, doc) -> list[Problem]:
+    """Each yearly price change that compounds, over the plan's length, to a factor outside
+    FACTOR_RANGE (an overflow included): located at the change, with the period and the factor."""
+    problems = []
+    low, high = FACTOR_RANGE
+    for cat, change in plan.price_change_per_year.items():
+        for p in range(plan.count):
+            factor = _compounded(change, p * plan.period_years)
+            if not low <= factor <= high:
+                problems.append(doc.problem(("plan", "price_change_per_year", str(cat)), (
+                    f"compounds to a price factor of {factor:.3g} by period {p} ({p} × {plan.period_years:g} years "
+                    f"at {change:+.0%} a year); a factor must stay between {low:g} and {high:g}: lower the change, "
+                    "shorten period_years or plan fewer periods"), change))
+                break
+    last = (plan.count - 1) * plan.period_years
+    if plan.discount_rate and 1 / _compounded(plan.discount_rate, last) < low:
+        problems.append(doc.problem(("plan", "discount_rate"), (
+            f"discounts the last period ({last:g} years away) by a factor below {low:g}: lower the rate, shorten "
+            "period_years or plan fewer periods"), plan.discount_rate))
+    return problems
+
+
 def discount_factor(plan: Plan, p: int) -> float:
     """δ_p = (1 + r)^−(p·Y)."""
     return float((1 + plan.discount_rate) ** -(p * plan.period_years))
@@ -118,8 +151,13 @@ def _period_values(ls: LoadedScenario, plan: Plan, base: dict) -> list[dict[str,
     count = plan.count
     values: list[dict[str, float]] = [{} for _ in range(count)]
     problems: list[Problem] = []
+    first_rule: dict[str, int] = {}
     for g, rule in enumerate(plan.growth):
         try:
+            if rule.path in first_rule:  # the later rule would silently win
+                raise ValueError(f"a second growth rule for {rule.path} (the first is plan.growth[{first_rule[rule.path]}]): "
+                                 "give one rule per field")
+            first_rule[rule.path] = g
             if rule.path.split(".")[0] in FORBIDDEN:
                 raise ValueError(f"'{rule.path.split('.')[0]}' cannot grow in a plan")
             for p, v in enumerate(_growth_values(rule, base, count)):
@@ -152,6 +190,8 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
     if sc.objective not in ("capex", "tco"):
         raise InputError([doc.problem(("objective",), "a plan minimises discounted spend: the objective must be "
                                       "capex or tco", sc.objective)])
+    if bad_factors := price_factor_problems(plan, doc):
+        raise InputError(bad_factors)
     base = _base(ls)
     problems, periods = [], []
     for p, values in enumerate(_period_values(ls, plan, base)):

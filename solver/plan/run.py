@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..deadline import NO_LIMIT, SHARES, Deadline
 from ..design_space import build_design_space
 from ..errors import ConsistencyError, SolverFailure
 from ..inputs.scenario import LoadedScenario
@@ -14,6 +15,7 @@ from ..inputs.schema import Catalog
 from ..optimize.data import model_data, unbuildable_error
 from ..optimize.highs import HighsAdapter
 from ..optimize.ranking import requirement_problems
+from ..optimize.solve import check_time_limit
 from ..results import Design, make_design
 from .ledger import Ledger, ledger
 from .model import PeriodChoice, PeriodModel, build_plan_model, decode
@@ -24,7 +26,7 @@ from .periods import PlanSpec, named, plan_periods
 class PlanOutcome:
     """One plan solve: the design and cluster of each period and the ledger that prices them."""
 
-    status: str  # optimal | feasible | infeasible
+    status: str  # optimal | feasible | time_limit (a design space was cut) | infeasible | not computed
     designs: list[Design] = field(default_factory=list)
     clusters: list[int] = field(default_factory=list)
     ledger: Ledger | None = None
@@ -56,15 +58,34 @@ class PlanResult:
         return plan_report(self)
 
 
-def period_models(spec: PlanSpec, catalog: Catalog) -> list[PeriodModel] | str:
-    """Each period's design space and model constants, or why a period has no design at all."""
+MAX_PLAN_POINTS = 2_000_000  # design-space points over all periods: the plan MILP's memory grows with them
+
+
+def period_models(spec: PlanSpec, catalog: Catalog, deadline: Deadline = NO_LIMIT) -> list[PeriodModel] | str:
+    """Each period's design space and model constants, or why a period has no design at all.
+
+    With a time limit each period's design space gets an equal part of what is left of the
+    budget's design-space share (a cut space is marked incomplete); the points of all periods
+    together are capped at MAX_PLAN_POINTS (a memory bound, SolverFailure beyond it)."""
     from ..optimize.diagnose import explain_infeasible
 
-    out = []
-    for period in spec.periods:
-        space = build_design_space(period.scenario, catalog, one_layout_per_cost=True)
+    out: list[PeriodModel] = []
+    total = 0
+    for i, period in enumerate(spec.periods):
+        left = deadline.remaining_s(SHARES["design_space"])
+        part = NO_LIMIT if left is None else Deadline(2 * max(left, 0.0) / (len(spec.periods) - i))
+        space = build_design_space(period.scenario, catalog, one_layout_per_cost=True, deadline=part)
         if not space.shapes:
+            if not space.complete:
+                raise SolverFailure(f"the plan found no design within the {deadline.seconds:g} s time limit (it ran "
+                                    f"out in the design space of {named(period.label)}); allow more time")
             return f"{named(period.label)}: {explain_infeasible(space)}"
+        total += space.points
+        if total > MAX_PLAN_POINTS:
+            raise SolverFailure(f"the plan's design spaces hold more than {MAX_PLAN_POINTS:,} points by "
+                                f"{named(period.label)} ({total:,}): too many to plan in bounded memory; narrow the "
+                                "allow-lists (constraints.platforms, nics, switches) or the parallelism ranges, or "
+                                "plan fewer periods")
         data = model_data(space)
         if not data.archs:
             raise unbuildable_error(space, data)
@@ -73,9 +94,13 @@ def period_models(spec: PlanSpec, catalog: Catalog) -> list[PeriodModel] | str:
 
 
 def solve_plan(spec: PlanSpec, catalog: Catalog, first_period_only: bool = False,
-               time_limit_s: float | None = None) -> PlanOutcome:
-    """Build and solve the plan MILP; evaluate and price what it chose."""
-    models = period_models(spec, catalog)
+               time_limit_s: float | None = None, models: list[PeriodModel] | str | None = None,
+               deadline: Deadline = NO_LIMIT) -> PlanOutcome:
+    """Build and solve the plan MILP; evaluate and price what it chose. `models` reuses period models
+    already built (the comparisons solve on the plan's own design spaces); `time_limit_s` bounds
+    HiGHS; a design space the `deadline` cut makes the status `time_limit`."""
+    if models is None:
+        models = period_models(spec, catalog, deadline)
     if isinstance(models, str):
         return PlanOutcome("infeasible", explanation=models)
     model = build_plan_model(spec, models, first_period_only)
@@ -93,8 +118,9 @@ def solve_plan(spec: PlanSpec, catalog: Catalog, first_period_only: bool = False
     clusters = [c.cluster for c in choices]
     book = ledger(spec, catalog, designs, clusters, _model_purchases(spec, choices, designs), first_period_only)
     _check_objective(book, objective_usd, proven=outcome.status == "optimal")
-    return PlanOutcome(outcome.status, designs, clusters, book, solve_time_s=outcome.solve_time_s, gap=outcome.gap,
-                       stats=stats)
+    cut = not all(pm.space.complete for pm in models)  # a design space cut by the time limit: more plans may exist
+    return PlanOutcome("time_limit" if cut else outcome.status, designs, clusters, book,
+                       solve_time_s=outcome.solve_time_s, gap=outcome.gap, stats=stats)
 
 
 def _model_purchases(spec: PlanSpec, choices: list[PeriodChoice], designs: list[Design]) -> dict | None:
@@ -158,23 +184,50 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
     from ..optimize.highs import HighsAdapter as Adapter
 
     t0 = time.perf_counter()
-    spec = plan_periods(ls, catalog)
+    check_time_limit(time_limit_s)
+    spec = plan_periods(ls, catalog)  # checking the inputs is outside the limit, as for solve
     t1 = time.perf_counter()
+    deadline = Deadline(time_limit_s)  # one budget for the design spaces, the plan and every comparison
     _say(progress, f"solving the {len(spec.periods)}-period plan…")
-    plan = solve_plan(spec, catalog, time_limit_s=time_limit_s)
+    models = period_models(spec, catalog, deadline)
+    share = PLAN_SHARE if compare else 1.0
+    plan = solve_plan(spec, catalog, time_limit_s=_left(deadline, share, 1), models=models)
     t2 = time.perf_counter()
-    scratch, upfront = [], None
+    scratch: list[PlanOutcome] = []
+    upfront = None
     if compare and plan.status != "infeasible":
-        for period in spec.periods:
+        assert not isinstance(models, str)  # an infeasible plan has no comparisons
+        solves = len(spec.periods) + 1
+        for p, period in enumerate(spec.periods):
             _say(progress, f"comparison: {named(period.label)} bought from scratch…")
-            scratch.append(solve_plan(spec.only([period], "keep_one"), catalog, time_limit_s=time_limit_s))
+            scratch.append(_compare(spec.only([period], "keep_one"), catalog, [models[p]], deadline, solves - p))
         _say(progress, "comparison: everything bought in the first period…")
-        upfront = solve_plan(spec.only(spec.periods, "keep_one"), catalog, first_period_only=True,
-                             time_limit_s=time_limit_s)
+        upfront = _compare(spec.only(spec.periods, "keep_one"), catalog, models, deadline, 1, first_period_only=True)
     t3 = time.perf_counter()
     timings = {"periods_s": t1 - t0, "plan_s": t2 - t1, "comparisons_s": t3 - t2, "total_s": t3 - t0}
     solver = {"name": "HiGHS", "version": Adapter.version(), "mip_rel_gap": 0.0, "time_limit_s": time_limit_s}
     return PlanResult(spec, catalog, plan, scratch, upfront, timings, solver)
+
+
+PLAN_SHARE = 0.7  # with comparisons, the plan's own MILP may use the time limit up to here; they share the rest
+
+
+def _left(deadline: Deadline, share: float, solves: int) -> float | None:
+    """Seconds for the next of `solves` HiGHS solves sharing what is left until `share` of the budget."""
+    left = deadline.remaining_s(share)
+    return None if left is None else max(left, 0.0) / solves
+
+
+def _compare(spec: PlanSpec, catalog: Catalog, models: list[PeriodModel], deadline: Deadline, solves: int,
+             first_period_only: bool = False) -> PlanOutcome:
+    """One comparison solve on the plan's own period models, within its part of what is left of the
+    time limit; once the limit is used up, the comparison is not computed (and says why)."""
+    if deadline.expired():
+        return PlanOutcome("not computed", explanation=f"not computed: the {deadline.seconds:g} s time limit ran out")
+    try:
+        return solve_plan(spec, catalog, first_period_only, time_limit_s=_left(deadline, 1.0, solves), models=models)
+    except SolverFailure as exc:  # HiGHS found nothing in its part of the time
+        return PlanOutcome("time_limit", explanation=str(exc))
 
 
 def _say(progress, text: str) -> None:

@@ -106,6 +106,8 @@ def totals(spec: PlanSpec, book: Ledger) -> dict:
 
 def _comparison(result: Any) -> dict:
     spec = result.spec
+    if not result.from_scratch and result.up_front is None:  # `plan --no-compare`: nothing to report, not $0
+        return {"computed": False, "note": "not computed (--no-compare)", "from_scratch": None, "up_front": None}
     scratch = []
     for period, outcome in zip(spec.periods, result.from_scratch):
         row: dict[str, Any] = {"label": period.label, "status": outcome.status}
@@ -117,7 +119,7 @@ def _comparison(result: Any) -> dict:
             row["explanation"] = outcome.explanation
         scratch.append(row)
     solved = [r for r in scratch if "discounted_usd" in r]
-    out: dict[str, Any] = {"from_scratch": {
+    out: dict[str, Any] = {"computed": True, "from_scratch": {
         "what": "each period solved on its own from the owned inventory, as if earlier purchases had vanished "
                 "(the sweep's independent answers), at that period's prices and discount",
         "periods": scratch, "spend_usd": sum(r["spend_usd"] for r in solved),

@@ -575,8 +575,9 @@ def _category_column(ws, col: int, cells: BomCells, cats: list[str], row_of_cat:
     net_row = row_of_cat[NETWORK_ROW]
     expression = "+".join(f"{letter}{row_of_cat[c]}" for c in net) or "0"
     _write(ws, net_row, col, Live(f"={expression}", network), USD)
+    capex = f"{letter}{row_of_cat['Capex (USD)']}"  # everything owned: capex $0, a share of nothing is 0
     _write(ws, row_of_cat["Network share of capex"], col,
-           Live(f"={letter}{net_row}/{letter}{row_of_cat['Capex (USD)']}", network / v["total"]), PERCENT)
+           Live(f"=IF({capex}=0,0,{letter}{net_row}/{capex})", network / v["total"] if v["total"] else 0.0), PERCENT)
 
 
 def _stacked_chart(ws, title: str, rows: list[int], head: int, n: int) -> BarChart:

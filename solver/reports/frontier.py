@@ -100,7 +100,7 @@ def write_frontier_plot(front: dict, scenario: str, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .io import atomic_path
+    from ..files import atomic_path
 
     points = front["points"]
     money = cost_label(front["cost"])

@@ -24,9 +24,9 @@ from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from ..costing import HOURS_PER_YEAR
-from ..files import atomic_path
 from ..inputs.schema import PRICE_CATEGORIES
 from .excel import _header, _title, formula, put
+from .xlsx import save_workbook
 
 USD = '"$"#,##0'
 NUMBER = "#,##0"
@@ -81,7 +81,8 @@ def _period_table(ws, report: dict, first: int, last: int) -> None:
         c, spend = _col(p), _spend_col(p, len(periods))
         design = period["design"]
         put(ws, ROW["index"], 2 + p, p)
-        formula(ws, ROW["discount"], 2 + p, f"=1/(1+$B${RATE})^({c}{ROW['index']}*$B${YEARS})", "0.0000")
+        formula(ws, ROW["discount"], 2 + p, f"=1/(1+$B${RATE})^({c}{ROW['index']}*$B${YEARS})", "0.0000",
+                period["discount_factor"])  # each live total also caches the ledger's value (readers without Excel)
         for cat in PRICE_CATEGORIES:
             put(ws, ROW[f"factor:{cat}"], 2 + p, period["price_factors"][cat], FACTOR).fill = INPUT
         put(ws, ROW["contingency"], 2 + p, period["contingency_fraction"], PERCENT).fill = INPUT
@@ -91,19 +92,22 @@ def _period_table(ws, report: dict, first: int, last: int) -> None:
         put(ws, ROW["gpus_running"], 2 + p, period["gpus"], NUMBER)
         put(ws, ROW["gpus_owned"], 2 + p, period["gpus_owned"], NUMBER)
         cats, spends = f"$A${first}:$A${max(first, last)}", f"{spend}{first}:{spend}{max(first, last)}"
-        formula(ws, ROW["hardware"], 2 + p, f'=SUMIF({cats},"<>extra",{spends})', USD)
-        formula(ws, ROW["extra"], 2 + p, f'=SUMIF({cats},"extra",{spends})', USD)
-        formula(ws, ROW["fraction_usd"], 2 + p, f"={c}{ROW['fraction']}*{c}{ROW['hardware']}", USD)
+        formula(ws, ROW["hardware"], 2 + p, f'=SUMIF({cats},"<>extra",{spends})', USD, period["hardware_usd"])
+        formula(ws, ROW["extra"], 2 + p, f'=SUMIF({cats},"extra",{spends})', USD, period["extra_usd"])
+        formula(ws, ROW["fraction_usd"], 2 + p, f"={c}{ROW['fraction']}*{c}{ROW['hardware']}", USD,
+                period["fraction_usd"])
         formula(ws, ROW["contingency_usd"], 2 + p,
-                f"={c}{ROW['contingency']}*({c}{ROW['hardware']}+{c}{ROW['fraction_usd']}+{c}{ROW['extra']})", USD)
+                f"={c}{ROW['contingency']}*({c}{ROW['hardware']}+{c}{ROW['fraction_usd']}+{c}{ROW['extra']})", USD,
+                period["contingency_usd"])
         formula(ws, ROW["capex"], 2 + p,
-                f"={c}{ROW['hardware']}+{c}{ROW['fraction_usd']}+{c}{ROW['extra']}+{c}{ROW['contingency_usd']}", USD)
+                f"={c}{ROW['hardware']}+{c}{ROW['fraction_usd']}+{c}{ROW['extra']}+{c}{ROW['contingency_usd']}", USD,
+                period["capex_usd"])
         put(ws, ROW["facility_kw"], 2 + p, design["power_kw"]["facility"], "#,##0.00")
         put(ws, ROW["usd_per_kwh"], 2 + p, period["usd_per_kwh"], "0.0000").fill = INPUT
         formula(ws, ROW["energy"], 2 + p,
-                f"=$B${YEARS}*{HOURS_PER_YEAR:g}*{c}{ROW['facility_kw']}*{c}{ROW['usd_per_kwh']}", USD)
-        formula(ws, ROW["spend"], 2 + p, f"={c}{ROW['capex']}+$B${ENERGY_ON}*{c}{ROW['energy']}", USD)
-        formula(ws, ROW["discounted"], 2 + p, f"={c}{ROW['spend']}*{c}{ROW['discount']}", USD)
+                f"=$B${YEARS}*{HOURS_PER_YEAR:g}*{c}{ROW['facility_kw']}*{c}{ROW['usd_per_kwh']}", USD, period["energy_usd"])
+        formula(ws, ROW["spend"], 2 + p, f"={c}{ROW['capex']}+$B${ENERGY_ON}*{c}{ROW['energy']}", USD, period["spend_usd"])
+        formula(ws, ROW["discounted"], 2 + p, f"={c}{ROW['spend']}*{c}{ROW['discount']}", USD, period["discounted_usd"])
 
 
 def _spend_col(p: int, periods: int) -> str:
@@ -143,7 +147,8 @@ def _purchases(ws, report: dict, lines: list[dict], head: int) -> tuple[int, int
             put(ws, row, 6 + p, q, NUMBER).fill = INPUT
             qty = get_column_letter(6 + p)
             factor = f"{_col(p)}${ROW['factor:' + line['category']]}"
-            formula(ws, row, 6 + n + p, f"={qty}{row}*$E{row}*{factor}", USD)
+            formula(ws, row, 6 + n + p, f"={qty}{row}*$E{row}*{factor}", USD,
+                    q * line["unit_price_usd"] * report["periods"][p]["price_factors"][line["category"]])
         row += 1
     return head + 1, row - 1
 
@@ -152,13 +157,16 @@ def _totals(ws, report: dict, row: int) -> int:
     n = len(report["periods"])
     last = _col(n - 1)
     put(ws, row, 1, "Discounted total (USD)").font = BOLD
-    formula(ws, row, 2, f"=SUM(B{ROW['discounted']}:{last}{ROW['discounted']})", USD).font = BOLD
+    formula(ws, row, 2, f"=SUM(B{ROW['discounted']}:{last}{ROW['discounted']})", USD,
+            report["totals"]["discounted_usd"]).font = BOLD
     put(ws, row + 1, 1, "Spend total, undiscounted (USD)")
-    formula(ws, row + 1, 2, f"=SUM(B{ROW['spend']}:{last}{ROW['spend']})", USD)
+    formula(ws, row + 1, 2, f"=SUM(B{ROW['spend']}:{last}{ROW['spend']})", USD, report["totals"]["spend_usd"])
     comp = report.get("comparison", {})
     scratch, up = comp.get("from_scratch"), comp.get("up_front")
     r = row + 3
     put(ws, r, 1, "Compared with (values from the solver, not live)").font = BOLD
+    if comp.get("computed") is False:
+        put(ws, r + 1, 1, "not computed (--no-compare)")
     if scratch:
         put(ws, r + 1, 1, "Each period bought from scratch: discounted total (USD)")
         put(ws, r + 1, 2, scratch.get("discounted_usd"), USD)
@@ -226,10 +234,7 @@ def build_plan_workbook(report: dict) -> Workbook:
 
 def write_plan_workbook(report: dict, path: str | Path) -> Path:
     """Write the plan workbook atomically (temp file + os.replace)."""
-    wb = build_plan_workbook(report)
-    with atomic_path(path) as tmp:
-        wb.save(tmp)
-    return Path(path)
+    return save_workbook(build_plan_workbook(report), path)  # atomic, with the run id and cached values
 
 
 def plan_cells() -> dict[str, Any]:

@@ -56,6 +56,8 @@ def print_plan(report: dict, console: Console) -> None:
     console.print(f"plan: discounted total [bold]{_usd(tot['discounted_usd'])}[/] (spend {_usd(tot['spend_usd'])} "
                   f"undiscounted)")
     comp = report.get("comparison", {})
+    if comp.get("computed") is False:
+        console.print("comparisons: not computed (--no-compare)")
     scratch = comp.get("from_scratch")
     if scratch:
         archs = safe("; ".join(f"{x['label']}: {x.get('architecture', x['status'])}" for x in scratch["periods"]))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..files import atomic_path
+from ..files import atomic_path, current_run_id
 from ..sweep.summary import x_axis
 from .text import literal_for_plot as lit
+from .text import quiet_plotting
 
 
 def _x_values(report: dict) -> tuple[list, list[str], str]:
@@ -36,6 +37,7 @@ def short_architecture(label: str) -> str:
     return " · ".join(parts[:-1] + ([tiers] if tiers else []))
 
 
+@quiet_plotting
 def write_plot(report: dict, path: str | Path) -> Path:
     """Capex and TCO (millions of USD) against the swept value, written atomically as PNG."""
     import matplotlib
@@ -81,6 +83,6 @@ def write_plot(report: dict, path: str | Path) -> Path:
     ax.margins(x=0.08, y=0.15)
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format="png", metadata={"fabricplan run id": current_run_id()})
     plt.close(fig)
     return Path(path)

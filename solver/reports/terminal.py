@@ -219,7 +219,7 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
 
 def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
     """The best design of each scenario side by side: one column per scenario, one row per figure."""
-    rows = ["architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
+    rows = ["architecture", "status", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
             "facility kW", "racks", "capex", "TCO", "capex per GPU", "network load", "caveats"]
     t = Table(title="best design per scenario", title_justify="left")
     t.add_column("", justify="left", no_wrap=True)
@@ -229,6 +229,8 @@ def compare_table(results: list[SolveResult], files: list[str], width: int | Non
     for r in results:
         d = r.designs[0] if r.designs else None
         values = _compare_cells(d) if d is not None else {"architecture": "infeasible"}
+        if r.status in ("feasible", "time_limit"):  # the row shows only when a design may not be optimal
+            values["status"] = f"[yellow]{r.status}[/] (may not be optimal)"
         for row in rows:
             cells[row].append(values.get(row, ""))
     for row in rows:

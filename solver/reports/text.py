@@ -35,3 +35,18 @@ def literal_for_plot(text: object) -> str:
     """User text for matplotlib: control characters made visible and `$` escaped, so no mathtext
     is parsed (an unescaped pair of `$` would be, and a malformed one raises)."""
     return plain(text).replace("$", r"\$")
+
+
+def quiet_plotting(write):
+    """Run a plot writer with Python warnings silenced: matplotlib's glyph-missing and font warnings
+    repeated the user's text (raw control bytes included) on stderr (issue 27)."""
+    import functools
+    import warnings
+
+    @functools.wraps(write)
+    def quiet(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return write(*args, **kwargs)
+
+    return quiet

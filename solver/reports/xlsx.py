@@ -39,7 +39,7 @@ from openpyxl.utils.units import cm_to_EMU, pixels_to_EMU
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.page import PageMargins
 
-from ..files import atomic_path
+from ..files import atomic_path, current_run_id
 
 USD = '"$"#,##0'
 USD_CENTS = '"$"#,##0.00'
@@ -254,6 +254,7 @@ def col_letter(col: int) -> str:
 def save_workbook(wb: Workbook, path: str | Path) -> Path:
     """Write `wb` to `path` atomically (temp file + rename) with every formula's cached value."""
     cache = cached_values(wb)
+    wb.properties.identifier = current_run_id()  # the output set's run id (commit.py)
     with atomic_path(path) as tmp:
         wb.save(tmp)
         if cache:
