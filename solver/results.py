@@ -17,6 +17,7 @@ from .perf.coverage import uncalibrated
 from .perf.layout import Layout
 from .perf.step import Performance, margins, meets_target, performance
 from .perf.traffic import overlap_for
+from .rentals import RentOrBuy, ranked_options, rent_or_buy
 
 SCHEMA = "fabricplan.result/1"
 TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
@@ -40,6 +41,7 @@ class Design:
     bandwidth_derate: float = 0.0
     margins: dict = field(default_factory=dict)  # slack_fraction, compute_slowdown, bandwidth_derate it survives
     uncalibrated: list = field(default_factory=list)  # regimes no calibration row covers (perf.coverage)
+    rent: RentOrBuy | None = None  # renting the same GPU-hours against owning (solver/rentals.py)
 
     @property
     def tiers(self) -> int:
@@ -70,7 +72,7 @@ class Design:
     @property
     def objective_usd(self) -> float:
         """The cost the ranking uses: TCO for `tco`, else capex (`fastest` breaks speed ties by capex)."""
-        return self.cost.tco_usd if self.objective == "tco" else self.cost.capex_usd
+        return self.cost.tco_usd if self.objective in ("tco", "rent_or_buy") else self.cost.capex_usd
 
     @property
     def train_days(self) -> float | None:
@@ -130,6 +132,8 @@ class Design:
         # the architecture's ratio: the step time applies it even when the cluster fits one switch layer
         out["fabric"]["oversubscription"] = self.architecture.oversubscription
         out["bom"] = cost["bom"]
+        if self.rent is not None:
+            out["rent_or_buy"] = self.rent.to_dict()
         if "inventory" in cost:  # owned hardware: what the design reuses and what sits idle, with its value
             out["inventory"] = cost["inventory"]
         out["cost_per_gpu_usd"] = self.cost.capex_usd / max(1, self.cost.gpus)
@@ -158,6 +162,7 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.binding = binding_constraints(design, scenario)
+    design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days)
     return design
 
 
@@ -244,6 +249,8 @@ class SolveResult:
             out["explanation"] = self.explanation
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.designs and self.designs[0].objective == "rent_or_buy":
+            out["rent_or_buy"] = ranked_options(self.designs)
         return out
 
     def table(self):

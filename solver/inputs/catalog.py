@@ -15,7 +15,7 @@ from ..errors import InputError, Problem
 from .schema import Catalog, Facility
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
-CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks")
+CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "rentals")
 
 
 def default_catalog_path() -> Path:
@@ -175,6 +175,11 @@ def _check_catalog_references(cat: Catalog) -> None:
         for i, nic in enumerate(plat.compatible_nics):
             if nic not in nics:
                 report("platforms", plat.id, ("compatible_nics", i), f"no NIC with this id in the catalog (known: {', '.join(sorted(nics)) or 'none'})", nic)
+    platforms = cat.by_id("platforms")
+    for rental in cat.rentals:
+        if rental.platform not in platforms:
+            report("rentals", rental.id, ("platform",),
+                   f"no platform with this id in the catalog (known: {', '.join(sorted(platforms)) or 'none'})", rental.platform)
     for role in ("compute_rack", "network_rack"):
         rack = getattr(cat.facility, role)
         if cat.platforms and rack not in racks:

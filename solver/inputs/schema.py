@@ -304,6 +304,9 @@ class Facility(Strict):
     source: str = Field(min_length=1)
 
 
+from .rentals import Rental  # noqa: E402 - rentals.py builds on Strict and the field types above
+
+
 class Catalog(Strict):
     name: str = "catalog"
     description: str = ""
@@ -313,6 +316,8 @@ class Catalog(Strict):
     switches: list[Switch] = []
     links: list[Link] = []
     racks: list[Rack] = []
+    rentals: list[Rental] = []
+    """Rental offers (cloud, colocation): renting the same GPU-hours next to owning (solver/rentals.py)."""
     facility: Facility | None = None
     _provenance: Any = PrivateAttr(default=None)
     _index: dict = PrivateAttr(default_factory=dict)
@@ -835,9 +840,10 @@ class Scenario(Strict):
     overlap: Overlap = Overlap()
     robustness: Robustness = Robustness()
     """Margins the MILP enforces: compute_slowdown and bandwidth_derate (SPEC §4.5)."""
-    objective: Literal["capex", "tco", "fastest"] = "capex"
+    objective: Literal["capex", "tco", "fastest", "rent_or_buy"] = "capex"
     """`capex` or `tco`: the cheapest design meeting the target; `fastest`: the shortest step time within the
-    caps (budget_usd, facility_power_kw, max_gpus, max_racks), then the cheapest (SPEC §7)."""
+    caps (budget_usd, facility_power_kw, max_gpus, max_racks), then the cheapest (SPEC §7); `rent_or_buy`:
+    the designs of `tco`, then owning and renting each (catalog rentals) ranked together (solver/rentals.py)."""
     tco: Tco = Tco()
     top_k: Annotated[int, Field(ge=1, le=100)] = 5
     pin: Pin = Pin()

@@ -184,6 +184,9 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
         if d.cost.inventory:
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
     print_uncalibrated(result.designs, console)
+    from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
+
+    print_rent(result.designs, console, wide)
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
@@ -260,6 +263,10 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
+    if design.rent is not None:
+        from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
+
+        print_rent([design], console, wide)
     if c.inventory:
         console.print(f"owned: {safe(inventory_text(design))}")
     for b in design.binding:
