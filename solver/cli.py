@@ -119,8 +119,8 @@ def main(argv=None) -> int:
         return EXIT_INPUT
     from rich.console import Console
 
-    # pipes and logs get full-width tables; --wide prints every column on a terminal too
-    width = WIDE_COLUMNS if getattr(args, "wide", False) else (None if sys.stdout.isatty() else 160)
+    # pipes and files get every column at full width; --wide prints every column on a terminal too
+    width = WIDE_COLUMNS if getattr(args, "wide", False) or not sys.stdout.isatty() else None
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
     out = err if getattr(args, "json", None) == "-" else Console(width=width, emoji=False)  # stdout: only the JSON
     from .reports.io import commit_mark

@@ -4,6 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from .terminal import Column, make_table
 from .text import safe
 
 
@@ -23,35 +24,46 @@ def _bought(period: dict, gpus_before: int) -> str:
     return ", ".join(parts) or ("network and racks" if period["bought"] else "nothing")
 
 
-def plan_table(report: dict) -> Table:
+def plan_table(report: dict, width: int | None = None) -> Table:
+    """One row per period; width-aware (reports/terminal.make_table): money and counts are never cut,
+    text wraps, less important columns are left out at narrow widths and the caption names them."""
     tco = report["objective"] == "tco"
-    t = Table(title=f"{safe(report['scenario'])}: {len(report['periods'])}-period plan ({report['architectures']}, "
-                    f"objective {report['objective']}, discount {report['discount_rate']:.1%}/year), status {report['status']}",
-              title_justify="left")
-    cols = ["period", "changes", "design running the job", "GPUs run / owned", "step s", "bought", "capex"]
-    cols += ["energy"] if tco else []
-    cols += ["discounted"]
-    for col in cols:
-        t.add_column(col, justify="left" if col in ("period", "changes", "design running the job", "bought") else "right",
-                     overflow="fold")
+    title = (f"{safe(report['scenario'])}: {len(report['periods'])}-period plan ({report['architectures']}, "
+             f"objective {report['objective']}, discount {report['discount_rate']:.1%}/year), status {report['status']}")
+    rows: dict[str, list[str]] = {k: [] for k in ("period", "changes", "design", "gpus", "step", "bought", "capex",
+                                                  "energy", "discounted")}
     before = report.get("owned_gpus", 0)
     for p in report["periods"]:
-        changes = ", ".join(f"{k.split('.')[-1]} {v:,g}" for k, v in p["values"].items()) or "—"
         cluster = f" [cluster {p['cluster']}]" if p["cluster"] > 1 else ""
-        row = [safe(p["label"]), safe(changes), safe(p["architecture"]) + cluster, f"{p['gpus']:,} / {p['gpus_owned']:,}",
-               f"{p['step_time_s']:.2f} / {p['target_step_time_s']:.2f}", _bought(p, before), _usd(p["capex_usd"])]
-        row += [_usd(p["energy_usd"])] if tco else []
-        row += [_usd(p["discounted_usd"])]
-        t.add_row(*row)
+        rows["period"].append(safe(p["label"]))
+        rows["changes"].append(safe(", ".join(f"{k.split('.')[-1]} {v:,g}" for k, v in p["values"].items()) or "—"))
+        rows["design"].append(safe(p["architecture"]) + cluster)
+        rows["gpus"].append(f"{p['gpus']:,} / {p['gpus_owned']:,}")
+        rows["step"].append(f"{p['step_time_s']:.2f} / {p['target_step_time_s']:.2f}")
+        rows["bought"].append(_bought(p, before))
+        rows["capex"].append(_usd(p["capex_usd"]))
+        rows["energy"].append(_usd(p["energy_usd"]))
+        rows["discounted"].append(_usd(p["discounted_usd"]))
         before = p["gpus_owned"]
-    return t
+    cols = [
+        Column("period", rows["period"], number=False, min_width=6),
+        Column("changes", rows["changes"], number=False, min_width=12, drop=2),
+        Column("design running the job", rows["design"], number=False, min_width=16),
+        Column("GPUs run / owned", rows["gpus"]),
+        Column("step s", rows["step"], drop=3),
+        Column("bought", rows["bought"], number=False, min_width=12, drop=1),
+        Column("capex", rows["capex"]),
+    ]
+    cols += [Column("energy", rows["energy"], drop=4)] if tco else []
+    cols += [Column("discounted", rows["discounted"])]
+    return make_table(title, cols, width)
 
 
 def print_plan(report: dict, console: Console) -> None:
     if report["status"] == "infeasible":
         console.print(f"[bold red]infeasible[/]: {safe(report.get('explanation'))}")
         return
-    console.print(plan_table(report))
+    console.print(plan_table(report, console.width))
     tot = report["totals"]
     console.print(f"plan: discounted total [bold]{_usd(tot['discounted_usd'])}[/] (spend {_usd(tot['spend_usd'])} "
                   f"undiscounted)")

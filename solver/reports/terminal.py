@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.console import Console
 from rich.table import Table
@@ -43,8 +43,12 @@ class Column:
     min_width: int = 10
 
     def width(self) -> int:
-        longest = max([len(_MARKUP.sub("", c)) for c in self.cells] + [len(w) for w in self.header.split()] + [1])
-        return longest if self.number else min(longest, self.min_width)
+        """Room the column takes: a number column never wraps, its header included (rich's no_wrap
+        holds for the header too), so it takes its longest cell or its whole header."""
+        cells = [len(_MARKUP.sub("", c)) for c in self.cells]
+        if self.number:
+            return max(cells + [len(line) for line in self.header.split("\n")] + [1])
+        return min(max(cells + [len(w) for w in self.header.split()] + [1]), self.min_width)
 
 
 _MARKUP = re.compile(r"\[/?[a-z ]*\]")  # rich style tags take no room on screen
@@ -58,15 +62,52 @@ def fit_columns(columns: list[Column], width: int | None, wide: bool = False) ->
         return columns
     shown = list(columns)
     for rank in sorted({c.drop for c in columns if c.drop > 0}, reverse=True):
-        if sum(c.width() + CELL_OVERHEAD for c in shown) + 1 <= width:
+        if _table_width(shown) <= width:
             break
         shown = [c for c in shown if c.drop != rank]
     return shown
 
 
+def narrowed(shown: list[Column], width: int, floor: int = 6) -> list[Column]:
+    """When the columns left still do not fit, the text columns wrap narrower (down to `floor`
+    characters), widest first, so that rich never has to crop a number."""
+    out = list(shown)
+    while _table_width(out) > width:
+        text = [i for i, c in enumerate(out) if not c.number and c.width() > floor]
+        if not text:
+            break
+        i = max(text, key=lambda j: out[j].width())
+        out[i] = replace(out[i], min_width=out[i].width() - 1)
+    return out
+
+
+def _table_width(columns: list[Column]) -> int:
+    return sum(c.width() + CELL_OVERHEAD for c in columns) + 1
+
+
+def stacked_header(column: Column) -> str:
+    """A number column's header on several lines (at spaces and after dots), none wider than the
+    column's longest cell or longest word: "facility kW" → "facility\nkW"."""
+    cells = max([len(_MARKUP.sub("", c)) for c in column.cells] + [1])
+    words = re.findall(r"[^ .]+\.?", column.header.replace("\n", " "))
+    lines: list[str] = []
+    for word in words:
+        joined = (lines[-1] + ("" if lines[-1].endswith(".") else " ") + word) if lines else word
+        if lines and len(joined) <= max(cells, len(word)):
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines) or column.header
+
+
 def make_table(title: str, columns: list[Column], width: int | None, wide: bool = False,
                footer: list[str] | None = None) -> Table:
+    if not wide and width is not None and _table_width(columns) > width:
+        # too wide: first stack the headers of number columns on as many lines as they need
+        columns = [replace(c, header=stacked_header(c)) if c.number else c for c in columns]
     shown = fit_columns(columns, width, wide)
+    if not wide and width is not None:
+        shown = narrowed(shown, width)
     t = Table(title=title, title_justify="left")
     for c in shown:
         if c.number:
@@ -76,7 +117,8 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
     rows = len(columns[0].cells) if columns else 0
     for i in range(rows):
         t.add_row(*(c.cells[i] for c in shown))
-    hidden = [c.header for c in columns if c not in shown]
+    kept = {c.header for c in shown}
+    hidden = [" ".join(c.header.split()) for c in columns if c.header not in kept]
     if hidden:
         t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows every column)"
         t.caption_justify = "left"
@@ -120,7 +162,7 @@ def _step(d: Design) -> str:
 def solve_columns(result: SolveResult) -> list[Column]:
     ds = result.designs
     first = ds[0] if ds else None
-    money = "TCO" if ds and ds[0].objective == "tco" else "capex"
+    money = "TCO" if ds and ds[0].objective in ("tco", "rent_or_buy") else "capex"
     other = "capex" if money == "TCO" else "TCO"
 
     def usd(d: Design, which: str) -> str:
