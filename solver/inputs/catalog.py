@@ -119,7 +119,7 @@ def _layered(doc: Document, raw: dict[str, dict[str, dict]]) -> tuple[dict, dict
             ident = item.get("id") if isinstance(item, dict) else None
             if isinstance(ident, str) and ident in raw[kind]:
                 given = dict(item)
-                if "unit_price_usd" in given and "price_is_estimate" not in given:
+                if ({"unit_price_usd", "usd_per_gpu_hour"} & set(given)) and "price_is_estimate" not in given:
                     given["price_is_estimate"] = False  # a quoted price is a firm price
                 if _missing(kind, item):
                     partial[(kind, index)] = [k for k in item if k != "id"]
