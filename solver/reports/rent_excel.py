@@ -5,7 +5,8 @@ live formulas tied to the Summary (capex, facility power, TCO) and the TCO input
     energy per month = Summary facility kW · 730 h · TCO_usd_per_kWh
     own              = capex + energy per month · hours / 730
     rent per month   = GPUs · $/GPU-h · 730
-    break-even month = ROUNDUP(capex / (rent per month − energy per month), 0), "never" when ≤ 0
+    break-even month = ROUNDUP(capex / (rent per month − energy per month), 0); −1 ("never") when ≤ 0
+    cheaper, by      = own − rent                 (shown as "rent, by $…" when positive, "buy, by $…")
 
 The hours and the price per GPU-hour are editable (yellow): a quote for another price, or another
 run length, updates the rent, the break-even month and which choice is cheaper.
@@ -38,10 +39,13 @@ HEADER_ROW = 4
 HOURS_PER_MONTH = 730
 HEADERS = ("Design", "Offer", "Term", "GPUs rented", "Hours of the run", "Commitment (h)", "USD per GPU-hour",
            "Rent (USD)", "Capex (USD)", "Energy per month (USD)", "Own for the hours (USD)", "TCO (USD)",
-           "Rent per month (USD)", "Break-even month", "Cheaper", "Price source and date")
-WIDTHS = {"A": 9, "B": 26, "C": 13, "D": 9, "E": 10, "F": 11, "G": 10, "H": 13, "I": 13, "J": 12, "K": 14, "L": 13,
-          "M": 13, "N": 10, "O": 8, "P": 40}
-SOURCE_WIDTH = 40
+           "Rent per month (USD)", "Break-even month", "Cheaper, by (own − rent, USD)")
+WIDTHS = {"A": 9, "B": 24, "C": 17, "D": 9, "E": 10, "F": 11, "G": 10, "H": 13, "I": 13, "J": 12, "K": 14, "L": 13,
+          "M": 13, "N": 10, "O": 17}
+SOURCE_COLS = ("C", "L")  # the offers' price sources, below the table: merged C:L
+SOURCE_WIDTH = sum(WIDTHS[chr(c)] for c in range(ord("C"), ord("L") + 1))
+MONTH = '#,##0;"never";0'  # the break-even month; −1 = never
+CHEAPER = '"rent, by "$#,##0;"buy, by "$#,##0;"equal"'  # own − rent: positive when renting is cheaper
 
 
 def _row(ws, r: int, design, quote, col: str, rows: dict) -> None:
@@ -55,8 +59,8 @@ def _row(ws, r: int, design, quote, col: str, rows: dict) -> None:
     own = rb.capex_usd + rb.energy_usd_per_month * quote.hours / HOURS_PER_MONTH
     values = [
         (f"#{design.rank}", None),
-        (quote.offer_id + (" (estimate)" if quote.price_is_estimate else ""), None),
-        (quote.term, None),
+        (quote.offer_id, None),
+        (quote.term + (" (est.)" if quote.price_is_estimate else ""), None),
         (quote.gpus, NUMBER),
         (quote.hours, NUMBER),
         (commitment_h, NUMBER),
@@ -67,18 +71,30 @@ def _row(ws, r: int, design, quote, col: str, rows: dict) -> None:
         (Live(f"=I{r}+J{r}*E{r}/{HOURS_PER_MONTH}", own), USD),
         (Live(f"={summary}{rows['tco']}", rb.tco_usd), USD),
         (Live(f"=D{r}*G{r}*{HOURS_PER_MONTH}", rent_month), USD),
-        # text results ("never", "rent", "buy") carry no cached value: a spreadsheet shows them on opening
-        (Live(f'=IF(M{r}>J{r},ROUNDUP(I{r}/(M{r}-J{r}),0),"never")', month if isinstance(month, int) else math.nan),
-         NUMBER),
-        (Live(f'=IF(H{r}<K{r},"rent","buy")', math.nan), None),
-        (f"{quote.price_source} ({quote.price_date})", None),
+        # numbers only (every formula carries a cached number): −1 shows as "never", the sign of
+        # own − rent says which is cheaper
+        (Live(f"=IF(M{r}>J{r},ROUNDUP(I{r}/(M{r}-J{r}),0),-1)", month if isinstance(month, int) else -1), MONTH),
+        (Live(f"=K{r}-H{r}", own - quote.rent_usd), CHEAPER),
     ]
     for c, (value, fmt) in enumerate(values, start=1):
         cell = _write(ws, r, c, value, fmt)
         if c in (5, 7):
             cell.fill = INPUT_FILL
-    wrap(ws, r, 2, WIDTHS["B"])
-    wrap(ws, r, 16, SOURCE_WIDTH)
+
+
+def _sources(ws, row: int, quotes: list) -> None:
+    """Each offer once, with its price source and date (merged C:L, wrapped)."""
+    _header(ws, row, ["", "Offer", "Price source and date"], height=20)
+    seen: set[str] = set()
+    for q in quotes:
+        if q.offer_id in seen:
+            continue
+        seen.add(q.offer_id)
+        row += 1
+        put(ws, row, 2, q.offer_id)
+        put(ws, row, 3, f"{q.price_source} ({q.price_date})")
+        ws.merge_cells(f"{SOURCE_COLS[0]}{row}:{SOURCE_COLS[1]}{row}")
+        wrap(ws, row, 3, SOURCE_WIDTH)
 
 
 def write_rent_sheet(wb, result) -> bool:
@@ -93,7 +109,7 @@ def write_rent_sheet(wb, result) -> bool:
                else "the TCO years")
     note(ws, 2, f"Hours: {horizon}. Own = capex + energy for those hours; break-even = the month from which "
                 "owning has cost less than renting. Yellow cells are editable.")
-    _header(ws, HEADER_ROW, HEADERS, right=range(4, 15))
+    _header(ws, HEADER_ROW, HEADERS, right=range(4, 16), height=48)
     rows = _summary_row_numbers()
     r = HEADER_ROW + 1
     for d in designs:
@@ -103,8 +119,9 @@ def write_rent_sheet(wb, result) -> bool:
             if i == 0:
                 ws.cell(row=r, column=1).font = BOLD
             r += 1
-    put(ws, r + 1, 1, "The first row of each design is its cheapest offer with a network at least as fast as the "
-                      "design's; an offer marked estimate is a price relayed by a third party (docs/sources.md).")
+    note(ws, r + 1, "The first row of each design is its cheapest offer with a network at least as fast as the "
+                    "design's; est. = a price relayed by a third party (docs/sources.md).")
+    _sources(ws, r + 3, [q for d in designs for q in d.rent.quotes])
     _widths(ws, WIDTHS)
     ws.freeze_panes = f"C{HEADER_ROW + 1}"
     width, _ = sheet_size_pt(ws)

@@ -18,6 +18,7 @@ from solver.reports.rent_excel import HEADER_ROW, HEADERS, SHEET
 
 EXAMPLE = REPO / "scenarios" / "rent-or-buy.yaml"
 COL = {h: i + 1 for i, h in enumerate(HEADERS)}
+CHEAPER = HEADERS[14]
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +77,9 @@ def test_libreoffice_values_equal_the_json(solved, lo_profile):
             assert own == pytest.approx(rb["own_usd"], abs=0.01)
             month = ws.cell(row=r, column=COL["Break-even month"]).value
             if q["offer"] == rb["offer"]:
-                assert month == rb["break_even_month"]
-            cheaper = "rent" if q["rent_usd"] < rb["own_usd"] else "buy"
-            assert ws.cell(row=r, column=COL["Cheaper"]).value == cheaper
+                assert month == (-1 if rb["break_even_month"] is None else rb["break_even_month"])  # −1 prints "never"
+            # own − rent: positive when renting is cheaper
+            assert ws.cell(row=r, column=COL[CHEAPER]).value == pytest.approx(rb["own_usd"] - q["rent_usd"], abs=0.01)
 
 
 @pytest.mark.libreoffice
@@ -102,7 +103,7 @@ def test_an_edited_price_and_run_length_flow_through(solved, lo_profile, work):
         d["capex_usd"] + energy_month * 100 / 730, abs=0.01)
     # a month of renting: GPUs · $1 · 730 h; break-even = ⌈capex / (that − energy per month)⌉, or never
     saving = gpus * 730.0 - energy_month
-    expected = -(-d["capex_usd"] // saving) if saving > 0 else "never"
+    expected = -(-d["capex_usd"] // saving) if saving > 0 else -1
     assert out.cell(row=r, column=COL["Break-even month"]).value == expected
 
 

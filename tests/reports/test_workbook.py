@@ -155,8 +155,10 @@ def non_contingency_sum(design_json: dict) -> float:
 
 def test_sheet_names_headers_and_print_setup(book):
     wb = openpyxl.load_workbook(book)
-    assert wb.sheetnames == ["Summary", "Prices", "BOM 1", "BOM 2", "Performance", "Assumptions"]
-    for ws in wb.worksheets:  # every sheet prints landscape, one page wide, sheet name and page in the footer
+    assert wb.sheetnames == ["Summary", "Prices", "BOM 1", "BOM 2", "Rent or buy", "Performance", "Assumptions"]
+    # every sheet prints landscape, one page wide, sheet name and page in the footer; Rent or buy prints at
+    # 100 % split across pages (tests/reports/test_rent_workbook.py)
+    for ws in (w for w in wb.worksheets if w.title != "Rent or buy"):
         assert ws.page_setup.orientation == "landscape"
         assert ws.page_setup.fitToWidth == 1 and ws.sheet_properties.pageSetUpPr.fitToPage
         assert ws.oddFooter.center.text == "&A, page &P of &N"
@@ -618,8 +620,9 @@ def test_printed_page_count_and_orientation(printed):
     # 70 %: 2 pages; each BOM: 12 lines, its totals and counts fit one page at 70 % or more, so it is
     # fitted to one; Performance: the breakdown and its chart, then (page break) bytes and memory per
     # GPU; Assumptions: 69 rows, about 1,400 pt at 74 % on 500 pt pages: 2 to 3 pages (the heights of
-    # wrapped rows are estimates).
-    expected = {"Summary": 2, "Prices": 2, "BOM 1": 1, "BOM 2": 1, "Performance": 2}
+    # wrapped rows are estimates). Rent or buy: 16 columns, about 1,750 pt wide at 100 %, on 734 pt
+    # landscape pages with Design and Offer (about 260 pt) repeated: 3 pages across, one down (8 rows).
+    expected = {"Summary": 2, "Prices": 2, "BOM 1": 1, "BOM 2": 1, "Rent or buy": 3, "Performance": 2}
     assert {s: sheets.count(s) for s in expected} == expected
     assert sheets.count("Assumptions") in (2, 3)
     assert len(printed) == sum(expected.values()) + sheets.count("Assumptions")
