@@ -134,7 +134,8 @@ def differs_from_first(design: Design, first: Design) -> str:
     if a.platform != b.platform:
         out.append(f"platform {a.platform}")
     if a.nic != b.nic or a.rails_per_node != b.rails_per_node:
-        out.append(f"{a.rails_per_node}×{a.nic}" if a.nic != b.nic else f"{a.rails_per_node} rails")
+        out.append(f"{a.rails_per_node}×{a.nic}" if a.nic != b.nic
+                       else f"{a.rails_per_node} rail" + ("s" if a.rails_per_node != 1 else ""))
     if a.switch != b.switch:
         out.append(f"switch {a.switch}")
     if design.tiers != first.tiers:
