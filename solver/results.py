@@ -215,9 +215,14 @@ def _row(name: str, what: str, value: float, limit: float, unit: str) -> dict:
     elif unit == "s":
         text = f"{what} {value:.2f} s of {limit:.2f} s"
     else:
-        text = f"{what} {value:,.1f}{(' ' + unit) if unit else ''} of {limit:,.1f}{(' ' + unit) if unit else ''} ({value / limit:.0%})"
+        text = f"{what} {_count(value)}{(' ' + unit) if unit else ''} of {_count(limit)}{(' ' + unit) if unit else ''} ({value / limit:.0%})"
     return {"name": name, "value": value, "limit": limit, "unit": unit, "slack_fraction": slack,
             "binding": 0 <= slack <= TIGHT, "violated": slack < -1e-9, "text": text}
+
+
+def _count(value: float) -> str:
+    """A whole number without decimals (2,048 GPUs), anything else with one (1,234.5 kW)."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
 @dataclass

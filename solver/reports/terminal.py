@@ -1,6 +1,7 @@
 """Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -9,6 +10,7 @@ from rich.table import Table
 
 from ..inputs.schema import Catalog
 from ..perf.layout import expert_text
+from ..perf.step import MARGIN_CAP
 from ..results import Design, SolveResult
 from ..sweep.summary import point_label
 from .text import safe
@@ -197,13 +199,30 @@ def solve_table(result: SolveResult, width: int | None = None, wide: bool = Fals
     return make_table(title, solve_columns(result), width, wide)
 
 
+def margins_sentence(design: Design) -> str:
+    """The margins in words; no slack or slowdown without a finite target, none when the target is missed."""
+    m = design.margins
+    if not math.isfinite(design.target_step_time_s):
+        return "margins: none to report (no step-time target)"
+    if not design.meets_target and m["compute_slowdown"] == 0:
+        return f"margins: none: the step time misses the target by {-m['slack_fraction']:.1%}"
+    slowdown = (f"more than {MARGIN_CAP:.0%}" if m["compute_slowdown"] >= MARGIN_CAP * (1 - 1e-6)
+                else f"{m['compute_slowdown']:.1%}")
+    derate = "any (no scale-out traffic)" if m["bandwidth_derate"] >= 1 else f"{m['bandwidth_derate']:.1%}"
+    return (f"margins: slack {m['slack_fraction']:.1%} of the target; survives a compute slowdown of {slowdown} and a "
+            f"scale-out bandwidth derate of {derate}")
+
+
 def margin_text(d: Design) -> str:
     """The largest compute slowdown / scale-out bandwidth derate the design survives ("any": no scale-out)."""
     m = d.margins
     if not m:
         return ""
+    if not math.isfinite(d.target_step_time_s):
+        return "—"
     bw = "any" if m["bandwidth_derate"] >= 1 else f"{m['bandwidth_derate']:.0%}"
-    return f"{m['compute_slowdown']:+.0%} / {bw}"
+    cmp = f">{MARGIN_CAP:+.0%}" if m["compute_slowdown"] >= MARGIN_CAP * (1 - 1e-6) else f"{m['compute_slowdown']:+.0%}"
+    return f"{cmp} / {bw}"
 
 
 def print_uncalibrated(designs: list[Design], console: Console) -> None:
@@ -290,9 +309,7 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
     console.print(t)
     if design.margins:
-        console.print(f"margins: slack {design.margins['slack_fraction']:.1%} of the target; survives a compute slowdown "
-                      f"of {design.margins['compute_slowdown']:.1%} and a scale-out bandwidth derate of "
-                      f"{design.margins['bandwidth_derate']:.1%}")
+        console.print(margins_sentence(design))
     print_uncalibrated([design], console)
     fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
     console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
