@@ -1,0 +1,87 @@
+"""Issue 28 item 7, the small things: a facility power given in MW is warned, margins of a design that
+misses its target (or has none) are said in words, counts print without ".0", "1 rail" is singular,
+tables at 80 columns never cut a number (sweep and plan; see also tests/test_rentals.py for solve).
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import yaml
+from test_planner_cli import run_in_pty
+
+import solver
+from solver.inputs.plausibility import plausibility_warnings
+from solver.reports.terminal import margins_sentence
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = yaml.safe_load((ROOT / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
+PIN = {"platform": "hgx-h100", "nic": "cx7-ndr", "rails_per_node": 8, "switch": "qm9700", "tp": 8, "cp": 1, "pp": 4,
+       "vp": 1, "dp": 64, "microbatch_size": 1}
+
+
+def _scenario(tmp_path: Path, **changes) -> Path:
+    data = copy.deepcopy(BASE)
+    data.update(changes)
+    path = tmp_path / "sc.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_facility_power_in_mw_is_warned_at_its_line(tmp_path):
+    path = _scenario(tmp_path, constraints={"max_gpus": 16384, "facility_power_kw": 20})
+    warnings = plausibility_warnings(solver.load_scenario(path))
+    # 20 kW / 1.6 kW per GPU = 12.5: "about 12 GPUs"
+    hits = [w for w in warnings if "facility_power_kw" in w]
+    assert len(hits) == 1 and "about 12 GPUs" in hits[0] and "20 MW as 20000" in hits[0]
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), start=1) if "facility_power_kw" in text)
+    assert hits[0].startswith(f"{path}:{line}:")
+    # a small lab of 64 GPUs may well run on 20 kW... of 64 × 1.6 = 102 kW: not warned, it may be a partial room
+    small = _scenario(tmp_path, constraints={"max_gpus": 64, "facility_power_kw": 20})
+    assert not [w for w in plausibility_warnings(solver.load_scenario(small)) if "facility_power_kw" in w]
+
+
+def test_margins_of_a_missed_target_are_words_not_nan(tmp_path):
+    path = _scenario(tmp_path, target={"step_time_s": 1.0}, pin=PIN)
+    ls = solver.load_scenario(path)
+    design = solver.evaluate(ls, solver.api.catalog_for(ls))
+    text = margins_sentence(design)
+    # step ≈ 5.9 s against 1 s: slack (1 − 5.9) / 1 = −490 %; "misses the target by" the positive figure
+    assert "nan" not in text and "1000" not in text
+    assert text.startswith("margins: none: the step time misses the target by")
+    assert f"{-design.margins['slack_fraction']:.1%}" in text
+    gpus = next(b for b in design.binding if b["name"] == "memory_fit")
+    assert ".0 of" not in json.dumps(design.binding)
+    assert gpus["text"].startswith("memory per GPU")
+
+
+def test_counts_without_decimals_in_binding_text(tmp_path):
+    path = _scenario(tmp_path, pin=PIN, constraints={"max_gpus": 16384, "max_racks": 1000})
+    ls = solver.load_scenario(path)
+    design = solver.evaluate(ls, solver.api.catalog_for(ls))
+    texts = {b["name"]: b["text"] for b in design.binding}
+    # 256 nodes · 8 = 2,048 GPUs of 16,384: 12.5 % prints as 12 % (half to even)
+    assert texts["max_gpus"] == "GPUs 2,048 of 16,384 (12%)"
+    assert ".0 of" not in texts["max_racks"] and texts["max_racks"].endswith("of 1,000 (" + texts["max_racks"].split("(")[1])
+
+
+def test_one_rail_is_singular(tmp_path):
+    from solver.reports.terminal import differs_from_first
+
+    path = _scenario(tmp_path, constraints={"max_gpus": 16384, "platforms": ["hgx-h100"], "rails_per_node": [1, 8]})
+    ls = solver.load_scenario(path)
+    result = solver.solve(ls, solver.api.catalog_for(ls), top_k=5)
+    texts = [differs_from_first(d, result.designs[0]) for d in result.designs[1:]]
+    # the fourth design keeps #1's NIC on 1 rail instead of 8: "1 rail; layout …"
+    assert any(t.startswith("1 rail;") for t in texts) and not any("1 rails" in t for t in texts)
+
+
+def test_sweep_and_plan_tables_at_80_columns_show_money_whole(tmp_path):
+    screen = run_in_pty(["sweep", ROOT / "scenarios" / "llama3-70b.yaml", "--vary", "workload.global_batch_size=512,1024",
+                         "--json", "s.json", "--no-xlsx", "--no-plot"], 80, tmp_path)
+    report = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    for point in report["points"]:
+        assert f"${point['capex_usd']:,.0f}" in screen  # the capex column is never dropped nor cut
+    table = [line for line in screen.splitlines() if line[:1] in "│┃┏┡└"]
+    assert all(len(line) <= 80 for line in table)
