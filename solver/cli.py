@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                         "platform) or layout")
     _xlsx_flags(s, "outputs/<scenario name>.xlsx")
     s.add_argument("--time-limit", type=float, metavar="S", help="solver time limit in seconds")
+    s.add_argument("--bom-csv", metavar="FILE", help="also write the best design's bill of materials as CSV")
 
     e = sub.add_parser("evaluate", parents=[flags],
                        help="evaluate the design the scenario's pin block fixes (unpinned decisions are optimised)")
@@ -316,7 +317,7 @@ def _xlsx_path(args, name: str, suffix: str) -> Path | None:
 
 def cmd_solve(args, out, err) -> int:
     from . import api
-    from .reports.io import output_set
+    from .reports.io import check_writable, output_set
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
@@ -325,6 +326,7 @@ def cmd_solve(args, out, err) -> int:
     ls, cat = _load(args, err)
     json_path = _json_path(args, ls.scenario.name, ".json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
+    bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     with err.status("solving…") as status:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
@@ -337,6 +339,12 @@ def cmd_solve(args, out, err) -> int:
             write_workbook(result, ls, cat, xlsx_path)
         else:
             outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+        if bom_path is not None and result.designs:
+            from .reports.bom_csv import write_bom_csv
+
+            write_bom_csv(result.designs[0], bom_path)
+        elif bom_path is not None:
+            outputs.remove_on_commit(bom_path)
     _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE

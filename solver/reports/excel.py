@@ -861,13 +861,14 @@ def build_workbook(result, scenario: LoadedScenario, catalog: Catalog) -> Workbo
     prices = write_prices_sheet(wb, result.designs)
     bom_cells = [write_bom_sheet(wb, i + 1, d, contingency, prices) for i, d in enumerate(result.designs)]
     write_summary_sheet(wb, result, bom_cells)
-    from . import rent_excel  # lazy: rent_excel builds on this module
+    from . import cables_sheet, rent_excel  # lazy: they build on this module
 
+    cables = [cables_sheet.SHEET] if cables_sheet.write_cables_sheet(wb, result, catalog) else []
     rent = [rent_excel.SHEET] if rent_excel.write_rent_sheet(wb, result) else []
     write_performance_sheet(wb, result)
     write_assumptions_sheet(wb, result, scenario, catalog)
-    # Sheet order: Summary, Prices, the BOM sheets, Rent or buy (when offered), Performance, Assumptions.
-    order = ["Summary", PRICES] + [c.title for c in bom_cells] + rent + ["Performance", "Assumptions"]
+    # Sheet order: Summary, Prices, the BOM sheets, Cables, Rent or buy (when offered), Performance, Assumptions.
+    order = ["Summary", PRICES] + [c.title for c in bom_cells] + cables + rent + ["Performance", "Assumptions"]
     wb._sheets = [wb[name] for name in order]
     wb.active = 0
     wb.calculation.fullCalcOnLoad = True  # Excel recomputes on open; the cached values serve other readers
