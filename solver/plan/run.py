@@ -45,6 +45,7 @@ class PlanResult:
     up_front: PlanOutcome | None
     timings_s: dict
     solver: dict
+    manual: PlanOutcome | None = None  # the final architecture bought when needed (plan/manual.py)
 
     @property
     def status(self) -> str:
@@ -163,7 +164,7 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
     _say(progress, f"solving the {len(spec.periods)}-period plan…")
     plan = solve_plan(spec, catalog, time_limit_s=time_limit_s)
     t2 = time.perf_counter()
-    scratch, upfront = [], None
+    scratch, upfront, manual = [], None, None
     if compare and plan.status != "infeasible":
         for period in spec.periods:
             _say(progress, f"comparison: {named(period.label)} bought from scratch…")
@@ -171,10 +172,23 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
         _say(progress, "comparison: everything bought in the first period…")
         upfront = solve_plan(spec.only(spec.periods, "keep_one"), catalog, first_period_only=True,
                              time_limit_s=time_limit_s)
+        manual = _manual(spec, catalog, scratch, progress, time_limit_s)
     t3 = time.perf_counter()
     timings = {"periods_s": t1 - t0, "plan_s": t2 - t1, "comparisons_s": t3 - t2, "total_s": t3 - t0}
     solver = {"name": "HiGHS", "version": Adapter.version(), "mip_rel_gap": 0.0, "time_limit_s": time_limit_s}
-    return PlanResult(spec, catalog, plan, scratch, upfront, timings, solver)
+    return PlanResult(spec, catalog, plan, scratch, upfront, timings, solver,
+                      manual if compare and plan.status != "infeasible" else None)
+
+
+def _manual(spec: PlanSpec, catalog: Catalog, scratch: list[PlanOutcome], progress, time_limit_s) -> PlanOutcome | None:
+    """The best manual schedule: the last period's from-scratch architecture, bought when needed."""
+    from .manual import manual_schedule
+
+    last = scratch[-1] if scratch else None
+    if last is None or not last.designs:
+        return None
+    _say(progress, "comparison: the final cluster's architecture bought when needed…")
+    return manual_schedule(spec, catalog, last.designs[-1], time_limit_s)
 
 
 def _say(progress, text: str) -> None:

@@ -59,6 +59,29 @@ def plan_table(report: dict, width: int | None = None) -> Table:
     return make_table(title, cols, width)
 
 
+def manual_text(manual: dict, plan_usd: float) -> str:
+    """The best manual schedule against the plan: what it costs and what the plan saves."""
+    if manual.get("discounted_usd") is None:
+        return f"best manual schedule (the final cluster bought when needed): {safe(manual.get('status'))}"
+    saved = manual["discounted_usd"] - plan_usd
+    share = saved / manual["discounted_usd"] if manual["discounted_usd"] else 0.0
+    verdict = (f"the plan saves {_usd(saved)} ({share:.1%})" if saved > 0.5 else "the plan is that schedule")
+    return (f"best manual schedule (the final cluster's architecture, {safe(manual['architecture'])}, bought when "
+            f"needed): {_usd(manual['discounted_usd'])} discounted; {verdict}")
+
+
+def idle_lines(report: dict) -> list[str]:
+    """Owned hardware left idle, one line per period that has any (compute, switches, NICs)."""
+    out = []
+    for p in report["periods"]:
+        idle = [x for x in p.get("idle", []) if x["category"] in ("compute", "switch", "nic")]
+        if idle:
+            out.append(f"  {safe(p['label'])}: idle " + ", ".join(
+                f"{x['idle']:,} × {safe(x['part'])}{' (owned)' if x.get('owned') else ''} ({_usd(x['value_usd'])})"
+                for x in idle))
+    return out
+
+
 def print_plan(report: dict, console: Console) -> None:
     if report["status"] == "infeasible":
         console.print(f"[bold red]infeasible[/]: {safe(report.get('explanation'))}")
@@ -68,11 +91,13 @@ def print_plan(report: dict, console: Console) -> None:
     console.print(f"plan: discounted total [bold]{_usd(tot['discounted_usd'])}[/] (spend {_usd(tot['spend_usd'])} "
                   f"undiscounted)")
     comp = report.get("comparison", {})
+    manual = comp.get("manual")
+    if manual:
+        console.print(manual_text(manual, tot["discounted_usd"]))
     scratch = comp.get("from_scratch")
     if scratch:
-        archs = safe("; ".join(f"{x['label']}: {x.get('architecture', x['status'])}" for x in scratch["periods"]))
-        console.print(f"each period from scratch (the sweep's independent answers): {_usd(scratch['discounted_usd'])} "
-                      f"discounted ({archs})")
+        console.print(f"each period from scratch (the sweep's independent answers, not a purchase schedule): "
+                      f"{_usd(scratch['discounted_usd'])} discounted")
     up = comp.get("up_front")
     if up:
         console.print(f"everything bought in the first period: {_usd(up.get('discounted_usd'))} discounted "
@@ -82,7 +107,6 @@ def print_plan(report: dict, console: Console) -> None:
             if c["role"] != "running the job":
                 console.print(f"  {safe(p['label'])}: cluster {c['cluster']} ({safe(c['architecture'])}, {c['gpus_held']:,} GPUs) "
                               "is available for other work")
-        idle = [x for x in p["idle"] if x["category"] in ("compute", "switch", "nic")]
-        if idle:
-            console.print(f"  {safe(p['label'])}: idle " + ", ".join(f"{x['idle']:,} × {safe(x['part'])} ({_usd(x['value_usd'])})"
-                                                              for x in idle))
+    for line in idle_lines(report):
+        console.print(line)
+
