@@ -12,6 +12,7 @@ import yaml
 from test_planner_cli import run_in_pty
 
 import solver
+from solver import api
 from solver.inputs.plausibility import plausibility_warnings
 from solver.reports.terminal import margins_sentence
 
@@ -45,7 +46,7 @@ def test_facility_power_in_mw_is_warned_at_its_line(tmp_path):
 def test_margins_of_a_missed_target_are_words_not_nan(tmp_path):
     path = _scenario(tmp_path, target={"step_time_s": 1.0}, pin=PIN)
     ls = solver.load_scenario(path)
-    design = solver.evaluate(ls, solver.api.catalog_for(ls))
+    design = solver.evaluate(ls, api.catalog_for(ls))
     text = margins_sentence(design)
     # step ≈ 5.9 s against 1 s: slack (1 − 5.9) / 1 = −490 %; "misses the target by" the positive figure
     assert "nan" not in text and "1000" not in text
@@ -59,7 +60,7 @@ def test_margins_of_a_missed_target_are_words_not_nan(tmp_path):
 def test_counts_without_decimals_in_binding_text(tmp_path):
     path = _scenario(tmp_path, pin=PIN, constraints={"max_gpus": 16384, "max_racks": 1000})
     ls = solver.load_scenario(path)
-    design = solver.evaluate(ls, solver.api.catalog_for(ls))
+    design = solver.evaluate(ls, api.catalog_for(ls))
     texts = {b["name"]: b["text"] for b in design.binding}
     # 256 nodes · 8 = 2,048 GPUs of 16,384: 12.5 % prints as 12 % (half to even)
     assert texts["max_gpus"] == "GPUs 2,048 of 16,384 (12%)"
@@ -71,7 +72,7 @@ def test_one_rail_is_singular(tmp_path):
 
     path = _scenario(tmp_path, constraints={"max_gpus": 16384, "platforms": ["hgx-h100"], "rails_per_node": [1, 8]})
     ls = solver.load_scenario(path)
-    result = solver.solve(ls, solver.api.catalog_for(ls), top_k=5)
+    result = solver.solve(ls, api.catalog_for(ls), top_k=5)
     texts = [differs_from_first(d, result.designs[0]) for d in result.designs[1:]]
     # the fourth design keeps #1's NIC on 1 rail instead of 8: "1 rail; layout …"
     assert any(t.startswith("1 rail;") for t in texts) and not any("1 rails" in t for t in texts)

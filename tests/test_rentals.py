@@ -15,6 +15,7 @@ from test_cli import run
 from test_planner_cli import run_in_pty
 
 import solver
+from solver import api
 from solver.errors import InputError
 from solver.inputs import load_catalog
 from solver.rentals import HOURS_PER_MONTH, break_even_month, rent_or_buy
@@ -110,7 +111,7 @@ def test_a_quote_overrides_an_offer_price_by_id(tmp_path):
 @pytest.fixture(scope="module")
 def example():
     ls = solver.load_scenario(EXAMPLE)
-    cat = solver.api.catalog_for(ls)
+    cat = api.catalog_for(ls)
     return ls, cat, solver.solve(ls, cat, top_k=3)
 
 

@@ -13,6 +13,7 @@ from conftest import REPO
 from office import box_per_pt, convert, needs_soffice, pdf_pages, profile, recalc
 
 import solver
+from solver import api
 from solver.reports.excel import write_workbook
 from solver.reports.rent_excel import HEADER_ROW, HEADERS, SHEET
 
@@ -29,7 +30,7 @@ def work(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def solved(work):
     ls = solver.load_scenario(EXAMPLE)
-    cat = solver.api.catalog_for(ls)
+    cat = api.catalog_for(ls)
     # best per platform: a B200, a GB200 NVL72 and an H100 design (the H100 one has four offers, one reserved)
     result = solver.solve(ls, cat, top_k=3, distinct_by="platform")
     book = write_workbook(result, ls, cat, work / "rent.xlsx")
