@@ -330,6 +330,10 @@ def cmd_solve(args, out, err) -> int:
     with err.status("solving…") as status:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
+    from .optimize.budget import budget_note
+
+    note = budget_note(ls.scenario, cat, result)
+    result.notes += [note] if note else []
     print_solve(result, out, wide=getattr(args, "wide", False))
     with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
         _write_json(result.to_dict(), json_path)

@@ -237,6 +237,7 @@ class SolveResult:
     stats: dict = field(default_factory=dict)
     solver: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # explanations of the answer (optimize/budget.py)
 
     def to_dict(self) -> dict:
         out = {
@@ -254,6 +255,8 @@ class SolveResult:
             out["explanation"] = self.explanation
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.designs and self.designs[0].objective == "rent_or_buy":
             out["rent_or_buy"] = ranked_options(self.designs)
         return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -86,3 +87,39 @@ def test_sweep_and_plan_tables_at_80_columns_show_money_whole(tmp_path):
         assert f"${point['capex_usd']:,.0f}" in screen  # the capex column is never dropped nor cut
     table = [line for line in screen.splitlines() if line[:1] in "│┃┏┡└"]
     assert all(len(line) <= 80 for line in table)
+
+
+def _fastest(budget: float, batch: int | None = None, **changes):
+    data = copy.deepcopy(yaml.safe_load((ROOT / "scenarios" / "budget-60m-fastest.yaml").read_text(encoding="utf-8")))
+    data["constraints"]["budget_usd"] = budget
+    if batch is not None:
+        data["workload"]["global_batch_size"] = batch
+    data.update(changes)
+    ls = solver.load_scenario(data)
+    cat = api.catalog_for(ls)
+    return ls, cat, solver.solve(ls, cat, top_k=1)
+
+
+def test_what_40m_buys_says_why_it_spends_less():
+    from solver.optimize.budget import budget_note
+
+    ls, cat, result = _fastest(40e6)
+    d = result.designs[0]
+    note = budget_note(ls.scenario, cat, result)
+    assert note is not None and d.cost.capex_usd < 0.9 * 40e6
+    # the 1,024-sequence batch at microbatch 1: dp must divide 1,024, so after dp the next size is 2·dp
+    lay = d.layout
+    assert lay.microbatch_size == 1 and f"after dp = {lay.dp:,} is {2 * lay.dp:,}" in note
+    found = re.search(r"costs \$([\d,]+)", note)
+    assert found is not None and float(found.group(1).replace(",", "")) > 40e6  # why the rest is not spent
+
+
+def test_when_the_batch_is_the_limit_the_note_says_so():
+    from solver.optimize.budget import budget_note
+
+    # 64 sequences at microbatch 1, tp 8, no pipeline: at most dp = 64 (512 GPUs), whatever the budget
+    ls, cat, result = _fastest(1e9, batch=64, parallelism={"tp": [8], "cp": [1], "pp": [1], "vp": [1],
+                                                           "microbatch_size": [1]})
+    assert result.designs[0].layout.dp == 64
+    note = budget_note(ls.scenario, cat, result)
+    assert note is not None and "the batch is the limit" in note and "dp = 64" in note

@@ -254,6 +254,8 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
                   f"model build {t.get('build_s', 0):.2f} s, HiGHS {t.get('solve_s', 0):.2f} s{gap}); "
                   f"{result.stats.get('shapes_kept', 0):,} layouts kept of {result.stats.get('combinations', 0):,} combinations")
+    for note in result.notes:
+        console.print(f"note: {safe(note)}")
     for w in result.warnings:
         console.print(f"[yellow]warning[/]: {safe(w)}")
 
