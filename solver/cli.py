@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     _catalog_flags(m)
     m.add_argument("--json", metavar="FILE", help="JSON path, '-' for standard output (default outputs/compare.json)")
+    m.add_argument("--xlsx", metavar="FILE", help="also write the comparison as a workbook (sheet Compare)")
     m.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per scenario")
 
     w = sub.add_parser("sweep", parents=[flags], help="solve a list of scenario variants (growth sweeps)")
@@ -284,6 +285,13 @@ def _print_warnings(ls, err) -> None:
         err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
 
 
+def _input_warnings(ls) -> list[str]:
+    """The scenario's plausibility warnings (already on stderr), for the JSON and the workbooks."""
+    from .inputs.plausibility import plausibility_warnings
+
+    return plausibility_warnings(ls)
+
+
 def _default_output(name: str, suffix: str) -> Path:
     return Path("outputs") / f"{name}{suffix}"
 
@@ -334,6 +342,7 @@ def cmd_solve(args, out, err) -> int:
 
     note = budget_note(ls.scenario, cat, result)
     result.notes += [note] if note else []
+    result.input_warnings = _input_warnings(ls)
     print_solve(result, out, wide=getattr(args, "wide", False))
     with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
         _write_json(result.to_dict(), json_path)
@@ -401,26 +410,34 @@ def cmd_evaluate(args, out, err) -> int:
 def cmd_compare(args, out, err) -> int:
     """Solve each scenario (its best design) and print them side by side."""
     from . import api
-    from .reports.io import output_set
+    from .reports.io import check_writable, output_set
     from .reports.terminal import compare_table
 
     _check_time_limit(args.time_limit)
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
     json_path = _json_path(args, "compare", ".json")
+    xlsx_path = check_writable(args.xlsx) if getattr(args, "xlsx", None) else None
     results = []
     for path, (ls, cat) in zip(args.scenarios, loaded):
         with err.status(f"solving {path}…"):
             results.append(api.solve(ls, cat, top_k=1, time_limit_s=args.time_limit))
+        results[-1].input_warnings = _input_warnings(ls)
     out.print(compare_table(results, [str(p) for p in args.scenarios], wide=getattr(args, "wide", False)))
     for path, r in zip(args.scenarios, results):
         if not r.designs:
             out.print(f"[bold red]{safe(r.scenario)}[/] ({safe(path)}) infeasible: {safe(r.explanation)}")
+        for w in r.warnings:
+            out.print(f"[yellow]warning[/] ({safe(path)}): {safe(w)}")
     from .results import SCHEMA
 
     data = {"schema": SCHEMA.replace("result", "compare"), "scenarios": [
         {"file": str(p), **r.to_dict()} for p, r in zip(args.scenarios, results)]}
     with output_set() as outputs:
         _write_json(data, json_path)
+        if xlsx_path is not None:
+            from .reports.compare_excel import write_compare_workbook
+
+            write_compare_workbook(results, [str(p) for p in args.scenarios], xlsx_path)
     _say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
@@ -454,6 +471,7 @@ def cmd_sweep(args, out, err) -> int:
     rows = _run_with_progress(plan, args, results_path, err)
     args.interrupt_hint = ""
     report = sweep_report(plan, rows)
+    report["warnings"] = _input_warnings(ls)
     print_report(report, out, wide=getattr(args, "wide", False))
     with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
         _write_json(report, json_path)

@@ -238,6 +238,7 @@ class SolveResult:
     solver: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)  # explanations of the answer (optimize/budget.py)
+    input_warnings: list = field(default_factory=list)  # plausibility warnings of the scenario (file:line)
 
     def to_dict(self) -> dict:
         out = {
@@ -257,6 +258,8 @@ class SolveResult:
             out["warnings"] = list(self.warnings)
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.input_warnings:
+            out["input_warnings"] = list(self.input_warnings)
         if self.designs and self.designs[0].objective == "rent_or_buy":
             out["rent_or_buy"] = ranked_options(self.designs)
         return out

@@ -481,6 +481,9 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
     print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True)  # fit the two charts side by side
+    from .rent_excel import summary_warnings  # lazy: rent_excel builds on this module
+
+    summary_warnings(ws, result, max(row_of.values()) + 2, SUMMARY_COL_WIDTH * min(n, 5) + 30)
     _capex_by_category(ws, result, bom_cells, row_of)
 
 
@@ -498,7 +501,7 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
     for cells in bom_cells:
         cats += [c for c in cells.categories if c not in cats]
     cats.sort(key=_category_rank)
-    title_row = max(row_of.values()) + 2
+    title_row = max(max(row_of.values()), ws.max_row) + 2  # after the warnings, when there are any
     ws.row_breaks.append(Break(id=title_row - 1))
     _section(ws, title_row, "Capex by category (USD)")
     head = title_row + 1

@@ -128,3 +128,18 @@ def write_rent_sheet(wb, result) -> bool:
     print_setup(ws, pages_wide=max(1, math.ceil(width / (PRINTABLE_PT[0] * 0.85))), title_rows=f"{HEADER_ROW}:{HEADER_ROW}",
                 title_cols="A:B")
     return True
+
+
+def summary_warnings(ws, result, row: int, width_chars: float) -> int:
+    """The run's warnings (the scenario's plausibility warnings, then the solve's) under the Summary's
+    design table, so the sheet finance prints carries them; the last row used."""
+    warnings = list(getattr(result, "input_warnings", [])) + list(result.warnings)
+    if not warnings:
+        return row - 1
+    put(ws, row, 1, "Warnings").font = BOLD
+    for w in warnings:
+        row += 1
+        put(ws, row, 1, f"⚠ {w}")
+        wrap(ws, row, 1, width_chars)
+        ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=max(2, ws.max_column))
+    return row

@@ -462,5 +462,7 @@ def print_report(report: dict, console, wide: bool = False) -> None:
                       f"{inc['added_nodes']:,} nodes, {inc['added_switches']:,} switches, {inc['added_racks']:,} racks "
                       f"({_usd_or_dash(inc['capex_delta_usd'])})")
     for r in report["points"]:
+        for w in r.get("warnings", []):
+            console.print(f"[yellow]warning[/], point {r['index']} ({safe(point_label(r))}): {safe(w)}")
         if r["status"] in ("infeasible", "error"):
             console.print(f"[yellow]point {r['index']}[/] ({safe(point_label(r))}) {safe(r['status'])}: {safe(r.get('reason'))}")
