@@ -123,3 +123,17 @@ def test_when_the_batch_is_the_limit_the_note_says_so():
     assert result.designs[0].layout.dp == 64
     note = budget_note(ls.scenario, cat, result)
     assert note is not None and "the batch is the limit" in note and "dp = 64" in note
+
+
+def test_an_impossible_target_limited_by_the_batch_does_not_suggest_more_gpus():
+    data = copy.deepcopy(BASE)
+    data["workload"]["global_batch_size"] = 64
+    data["target"] = {"step_time_s": 0.5}
+    data["parallelism"] = {"tp": [8], "cp": [1], "pp": [1], "vp": 1, "microbatch_size": [1]}
+    data["constraints"] = {"platforms": ["hgx-h100"]}
+    ls = solver.load_scenario(data)
+    result = solver.solve(ls, api.catalog_for(ls), top_k=1)
+    # tp 8 and no pipeline: 64 sequences at microbatch 1 give at most dp = 64, one microbatch per replica
+    assert result.status == "infeasible"
+    assert "the batch is the limit" in result.explanation and "dp = 64" in result.explanation
+    assert "allow more GPUs" not in result.explanation
