@@ -137,3 +137,17 @@ def test_an_impossible_target_limited_by_the_batch_does_not_suggest_more_gpus():
     assert result.status == "infeasible"
     assert "the batch is the limit" in result.explanation and "dp = 64" in result.explanation
     assert "allow more GPUs" not in result.explanation
+
+
+def test_the_expansion_example_comment_quotes_what_the_run_gives():
+    path = ROOT / "scenarios" / "expand-owned-h100.yaml"
+    text = path.read_text(encoding="utf-8")
+    found = re.search(r"#   capex\s+= \$([\d,]+)", text)
+    assert found is not None
+    ls = solver.load_scenario(path)
+    best = solver.solve(ls, api.catalog_for(ls), top_k=1).designs[0]
+    assert round(best.cost.capex_usd) == int(found.group(1).replace(",", ""))
+    assert f"{best.perf.step_time_s:.2f} s" in text and f"{best.cost.gpus:,} GPUs" in text
+    # the lines of the comment add up to the capex: 168,000,000 + 9,200,000 + 4,659,200 + 4,997,120
+    # + 1,740,000 + 22,400,000 = 210,996,320
+    assert 168_000_000 + 9_200_000 + 4_659_200 + 4_997_120 + 1_740_000 + 22_400_000 == 210_996_320
