@@ -151,3 +151,17 @@ def test_the_expansion_example_comment_quotes_what_the_run_gives():
     # the lines of the comment add up to the capex: 168,000,000 + 9,200,000 + 4,659,200 + 4,997,120
     # + 1,740,000 + 22,400,000 = 210,996,320
     assert 168_000_000 + 9_200_000 + 4_659_200 + 4_997_120 + 1_740_000 + 22_400_000 == 210_996_320
+
+
+def test_the_sweep_plot_never_joins_two_models_points():
+    from solver.reports.plot import plot_series
+
+    report = {"axes": [{"name": "model", "kind": "model"}, {"name": "workload.global_batch_size", "kind": "list"}]}
+    points = [{"labels": {"model": m, "workload.global_batch_size": b}} for m in ("70b", "405b") for b in (1024, 2048)]
+    solved = list(enumerate(points))
+    series = plot_series(report, solved)
+    # two models × two batch sizes: two lines of two points each, each line one model's
+    assert [name for name, _ in series] == ["70b", "405b"]
+    assert all(len(group) == 2 and len({p["labels"]["model"] for _, p in group}) == 1 for _, group in series)
+    # one axis of models alone: one line through the models (nothing to split)
+    assert len(plot_series({"axes": report["axes"][:1]}, solved)) == 1
