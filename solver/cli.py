@@ -411,7 +411,7 @@ def cmd_compare(args, out, err) -> int:
     """Solve each scenario (its best design) and print them side by side."""
     from . import api
     from .reports.io import check_writable, output_set
-    from .reports.terminal import compare_table
+    from .reports.terminal import compare_tables
 
     _check_time_limit(args.time_limit)
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
@@ -422,7 +422,8 @@ def cmd_compare(args, out, err) -> int:
         with err.status(f"solving {path}…"):
             results.append(api.solve(ls, cat, top_k=1, time_limit_s=args.time_limit))
         results[-1].input_warnings = _input_warnings(ls)
-    out.print(compare_table(results, [str(p) for p in args.scenarios], wide=getattr(args, "wide", False)))
+    for table in compare_tables(results, [str(p) for p in args.scenarios], out.width, wide=getattr(args, "wide", False)):
+        out.print(table)
     for path, r in zip(args.scenarios, results):
         if not r.designs:
             out.print(f"[bold red]{safe(r.scenario)}[/] ({safe(path)}) infeasible: {safe(r.explanation)}")

@@ -17,6 +17,8 @@ from solver import api
 from solver.inputs.plausibility import plausibility_warnings
 from solver.reports.terminal import margins_sentence
 
+DATA = Path(__file__).resolve().parent / "data"
+
 ROOT = Path(__file__).resolve().parent.parent
 BASE = yaml.safe_load((ROOT / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
 PIN = {"platform": "hgx-h100", "nic": "cx7-ndr", "rails_per_node": 8, "switch": "qm9700", "tp": 8, "cp": 1, "pp": 4,
@@ -165,3 +167,30 @@ def test_the_sweep_plot_never_joins_two_models_points():
     assert all(len(group) == 2 and len({p["labels"]["model"] for _, p in group}) == 1 for _, group in series)
     # one axis of models alone: one line through the models (nothing to split)
     assert len(plot_series({"axes": report["axes"][:1]}, solved)) == 1
+
+
+def _table_lines(screen: str) -> list[str]:
+    return [line for line in screen.splitlines() if line[:1] in "│┃┏┡└┗┣"]
+
+
+def test_compare_evaluate_and_plan_at_80_and_120_columns(tmp_path):
+    evaluate = _scenario(tmp_path, pin=PIN, target={"step_time_s": 8.0})  # the pinned layout runs 5.9 s
+    for columns in (80, 120):
+        screen = run_in_pty(["compare", ROOT / "scenarios" / "rent-or-buy.yaml", ROOT / "scenarios" / "llama3-70b.yaml",
+                             ROOT / "scenarios" / "expand-owned-h100.yaml", "--json", "c.json"], columns, tmp_path)
+        data = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+        for s in data["scenarios"]:
+            assert f"${s['designs'][0]['capex_usd']:,.0f}" in screen  # whole, on one line
+        assert all(len(line) <= columns for line in _table_lines(screen))
+        screen = run_in_pty(["evaluate", evaluate, "--json", "e.json", "--no-xlsx"], columns, tmp_path)
+        design = json.loads((tmp_path / "e.json").read_text(encoding="utf-8"))["designs"][0]
+        assert f"{design['capex_usd']:,.2f}" in screen  # the BOM total
+        assert all(len(line) <= columns for line in _table_lines(screen))
+        screen = run_in_pty(["plan", DATA / "plan-idle-owned.yaml", "--json", "p.json", "--no-xlsx", "--no-plot",
+                             "--no-compare"], columns, tmp_path)
+        plan = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+        for period in plan["periods"]:
+            assert f"${period['capex_usd']:,.0f}" in screen and f"{period['label']}: idle 64 × dgx-h100" in screen
+        assert all(len(line) <= columns for line in _table_lines(screen))
+        if columns == 80:
+            assert "not shown" in screen  # the plan's caption names what 80 columns leave out

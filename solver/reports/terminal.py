@@ -260,24 +260,44 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
         console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
+COMPARE_ROWS = ["architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
+                "facility kW", "racks", "capex", "TCO", "capex per GPU"]
+
+
 def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
     """The best design of each scenario side by side: one column per scenario, one row per figure."""
-    rows = ["architecture", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
-            "facility kW", "racks", "capex", "TCO", "capex per GPU"]
-    t = Table(title="best design per scenario", title_justify="left")
-    t.add_column("", justify="left", no_wrap=True)
-    for r, f in zip(results, files):
-        t.add_column(f"{safe(r.scenario)}\n({safe(f)})", justify="right", overflow="fold", min_width=14)
-    cells: dict[str, list[str]] = {row: [] for row in rows}
-    for r in results:
-        d = r.designs[0] if r.designs else None
-        values = _compare_cells(d) if d is not None else {"architecture": "infeasible"}
-        for row in rows:
-            cells[row].append(values.get(row, ""))
-    for row in rows:
-        if any(cells[row]):
-            t.add_row(row, *cells[row])
-    return t
+    return compare_tables(results, files, width, wide)[0]
+
+
+def compare_tables(results: list[SolveResult], files: list[str], width: int | None = None,
+                   wide: bool = False) -> list[Table]:
+    """As many side-by-side tables as the width needs: every scenario column is as wide as its longest
+    number (money is never split across lines), and scenarios that do not fit go to the next table."""
+    values = [_compare_cells(r.designs[0]) if r.designs else {"architecture": "infeasible"} for r in results]
+    label_w = max(len(row) for row in COMPARE_ROWS)
+    need = [max([len(v.get(row, "")) for row in COMPARE_ROWS if row != "architecture"] + [14]) for v in values]
+    groups: list[list[int]] = [[]]
+    used = label_w + 4
+    for i, w in enumerate(need):
+        if groups[-1] and width is not None and not wide and used + w + 3 > width:
+            groups.append([])
+            used = label_w + 4
+        groups[-1].append(i)
+        used += w + 3
+    tables = []
+    for n, group in enumerate(groups):
+        title = "best design per scenario" + (f" ({n + 1} of {len(groups)})" if len(groups) > 1 else "")
+        t = Table(title=title, title_justify="left")
+        t.add_column("", justify="left", no_wrap=True)
+        for i in group:
+            t.add_column(f"{safe(results[i].scenario)}\n({safe(files[i])})", justify="right", overflow="fold",
+                         min_width=need[i])
+        for row in COMPARE_ROWS:
+            cells = [values[i].get(row, "") for i in group]
+            if any(cells):
+                t.add_row(row, *cells)
+        tables.append(t)
+    return tables
 
 
 def _compare_cells(d: Design) -> dict[str, str]:
