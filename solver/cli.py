@@ -259,7 +259,7 @@ def cmd_catalog(args, out, err) -> int:
         return EXIT_OK
     from .reports.terminal import catalog_tables
 
-    for table in catalog_tables(cat):
+    for table in catalog_tables(cat, out.width):
         out.print(table)
     out.print(safe(f"files: {', '.join(p for p, _ in files)}"))
     return EXIT_OK

@@ -194,3 +194,16 @@ def test_compare_evaluate_and_plan_at_80_and_120_columns(tmp_path):
         assert all(len(line) <= columns for line in _table_lines(screen))
         if columns == 80:
             assert "not shown" in screen  # the plan's caption names what 80 columns leave out
+
+
+def test_catalog_tables_at_80_and_120_columns_are_whole(tmp_path):
+    cat = solver.load_catalog()
+    for columns in (80, 120):
+        screen = run_in_pty(["catalog"], columns, tmp_path)
+        tops = [line for line in screen.splitlines() if line.startswith("┏")]
+        assert len(tops) == 6 and all(line.rstrip().endswith("┓") for line in tops)  # no table cropped
+        assert "…" not in screen
+        for plat in cat.platforms:  # every platform's price, whole
+            assert f"${plat.unit_price_usd:,.0f}" in screen
+        for rental in cat.rentals:
+            assert f"{rental.usd_per_gpu_hour:,.2f}" in screen

@@ -1,6 +1,7 @@
 """Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
 from __future__ import annotations
 
+import io
 import math
 import re
 from dataclasses import dataclass, replace
@@ -91,11 +92,12 @@ def stacked_header(column: Column) -> str:
     """A number column's header on several lines (at spaces and after dots), none wider than the
     column's longest cell or longest word: "facility kW" → "facility\nkW"."""
     cells = max([len(_MARKUP.sub("", c)) for c in column.cells] + [1])
-    words = re.findall(r"[^ .]+\.?", column.header.replace("\n", " "))
+    words = re.findall(r"[^ ./]+[./]?", column.header.replace("\n", " "))
+    widest = max([cells] + [len(w) for w in words])
     lines: list[str] = []
     for word in words:
-        joined = (lines[-1] + ("" if lines[-1].endswith(".") else " ") + word) if lines else word
-        if lines and len(joined) <= max(cells, len(word)):
+        joined = (lines[-1] + ("" if lines[-1].endswith((".", "/")) else " ") + word) if lines else word
+        if lines and len(joined) <= widest:
             lines[-1] = joined
         else:
             lines.append(word)
@@ -110,6 +112,14 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
     shown = fit_columns(columns, width, wide)
     if not wide and width is not None:
         shown = narrowed(shown, width)
+    t = _build(title, columns, shown)
+    while not wide and width is not None and len(shown) > 2 and not _renders_within(t, width):
+        shown = shown[:-1]  # last resort: leave the last column out (the caption names it), never crop
+        t = _build(title, columns, shown)
+    return t
+
+
+def _build(title: str, columns: list[Column], shown: list[Column]) -> Table:
     t = Table(title=title, title_justify="left")
     for c in shown:
         if c.number:
@@ -125,6 +135,15 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
         t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows every column)"
         t.caption_justify = "left"
     return t
+
+
+def _renders_within(table: Table, width: int) -> bool:
+    """Whether rich draws the whole table in `width` columns (its top-right corner is on the screen)."""
+    console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    with console.capture() as capture:
+        console.print(table)
+    top = next((line for line in capture.get().splitlines() if line.startswith("┏")), "┓")
+    return top.rstrip().endswith("┓")
 
 
 def differs_from_first(design: Design, first: Design) -> str:
@@ -388,43 +407,57 @@ def _efficiency(gpu) -> str:
     return f"{gpu.compute_efficiency.bf16:.2f}/{gpu.compute_efficiency.fp8:.2f}"
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
-    t = Table(title=title, title_justify="left")
-    for col in columns:
-        t.add_column(col)
-    for row in rows:
-        t.add_row(*(safe(cell) for cell in row))  # every cell is catalog text or a number formatted from it
-    return t
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple], width: int | None = None,
+           kinds: str = "") -> Table:
+    """A catalog table that fits `width`: `kinds` gives each column's kind, "n" a number (never cut),
+    "t" text that wraps, "1"…"9" text left out first at narrow widths (highest first; the caption
+    names it); every cell is catalog text or a number formatted from it."""
+    kinds = kinds.ljust(len(columns), "t")
+    cols = []
+    for i, header in enumerate(columns):
+        cells = [safe(str(row[i])) for row in rows]
+        kind = kinds[i]
+        cols.append(Column(header, cells, number=kind == "n", drop=int(kind) if kind.isdigit() else 0,
+                           min_width=8 if i else 12))
+    return make_table(title, cols, width)
 
 
-def catalog_tables(cat: Catalog) -> list[Table]:
+def catalog_tables(cat: Catalog, width: int | None = None) -> list[Table]:
     """The catalog as five tables: GPUs, platforms, NICs and switches, links, racks and facility."""
     gpus = _table("GPUs", ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"), [
         (g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
-         _efficiency(g)) for g in cat.gpus])
+         _efficiency(g)) for g in cat.gpus], width, "t2nnnn1")
     platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
                                      "price", "kW", "date"), [
         (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
          ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit, _price(p),
-         f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms])
+         f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms], width, "ttnnn3t4nn2")
     network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
                      [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n), f"{n.power_w:g}",
                        n.price_date) for n in cat.nics]
                      + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G"
                          + "".join(f", {b * s.radix}×{s.port_speed_gbps / b:g}G split" for b in s.breakout), _price(s),
-                         f"{s.power_w:g}", s.price_date) for s in cat.switches])
+                         f"{s.power_w:g}", s.price_date) for s in cat.switches], width, "t3t4tnn2")
     links = _table("links (per link: cable + modules at both ends)",
                    ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"), [
         (x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", _price(x, f"{x.usd_per_link:,.0f}"),
-         f"{x.w_per_link:g}", x.price_date) for x in cat.links])
+         f"{x.w_per_link:g}", x.price_date) for x in cat.links], width, "t3tt2nn1")
     racks = _table("racks and facility", ("id", "name", "usable kW", "usable RU", "price", "date"), [
-        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r), r.price_date) for r in cat.racks])
+        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r), r.price_date) for r in cat.racks], width, "t2nnn1")
     if cat.facility is not None:
         f = cat.facility
         d = f.link_distance_m
-        racks.caption = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
-                             f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
-    return [gpus, platforms, network, links, racks]
+        facility = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
+                        f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
+        racks.caption = facility + (f"; {racks.caption}" if racks.caption else "")
+    tables = [gpus, platforms, network, links, racks]
+    if cat.rentals:
+        tables.append(_table("rentals (rent or buy)", ("id", "platform", "network", "$/GPU-h", "term", "date"), [
+            (r.id, r.platform, f"{r.nics_per_node}×{r.nic_speed_gbps:g}G", f"{r.usd_per_gpu_hour:,.2f}"
+             + (" est." if r.price_is_estimate else ""), r.term + (f", {r.commitment_months:g} months"
+                                                                     if r.commitment_months else ""), r.price_date)
+            for r in cat.rentals], width, "tt2nt1"))
+    return tables
 
 
 # --------------------------------------------------------------------------------- sweeps
