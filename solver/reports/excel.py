@@ -583,7 +583,7 @@ def write_performance_sheet(wb, result) -> None:
     head = 4
     labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
         + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU"]
-    _header(ws, head, labels, right=range(2, len(labels) + 1))
+    _header(ws, head, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS exposed (s)": 3 lines of 9
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
         row = head + 1 + i
@@ -631,7 +631,7 @@ def _bytes_table(ws, designs: list, row: int) -> int:
                                              for d in designs)]
     labels = ["Design"] + [f"{k.upper()} {net} (GB)" for k in classes for net in ("NVLink", "scale-out")] \
         + ["NVLink total (GB)", "Scale-out total (GB)"]
-    _header(ws, row, labels, right=range(2, len(labels) + 1))
+    _header(ws, row, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS scale-out (GB)": 3 lines
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
