@@ -60,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="also find the cost–speed frontier: up to N designs (default 10), each the cheapest at "
                         "least as fast (Frontier sheet, frontier in the JSON, a PNG)")
     s.add_argument("--plot", metavar="FILE.png", help="frontier plot path (default outputs/<scenario name>-frontier.png)")
+    s.add_argument("--bom-csv", metavar="FILE", help="also write the best design's bill of materials as CSV")
 
     e = sub.add_parser("evaluate", parents=[flags],
                        help="evaluate the design the scenario's pin block fixes (unpinned decisions are optimised)")
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("scenarios", nargs="+", metavar="SCENARIO")
     _catalog_flags(m)
     m.add_argument("--json", metavar="FILE", help="JSON path, '-' for standard output (default outputs/compare.json)")
+    m.add_argument("--xlsx", metavar="FILE", help="also write the comparison as a workbook (sheet Compare)")
     m.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per scenario")
 
     w = sub.add_parser("sweep", parents=[flags], help="solve a list of scenario variants (growth sweeps)")
@@ -139,8 +141,8 @@ def main(argv=None) -> int:
         return EXIT_INPUT
     if sys.stdout is sys.__stdout__:  # the real one (tests capture it otherwise)
         sys.stdout = _Stdout(sys.stdout)
-    # pipes and logs get full-width tables; --wide prints every column on a terminal too
-    width = WIDE_COLUMNS if getattr(args, "wide", False) else (None if sys.stdout.isatty() else 160)
+    # pipes and files get every column at full width; --wide prints every column on a terminal too
+    width = WIDE_COLUMNS if getattr(args, "wide", False) or not sys.stdout.isatty() else None
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
     out = err if getattr(args, "json", None) == "-" else Console(width=width, emoji=False)  # stdout: only the JSON
     from .files import commit_mark
@@ -329,7 +331,7 @@ def cmd_catalog(args, out, err) -> int:
         return EXIT_OK
     from .reports.terminal import catalog_tables
 
-    for table in catalog_tables(cat):
+    for table in catalog_tables(cat, out.width):
         out.print(table)
     out.print(safe(f"files: {', '.join(p for p, _ in files)}"))
     return EXIT_OK
@@ -379,6 +381,13 @@ def _check_outputs(loaded: list, **paths) -> None:
                    for flag, path in paths.items()}, inputs)
 
 
+def _input_warnings(ls) -> list[str]:
+    """The scenario's plausibility warnings (already on stderr), for the JSON and the workbooks."""
+    from .inputs.plausibility import plausibility_warnings
+
+    return plausibility_warnings(ls)
+
+
 def _default_output(name: str, suffix: str) -> Path:
     return Path("outputs") / f"{name}{suffix}"
 
@@ -421,7 +430,7 @@ def _frontier_plot_path(args, name: str) -> Path | None:
 
 def cmd_solve(args, out, err) -> int:
     from . import api
-    from .files import output_set
+    from .files import check_writable, output_set
     from .optimize.frontier import MAX_POINTS, add_to_result
     from .reports.frontier import print_frontier, print_next_faster, write_frontier_plot
     from .reports.terminal import print_solve
@@ -437,13 +446,19 @@ def cmd_solve(args, out, err) -> int:
     json_path = _json_path(args, ls.scenario.name, ".json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
     plot_path = _frontier_plot_path(args, ls.scenario.name)
-    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
+    bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
+    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
     with err.status("solving…") as status:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
         status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
         add_to_result(result, ls, cat, args.frontier, args.time_limit,
                       progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
+    from .optimize.budget import budget_note
+
+    note = budget_note(ls.scenario, cat, result)
+    result.notes += [note] if note else []
+    result.input_warnings = _input_warnings(ls)
     print_solve(result, out, wide=getattr(args, "wide", False))
     print_next_faster(result, out)
     if result.frontier is not None:
@@ -458,6 +473,12 @@ def cmd_solve(args, out, err) -> int:
             write_workbook(result, ls, cat, xlsx_path)
         else:
             outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+        if bom_path is not None and result.designs:
+            from .reports.bom_csv import write_bom_csv
+
+            write_bom_csv(result.designs[0], bom_path)
+        elif bom_path is not None:
+            outputs.remove_on_commit(bom_path)
     _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
@@ -523,28 +544,37 @@ def cmd_evaluate(args, out, err) -> int:
 def cmd_compare(args, out, err) -> int:
     """Solve each scenario (its best design) and print them side by side."""
     from . import api
-    from .files import output_set
-    from .reports.terminal import compare_table
+    from .files import check_writable, output_set
+    from .reports.terminal import compare_tables
 
     _check_time_limit(args.time_limit)
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
     json_path = _json_path(args, "compare", ".json")
-    _check_outputs(loaded, json=json_path)
+    xlsx_path = check_writable(args.xlsx) if getattr(args, "xlsx", None) else None
+    _check_outputs(loaded, json=json_path, xlsx=xlsx_path)
     results = []
     for path, (ls, cat) in zip(args.scenarios, loaded):
         with err.status(f"solving {path}…"):
             results.append(api.solve(ls, cat, top_k=1, time_limit_s=args.time_limit))
-    out.print(compare_table(results, [str(p) for p in args.scenarios], wide=getattr(args, "wide", False)))
+        results[-1].input_warnings = _input_warnings(ls)
+    for table in compare_tables(results, [str(p) for p in args.scenarios], out.width, wide=getattr(args, "wide", False)):
+        out.print(table)
     for path, r in zip(args.scenarios, results):
         if not r.designs:
             out.print(f"[bold red]{safe(r.scenario)}[/] ({safe(path)}) infeasible: {safe(r.explanation)}")
         _warn_status(r, err, f"{r.scenario} ({path})")
+        for w in r.warnings:
+            out.print(f"[yellow]warning[/] ({safe(path)}): {safe(w)}")
     from .results import SCHEMA
 
     data = {"schema": SCHEMA.replace("result", "compare"), "scenarios": [
         {"file": str(p), **r.to_dict()} for p, r in zip(args.scenarios, results)]}
     with output_set() as outputs:
         _write_json(data, json_path)
+        if xlsx_path is not None:
+            from .reports.compare_excel import write_compare_workbook
+
+            write_compare_workbook(results, [str(p) for p in args.scenarios], xlsx_path)
     _say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
@@ -580,6 +610,7 @@ def cmd_sweep(args, out, err) -> int:
     rows = _run_with_progress(plan, args, results_path, err)
     args.interrupt_hint = ""
     report = sweep_report(plan, rows)
+    report["warnings"] = _input_warnings(ls)
     print_report(report, out, wide=getattr(args, "wide", False))
     with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
         _write_json(report, json_path)

@@ -21,6 +21,7 @@ from .perf.layout import Layout
 from .perf.network_load import load_flag, load_report
 from .perf.step import Performance, margins, meets_target, performance
 from .perf.traffic import overlap_for
+from .rentals import RentOrBuy, ranked_options, rent_or_buy
 
 SCHEMA = "fabricplan.result/1"
 TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
@@ -58,6 +59,7 @@ class Design:
     nic_configuration: dict = field(default_factory=dict)  # {"id", "reference", "source"} (empty: none listed)
     reliability: JobReliability | None = None  # failures, checkpoints, goodput (None without failure data)
     tokens_per_step: int = 0  # B·s, for the cost per million tokens
+    rent: RentOrBuy | None = None  # renting the same GPU-hours against owning (solver/rentals.py)
 
     @property
     def tiers(self) -> int:
@@ -88,7 +90,7 @@ class Design:
     @property
     def objective_usd(self) -> float:
         """The cost the ranking uses: TCO for `tco`, else capex (`fastest` breaks speed ties by capex)."""
-        return self.cost.tco_usd if self.objective == "tco" else self.cost.capex_usd
+        return self.cost.tco_usd if self.objective in ("tco", "rent_or_buy") else self.cost.capex_usd
 
     @property
     def train_days(self) -> float | None:
@@ -169,6 +171,8 @@ class Design:
         if self.nic_configuration:
             out["fabric"]["nic_configuration"] = self.nic_configuration
         out["bom"] = cost["bom"]
+        if self.rent is not None:
+            out["rent_or_buy"] = self.rent.to_dict()
         if "inventory" in cost:  # owned hardware: what the design reuses and what sits idle, with its value
             out["inventory"] = cost["inventory"]
         out["cost_per_gpu_usd"] = self.cost.capex_usd / max(1, self.cost.gpus)
@@ -207,6 +211,7 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
         design.nic_configuration = {"id": config.id, "reference": config.reference, "source": config.source}
     design.caveats = orderability_caveats(design)
     design.binding = binding_constraints(design, scenario)
+    design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days)
     return design
 
 
@@ -313,9 +318,14 @@ def _row(name: str, what: str, value: float, limit: float, unit: str) -> dict:
     elif unit == "s":
         text = f"{what} {value:.2f} s of {limit:.2f} s"
     else:
-        text = f"{what} {value:,.1f}{(' ' + unit) if unit else ''} of {limit:,.1f}{(' ' + unit) if unit else ''} ({value / limit:.0%})"
+        text = f"{what} {_count(value)}{(' ' + unit) if unit else ''} of {_count(limit)}{(' ' + unit) if unit else ''} ({value / limit:.0%})"
     return {"name": name, "value": value, "limit": limit, "unit": unit, "slack_fraction": slack,
             "binding": 0 <= slack <= TIGHT, "violated": slack < -1e-9, "text": text}
+
+
+def _count(value: float) -> str:
+    """A whole number without decimals (2,048 GPUs), anything else with one (1,234.5 kW)."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
 @dataclass
@@ -332,6 +342,8 @@ class SolveResult:
     warnings: list = field(default_factory=list)
     next_faster: dict | None = None  # the cheapest design strictly faster than #1 (optimize/frontier.py)
     frontier: dict | None = None  # `solve --frontier`: the cost–speed front (optimize/frontier.Frontier.to_dict)
+    notes: list = field(default_factory=list)  # explanations of the answer (optimize/budget.py)
+    input_warnings: list = field(default_factory=list)  # plausibility warnings of the scenario (file:line)
 
     def to_dict(self) -> dict:
         out = {
@@ -354,6 +366,12 @@ class SolveResult:
         if self.frontier is not None:
             out["frontier"] = self.frontier["points"]
             out["frontier_search"] = {k: v for k, v in self.frontier.items() if k != "points"}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.input_warnings:
+            out["input_warnings"] = list(self.input_warnings)
+        if self.designs and self.designs[0].objective == "rent_or_buy":
+            out["rent_or_buy"] = ranked_options(self.designs)
         return out
 
     def table(self):

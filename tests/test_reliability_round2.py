@@ -853,7 +853,7 @@ def test_hostile_catalog_names_print_literally_in_evaluate(tmp_path):
                             "tp": 1, "cp": 1, "pp": 1, "vp": 1, "dp": 8, "microbatch_size": 1})
     write_yaml(tmp_path / "sc.yaml", sc)
     proc = run_cli("evaluate", tmp_path / "sc.yaml", "--catalog", inputs.default_catalog_path(), "--catalog", evil,
-                   "--json", tmp_path / "e.json")
+                   "--json", tmp_path / "e.json", "--xlsx", tmp_path / "e.xlsx")  # nothing written under outputs/
     assert_literal(proc)
     assert (tmp_path / "e.json").exists()
 

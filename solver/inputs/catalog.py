@@ -17,7 +17,8 @@ from .schema import Catalog, Facility
 from .stacks import ANY_GPU
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
-CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "stacks", "nic_configurations", "site_lines")
+CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "stacks", "nic_configurations", "site_lines",
+                 "rentals")
 
 
 def default_catalog_path() -> Path:
@@ -126,7 +127,7 @@ def _layered(doc: Document, raw: dict[str, dict[str, dict]]) -> tuple[dict, dict
             if isinstance(ident, str) and ident in raw[kind]:
                 given = dict(item)
                 _check_quote_provenance(doc, kind, index, given, raw[kind][ident])
-                if "unit_price_usd" in given and "price_is_estimate" not in given:
+                if ({"unit_price_usd", "usd_per_gpu_hour"} & set(given)) and "price_is_estimate" not in given:
                     given["price_is_estimate"] = False  # a quoted price is a firm price
                 if _missing(kind, item):
                     partial[(kind, index)] = [k for k in item if k != "id"]
@@ -201,6 +202,19 @@ def _check_orderable(cat: Catalog, report) -> None:
                 report("site_lines", s.id, ("platforms", i), f"no platform with this id in the catalog (known: {', '.join(sorted(platforms))})", ident)
 
 
+def _check_stacks_and_rentals(cat: Catalog, report) -> None:
+    """Stack profiles name GPUs of the catalog (or `any`); rental offers name its platforms."""
+    gpus, platforms = cat.by_id("gpus"), cat.by_id("platforms")
+    for stack_id, subloc, gpu in _stack_gpus(cat):
+        if gpu not in gpus:
+            report("stacks", stack_id, subloc,
+                   f"no GPU with this id in the catalog (known: {', '.join(sorted(gpus)) or 'none'}; or '{ANY_GPU}')", gpu)
+    for rental in cat.rentals:
+        if rental.platform not in platforms:
+            report("rentals", rental.id, ("platform",),
+                   f"no platform with this id in the catalog (known: {', '.join(sorted(platforms)) or 'none'})", rental.platform)
+
+
 def _check_catalog_references(cat: Catalog) -> None:
     loaded = provenance(cat)
     problems: list[Problem] = []
@@ -217,10 +231,7 @@ def _check_catalog_references(cat: Catalog) -> None:
         for i, nic in enumerate(plat.compatible_nics):
             if nic not in nics:
                 report("platforms", plat.id, ("compatible_nics", i), f"no NIC with this id in the catalog (known: {', '.join(sorted(nics)) or 'none'})", nic)
-    for stack_id, subloc, gpu in _stack_gpus(cat):
-        if gpu not in gpus:
-            report("stacks", stack_id, subloc,
-                   f"no GPU with this id in the catalog (known: {', '.join(sorted(gpus)) or 'none'}; or '{ANY_GPU}')", gpu)
+    _check_stacks_and_rentals(cat, report)
     _check_orderable(cat, report)
     for role in ("compute_rack", "network_rack"):
         rack = getattr(cat.facility, role)

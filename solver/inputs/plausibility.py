@@ -16,6 +16,8 @@ TRAIN_DAYS = (1.0, 3650.0)
 TRAIN_TOKENS_MIN = 1e8  # below: probably billions written as a plain number (15 for 15e9)
 BUDGET_USD_MIN = 1e5  # below: probably millions (40 for $40M)
 POWER_KW = (10.0, 1e7)  # below: probably MW; above: probably W
+POWER_KW_SMALL = 100.0  # below, for more than 64 GPUs (or no GPU cap): probably MW
+KW_PER_GPU = 1.6  # DGX H100 10.2 kW / 8 GPUs = 1.3 kW, plus network, × PUE 1.25 ≈ 1.6 kW per GPU
 USD_PER_KWH_MAX = 2.0  # above: probably cents or $/MWh
 
 
@@ -48,6 +50,11 @@ def plausibility_warnings(ls: LoadedScenario) -> list[str]:
     if con.facility_power_kw is not None and not POWER_KW[0] <= con.facility_power_kw <= POWER_KW[1]:
         hint = "write 20 MW as 20000" if con.facility_power_kw < POWER_KW[0] else "the value is in kW, not W"
         warn(("constraints", "facility_power_kw"), f"{con.facility_power_kw:,.6g} kW is unusual for a GPU cluster: {hint}")
+    elif con.facility_power_kw is not None and con.facility_power_kw < POWER_KW_SMALL and (con.max_gpus or 65) > 64:
+        gpus = con.facility_power_kw / KW_PER_GPU
+        warn(("constraints", "facility_power_kw"), f"{con.facility_power_kw:,.6g} kW powers only about {gpus:,.0f} GPUs "
+             f"(about {KW_PER_GPU:g} kW each with their servers, network and PUE): the value is in kW; write 20 MW as "
+             "20000")
     if sc.tco.usd_per_kwh is not None and sc.tco.usd_per_kwh > USD_PER_KWH_MAX:
         warn(("tco", "usd_per_kwh"), f"${sc.tco.usd_per_kwh:g} per kWh is unusual: the value is in dollars per kWh "
              "(8 cents is 0.08)")

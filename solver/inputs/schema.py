@@ -297,6 +297,9 @@ class Facility(Strict):
     source: str = Field(min_length=1)
 
 
+from .rentals import Rental  # noqa: E402 - rentals.py builds on Strict and the field types above
+
+
 class Catalog(Strict):
     name: str = "catalog"
     description: str = ""
@@ -310,6 +313,8 @@ class Catalog(Strict):
     """The NIC configurations each platform is sold with (inputs/nic_configs.py; SPEC §5.2)."""
     site_lines: list[SiteLine] = []
     """Storage, management, cooling-plant and installation lines by reference architecture (SPEC §5.2)."""
+    rentals: list[Rental] = []
+    """Rental offers (cloud, colocation): renting the same GPU-hours next to owning (solver/rentals.py)."""
     facility: Facility | None = None
     stacks: list[Stack] = []
     """Software-stack profiles (SPEC §4.8, solver/inputs/stacks.py); `workload.stack` names one."""
@@ -849,9 +854,10 @@ class Scenario(Strict):
     overlap: Overlap = Overlap()
     robustness: Robustness = Robustness()
     """Margins the MILP enforces: compute_slowdown and bandwidth_derate (SPEC §4.5)."""
-    objective: Literal["capex", "tco", "fastest"] = "capex"
+    objective: Literal["capex", "tco", "fastest", "rent_or_buy"] = "capex"
     """`capex` or `tco`: the cheapest design meeting the target; `fastest`: the shortest step time within the
-    caps (budget_usd, facility_power_kw, max_gpus, max_racks), then the cheapest (SPEC §7)."""
+    caps (budget_usd, facility_power_kw, max_gpus, max_racks), then the cheapest (SPEC §7); `rent_or_buy`:
+    the designs of `tco`, then owning and renting each (catalog rentals) ranked together (solver/rentals.py)."""
     tco: Tco = Tco()
     top_k: Annotated[int, Field(ge=1, le=100)] = 5
     pin: Pin = Pin()

@@ -100,7 +100,8 @@ def model_data(space: DesignSpace) -> ModelData:
             dropped[a.label()] = str(exc)
     con = sc.constraints
     return ModelData(
-        space=space, archs=archs, target_step_time_s=finite_target_s(space), objective=sc.objective,
+        space=space, archs=archs, target_step_time_s=finite_target_s(space), objective="tco" if sc.objective == "rent_or_buy" else sc.objective,  # rent_or_buy: the TCO designs
+
         spares=spare_rule(sc, space.catalog), contingency_fraction=con.contingency_fraction,
         pue=pue, usd_per_kwh=usd_per_kwh, years=sc.tco.years,
         caps={"max_gpus": con.max_gpus, "budget_usd": con.budget_usd, "facility_power_kw": con.facility_power_kw,

@@ -134,6 +134,12 @@ def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
             out.named += [(design, MEETS_TARGET)] if design is not None else []
             out.text += f"; {target:.3g} s needs {text}; max_gpus is {sc.constraints.max_gpus:,}"
             return out
+    if fastest is not None and fastest.perf.microbatches == 1:  # dp · mbs = B: more GPUs cannot shorten the step
+        out.text += (f"; the batch is the limit: the fastest design already splits the {sc.workload.global_batch_size:,}"
+                     f"-sequence batch into one microbatch per data-parallel replica (dp = {fastest.layout.dp:,}), so "
+                     "more GPUs cannot help; relax the target, raise global_batch_size, or allow larger tp/cp/pp or "
+                     "faster platforms")
+        return out
     out.text += "; relax the target, allow more GPUs, or allow faster platforms, more rails or other layouts"
     return out
 

@@ -14,7 +14,7 @@ from ..errors import ConsistencyError
 from ..perf.layout import Layout
 from ..results import Design, make_design, within_caps
 from . import model as milp
-from .data import ModelData, model_data, points, unbuildable_error
+from .data import MUSD, ModelData, model_data, points, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
 
 SAME_SPEED_REL = 1e-9  # `fastest`: step times within this relative distance are equally fast (then cheapest wins)
@@ -123,6 +123,9 @@ def _solve_loop(space: DesignSpace, data: ModelData, model, adapter: HighsAdapte
             choice, outcome = _cheapest_as_fast(model, adapter, choice, index,
                                                 None if remaining is None else max(0.05, remaining))
             search.outcomes.append(outcome)
+        elif distinct_by == "layout":  # equal-cost layouts abound: the fastest of them (SPEC §7 tie rule)
+            remaining = deadline.remaining_s()
+            choice = _fastest_as_cheap(model, adapter, choice, index, None if remaining is None else max(0.05, remaining))
         search.designs.append(_design_of(space, data, choice, proven=outcome.status == "optimal"))
         milp.add_no_good(model, choice, distinct_by, index)
         if progress:
@@ -161,6 +164,30 @@ def _cheapest_as_fast(model, adapter: HighsAdapter, choice: milp.Choice, index: 
         model.objective.activate()
         row.deactivate()
     return cheaper, outcome
+
+
+def _fastest_as_cheap(model, adapter: HighsAdapter, choice: milp.Choice, index: int,
+                      time_limit_s: float | None) -> milp.Choice:
+    """The second stage of a cost objective with `--distinct-by layout`: among the designs that cost
+    no more than `choice` (to the cent), the fastest (the first stage picks any of equal-cost layouts);
+    then the cost objective is restored. Kept only when proven optimal, else the first choice stands."""
+    import pyomo.environ as pyo
+
+    if not hasattr(model, "step_objective_ms"):
+        milp.add_step_objective(model)
+    cost = model.total_tco_musd if model.data.objective == "tco" else model.total_capex_musd
+    row = pyo.Constraint(expr=cost <= (choice.objective_usd + 0.005) * MUSD)
+    model.add_component(f"same_cost_{index}", row)
+    model.objective.deactivate()
+    model.speed_objective = pyo.Objective(expr=model.step_objective_ms, sense=pyo.minimize)
+    try:
+        outcome = adapter.solve(model, time_limit_s=time_limit_s)
+        faster = milp.decode(model) if outcome.status == "optimal" else choice
+    finally:
+        model.del_component(model.speed_objective)
+        model.objective.activate()
+        row.deactivate()
+    return faster
 
 
 def _d_index(model, choice: milp.Choice) -> int:

@@ -47,6 +47,7 @@ class PlanResult:
     up_front: PlanOutcome | None
     timings_s: dict
     solver: dict
+    manual: PlanOutcome | None = None  # the final architecture bought when needed (plan/manual.py)
 
     @property
     def status(self) -> str:
@@ -195,6 +196,7 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
     t2 = time.perf_counter()
     scratch: list[PlanOutcome] = []
     upfront = None
+    manual = None
     if compare and plan.status != "infeasible":
         assert not isinstance(models, str)  # an infeasible plan has no comparisons
         solves = len(spec.periods) + 1
@@ -203,10 +205,23 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
             scratch.append(_compare(spec.only([period], "keep_one"), catalog, [models[p]], deadline, solves - p))
         _say(progress, "comparison: everything bought in the first period…")
         upfront = _compare(spec.only(spec.periods, "keep_one"), catalog, models, deadline, 1, first_period_only=True)
+        manual = _manual(spec, catalog, scratch, progress, _left(deadline, 1.0, 1))
     t3 = time.perf_counter()
     timings = {"periods_s": t1 - t0, "plan_s": t2 - t1, "comparisons_s": t3 - t2, "total_s": t3 - t0}
     solver = {"name": "HiGHS", "version": Adapter.version(), "mip_rel_gap": 0.0, "time_limit_s": time_limit_s}
-    return PlanResult(spec, catalog, plan, scratch, upfront, timings, solver)
+    return PlanResult(spec, catalog, plan, scratch, upfront, timings, solver,
+                      manual if compare and plan.status != "infeasible" else None)
+
+
+def _manual(spec: PlanSpec, catalog: Catalog, scratch: list[PlanOutcome], progress, time_limit_s) -> PlanOutcome | None:
+    """The best manual schedule: the last period's from-scratch architecture, bought when needed."""
+    from .manual import manual_schedule
+
+    last = scratch[-1] if scratch else None
+    if last is None or not last.designs:
+        return None
+    _say(progress, "comparison: the final cluster's architecture bought when needed…")
+    return manual_schedule(spec, catalog, last.designs[-1], time_limit_s)
 
 
 PLAN_SHARE = 0.7  # with comparisons, the plan's own MILP may use the time limit up to here; they share the rest

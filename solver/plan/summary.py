@@ -45,8 +45,13 @@ def _owned(designs: list[Design], clusters: list[int], ps: PeriodSpend) -> list[
             for (c, key), units in sorted(ps.held.items()) if units > 0 and stock[c, key].unit_price_usd > 0]
 
 
+OWNED_CATEGORY = {"platforms": "compute", "nics": "nic", "switches": "switch", "links": "link", "racks": "rack"}
+
+
 def _idle(design: Design, cluster: int, ps: PeriodSpend) -> list[dict]:
-    """Units the running cluster holds beyond what this period's design needs, at catalog price."""
+    """Units the running cluster holds beyond what this period's design needs, at catalog price, and
+    owned parts the design cannot use at all (another platform's nodes, say): the same idle counts as
+    the period's `inventory` list."""
     out = []
     for key, st in design.cost.stock.items():
         held = ps.held.get((cluster, key), 0)
@@ -54,6 +59,11 @@ def _idle(design: Design, cluster: int, ps: PeriodSpend) -> list[dict]:
             idle = held - st.needed
             out.append({"key": key, "part": st.part, "category": st.category, "held": held, "needed": st.needed,
                         "idle": idle, "value_usd": idle * st.unit_price_usd})
+    for use in design.cost.inventory:
+        if use.idle > 0 and use.part not in design.cost.stock:
+            out.append({"key": use.part, "part": use.part, "category": OWNED_CATEGORY.get(use.kind, use.kind),
+                        "held": use.owned, "needed": use.used, "idle": use.idle, "value_usd": use.idle_value_usd,
+                        "owned": True})
     return out
 
 
@@ -135,6 +145,17 @@ def _comparison(result: Any) -> dict:
         else:
             entry["explanation"] = up.explanation
         out["up_front"] = entry
+    manual = getattr(result, "manual", None)
+    if manual is not None:
+        entry = {"what": "the best manual schedule: the final period's architecture (its from-scratch answer), every "
+                         "period's job run on it, bought when needed", "status": manual.status}
+        if manual.ledger is not None:
+            entry.update(architecture=manual.designs[-1].label, gpus=manual.designs[-1].cost.gpus,
+                         capex_usd=manual.ledger.capex_usd, **{k: v for k, v in totals(spec, manual.ledger).items()
+                                                                if k in ("spend_usd", "discounted_usd")})
+        else:
+            entry["explanation"] = manual.explanation
+        out["manual"] = entry
     return out
 
 

@@ -310,7 +310,7 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
     cells = _bom_totals(ws, index, title, lines, fraction, last)
     _bom_quantities(ws, cells, design, lines)
     ws.freeze_panes = f"A{BOM_FIRST_ROW}"
-    _widths(ws, {"A": 10, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 11, "H": 11})
+    _widths(ws, {"A": 13, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 11, "H": 11})
     print_setup(ws, title_rows=f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}", pages_tall=1 if fits_one_page(ws) else 0)
     return cells
 
@@ -523,6 +523,9 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=2)  # charts side by side; 2 pages
     if result.next_faster is not None:  # the row between the designs and the capex by category
         note(ws, max(row_of.values()) + 1, result.next_faster["text"])
+    from .rent_excel import summary_warnings  # lazy: rent_excel builds on this module
+
+    summary_warnings(ws, result, max(row_of.values()) + 3, SUMMARY_COL_WIDTH * min(n, 5) + 30)
     _capex_by_category(ws, result, bom_cells, row_of)
 
 
@@ -540,7 +543,7 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
     for cells in bom_cells:
         cats += [c for c in cells.categories if c not in cats]
     cats.sort(key=_category_rank)
-    title_row = max(row_of.values()) + 2
+    title_row = max(max(row_of.values()), ws.max_row) + 2  # after the warnings, when there are any
     ws.row_breaks.append(Break(id=title_row - 1))
     _section(ws, title_row, "Capex by category (USD)")
     head = title_row + 1
@@ -624,7 +627,7 @@ def write_performance_sheet(wb, result) -> None:
     head = 4
     labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
         + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU"]
-    _header(ws, head, labels, right=range(2, len(labels) + 1))
+    _header(ws, head, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS exposed (s)": 3 lines of 9
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
         row = head + 1 + i
@@ -672,7 +675,7 @@ def _bytes_table(ws, designs: list, row: int) -> int:
                                              for d in designs)]
     labels = ["Design"] + [f"{k.upper()} {net} (GB)" for k in classes for net in ("NVLink", "scale-out")] \
         + ["NVLink total (GB)", "Scale-out total (GB)"]
-    _header(ws, row, labels, right=range(2, len(labels) + 1))
+    _header(ws, row, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS scale-out (GB)": 3 lines
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
@@ -907,14 +910,19 @@ def build_workbook(result, scenario: LoadedScenario, catalog: Catalog) -> Workbo
     prices = write_prices_sheet(wb, result.designs)
     bom_cells = [write_bom_sheet(wb, i + 1, d, contingency, prices) for i, d in enumerate(result.designs)]
     write_summary_sheet(wb, result, bom_cells)
+    from . import cables_sheet, rent_excel  # lazy: they build on this module
+
+    cables = [cables_sheet.SHEET] if cables_sheet.write_cables_sheet(wb, result, catalog) else []
+    rent = [rent_excel.SHEET] if rent_excel.write_rent_sheet(wb, result) else []
     write_performance_sheet(wb, result)
     write_assumptions_sheet(wb, result, scenario, catalog)
     if result.frontier is not None:
         from .frontier_sheet import FRONTIER_SHEET, write_frontier_sheet
 
         write_frontier_sheet(wb, result)
-    # Sheet order: Summary, Prices, the BOM sheets, Performance, Assumptions (, Frontier).
-    order = ["Summary", PRICES] + [c.title for c in bom_cells] + ["Performance", "Assumptions"]
+    # Sheet order: Summary, Prices, the BOM sheets, Cables, Rent or buy (when offered), Performance,
+    # Assumptions (, Frontier).
+    order = ["Summary", PRICES] + [c.title for c in bom_cells] + cables + rent + ["Performance", "Assumptions"]
     order += [FRONTIER_SHEET] if result.frontier is not None else []
     wb._sheets = [wb[name] for name in order]
     wb.active = 0

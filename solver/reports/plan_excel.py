@@ -20,7 +20,7 @@ from typing import Any
 
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, LineChart, Reference
-from openpyxl.styles import Font, PatternFill
+from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from ..costing import HOURS_PER_YEAR
@@ -34,20 +34,23 @@ FACTOR = "0.000"
 PERCENT = "0.0%"
 INPUT = PatternFill("solid", fgColor="FFF2CC")  # editable cells are yellow
 BOLD = Font(bold=True)
+WRAP = Alignment(wrap_text=True, vertical="top")
 SHEET = "Plan"
+PRINT_SCALE = 90  # percent
 
 # rows of the inputs block and of the per-period table (column B onwards = periods)
 RATE, YEARS, ENERGY_ON = 5, 6, 7
 HEAD = 9
 ROWS = ("index", "discount", *[f"factor:{c}" for c in PRICE_CATEGORIES], "contingency", "fraction", "architecture",
-        "cluster", "gpus_running", "gpus_owned", "hardware", "extra", "fraction_usd", "contingency_usd", "capex",
+        "cluster", "gpus_running", "gpus_owned", "idle", "hardware", "extra", "fraction_usd", "contingency_usd", "capex",
         "facility_kw", "usd_per_kwh", "energy", "spend", "discounted")
 ROW = {key: HEAD + 1 + i for i, key in enumerate(ROWS)}
 LABELS = {
     "index": "Period index p", "discount": "Discount factor = (1 + rate)^−(p · years)",
     "contingency": "Contingency (fraction)", "fraction": "Fraction-of-hardware extras F",
     "architecture": "Architecture running the job", "cluster": "Cluster", "gpus_running": "GPUs running the job",
-    "gpus_owned": "GPUs owned (after this period's purchases)", "hardware": "Hardware bought (USD)",
+    "gpus_owned": "GPUs owned (after this period's purchases)",
+    "idle": "Owned hardware idle (compute, switches, NICs)", "hardware": "Hardware bought (USD)",
     "extra": "Extra lines bought (USD)", "fraction_usd": "Fraction-of-hardware lines (USD)",
     "contingency_usd": "Contingency (USD)", "capex": "Capex (USD)", "facility_kw": "Facility kW of the running design",
     "usd_per_kwh": "Electricity (USD per kWh)", "energy": "Energy (USD) = years · 8,760 h · kW · $/kWh",
@@ -91,6 +94,7 @@ def _period_table(ws, report: dict, first: int, last: int) -> None:
         put(ws, ROW["cluster"], 2 + p, period["cluster"])
         put(ws, ROW["gpus_running"], 2 + p, period["gpus"], NUMBER)
         put(ws, ROW["gpus_owned"], 2 + p, period["gpus_owned"], NUMBER)
+        put(ws, ROW["idle"], 2 + p, idle_text(period)).alignment = WRAP
         cats, spends = f"$A${first}:$A${max(first, last)}", f"{spend}{first}:{spend}{max(first, last)}"
         formula(ws, ROW["hardware"], 2 + p, f'=SUMIF({cats},"<>extra",{spends})', USD, period["hardware_usd"])
         formula(ws, ROW["extra"], 2 + p, f'=SUMIF({cats},"extra",{spends})', USD, period["extra_usd"])
@@ -108,6 +112,12 @@ def _period_table(ws, report: dict, first: int, last: int) -> None:
                 f"=$B${YEARS}*{HOURS_PER_YEAR:g}*{c}{ROW['facility_kw']}*{c}{ROW['usd_per_kwh']}", USD, period["energy_usd"])
         formula(ws, ROW["spend"], 2 + p, f"={c}{ROW['capex']}+$B${ENERGY_ON}*{c}{ROW['energy']}", USD, period["spend_usd"])
         formula(ws, ROW["discounted"], 2 + p, f"={c}{ROW['spend']}*{c}{ROW['discount']}", USD, period["discounted_usd"])
+
+
+def idle_text(period: dict) -> str:
+    """The period's idle owned hardware in words ("none" when everything is in use)."""
+    idle = [x for x in period.get("idle", []) if x["category"] in ("compute", "switch", "nic")]
+    return "; ".join(f"{x['idle']:,} × {x['part']} (${x['value_usd']:,.0f})" for x in idle) or "none"
 
 
 def _spend_col(p: int, periods: int) -> str:
@@ -179,10 +189,15 @@ def _totals(ws, report: dict, row: int) -> int:
         put(ws, r + 4, 1, "Everything bought in the first period: discounted total (USD)")
         put(ws, r + 4, 2, up.get("discounted_usd"), USD)
         put(ws, r + 4, 3, up.get("architecture") or up.get("status"))
-    return r + 6
+    manual = comp.get("manual")
+    if manual:
+        put(ws, r + 5, 1, "Best manual schedule (final cluster bought when needed): discounted total (USD)")
+        put(ws, r + 5, 2, manual.get("discounted_usd"), USD)
+        put(ws, r + 5, 3, manual.get("architecture") or manual.get("status"))
+    return r + 7
 
 
-def _chart(ws, report: dict) -> None:
+def _chart(ws, report: dict, row: int) -> None:
     """Spend per period (bars) and GPUs owned (line, right axis)."""
     n = len(report["periods"])
     bars = BarChart()
@@ -203,7 +218,7 @@ def _chart(ws, report: dict) -> None:
     line.y_axis.delete = False
     bars += line
     bars.height, bars.width = 9, 18
-    ws.add_chart(bars, get_column_letter(n + 4) + "2")
+    ws.add_chart(bars, f"A{row}")  # under the purchases, at the left edge: on one printed page
 
 
 def build_plan_workbook(report: dict) -> Workbook:
@@ -220,11 +235,14 @@ def build_plan_workbook(report: dict) -> Workbook:
     first, last = _purchases(ws, report, lines, head)
     _period_table(ws, report, first, last)
     _totals(ws, report, ROW["discounted"] + 2)
-    _chart(ws, report)
+    _chart(ws, report, last + 3)
     ws.freeze_panes = f"B{HEAD + 1}"
+    # printed at 90 % (11 pt text at 9.9 pt), split across landscape pages, the labels repeated on each
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.page_setup.scale = PRINT_SCALE
+    ws.print_title_cols = "A:A"
+    ws.oddFooter.center.text = "&A, page &P of &N"
     ws.column_dimensions["A"].width = 46
     for col in range(2, 8 + 2 * len(report["periods"])):
         ws.column_dimensions[get_column_letter(col)].width = 18

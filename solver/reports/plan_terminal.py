@@ -4,6 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from .terminal import Column, make_table
 from .text import safe
 
 
@@ -23,46 +24,82 @@ def _bought(period: dict, gpus_before: int) -> str:
     return ", ".join(parts) or ("network and racks" if period["bought"] else "nothing")
 
 
-def plan_table(report: dict) -> Table:
+def plan_table(report: dict, width: int | None = None) -> Table:
+    """One row per period; width-aware (reports/terminal.make_table): money and counts are never cut,
+    text wraps, less important columns are left out at narrow widths and the caption names them."""
     tco = report["objective"] == "tco"
-    t = Table(title=f"{safe(report['scenario'])}: {len(report['periods'])}-period plan ({report['architectures']}, "
-                    f"objective {report['objective']}, discount {report['discount_rate']:.1%}/year), status {report['status']}",
-              title_justify="left")
-    cols = ["period", "changes", "design running the job", "GPUs run / owned", "step s", "bought", "capex"]
-    cols += ["energy"] if tco else []
-    cols += ["discounted"]
-    for col in cols:
-        t.add_column(col, justify="left" if col in ("period", "changes", "design running the job", "bought") else "right",
-                     overflow="fold")
+    title = (f"{safe(report['scenario'])}: {len(report['periods'])}-period plan ({report['architectures']}, "
+             f"objective {report['objective']}, discount {report['discount_rate']:.1%}/year), status {report['status']}")
+    rows: dict[str, list[str]] = {k: [] for k in ("period", "changes", "design", "gpus", "step", "bought", "capex",
+                                                  "energy", "discounted")}
     before = report.get("owned_gpus", 0)
     for p in report["periods"]:
-        changes = ", ".join(f"{k.split('.')[-1]} {v:,g}" for k, v in p["values"].items()) or "—"
         cluster = f" [cluster {p['cluster']}]" if p["cluster"] > 1 else ""
-        row = [safe(p["label"]), safe(changes), safe(p["architecture"]) + cluster, f"{p['gpus']:,} / {p['gpus_owned']:,}",
-               f"{p['step_time_s']:.2f} / {p['target_step_time_s']:.2f}", _bought(p, before), _usd(p["capex_usd"])]
-        row += [_usd(p["energy_usd"])] if tco else []
-        row += [_usd(p["discounted_usd"])]
-        t.add_row(*row)
+        rows["period"].append(safe(p["label"]))
+        rows["changes"].append(safe(", ".join(f"{k.split('.')[-1]} {v:,g}" for k, v in p["values"].items()) or "—"))
+        rows["design"].append(safe(p["architecture"]) + cluster)
+        rows["gpus"].append(f"{p['gpus']:,} / {p['gpus_owned']:,}")
+        rows["step"].append(f"{p['step_time_s']:.2f} / {p['target_step_time_s']:.2f}")
+        rows["bought"].append(_bought(p, before))
+        rows["capex"].append(_usd(p["capex_usd"]))
+        rows["energy"].append(_usd(p["energy_usd"]))
+        rows["discounted"].append(_usd(p["discounted_usd"]))
         before = p["gpus_owned"]
-    return t
+    cols = [
+        Column("period", rows["period"], number=False, min_width=6),
+        Column("changes", rows["changes"], number=False, min_width=12, drop=2),
+        Column("design running the job", rows["design"], number=False, min_width=16),
+        Column("GPUs run / owned", rows["gpus"]),
+        Column("step s", rows["step"], drop=3),
+        Column("bought", rows["bought"], number=False, min_width=12, drop=1),
+        Column("capex", rows["capex"]),
+    ]
+    cols += [Column("energy", rows["energy"], drop=4)] if tco else []
+    cols += [Column("discounted", rows["discounted"])]
+    return make_table(title, cols, width)
+
+
+def manual_text(manual: dict, plan_usd: float) -> str:
+    """The best manual schedule against the plan: what it costs and what the plan saves."""
+    if manual.get("discounted_usd") is None:
+        return f"best manual schedule (the final cluster bought when needed): {safe(manual.get('status'))}"
+    saved = manual["discounted_usd"] - plan_usd
+    share = saved / manual["discounted_usd"] if manual["discounted_usd"] else 0.0
+    verdict = (f"the plan saves {_usd(saved)} ({share:.1%})" if saved > 0.5 else "the plan is that schedule")
+    return (f"best manual schedule (the final cluster's architecture, {safe(manual['architecture'])}, bought when "
+            f"needed): {_usd(manual['discounted_usd'])} discounted; {verdict}")
+
+
+def idle_lines(report: dict) -> list[str]:
+    """Owned hardware left idle, one line per period that has any (compute, switches, NICs)."""
+    out = []
+    for p in report["periods"]:
+        idle = [x for x in p.get("idle", []) if x["category"] in ("compute", "switch", "nic")]
+        if idle:
+            out.append(f"  {safe(p['label'])}: idle " + ", ".join(
+                f"{x['idle']:,} × {safe(x['part'])}{' (owned)' if x.get('owned') else ''} ({_usd(x['value_usd'])})"
+                for x in idle))
+    return out
 
 
 def print_plan(report: dict, console: Console) -> None:
     if report["status"] == "infeasible":
         console.print(f"[bold red]infeasible[/]: {safe(report.get('explanation'))}")
         return
-    console.print(plan_table(report))
+    console.print(plan_table(report, console.width))
     tot = report["totals"]
     console.print(f"plan: discounted total [bold]{_usd(tot['discounted_usd'])}[/] (spend {_usd(tot['spend_usd'])} "
                   f"undiscounted)")
     comp = report.get("comparison", {})
     if comp.get("computed") is False:
         console.print("comparisons: not computed (--no-compare)")
+    manual = comp.get("manual")
+    if manual:
+        console.print(manual_text(manual, tot["discounted_usd"]))
     scratch = comp.get("from_scratch")
     if scratch:
-        archs = safe("; ".join(f"{x['label']}: {x.get('architecture', x['status'])}" for x in scratch["periods"]))
-        console.print(f"each period from scratch (the sweep's independent answers): {_usd(scratch['discounted_usd'])} "
-                      f"discounted ({archs})")
+        console.print(f"each period from scratch (the sweep's independent answers, not a purchase schedule): "
+                      f"{_usd(scratch['discounted_usd'])} discounted")
     up = comp.get("up_front")
     if up:
         console.print(f"everything bought in the first period: {_usd(up.get('discounted_usd'))} discounted "
@@ -74,7 +111,6 @@ def print_plan(report: dict, console: Console) -> None:
             if c["role"] != "running the job":
                 console.print(f"  {safe(p['label'])}: cluster {c['cluster']} ({safe(c['architecture'])}, {c['gpus_held']:,} GPUs) "
                               "is available for other work")
-        idle = [x for x in p["idle"] if x["category"] in ("compute", "switch", "nic")]
-        if idle:
-            console.print(f"  {safe(p['label'])}: idle " + ", ".join(f"{x['idle']:,} × {safe(x['part'])} ({_usd(x['value_usd'])})"
-                                                              for x in idle))
+    for line in idle_lines(report):
+        console.print(line)
+

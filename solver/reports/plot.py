@@ -37,6 +37,18 @@ def short_architecture(label: str) -> str:
     return " · ".join(parts[:-1] + ([tiers] if tiers else []))
 
 
+def plot_series(report: dict, solved: list[tuple]) -> list[tuple[str, list[tuple]]]:
+    """The lines of the plot: one per named model when a model axis is swept together with another
+    axis (two models' points are never joined into one line), else one line through every point."""
+    models = [a["name"] for a in report["axes"] if a["kind"] == "model"]
+    if not models or len(report["axes"]) == len(models):
+        return [("", solved)]
+    groups: dict[str, list[tuple]] = {}
+    for x, p in solved:
+        groups.setdefault(", ".join(str(p["labels"][m]) for m in models), []).append((x, p))
+    return [(name, sorted(group, key=lambda xp: xp[0])) for name, group in groups.items()]
+
+
 @quiet_plotting
 def write_plot(report: dict, path: str | Path) -> Path:
     """Capex and TCO (millions of USD) against the swept value, written atomically as PNG."""
@@ -50,9 +62,12 @@ def write_plot(report: dict, path: str | Path) -> Path:
     solved = [(x, p) for x, p in zip(xs, points) if p.get("architecture")]
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=110)
     if solved:
-        sx = [x for x, _ in solved]
-        ax.plot(sx, [p["capex_usd"] / 1e6 for _, p in solved], "o-", label="capex")
-        ax.plot(sx, [p["tco_usd"] / 1e6 for _, p in solved], "s--", alpha=0.7, label="TCO")
+        for n, (name, group) in enumerate(plot_series(report, solved)):
+            sx = [x for x, _ in group]
+            suffix = f" ({lit(name)})" if name else ""
+            ax.plot(sx, [p["capex_usd"] / 1e6 for _, p in group], "o-", color=f"C{n % 10}", label="capex" + suffix)
+            ax.plot(sx, [p["tco_usd"] / 1e6 for _, p in group], "s--", color=f"C{n % 10}", alpha=0.7,
+                    label="TCO" + suffix)
         # each point's marker is coloured by its architecture (named in the legend); GPUs written next to it
         colours: dict[str, str] = {}
         for x, p in solved:

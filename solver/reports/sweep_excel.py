@@ -442,6 +442,8 @@ def write_sweep_assumptions(wb, report: dict, scenario: LoadedScenario | None, c
                                    ("combine", report.get("combine", "product")), ("sweep hash", report.get("sweep_hash", ""))]
     rows += [(f"axis {a['name']}", _axis_text(a)) for a in report["axes"]]
     rows += [("note", n) for n in report.get("notes", [])]
+    rows += [("warning", w) for w in report.get("warnings", [])]
+    rows += [(f"warning, point {p['index']}", w) for p in report["points"] for w in p.get("warnings", [])]
     rows += list(report.get("cost_per_unit_definitions", {}).items())
     rows += [(f"{status} points", n) for status, n in report.get("status_counts", {}).items()]
     for label, value in rows:

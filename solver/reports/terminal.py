@@ -1,15 +1,17 @@
 """Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
 from __future__ import annotations
 
+import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.console import Console
 from rich.table import Table
 
 from ..inputs.schema import Catalog
 from ..perf.layout import expert_text
+from ..perf.step import MARGIN_CAP
 from ..results import Design, SolveResult
 from ..sweep.summary import point_label
 from .text import safe
@@ -44,8 +46,12 @@ class Column:
     min_width: int = 10
 
     def width(self) -> int:
-        longest = max([len(_MARKUP.sub("", c)) for c in self.cells] + [len(w) for w in self.header.split()] + [1])
-        return longest if self.number else min(longest, self.min_width)
+        """Room the column takes: a number column never wraps, its header included (rich's no_wrap
+        holds for the header too), so it takes its longest cell or its whole header."""
+        cells = [len(_MARKUP.sub("", c)) for c in self.cells]
+        if self.number:
+            return max(cells + [len(line) for line in self.header.split("\n")] + [1])
+        return min(max(cells + [len(w) for w in self.header.split()] + [1]), self.min_width)
 
 
 _MARKUP = re.compile(r"\[/?[a-z ]*\]")  # rich style tags take no room on screen
@@ -59,15 +65,61 @@ def fit_columns(columns: list[Column], width: int | None, wide: bool = False) ->
         return columns
     shown = list(columns)
     for rank in sorted({c.drop for c in columns if c.drop > 0}, reverse=True):
-        if sum(c.width() + CELL_OVERHEAD for c in shown) + 1 <= width:
+        if _table_width(shown) <= width:
             break
         shown = [c for c in shown if c.drop != rank]
     return shown
 
 
+def narrowed(shown: list[Column], width: int, floor: int = 6) -> list[Column]:
+    """When the columns left still do not fit, the text columns wrap narrower (down to `floor`
+    characters), widest first, so that rich never has to crop a number."""
+    out = list(shown)
+    while _table_width(out) > width:
+        text = [i for i, c in enumerate(out) if not c.number and c.width() > floor]
+        if not text:
+            break
+        i = max(text, key=lambda j: out[j].width())
+        out[i] = replace(out[i], min_width=out[i].width() - 1)
+    return out
+
+
+def _table_width(columns: list[Column]) -> int:
+    return sum(c.width() + CELL_OVERHEAD for c in columns) + 1
+
+
+def stacked_header(column: Column) -> str:
+    """A number column's header on several lines (at spaces and after dots), none wider than the
+    column's longest cell or longest word: "facility kW" → "facility\nkW"."""
+    cells = max([len(_MARKUP.sub("", c)) for c in column.cells] + [1])
+    words = re.findall(r"[^ ./]+[./]?", column.header.replace("\n", " "))
+    widest = max([cells] + [len(w) for w in words])
+    lines: list[str] = []
+    for word in words:
+        joined = (lines[-1] + ("" if lines[-1].endswith((".", "/")) else " ") + word) if lines else word
+        if lines and len(joined) <= widest:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines) or column.header
+
+
 def make_table(title: str, columns: list[Column], width: int | None, wide: bool = False,
                footer: list[str] | None = None) -> Table:
+    if not wide and width is not None and _table_width(columns) > width:
+        # too wide: first stack the headers of number columns on as many lines as they need
+        columns = [replace(c, header=stacked_header(c)) if c.number else c for c in columns]
     shown = fit_columns(columns, width, wide)
+    if not wide and width is not None:
+        shown = narrowed(shown, width)
+    t = _build(title, columns, shown)
+    while not wide and width is not None and len(shown) > 2 and not _renders_within(t, width):
+        shown = shown[:-1]  # last resort: leave the last column out (the caption names it), never crop
+        t = _build(title, columns, shown)
+    return t
+
+
+def _build(title: str, columns: list[Column], shown: list[Column]) -> Table:
     t = Table(title=title, title_justify="left")
     for c in shown:
         if c.number:
@@ -77,11 +129,21 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
     rows = len(columns[0].cells) if columns else 0
     for i in range(rows):
         t.add_row(*(c.cells[i] for c in shown))
-    hidden = [c.header for c in columns if c not in shown]
+    kept = {c.header for c in shown}
+    hidden = [" ".join(c.header.split()) for c in columns if c.header not in kept]
     if hidden:
         t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows every column)"
         t.caption_justify = "left"
     return t
+
+
+def _renders_within(table: Table, width: int) -> bool:
+    """Whether rich draws the whole table in `width` columns (its top-right corner is on the screen)."""
+    console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    with console.capture() as capture:
+        console.print(table)
+    top = next((line for line in capture.get().splitlines() if line.startswith("┏")), "┓")
+    return top.rstrip().endswith("┓")
 
 
 def differs_from_first(design: Design, first: Design) -> str:
@@ -93,7 +155,8 @@ def differs_from_first(design: Design, first: Design) -> str:
     if a.platform != b.platform:
         out.append(f"platform {a.platform}")
     if a.nic != b.nic or a.rails_per_node != b.rails_per_node:
-        out.append(f"{a.rails_per_node}×{a.nic}" if a.nic != b.nic else f"{a.rails_per_node} rails")
+        out.append(f"{a.rails_per_node}×{a.nic}" if a.nic != b.nic
+                       else f"{a.rails_per_node} rail" + ("s" if a.rails_per_node != 1 else ""))
     if a.switch != b.switch:
         out.append(f"switch {a.switch}")
     if design.tiers != first.tiers:
@@ -121,7 +184,7 @@ def _step(d: Design) -> str:
 def solve_columns(result: SolveResult) -> list[Column]:
     ds = result.designs
     first = ds[0] if ds else None
-    money = "TCO" if ds and ds[0].objective == "tco" else "capex"
+    money = "TCO" if ds and ds[0].objective in ("tco", "rent_or_buy") else "capex"
     other = "capex" if money == "TCO" else "TCO"
 
     def usd(d: Design, which: str) -> str:
@@ -156,13 +219,30 @@ def solve_table(result: SolveResult, width: int | None = None, wide: bool = Fals
     return make_table(title, solve_columns(result), width, wide)
 
 
+def margins_sentence(design: Design) -> str:
+    """The margins in words; no slack or slowdown without a finite target, none when the target is missed."""
+    m = design.margins
+    if not math.isfinite(design.target_step_time_s):
+        return "margins: none to report (no step-time target)"
+    if not design.meets_target and m["compute_slowdown"] == 0:
+        return f"margins: none: the step time misses the target by {-m['slack_fraction']:.1%}"
+    slowdown = (f"more than {MARGIN_CAP:.0%}" if m["compute_slowdown"] >= MARGIN_CAP * (1 - 1e-6)
+                else f"{m['compute_slowdown']:.1%}")
+    derate = "any (no scale-out traffic)" if m["bandwidth_derate"] >= 1 else f"{m['bandwidth_derate']:.1%}"
+    return (f"margins: slack {m['slack_fraction']:.1%} of the target; survives a compute slowdown of {slowdown} and a "
+            f"scale-out bandwidth derate of {derate}")
+
+
 def margin_text(d: Design) -> str:
     """The largest compute slowdown / scale-out bandwidth derate the design survives ("any": no scale-out)."""
     m = d.margins
     if not m:
         return ""
+    if not math.isfinite(d.target_step_time_s):
+        return "—"
     bw = "any" if m["bandwidth_derate"] >= 1 else f"{m['bandwidth_derate']:.0%}"
-    return f"{m['compute_slowdown']:+.0%} / {bw}"
+    cmp = f">{MARGIN_CAP:+.0%}" if m["compute_slowdown"] >= MARGIN_CAP * (1 - 1e-6) else f"{m['compute_slowdown']:+.0%}"
+    return f"{cmp} / {bw}"
 
 
 def print_uncalibrated(designs: list[Design], console: Console) -> None:
@@ -208,35 +288,62 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
         if d.reliability is not None:
             console.print(f"  #{d.rank} {goodput_text(d)}")
     print_uncalibrated(result.designs, console)
+    from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
+
+    print_rent(result.designs, console, wide)
     gap = f", gap {result.gap:.2%}" if result.gap else ""
     t = result.timings_s
     console.print(f"solved in {t.get('total_s', result.solve_time_s):.2f} s (design space {t.get('design_space_s', 0):.2f} s, "
                   f"model build {t.get('build_s', 0):.2f} s, HiGHS {t.get('solve_s', 0):.2f} s{gap}); "
                   f"{result.stats.get('shapes_kept', 0):,} layouts kept of {result.stats.get('combinations', 0):,} combinations")
+    for note in result.notes:
+        console.print(f"note: {safe(note)}")
     for w in result.warnings:
         console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
+COMPARE_ROWS = ["architecture", "status", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
+                "facility kW", "racks", "capex", "TCO", "capex per GPU", "network load", "caveats"]
+
+
 def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
     """The best design of each scenario side by side: one column per scenario, one row per figure."""
-    rows = ["architecture", "status", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
-            "facility kW", "racks", "capex", "TCO", "capex per GPU", "network load", "caveats"]
-    t = Table(title="best design per scenario", title_justify="left")
-    t.add_column("", justify="left", no_wrap=True)
-    for r, f in zip(results, files):
-        t.add_column(f"{safe(r.scenario)}\n({safe(f)})", justify="right", overflow="fold", min_width=14)
-    cells: dict[str, list[str]] = {row: [] for row in rows}
-    for r in results:
-        d = r.designs[0] if r.designs else None
-        values = _compare_cells(d) if d is not None else {"architecture": "infeasible"}
+    return compare_tables(results, files, width, wide)[0]
+
+
+def compare_tables(results: list[SolveResult], files: list[str], width: int | None = None,
+                   wide: bool = False) -> list[Table]:
+    """As many side-by-side tables as the width needs: every scenario column is as wide as its longest
+    number (money is never split across lines), and scenarios that do not fit go to the next table."""
+    values = [_compare_cells(r.designs[0]) if r.designs else {"architecture": "infeasible"} for r in results]
+    for r, v in zip(results, values):
         if r.status in ("feasible", "time_limit"):  # the row shows only when a design may not be optimal
-            values["status"] = f"[yellow]{r.status}[/] (may not be optimal)"
-        for row in rows:
-            cells[row].append(values.get(row, ""))
-    for row in rows:
-        if any(cells[row]):
-            t.add_row(row, *cells[row])
-    return t
+            v["status"] = f"[yellow]{r.status}[/] (may not be optimal)"
+    label_w = max(len(row) for row in COMPARE_ROWS)
+    need = [max([len(v.get(row, "")) for row in COMPARE_ROWS if row not in ("architecture", "status", "caveats")] + [14])
+            for v in values]
+    groups: list[list[int]] = [[]]
+    used = label_w + 4
+    for i, w in enumerate(need):
+        if groups[-1] and width is not None and not wide and used + w + 3 > width:
+            groups.append([])
+            used = label_w + 4
+        groups[-1].append(i)
+        used += w + 3
+    tables = []
+    for n, group in enumerate(groups):
+        title = "best design per scenario" + (f" ({n + 1} of {len(groups)})" if len(groups) > 1 else "")
+        t = Table(title=title, title_justify="left")
+        t.add_column("", justify="left", no_wrap=True)
+        for i in group:
+            t.add_column(f"{safe(results[i].scenario)}\n({safe(files[i])})", justify="right", overflow="fold",
+                         min_width=need[i])
+        for row in COMPARE_ROWS:
+            cells = [values[i].get(row, "") for i in group]
+            if any(cells):
+                t.add_row(row, *cells)
+        tables.append(t)
+    return tables
 
 
 def _compare_cells(d: Design) -> dict[str, str]:
@@ -273,9 +380,7 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
     console.print(t)
     if design.margins:
-        console.print(f"margins: slack {design.margins['slack_fraction']:.1%} of the target; survives a compute slowdown "
-                      f"of {design.margins['compute_slowdown']:.1%} and a scale-out bandwidth derate of "
-                      f"{design.margins['bandwidth_derate']:.1%}")
+        console.print(margins_sentence(design))
     print_uncalibrated([design], console)
     fit = "fits" if p.fits_memory else "[red]does NOT fit[/]"
     console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
@@ -291,6 +396,10 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
         console.print(goodput_text(design))
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
+    if design.rent is not None:
+        from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
+
+        print_rent([design], console, wide)
     if c.inventory:
         console.print(f"owned: {safe(inventory_text(design))}")
     for b in design.binding:
@@ -344,43 +453,57 @@ def _efficiency(gpu) -> str:
     return f"{gpu.compute_efficiency.bf16:.2f}/{gpu.compute_efficiency.fp8:.2f}"
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[tuple]) -> Table:
-    t = Table(title=title, title_justify="left")
-    for col in columns:
-        t.add_column(col)
-    for row in rows:
-        t.add_row(*(safe(cell) for cell in row))  # every cell is catalog text or a number formatted from it
-    return t
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple], width: int | None = None,
+           kinds: str = "") -> Table:
+    """A catalog table that fits `width`: `kinds` gives each column's kind, "n" a number (never cut),
+    "t" text that wraps, "1"…"9" text left out first at narrow widths (highest first; the caption
+    names it); every cell is catalog text or a number formatted from it."""
+    kinds = kinds.ljust(len(columns), "t")
+    cols = []
+    for i, header in enumerate(columns):
+        cells = [safe(str(row[i])) for row in rows]
+        kind = kinds[i]
+        cols.append(Column(header, cells, number=kind == "n", drop=int(kind) if kind.isdigit() else 0,
+                           min_width=8 if i else 12))
+    return make_table(title, cols, width)
 
 
-def catalog_tables(cat: Catalog) -> list[Table]:
+def catalog_tables(cat: Catalog, width: int | None = None) -> list[Table]:
     """The catalog as five tables: GPUs, platforms, NICs and switches, links, racks and facility."""
     gpus = _table("GPUs", ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"), [
         (g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
-         _efficiency(g)) for g in cat.gpus])
+         _efficiency(g)) for g in cat.gpus], width, "t2nnnn1")
     platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
                                      "price", "kW", "date"), [
         (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
          ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit, _price(p),
-         f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms])
+         f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms], width, "ttnnn3t4nn2")
     network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
                      [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n), f"{n.power_w:g}",
                        n.price_date) for n in cat.nics]
                      + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G"
                          + "".join(f", {b * s.radix}×{s.port_speed_gbps / b:g}G split" for b in s.breakout), _price(s),
-                         f"{s.power_w:g}", s.price_date) for s in cat.switches])
+                         f"{s.power_w:g}", s.price_date) for s in cat.switches], width, "t3t4tnn2")
     links = _table("links (per link: cable + modules at both ends)",
                    ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"), [
         (x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", _price(x, f"{x.usd_per_link:,.0f}"),
-         f"{x.w_per_link:g}", x.price_date) for x in cat.links])
+         f"{x.w_per_link:g}", x.price_date) for x in cat.links], width, "t3tt2nn1")
     racks = _table("racks and facility", ("id", "name", "usable kW", "usable RU", "price", "date"), [
-        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r), r.price_date) for r in cat.racks])
+        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r), r.price_date) for r in cat.racks], width, "t2nnn1")
     if cat.facility is not None:
         f = cat.facility
         d = f.link_distance_m
-        racks.caption = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
-                             f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
-    return [gpus, platforms, network, links, racks, *orderable_tables(cat)]
+        facility = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
+                        f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
+        racks.caption = facility + (f"; {racks.caption}" if racks.caption else "")
+    tables = [gpus, platforms, network, links, racks, *orderable_tables(cat)]
+    if cat.rentals:
+        tables.append(_table("rentals (rent or buy)", ("id", "platform", "network", "$/GPU-h", "term", "date"), [
+            (r.id, r.platform, f"{r.nics_per_node}×{r.nic_speed_gbps:g}G", f"{r.usd_per_gpu_hour:,.2f}"
+             + (" est." if r.price_is_estimate else ""), r.term + (f", {r.commitment_months:g} months"
+                                                                     if r.commitment_months else ""), r.price_date)
+            for r in cat.rentals], width, "tt2nt1"))
+    return tables
 
 
 def orderable_tables(cat: Catalog) -> list[Table]:
@@ -456,5 +579,7 @@ def print_report(report: dict, console, wide: bool = False) -> None:
                       f"{inc['added_nodes']:,} nodes, {inc['added_switches']:,} switches, {inc['added_racks']:,} racks "
                       f"({_usd_or_dash(inc['capex_delta_usd'])})")
     for r in report["points"]:
+        for w in r.get("warnings", []):
+            console.print(f"[yellow]warning[/], point {r['index']} ({safe(point_label(r))}): {safe(w)}")
         if r["status"] in ("infeasible", "error"):
             console.print(f"[yellow]point {r['index']}[/] ({safe(point_label(r))}) {safe(r['status'])}: {safe(r.get('reason'))}")

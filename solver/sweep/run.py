@@ -61,6 +61,8 @@ def solve_point(task: dict) -> dict:
         result = solve(task["scenario"], cat, top_k=1, time_limit_s=task.get("time_limit_s"))
         if result.designs:
             row.update(status=result.status, reason=None, **point_summary(result.designs[0].to_dict(), task["scenario"]))
+            if result.warnings:
+                row["warnings"] = list(result.warnings)
         else:
             row.update(status="infeasible", reason=result.explanation)
     except SolverFailure as exc:

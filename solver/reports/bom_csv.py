@@ -1,0 +1,39 @@
+"""The bill of materials of the best design as CSV for a purchasing system (`solve --bom-csv FILE`):
+one row per BOM line, written atomically (solver/reports/io.py) with the solve's JSON and workbook.
+
+Columns: category, part id, description, quantity, unit price (USD), extended price (USD), price
+source, price date, estimate (yes/no), owned (yes/no: reused from the inventory, price 0). Text is
+written as text: a cell starting with "=", "+", "-" or "@" gets a leading apostrophe so that a
+spreadsheet opening the file does not run it as a formula.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from .io import atomic_path
+
+HEADER = ("category", "part_id", "description", "quantity", "unit_price_usd", "extended_usd", "price_source",
+          "price_date", "price_is_estimate", "owned")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _text(value: str) -> str:
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def bom_rows(design) -> list[tuple]:
+    """The design's BOM lines as CSV rows (money to the cent)."""
+    return [(_text(x.category), _text(x.part), _text(x.description), x.quantity, f"{x.unit_price_usd:.2f}",
+             f"{x.extended_usd:.2f}", _text(x.price_source), _text(x.price_date),
+             "yes" if x.price_is_estimate else "no", "yes" if x.owned else "no") for x in design.cost.bom]
+
+
+def write_bom_csv(design, path: str | Path) -> Path:
+    """Write the CSV atomically (a temp file renamed over `path`, or staged with the output set)."""
+    path = Path(path)
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(HEADER)
+        writer.writerows(bom_rows(design))
+    return path
