@@ -380,7 +380,7 @@ def cmd_evaluate(args, out, err) -> int:
             from .reports.excel import write_workbook
 
             book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
-                               result.timings_s, result.stats, result.solver)
+                               result.timings_s, result.stats, result.solver, stack=ls.scenario.workload.stack)
             write_workbook(book, ls, cat, xlsx_path)
     _say_written(outputs, out)
     return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE

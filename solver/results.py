@@ -17,6 +17,7 @@ from .perf.coverage import uncalibrated
 from .perf.layout import Layout
 from .perf.step import Performance, margins, meets_target, performance
 from .perf.traffic import overlap_for
+from .perf.uncertainty import Regime, design_regime, point_factor, step_time_interval_s
 
 SCHEMA = "fabricplan.result/1"
 TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
@@ -40,6 +41,26 @@ class Design:
     bandwidth_derate: float = 0.0
     margins: dict = field(default_factory=dict)  # slack_fraction, compute_slowdown, bandwidth_derate it survives
     uncalibrated: list = field(default_factory=list)  # regimes no calibration row covers (perf.coverage)
+    stack: str = "megatron"  # workload.stack (SPEC 4.8)
+    precision: str = "bf16"
+    quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
+
+    @property
+    def regime(self) -> Regime:
+        """The calibration regime of the step time (stack · GPU · precision · dominant term, perf/uncertainty.py)."""
+        return design_regime(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
+                             self.perf.step_time_s)
+
+    @property
+    def step_time_interval_s(self) -> tuple[float, float]:
+        """[p10, p90] of the step time from the regime's calibration residuals."""
+        return step_time_interval_s(self.perf.step_time_s, self.regime)
+
+    @property
+    def quantile_factor(self) -> float:
+        """k_q of the design's regime under robustness.quantile (1 without it)."""
+        return point_factor(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
+                            self.perf.step_time_s, self.quantile)
 
     @property
     def tiers(self) -> int:
@@ -86,7 +107,18 @@ class Design:
     @property
     def meets_target(self) -> bool:
         """The step time meets the target, and still does with the margins the scenario demands."""
-        return meets_target(self.perf, self.target_step_time_s, self.compute_slowdown, self.bandwidth_derate)
+        return meets_target(self.perf, self.target_step_time_s, self.compute_slowdown, self.bandwidth_derate,
+                            self.quantile_factor)
+
+    def uncertainty_dict(self) -> dict:
+        """The regime asked for and used, its runs and quantiles, and the quantile step time under robustness."""
+        reg = self.regime
+        out = {"regime": reg.asked, "regime_used": reg.used, "runs": reg.rows, "q10": reg.q10, "q90": reg.q90,
+               "text": reg.text()}
+        if self.quantile is not None:
+            out["quantile"] = self.quantile
+            out["quantile_step_time_s"] = self.perf.step_time_s * self.quantile_factor
+        return out
 
     def sort_key(self) -> tuple:
         """Cheapest first; at equal cost (to the cent) the faster design (SPEC §7). `fastest` ranks by
@@ -118,6 +150,9 @@ class Design:
                 "gpus_per_domain_used": lay.gpus_per_domain_used, "ep": lay.ep, "etp": lay.etp, "edp": lay.edp,
             },
             "step_time_s": perf.step_time_s,
+            "step_time_interval_s": list(self.step_time_interval_s),
+            "stack": self.stack,
+            "uncertainty": self.uncertainty_dict(),
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
@@ -154,7 +189,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     rob = scenario.robustness
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
                     train_steps=scenario.train_steps(), goodput=scenario.target.goodput,
-                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate)
+                    compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate,
+                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile)
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.binding = binding_constraints(design, scenario)
@@ -227,11 +263,13 @@ class SolveResult:
     stats: dict = field(default_factory=dict)
     solver: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    stack: str = "megatron"  # workload.stack: the software stack every step time assumes (SPEC 4.8)
 
     def to_dict(self) -> dict:
         out = {
             "schema": SCHEMA,
             "scenario": self.scenario,
+            "stack": self.stack,
             "status": self.status,
             "solve_time_s": self.solve_time_s,
             "gap": self.gap,

@@ -103,7 +103,8 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     if not space.shapes:
         if not space.complete:
             raise _out_of_time(time_limit_s, "design space")
-        return SolveResult(sc.name, "infeasible", [], 0.0, None, _explain(space, deadline), timings, stats, solver_info)
+        return SolveResult(sc.name, "infeasible", [], 0.0, None, _explain(space, deadline), timings, stats, solver_info,
+                           stack=sc.workload.stack)
     search = k_best(space, k, distinct_by, deadline, progress)
     timings.update(search.timings)
     for key in ("model_variables", "model_constraints", "architectures_pruned_by_bounds"):
@@ -113,7 +114,7 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
         first = search.outcomes[0] if search.outcomes else None
         if search.complete and first is not None and first.status == "infeasible":
             return SolveResult(sc.name, "infeasible", [], solve_time_s, None, _explain(space, deadline), timings, stats,
-                               solver_info)
+                               solver_info, stack=sc.workload.stack)
         if search.stopped_in is not None:
             raise _out_of_time(time_limit_s, search.stopped_in)
         assert first is not None  # a complete search ran at least one solve
@@ -129,7 +130,7 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     stats["search"] = {"complete": search.complete, "designs_found": len(search.designs),
                        "designs_proven": search.proven, "stopped_in": search.stopped_in}
     return SolveResult(sc.name, status, search.designs, solve_time_s, max(gaps) if gaps else None,
-                       None, timings, stats, solver_info, warnings)
+                       None, timings, stats, solver_info, warnings, stack=sc.workload.stack)
 
 
 def check_time_limit(time_limit_s: float | None) -> float | None:
@@ -244,7 +245,7 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
     if len(pinned) == len(EVALUATE_PINS):
         design = evaluate(ls, cat)
         status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
-        return SolveResult(sc.name, status, [design], 0.0, stats=stats)
+        return SolveResult(sc.name, status, [design], 0.0, stats=stats, stack=sc.workload.stack)
     result = solve(ls, cat, top_k=1, time_limit_s=time_limit_s)
     result.stats.update(stats)
     if result.designs or sc.objective == "fastest":

@@ -389,7 +389,7 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu",
+    "racks", "capex", "energy", "tco", "per_gpu", "stack", "step_p10", "step_p90",
 )
 WRAPPED_KEYS = ("architecture", "layout", "nic")
 
@@ -439,7 +439,17 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
          Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
         ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
+        *_uncertainty_rows(design),
     ]
+
+
+def _uncertainty_rows(design) -> list:
+    """The software stack and the step time's p10–p90 from its calibration regime (perf/uncertainty.py; the regime
+    itself is named in the Performance sheet's coverage column and the JSON's `uncertainty`)."""
+    lo, hi = design.step_time_interval_s
+    return [("stack", "Software stack (workload.stack)", design.stack, None),
+            ("step_p10", "Step time p10 (s)", lo, SECONDS),
+            ("step_p90", "Step time p90 (s)", hi, SECONDS)]
 
 
 def _summary_row_numbers() -> dict:
@@ -574,12 +584,12 @@ def write_performance_sheet(wb, result) -> None:
     The columns follow the traffic-class registry (solver/perf/traffic.py): one per class.
     """
     ws = wb.create_sheet("Performance")
-    _title(ws, "Performance per design (one training step)")
+    _title(ws, f"Performance per design (one training step; software stack {result.stack})")
     note(ws, 2, "Model outputs (seconds, bytes, GB): prices do not change them; solve again to change them.")
     designs = result.designs
     head = 4
     labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
-        + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU"]
+        + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU", "Step p10 (s)", "Step p90 (s)"]
     _header(ws, head, labels, right=range(2, len(labels) + 1))
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
@@ -591,6 +601,8 @@ def write_performance_sheet(wb, result) -> None:
         put(ws, row, after, p.step_time_s, SECONDS)
         put(ws, row, after + 1, d.target_step_time_s, SECONDS)
         put(ws, row, after + 2, p.mfu, PERCENT)
+        for j, value in enumerate(d.step_time_interval_s):
+            put(ws, row, after + 3 + j, value, SECONDS)
     last = head + len(designs)
     ws.freeze_panes = f"B{head + 1}"
     chart_rows = 0
