@@ -589,7 +589,7 @@ def write_performance_sheet(wb, result) -> None:
     designs = result.designs
     head = 4
     labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
-        + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU", "Step p10 (s)", "Step p90 (s)"]
+        + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU"]
     _header(ws, head, labels, right=range(2, len(labels) + 1))
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
@@ -601,8 +601,6 @@ def write_performance_sheet(wb, result) -> None:
         put(ws, row, after, p.step_time_s, SECONDS)
         put(ws, row, after + 1, d.target_step_time_s, SECONDS)
         put(ws, row, after + 2, p.mfu, PERCENT)
-        for j, value in enumerate(d.step_time_interval_s):
-            put(ws, row, after + 3 + j, value, SECONDS)
     last = head + len(designs)
     ws.freeze_panes = f"B{head + 1}"
     chart_rows = 0

@@ -393,7 +393,7 @@ D_ROWS += [
 # --------------------------------------------------------------------------- physics v3 rows [R1], [R2]
 # Megatron-Bridge 25.09 / 26.02 tables ([R1]) and MT-NLG ([R2]), as branch `calibrate` collected them for
 # examples/calibration-runs.csv (same layouts and assumptions; the 25.09 GB200 405B MX row at d = 2: 128 GPUs of
-# TP4·CP2·PP8 replicas, GA 32 as published). A few rows chose parameters (`fit`); the rest are physics v3's own
+# TP4·CP2·PP8 replicas, GA 32 as published; the 25.09 GB200 70B MX row at mbs 1, GA 16 as published). A few rows chose parameters (`fit`); the rest are physics v3's own
 # held-out rows (`v3_held_out`), reported apart (docs/model.md "Calibration v3").
 R1_NOTE = MB_NOTE + " (Megatron-Bridge 25.09 / 26.02 table, docs/sources.md [R1])"
 MX = "; MXFP8 modelled as FP8 current scaling"
@@ -416,8 +416,8 @@ R_ROWS = [
     _r1("25.09 DGX-H100 LLAMA3_8B FP8-CS", "h100", LLAMA3_8B, 128, "selective", (1, 1, 1, 1, 8, 1), 14079,
         optimizer="fsdp"),
     _r1("25.09 DGX-H100 LLAMA3_70B FP8-CS", "h100", LLAMA3_70B, 128, "selective", (4, 1, 8, 5, 2, 1), 1619),
-    _r1("25.09 DGX-GB200 LLAMA3_70B FP8-MX", "gb200", LLAMA3_70B, 128, "selective", (2, 1, 4, 5, 8, 2), 3546,
-        note=R1_NOTE + MX),
+    _r1("25.09 DGX-GB200 LLAMA3_70B FP8-MX", "gb200", LLAMA3_70B, 128, "selective", (2, 1, 4, 5, 8, 1), 3546,
+        note=R1_NOTE + MX + "; mbs 1: GBS 128 = d 8 · GA 16 · mbs 1 as published (the table's MBS column says 2)"),
     _r1("25.09 DGX-H100 LLAMA3.1_405B FP8-CS", "h100", LLAMA31_405B, 512, "none", (8, 2, 8, 8, 8, 1), 302),
     _r1("25.09 DGX-B200 LLAMA3.1_405B FP8-CS", "b200", LLAMA31_405B, 64, "none", (4, 2, 8, 8, 2, 1), 664, "fit"),
     _r1("25.09 DGX-B200 LLAMA3.1_405B FP8-MX", "b200", LLAMA31_405B, 64, "none", (4, 2, 8, 8, 2, 1), 622,

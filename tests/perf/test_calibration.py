@@ -106,8 +106,6 @@ MEMORY_EXCEPTIONS = {
     "Megatron-Bridge 26.04.01 DGX-GB300 LLAMA3 70B FP8 FSDP", "Megatron-Bridge 26.04.01 DGX-GB200 LLAMA3 70B FP8 FSDP",
     # torchtitan's per-op selective checkpointing keeps less than attention-only recompute
     "torchtitan H100 8B 8 GPUs FSDP compile",
-    # the 25.09 MXFP8 recipe at mbs 2 (its recompute is not published; selective assumed)
-    "Megatron-Bridge 25.09 DGX-GB200 LLAMA3_70B FP8-MX",
     # Meta's interleaved schedule with a tunable number of microbatches in flight (fits at v = 1: test_step_model)
     "Llama 3 405B 8,192 GPUs", "Llama 3 405B 16,384 GPUs CP16 131k context",
 }

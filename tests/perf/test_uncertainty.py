@@ -120,3 +120,27 @@ def test_robustness_quantile_k_best_equal_the_enumeration(prune, default_catalog
         assert d.perf.step_time_s * d.quantile_factor <= 2.0 * (1 + 1e-9)
         assert d.quantile_factor >= 1 + u.FLOOR
         assert d.to_dict()["uncertainty"]["quantile_step_time_s"] == pytest.approx(d.perf.step_time_s * d.quantile_factor)
+
+
+def test_reports_name_the_stack_and_the_interval(default_catalog):
+    """JSON: the result's `stack`, each design's `step_time_interval_s` around its step time and its regime; the
+    terminal prints the stack and one interval line per design (rich console, 80 columns)."""
+    from rich.console import Console
+
+    from solver.reports.terminal import print_solve
+
+    doc = copy.deepcopy(SPACE)
+    del doc["robustness"]
+    doc["workload"]["stack"] = "fsdp"
+    doc["parallelism"]["pp"] = 1
+    result = solve(solver.load_scenario(doc), default_catalog, top_k=2)
+    data = result.to_dict()
+    assert data["stack"] == "fsdp"
+    for d in data["designs"]:
+        lo, hi = d["step_time_interval_s"]
+        assert lo < d["step_time_s"] < hi and d["stack"] == "fsdp"
+        assert d["uncertainty"]["regime"].startswith("fsdp·h100-sxm·bf16·")
+    console = Console(width=80, record=True, force_terminal=False)
+    print_solve(result, console)
+    text = console.export_text()
+    assert "software stack: fsdp" in text and "#1 step time p10–p90" in text
