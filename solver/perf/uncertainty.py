@@ -73,7 +73,10 @@ class Regime:
 
 
 def regime_term(compute_and_bubble_s, step_time_s):
-    """`compute` when T_comp + bubble ≥ COMPUTE_SHARE of the step, else `communication` (numpy-friendly)."""
+    """`compute` when T_comp + bubble ≥ COMPUTE_SHARE of the step, else `communication` (numpy-friendly: arrays
+    give an array of words)."""
+    if isinstance(compute_and_bubble_s, float | int) and isinstance(step_time_s, float | int):
+        return "compute" if compute_and_bubble_s >= COMPUTE_SHARE * step_time_s else "communication"
     return np.where(np.asarray(compute_and_bubble_s) >= COMPUTE_SHARE * np.asarray(step_time_s), "compute",
                     "communication")
 
@@ -94,6 +97,7 @@ def _key_of(row: ResidualRow, level: int) -> tuple:
     return [full, full[:3], (row.stack, row.precision), (row.stack,), ()][level]
 
 
+@lru_cache(maxsize=4096)
 def _regime_errors(stack: str, gpu: str, precision: str, term: str) -> tuple[str, list[float]]:
     """(the regime used, its residuals): the first level, most specific first, with MIN_ROWS rows."""
     for level, key in enumerate(_keys(stack, gpu, precision, term)):
