@@ -370,7 +370,8 @@ def cmd_evaluate(args, out, err) -> int:
         out.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
     print_design(design, out, wide=getattr(args, "wide", False))
     status = "feasible" if design.meets_target and design.perf.fits_memory else "infeasible"
-    data = {"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": result.solve_time_s,
+    data = {"schema": SCHEMA, "scenario": ls.scenario.name, "stack": result.stack, "status": status,
+            "solve_time_s": result.solve_time_s,
             "pinned": result.stats.get("pinned", []), "designs": [design.to_dict()]}
     if result.explanation:
         data["explanation"] = result.explanation

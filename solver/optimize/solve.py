@@ -251,6 +251,7 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
     if result.designs or sc.objective == "fastest":
         return result
     check_against_catalog(ls, cat)
+    sc = ls.scenario  # with its stack's defaults (inputs/stacks.resolve_stack)
     reach = fastest_design(sc, cat, Deadline(check_time_limit(time_limit_s)))
     if reach is not None:  # what the pins can do: judged against the scenario's own target
         reach.target_step_time_s = sc.target_step_time_s()
