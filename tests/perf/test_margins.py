@@ -57,7 +57,7 @@ def test_coverage_flags_what_no_calibration_row_covers():
     flags = uncalibrated(hgx_h100(rails_per_node=1, gpu_id="b200"), layout(t=8, d=4), perf, "bf16")
     text = " ".join(flags)
     # Blackwell BF16: no published row; the flag names the regime and where the interval comes from (v3)
-    assert "regime megatron·b200·bf16·" in text and " runs (megatron·" in text
+    assert "no 4+ runs in megatron·b200·bf16·" in text and " runs (megatron·" in text
     assert "fewer scale-out NICs than GPUs" in text
     assert "exposed data-parallel traffic" in text
     hw = hgx_h100(gpu_id="h100-sxm")
