@@ -525,7 +525,8 @@ def cmd_evaluate(args, out, err) -> int:
     print_design(design, out, wide=getattr(args, "wide", False))
     status = "infeasible" if result.status == "infeasible" or not (design.meets_target and design.perf.fits_memory) \
         else "feasible"
-    data = {"schema": SCHEMA, "scenario": ls.scenario.name, "status": status, "solve_time_s": result.solve_time_s,
+    data = {"schema": SCHEMA, "scenario": ls.scenario.name, "stack": result.stack, "status": status,
+            "solve_time_s": result.solve_time_s,
             "pinned": result.stats.get("pinned", []), "designs": [design.to_dict()]}
     if result.explanation:
         data["explanation"] = result.explanation
@@ -535,7 +536,7 @@ def cmd_evaluate(args, out, err) -> int:
             from .reports.excel import write_workbook
 
             book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
-                               result.timings_s, result.stats, result.solver)
+                               result.timings_s, result.stats, result.solver, stack=ls.scenario.workload.stack)
             write_workbook(book, ls, cat, xlsx_path)
     _say_written(outputs, out)
     return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE

@@ -32,6 +32,7 @@ from .perf.memory import memory_per_gpu_gb
 from .perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
 from .perf.totals import parameter_count
 from .perf.traffic import CLASS_NAMES, overlap_for
+from .perf.uncertainty import point_factor
 
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 
@@ -427,6 +428,7 @@ class _Context:
         self.overlap = overlap_for(scenario)
         self.params = parameter_count(scenario.workload.model)
         self.conditions = _wanted_conditions(self)
+        self.quantile = scenario.robustness.quantile
         self.max_gpus = scenario.constraints.max_gpus
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
@@ -599,7 +601,20 @@ def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hard
                 exposures.append(Exposure(cls, pieces))
         out.append(Condition(name, [d * t.compute_s for d, t in zip(ds, terms)], exposures,
                              [d * t.capacity_s for d, t in zip(ds, terms)]))
+    if ctx.quantile is not None:
+        out.append(_quantile_condition(ctx, ds, perfs, hw, out[0]))
     return out
+
+
+def _quantile_condition(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware,
+                        nominal: Condition) -> Condition:
+    """robustness.quantile: the nominal rows with every term times the point's k_q (a per-point coefficient:
+    k_q·max(comp + Σ exposed, capacity) = max(k_q·comp + Σ k_q·exposed, k_q·capacity) as k_q > 0)."""
+    ks = [_quantile_factor(ctx, hw, q.compute_s + q.bubble_s, nominal.step_time_s(j, d))
+          for j, (d, q) in enumerate(zip(ds, perfs))]
+    exposures = [Exposure(x.name, [[k * v for k, v in zip(ks, p)] for p in x.pieces]) for x in nominal.exposures]
+    return Condition("quantile", [k * v for k, v in zip(ks, nominal.comp)], exposures,
+                     [k * v for k, v in zip(ks, nominal.capacity)])
 
 
 def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
@@ -633,7 +648,14 @@ def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[boo
     q = points.perf(j)
     limit = ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw)
     steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
-    return all(st <= limit for st in steps), steps[0]
+    k = _quantile_factor(ctx, hw, q.compute_s + q.bubble_s, steps[0])
+    return all(st <= limit for st in steps) and steps[0] * k <= limit, steps[0]
+
+
+def _quantile_factor(ctx: _Context, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
+    """k_q of a point on `hw` (perf/uncertainty.py: its regime's quantile of the calibration residuals); 1 without
+    robustness.quantile."""
+    return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile)
 
 
 def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float:

@@ -21,6 +21,7 @@ from .perf.layout import Layout
 from .perf.network_load import load_flag, load_report
 from .perf.step import Performance, margins, meets_target, performance
 from .perf.traffic import overlap_for
+from .perf.uncertainty import Regime, design_regime, point_factor, step_time_interval_s
 from .rentals import RentOrBuy, ranked_options, rent_or_buy
 
 SCHEMA = "fabricplan.result/1"
@@ -60,6 +61,26 @@ class Design:
     reliability: JobReliability | None = None  # failures, checkpoints, goodput (None without failure data)
     tokens_per_step: int = 0  # B·s, for the cost per million tokens
     rent: RentOrBuy | None = None  # renting the same GPU-hours against owning (solver/rentals.py)
+    stack: str = "megatron"  # workload.stack (SPEC 4.8)
+    precision: str = "bf16"
+    quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
+
+    @property
+    def regime(self) -> Regime:
+        """The calibration regime of the step time (stack · GPU · precision · dominant term, perf/uncertainty.py)."""
+        return design_regime(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
+                             self.perf.step_time_s)
+
+    @property
+    def step_time_interval_s(self) -> tuple[float, float]:
+        """[p10, p90] of the step time from the regime's calibration residuals."""
+        return step_time_interval_s(self.perf.step_time_s, self.regime)
+
+    @property
+    def quantile_factor(self) -> float:
+        """k_q of the design's regime under robustness.quantile (1 without it)."""
+        return point_factor(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
+                            self.perf.step_time_s, self.quantile)
 
     @property
     def tiers(self) -> int:
@@ -121,7 +142,18 @@ class Design:
     @property
     def meets_target(self) -> bool:
         """The step time meets the target (÷ goodput when it applies), and still does with the demanded margins."""
-        return meets_target(self.perf, self.effective_target_s, self.compute_slowdown, self.bandwidth_derate)
+        return meets_target(self.perf, self.effective_target_s, self.compute_slowdown, self.bandwidth_derate,
+                            self.quantile_factor)
+
+    def uncertainty_dict(self) -> dict:
+        """The regime asked for and used, its runs and quantiles, and the quantile step time under robustness."""
+        reg = self.regime
+        out = {"regime": reg.asked, "regime_used": reg.used, "runs": reg.rows, "q10": reg.q10, "q90": reg.q90,
+               "text": reg.text()}
+        if self.quantile is not None:
+            out["quantile"] = self.quantile
+            out["quantile_step_time_s"] = self.perf.step_time_s * self.quantile_factor
+        return out
 
     def sort_key(self) -> tuple:
         """Cheapest first; at equal cost (to the cent) the faster design (SPEC §7). `fastest` ranks by
@@ -153,6 +185,9 @@ class Design:
                 "gpus_per_domain_used": lay.gpus_per_domain_used, "ep": lay.ep, "etp": lay.etp, "edp": lay.edp,
             },
             "step_time_s": perf.step_time_s,
+            "step_time_interval_s": list(self.step_time_interval_s),
+            "stack": self.stack,
+            "uncertainty": self.uncertainty_dict(),
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
@@ -202,7 +237,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     design = Design(arch, layout, plat.gpu, plat.gpus_per_domain, perf, cost, target_step_time_s, scenario.objective,
                     train_steps=scenario.train_steps(), goodput=goodput,
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel,
-                    tokens_per_step=scenario.workload.global_batch_size * scenario.workload.model.seq_len)
+                    tokens_per_step=scenario.workload.global_batch_size * scenario.workload.model.seq_len,
+                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile)
     design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.network_load = load_report(perf, scenario.workload.model.moe is not None)
@@ -344,11 +380,13 @@ class SolveResult:
     frontier: dict | None = None  # `solve --frontier`: the cost–speed front (optimize/frontier.Frontier.to_dict)
     notes: list = field(default_factory=list)  # explanations of the answer (optimize/budget.py)
     input_warnings: list = field(default_factory=list)  # plausibility warnings of the scenario (file:line)
+    stack: str = "megatron"  # workload.stack: the software stack every step time assumes (SPEC 4.8)
 
     def to_dict(self) -> dict:
         out = {
             "schema": SCHEMA,
             "scenario": self.scenario,
+            "stack": self.stack,
             "status": self.status,
             "solve_time_s": self.solve_time_s,
             "gap": self.gap,

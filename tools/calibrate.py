@@ -22,69 +22,122 @@ sys.path[:0] = [str(ROOT / "tests" / "perf"), str(ROOT / "tests")]
 
 import calibration_rows as cr  # noqa: E402
 
-GENERATIONS = {  # GPU id -> generation whose parameters it shares
+GENERATIONS = {  # GPU id -> generation (the stacks' per-generation parameters)
     "a100-80gb": "ampere", "a100-40gb": "ampere",
     "h100-sxm": "hopper", "h200": "hopper", "h100-96gb-500w": "hopper",
-    "b200": "b200", "b300": "b200", "gb200": "gb200", "gb300": "gb300",
+    "b200": "blackwell", "b300": "blackwell", "gb200": "blackwell", "gb300": "blackwell",
 }
-# (name, generations it applies to, ComputeParams field, start, low, high)
+FAMILIES = {  # GPU id -> the family whose GPU-level GEMM parameters it shares
+    "a100-80gb": "ampere", "a100-40gb": "ampere", "h100-sxm": "hopper", "h200": "hopper", "h100-96gb-500w": "hopper",
+    "b200": "b200", "b300": "b200", "gb200": "gb200", "gb300": "gb300",  # B300: no row, B200's values (as v2)
+}
+# GPU-level (the megatron stack's own kernels; catalog gpus[].compute_model):
+# (name, families, ComputeParams fields it sets, start, low, high)
 PARAMS = [
-    ("ampere gemm bf16", ("ampere",), "gemm_efficiency_bf16", 0.8, 0.3, 1.0),
-    ("hopper gemm bf16", ("hopper",), "gemm_efficiency_bf16", 0.7, 0.3, 1.0),
-    ("hopper gemm fp8", ("hopper",), "gemm_efficiency_fp8", 0.6, 0.2, 1.0),
-    ("attention (all)", ("ampere", "hopper", "b200", "gb200", "gb300"), "attention_efficiency", 0.45, 0.1, 1.0),
-    ("b200 gemm fp8", ("b200",), "gemm_efficiency_fp8", 0.6, 0.2, 1.0),
-    ("gb200 gemm fp8", ("gb200",), "gemm_efficiency_fp8", 0.6, 0.2, 1.0),
-    ("gb300 gemm fp8", ("gb300",), "gemm_efficiency_fp8", 0.6, 0.2, 1.0),
+    ("ampere gemm", ("ampere",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.7, 0.3, 1.0),
+    ("hopper gemm bf16", ("hopper",), ("gemm_efficiency_bf16",), 0.6, 0.3, 1.0),
+    ("hopper gemm fp8", ("hopper",), ("gemm_efficiency_fp8",), 0.5, 0.2, 1.0),
+    ("b200 gemm", ("b200",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.55, 0.2, 1.0),
+    ("gb200 gemm", ("gb200",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.5, 0.2, 1.0),
+    ("gb300 gemm", ("gb300",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.6, 0.2, 1.0),
+    ("hopper attention", ("hopper",), ("attention_efficiency",), 0.5, 0.1, 1.0),
+    ("blackwell attention", ("b200", "gb200", "gb300"), ("attention_efficiency",), 0.5, 0.1, 1.0),
 ]
+# Stack-level (catalog stacks[]): (name, stack, generation, what, start, low, high); what = "psi" (TP overlap share),
+# "gemm" (factor on both GEMM efficiencies) or "attention" (factor on the attention efficiency).
+STACK_PARAMS = [
+    ("megatron psi hopper", "megatron", "hopper", "psi", 0.15, 0.0, 1.0),
+    ("megatron psi blackwell", "megatron", "blackwell", "psi", 0.15, 0.0, 1.0),
+    ("fsdp gemm hopper", "fsdp", "hopper", "gemm", 1.0, 0.4, 1.6),
+    ("fsdp attention hopper", "fsdp", "hopper", "attention", 1.0, 0.1, 2.0),
+    ("fsdp gemm ampere", "fsdp", "ampere", "gemm", 1.0, 0.4, 1.6),
+    ("torchtitan gemm hopper", "torchtitan", "hopper", "gemm", 1.0, 0.4, 1.6),
+    ("deepspeed gemm ampere", "deepspeed", "ampere", "gemm", 1.0, 0.4, 1.6),
+]
+# A100's attention efficiency stays at v2's 0.41 (one value then for every GPU; no A100 long-context row in the fit).
+PSI_SHARED = {("torchtitan", "hopper"): ("megatron", "hopper")}  # async TP: megatron's Hopper ψ (no row of its own)
 OVERHEAD = ("gemm overhead µs (all)", "gemm_overhead_s", 8e-6, 0.0, 300e-6)
+FIXED_OVERHEAD_S = 10e-6  # the catalog's gemm_overhead_us (an estimate, not fitted in v3)
 
 
-def hook_for(values: dict[str, float], overhead_s: float | None):
-    by_gen: dict[str, dict] = {}
-    for (_name, gens, fld, *_), v in zip(PARAMS, values.values()):
-        for g in gens:
-            by_gen.setdefault(g, {})[fld] = v
+def _gpu_values(values: dict[str, float]) -> dict[str, dict[str, float]]:
+    by_family: dict[str, dict[str, float]] = {}
+    for name, families, fields, *_ in PARAMS:
+        for fam in families:
+            for fld in fields:
+                by_family.setdefault(fam, {})[fld] = values[name]
+    return by_family
 
-    def hook(hw):
-        gen = GENERATIONS.get(hw.gpu_id)
-        if hw.compute is None or gen is None:
+
+def _stack_values(values: dict[str, float]) -> dict[tuple[str, str], dict[str, float]]:
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for name, stack, gen, what, *_ in STACK_PARAMS:
+        out.setdefault((stack, gen), {})[what] = values[name]
+    for target, source in PSI_SHARED.items():
+        if "psi" in out.get(source, {}):
+            out.setdefault(target, {})["psi"] = out[source]["psi"]
+    return out
+
+
+def hook_for(values: dict[str, float], overhead_s: float | None = None):
+    """hook(hw, row): the row's hardware with the parameter vector's GPU values × its stack's factors, and ψ for
+    rows that overlap TP (the rows' own overlap.tp = 0 stays)."""
+    by_family, by_stack = _gpu_values(values), _stack_values(values)
+
+    def hook(hw, row):
+        fam, gen = FAMILIES.get(hw.gpu_id), GENERATIONS.get(hw.gpu_id)
+        if hw.compute is None or fam is None:
             return hw
-        upd = dict(by_gen.get(gen, {}))
+        upd = dict(by_family.get(fam, {}))
+        tuning = by_stack.get((row.stack_id, gen), {})
+        base = {k: upd.get(k, getattr(hw.compute, k)) for k in
+                ("gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_efficiency")}
+        g, a = tuning.get("gemm", 1.0), tuning.get("attention", 1.0)
+        upd = {"gemm_efficiency_bf16": min(1.0, base["gemm_efficiency_bf16"] * g),
+               "gemm_efficiency_fp8": min(1.0, base["gemm_efficiency_fp8"] * g),
+               "attention_efficiency": min(1.0, base["attention_efficiency"] * a)}
         if overhead_s is not None:
             upd["gemm_overhead_s"] = overhead_s
-        return replace(hw, compute=replace(hw.compute, **upd))
+        out = replace(hw, compute=replace(hw.compute, **upd))
+        if row.tp_overlap and row.layout[0] > 1:
+            out = replace(out, tp_overlap=tuning.get("psi", hw.tp_overlap))
+        return out
     return hook
 
 
 def errors(rows, catalog, hook=None) -> dict[str, float]:
-    return {r.id: cr.throughput_error(r, catalog, hw_hook=hook) for r in rows}
+    return {r.id: cr.throughput_error(r, catalog, hw_hook=(None if hook is None else (lambda hw, r=r: hook(hw, r))))
+            for r in rows}
 
 
-def fit(catalog, fix_overhead: float | None = None):
+ALL_PARAMS = [p[0] for p in PARAMS] + [p[0] for p in STACK_PARAMS]
+# A weak prior keeps parameters the rows barely separate (ψ against attention against GEMM on the same rows) near
+# their starting values: a log-deviation of 0.5 costs as much as one row 5 % off (PRIOR_WEIGHT = 0.1).
+PRIOR_WEIGHT = 0.1
+STARTS = [p[3] for p in PARAMS] + [p[4] for p in STACK_PARAMS]
+LOWS = [p[4] for p in PARAMS] + [p[5] for p in STACK_PARAMS]
+HIGHS = [p[5] for p in PARAMS] + [p[6] for p in STACK_PARAMS]
+PRIORS = [max(x, 0.05) for x in STARTS]  # ψ.s prior 0.15, stack factors 1, GPU efficiencies as started
+
+
+def fit(catalog):
+    """Least squares on log(1 + error) over the `fit` rows; the GEMM overhead stays at the catalog's 10 µs."""
     from scipy.optimize import least_squares
 
     rows = [r for r in cr.ROWS if r.group == "fit"]
-    names = [p[0] for p in PARAMS]
-    x0 = [p[3] for p in PARAMS] + ([] if fix_overhead is not None else [OVERHEAD[2] * 1e6])
-    lo = [p[4] for p in PARAMS] + ([] if fix_overhead is not None else [OVERHEAD[3] * 1e6])
-    hi = [p[5] for p in PARAMS] + ([] if fix_overhead is not None else [OVERHEAD[4] * 1e6])
 
     def residual(x):
-        values = dict(zip(names, x[:len(PARAMS)]))
-        overhead = fix_overhead if fix_overhead is not None else x[len(PARAMS)] * 1e-6
-        errs = errors(rows, catalog, hook_for(values, overhead))
-        return [math.log(1 + errs[r.id]) for r in rows]
+        errs = errors(rows, catalog, hook_for(dict(zip(ALL_PARAMS, x)), FIXED_OVERHEAD_S))
+        prior = [PRIOR_WEIGHT * math.log(max(v, 1e-3) / max(x0, 1e-3)) for v, x0 in zip(x, PRIORS)]
+        return [math.log(1 + errs[r.id]) for r in rows] + prior
 
-    res = least_squares(residual, x0, bounds=(lo, hi), diff_step=1e-3)
-    values = dict(zip(names, res.x[:len(PARAMS)]))
-    overhead = fix_overhead if fix_overhead is not None else res.x[len(PARAMS)] * 1e-6
-    return values, overhead
+    res = least_squares(residual, STARTS, bounds=(LOWS, HIGHS), diff_step=1e-3)
+    return dict(zip(ALL_PARAMS, res.x)), FIXED_OVERHEAD_S
 
 
 def summary(errs: dict[str, float], rows) -> str:
     out = []
-    for group in ("fit", "held_out", "external", "ratio", "report"):
+    for group in ("fit", "held_out", "external", "v3_held_out", "ratio", "report"):
         e = [errs[r.id] for r in rows if r.group == group and r.id in errs]
         if e:
             a = [abs(x) for x in e]
@@ -129,7 +182,7 @@ def plot(path: str, catalog, hook=None) -> None:
         for r in cr.ROWS:
             if r.group != group:
                 continue
-            perf, scenario = cr.evaluate(r, catalog, hw_hook=hook)
+            perf, scenario = cr.evaluate(r, catalog, hw_hook=None if hook is None else (lambda hw, r=r: hook(hw, r)))
             pts.append((tokens_per_s(r, r.published, perf), tokens_per_s(r, cr.predicted(r, perf, scenario), perf)))
         if pts:
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], c=color, marker=marker, s=28, label=f"{label} ({len(pts)})")
@@ -155,18 +208,36 @@ def markdown(errs: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
+def write_residuals(catalog) -> None:
+    """solver/perf/residuals.yaml: every fit, held-out and external row's regime and error (perf/uncertainty.py)."""
+    import yaml
+
+    rows = cr.residual_rows(catalog)
+    head = ("# GENERATED by tools/calibrate.py --residuals from tests/perf/calibration_rows.py (groups fit, held_out,\n"
+            "# external) with the shipped catalog: do not edit (tests/perf/test_uncertainty.py keeps it in step).\n"
+            "# error = predicted throughput / published - 1 = published step time / predicted - 1.\n")
+    body = yaml.safe_dump({"rows": rows}, sort_keys=False, allow_unicode=True, width=200)
+    path = ROOT / "solver" / "perf" / "residuals.yaml"
+    path.write_text(head + body, encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)}: {len(rows)} rows")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true", help="no fit: the catalog's parameters")
-    ap.add_argument("--overhead-us", type=float, help="fix the GEMM overhead instead of fitting it")
     ap.add_argument("--rows", default="fit,held_out", help="groups whose rows to list")
     ap.add_argument("--plot", help="write the predicted-vs-published PNG here")
     ap.add_argument("--markdown", action="store_true", help="print the residual table for docs/model.md")
+    ap.add_argument("--residuals", action="store_true",
+                    help="write solver/perf/residuals.yaml (the uncertainty table) from the catalog's parameters")
     args = ap.parse_args()
     catalog = cr.calibration_catalog()
+    if args.residuals:
+        write_residuals(catalog)
+        return
     hook = None
     if not args.check:
-        values, overhead = fit(catalog, None if args.overhead_us is None else args.overhead_us * 1e-6)
+        values, overhead = fit(catalog)
         for k, v in values.items():
             print(f"{k:32s} {v:.4f}")
         print(f"{'gemm overhead µs':32s} {overhead * 1e6:.2f}")
@@ -174,7 +245,7 @@ def main() -> None:
     errs = {}
     for r in cr.ROWS:
         try:
-            errs[r.id] = cr.throughput_error(r, catalog, hw_hook=hook)
+            errs[r.id] = cr.throughput_error(r, catalog, hw_hook=None if hook is None else (lambda hw, r=r: hook(hw, r)))
         except AssertionError as exc:
             print("skip", exc)
     print(summary(errs, cr.ROWS))

@@ -160,7 +160,8 @@ def add_step_time(m: Any) -> None:
     d_j·(T_comp + bubble) at the j-th allowed d, Y_sj = Σ_a w[s,j,a], d_s = Σ_{j,a} D_sj·w[s,j,a] (SPEC §7). A shape
     with one d left has the constant Σ_k d·exposed_k·y_s instead.
     step_time_compute_margin[s] / step_time_bandwidth_margin[s]: the same with compute (1 + σ) slower, or with
-    (1 − δ) of the scale-out bandwidth (scenario `robustness`), each with its own exposure variables."""
+    (1 − δ) of the scale-out bandwidth (scenario `robustness`), each with its own exposure variables.
+    step_time_quantile[s]: the same with every term times the point's k_q (robustness.quantile, perf/uncertainty.py)."""
     m.step_time = pyo.Constraint(m.S, rule=_step_rule(m, 0))
     c = _condition_index(m, "compute_margin")
     if c is not None:
@@ -168,6 +169,9 @@ def add_step_time(m: Any) -> None:
     c = _condition_index(m, "bandwidth_margin")
     if c is not None:
         m.step_time_bandwidth_margin = pyo.Constraint(m.S, rule=_step_rule(m, c))
+    c = _condition_index(m, "quantile")
+    if c is not None:
+        m.step_time_quantile = pyo.Constraint(m.S, rule=_step_rule(m, c))
 
 
 def add_exposure(m: Any) -> None:
@@ -188,6 +192,8 @@ def add_exposure(m: Any) -> None:
         m.exposure_compute_margin = pyo.Constraint(rows("compute_margin"), rule=rule)
     if _condition_index(m, "bandwidth_margin") is not None:
         m.exposure_bandwidth_margin = pyo.Constraint(rows("bandwidth_margin"), rule=rule)
+    if _condition_index(m, "quantile") is not None:
+        m.exposure_quantile = pyo.Constraint(rows("quantile"), rule=rule)
 
 
 def _capacity_rule(m: Any, c: int):
@@ -206,6 +212,9 @@ def add_link_capacity(m: Any) -> None:
     c = _condition_index(m, "bandwidth_margin")
     if c is not None:
         m.link_capacity_bandwidth_margin = pyo.Constraint(m.S, rule=_capacity_rule(m, c))
+    c = _condition_index(m, "quantile")
+    if c is not None:
+        m.link_capacity_quantile = pyo.Constraint(m.S, rule=_capacity_rule(m, c))
 
 
 def add_memory_fit(m: Any) -> None:

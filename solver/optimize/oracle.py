@@ -7,6 +7,7 @@ from ..inputs.schema import Catalog, Scenario
 from ..perf.layout import dp_candidates, layout_shapes, placement_problem
 from ..perf.step import meets_target, performance
 from ..perf.traffic import overlap_for
+from ..perf.uncertainty import point_factor
 from ..results import Design, make_design, within_caps
 
 
@@ -31,8 +32,10 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
                     if placement_problem(lay, wl, g_used) is not None:
                         continue
                     perf = performance(wl, lay, hw, overlap)
+                    k = point_factor(wl.stack, hw.gpu_id, wl.precision, perf.compute_s + perf.bubble_s,
+                                     perf.step_time_s, rob.quantile)
                     if not perf.fits_memory or not meets_target(perf, target, rob.compute_slowdown,
-                                                                rob.bandwidth_derate):
+                                                                rob.bandwidth_derate, k):
                         continue
                     design = make_design(scenario, catalog, arch, lay, target, pin.tiers)
                     if design is None or design.tiers not in allowed_tiers(arch, archs, scenario):

@@ -11,7 +11,7 @@ from .. import costing
 from ..deadline import NO_LIMIT, Deadline
 from ..design_space import Architecture, DesignSpace, allowed_tiers
 from ..errors import ConsistencyError
-from ..perf.layout import Layout
+from ..perf.layout import Layout, LayoutShape, dp_candidates, placement_problem
 from ..results import Design, make_design, within_caps
 from . import model as milp
 from .data import MUSD, ModelData, model_data, points, unbuildable_error
@@ -126,7 +126,8 @@ def _solve_loop(space: DesignSpace, data: ModelData, model, adapter: HighsAdapte
         elif distinct_by == "layout":  # equal-cost layouts abound: the fastest of them (SPEC §7 tie rule)
             remaining = deadline.remaining_s()
             choice = _fastest_as_cheap(model, adapter, choice, index, None if remaining is None else max(0.05, remaining))
-        search.designs.append(_design_of(space, data, choice, proven=outcome.status == "optimal"))
+        design = _design_of(space, data, choice, proven=outcome.status == "optimal")
+        search.designs.append(design if data.objective == "fastest" else _faster_at_equal_cost(space, design, distinct_by))
         milp.add_no_good(model, choice, distinct_by, index)
         if progress:
             progress(index + 1, k)
@@ -341,6 +342,38 @@ def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, pr
     if problems:
         raise ConsistencyError(f"{ad.arch.label()} {shape.key} d={choice.d}: " + "; ".join(problems))
     return design
+
+
+EQUAL_COST_CANDIDATES = 200  # layouts tried per rank for a faster design at the same cost (bounds the work)
+
+
+def _faster_at_equal_cost(space: DesignSpace, design: Design, distinct_by: str) -> Design:
+    """SPEC §7: at equal cost (to the cent) the faster design. The MILP's objective is the cost alone and the
+    design space keeps, per layout, only the smallest feasible d of each tier segment; so of the layouts of the
+    chosen architecture on as many NVLink domains (the same bill of materials) it may return a slower one. This
+    evaluates those layouts (every d of each kept layout shape with the same domain count) and takes the fastest
+    admissible one, as the enumeration's order (`Design.sort_key`) does. Layout mode ranks every layout on its own
+    and keeps the model's choice."""
+    if distinct_by == "layout":
+        return design
+    sc, arch, domains = space.scenario, design.architecture, design.layout.domains
+    cents, best = round(design.objective_usd, 2), design
+    tried: set[tuple] = set()
+    for shape in (s for s in space.shapes if arch.perf in s.perfs):
+        family = LayoutShape(tp=shape.tp, cp=shape.cp, pp=shape.pp, vp=shape.vp, microbatch_size=shape.microbatch_size,
+                             ep=shape.ep, etp=shape.etp)
+        for d in dp_candidates(sc, family):
+            lay = shape.layout(d)
+            key = (lay.tp, lay.cp, lay.pp, lay.vp, lay.dp, lay.microbatch_size, lay.gpus_per_domain_used, lay.ep, lay.etp)
+            if lay.domains != domains or key in tried or placement_problem(lay, sc.workload, lay.gpus_per_domain_used):
+                continue
+            tried.add(key)
+            if len(tried) > EQUAL_COST_CANDIDATES:
+                return best
+            found = admissible_design(space, arch, lay)
+            if found is not None and round(found.objective_usd, 2) == cents and found.sort_key() < best.sort_key():
+                best = found
+    return best
 
 
 def requirement_problems(design: Design, target_step_time_s: float) -> list[str]:

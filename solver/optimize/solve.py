@@ -106,7 +106,8 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     if not space.shapes:
         if not space.complete:
             raise _out_of_time(time_limit_s, "design space")
-        return SolveResult(sc.name, "infeasible", [], 0.0, None, _explain(space, deadline), timings, stats, solver_info)
+        return SolveResult(sc.name, "infeasible", [], 0.0, None, _explain(space, deadline), timings, stats, solver_info,
+                           stack=sc.workload.stack)
     search = k_best(space, k, distinct_by, deadline, progress)
     timings.update(search.timings)
     for key in ("model_variables", "model_constraints", "architectures_pruned_by_bounds"):
@@ -116,7 +117,7 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
         first = search.outcomes[0] if search.outcomes else None
         if search.complete and first is not None and first.status == "infeasible":
             return SolveResult(sc.name, "infeasible", [], solve_time_s, None, _explain(space, deadline), timings, stats,
-                               solver_info)
+                               solver_info, stack=sc.workload.stack)
         if search.stopped_in is not None:
             raise _out_of_time(time_limit_s, search.stopped_in)
         assert first is not None  # a complete search ran at least one solve
@@ -132,7 +133,7 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     stats["search"] = {"complete": search.complete, "designs_found": len(search.designs),
                        "designs_proven": search.proven, "stopped_in": search.stopped_in}
     return SolveResult(sc.name, status, search.designs, solve_time_s, max(gaps) if gaps else None,
-                       None, timings, stats, solver_info, warnings)
+                       None, timings, stats, solver_info, warnings, stack=sc.workload.stack)
 
 
 def check_time_limit(time_limit_s: float | None) -> float | None:
@@ -249,12 +250,14 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
         over = cap_problems(design, sc.constraints)
         status = "feasible" if design.meets_target and design.perf.fits_memory and not over else "infeasible"
         explanation = ("the pinned design exceeds the scenario's caps: " + "; ".join(over)) if over else None
-        return SolveResult(sc.name, status, [design], 0.0, explanation=explanation, stats=stats)
+        return SolveResult(sc.name, status, [design], 0.0, explanation=explanation, stats=stats,
+                           stack=sc.workload.stack)
     result = solve(ls, cat, top_k=1, time_limit_s=time_limit_s)
     result.stats.update(stats)
     if result.designs or sc.objective == "fastest":
         return result
     check_against_catalog(ls, cat)
+    sc = ls.scenario  # with its stack's defaults (inputs/stacks.resolve_stack)
     reach = fastest_design(sc, cat, Deadline(check_time_limit(time_limit_s)))
     if reach is not None:  # what the pins can do: judged against the scenario's own target
         reach.target_step_time_s = sc.target_step_time_s()

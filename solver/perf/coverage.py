@@ -2,22 +2,25 @@
 whose feasibility rests on a regime no calibration row covers is flagged in the report").
 
 The envelope is the set of published runs in tests/perf/calibration_rows.py that the model reproduces
-(docs/model.md "Calibration"): which GPU and precision pairs were fitted, the lowest scale-out bandwidth
-per GPU, the largest job, no oversubscribed leaf, and data-parallel traffic that the schedule hid (the runs with much exposed DP traffic are the
-Megatron-LM weak-scaling rows at TP 4–8 without pipelining, whose microbatch size is not published).
-Each check returns a sentence; an empty list means the design sits where the model was validated.
+(docs/model.md "Calibration"). Compute (physics v3): the design's regime (stack · GPU · precision · dominant
+term, perf/uncertainty.py) must hold MIN_ROWS calibration runs; otherwise the flag says which coarser regime
+the step-time interval comes from, quantitatively ("−6 %/+8 %, 33 runs (megatron·bf16; no 4+ runs in
+megatron·b200·bf16·compute)"). The network: the lowest scale-out bandwidth per GPU, the largest job, no
+oversubscribed leaf, and data-parallel traffic that the
+schedule hid (the runs with much exposed DP traffic are the Megatron-LM weak-scaling rows at TP 4–8 without
+pipelining, whose microbatch size is not published). Each check returns a sentence; an empty list means the
+design sits where the model was validated.
 How busy the network is against compute (fewer NICs than GPUs is no flag: published runs had fewer) is
 `perf/network_load.py`, reported as a caveat of every design.
 """
 from __future__ import annotations
 
+from ..inputs.stacks import DEFAULT_STACK
 from .hardware import Hardware
 from .layout import Layout
 from .step import Performance
+from .uncertainty import design_regime
 
-# (GPU, precision) pairs whose compute parameters were fitted on published rows (the others are estimates)
-CALIBRATED_COMPUTE = {("a100-80gb", "bf16"), ("h100-sxm", "bf16"), ("h100-sxm", "fp8"), ("b200", "fp8"),
-                      ("gb200", "fp8"), ("gb300", "fp8")}
 LOWEST_CALIBRATED_GBYTE_S = 6.25  # fms-fsdp A100 rows: 400 Gb/s per 8-GPU node
 LARGEST_CALIBRATED_GPUS = 16_384  # Llama 3 405B (held out)
 EXPOSED_DP_SHARE = 0.10  # exposed dp_rs + dp_ag above this share of the step rests on the DP windows
@@ -26,9 +29,10 @@ EXPOSED_DP_SHARE = 0.10  # exposed dp_rs + dp_ag above this share of the step re
 def uncalibrated(hw: Hardware, layout: Layout, perf: Performance, precision: str) -> list[str]:
     """Sentences naming each regime of this design that no calibration row covers."""
     out = []
-    if (hw.gpu_id, precision) not in CALIBRATED_COMPUTE:
-        out.append(f"compute: no published {precision} run on {hw.gpu_id} was fitted (the catalog's parameters "
-                   "for it are estimates)")
+    reg = design_regime(hw.stack or DEFAULT_STACK, hw.gpu_id, precision, perf.compute_s + perf.bubble_s,
+                        perf.step_time_s)
+    if reg.fell_back or reg.rows == 0:
+        out.append(f"compute: step time {reg.text()}")
     if perf.scaleout_bytes > 0:
         out += _scaleout_flags(hw, perf)
     if layout.gpus > LARGEST_CALIBRATED_GPUS:

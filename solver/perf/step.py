@@ -392,10 +392,11 @@ def step_time_under(perf: Performance, compute_slowdown: float = 0.0, bandwidth_
 
 
 def meets_target(perf: Performance, target_step_time_s: float, compute_slowdown: float = 0.0,
-                 bandwidth_derate: float = 0.0) -> bool:
-    """The step meets the target, and still does with the required margins (each on its own)."""
+                 bandwidth_derate: float = 0.0, quantile_factor: float = 1.0) -> bool:
+    """The step meets the target, and still does with the required margins (each on its own); with
+    `robustness.quantile`, the step time times its regime's quantile factor k_q (perf/uncertainty.py) meets it."""
     limit = target_step_time_s * (1 + 1e-9)
-    if perf.step_time_s > limit:
+    if perf.step_time_s * quantile_factor > limit:
         return False
     if compute_slowdown and step_time_under(perf, compute_slowdown=compute_slowdown) > limit:
         return False

@@ -403,8 +403,8 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", *SUMMARY_GOODPUT_KEYS, "network_load", "caveats",
-    "capex_includes", "capex_leaves_out",
+    "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", *SUMMARY_GOODPUT_KEYS,
+    "network_load", "caveats", "capex_includes", "capex_leaves_out",
 )
 WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "capex_includes", "capex_leaves_out")
 
@@ -455,6 +455,7 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
         ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
         _per_mtok_row(design, col, r, v["total"] + (energy if design.objective == "tco" else 0.0)),
+        *_uncertainty_rows(design),
         *summary_goodput_rows(design),
         *orderable_rows(design),
     ]
@@ -480,6 +481,15 @@ def _per_mtok_row(design, col: str, r: dict, cost_usd: float) -> tuple:
                                         design.cost.tco_years)
     return ("per_mtok", f"Cost per million tokens (USD, {'TCO' if key == 'tco' else 'capex'} over the TCO years)",
             Live(f"={col}{r[key]}/({tokens})*1000000", value), USD_CENTS)
+
+
+def _uncertainty_rows(design) -> list:
+    """The software stack and the step time's p10–p90 from its calibration regime (perf/uncertainty.py; the regime
+    itself is named in the Performance sheet's coverage column and the JSON's `uncertainty`)."""
+    lo, hi = design.step_time_interval_s
+    return [("stack", "Software stack (workload.stack)", design.stack, None),
+            ("step_p10", "Step time p10 (s)", lo, SECONDS),
+            ("step_p90", "Step time p90 (s)", hi, SECONDS)]
 
 
 def _summary_row_numbers() -> dict:
@@ -621,7 +631,7 @@ def write_performance_sheet(wb, result) -> None:
     The columns follow the traffic-class registry (solver/perf/traffic.py): one per class.
     """
     ws = wb.create_sheet("Performance")
-    _title(ws, "Performance per design (one training step)")
+    _title(ws, f"Performance per design (one training step; software stack {result.stack})")
     note(ws, 2, "Model outputs (seconds, bytes, GB): prices do not change them; solve again to change them.")
     designs = result.designs
     head = 4

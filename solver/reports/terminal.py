@@ -245,6 +245,20 @@ def margin_text(d: Design) -> str:
     return f"{cmp} / {bw}"
 
 
+def interval_text(d: Design) -> str:
+    """"step time p10–p90 2.31–2.71 s (±8%, 33 runs (megatron·bf16; …))" (perf/uncertainty.py)."""
+    lo, hi = d.step_time_interval_s
+    quantile = (f"; p{d.quantile * 100:.0f} {d.perf.step_time_s * d.quantile_factor:.2f} s meets the target"
+                if d.quantile is not None else "")
+    return f"step time p10–p90 {lo:.2f}–{hi:.2f} s ({d.regime.text()}){quantile}"
+
+
+def print_intervals(designs: list[Design], console: Console) -> None:
+    """Each design's step-time interval from the calibration residuals of its regime."""
+    for d in designs:
+        console.print(f"  #{d.rank} {safe(interval_text(d))}")
+
+
 def print_uncalibrated(designs: list[Design], console: Console) -> None:
     """Each design whose result rests on a regime no calibration row covers (perf.coverage)."""
     for d in designs:
@@ -278,7 +292,9 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
         return
     if result.designs and result.designs[0].objective == "fastest":
         console.print("objective: fastest design within the caps (ranked by step time, then cost)")
+    console.print(f"software stack: {safe(result.stack)} (workload.stack; step times and intervals assume it)")
     console.print(solve_table(result, console.width, wide))
+    print_intervals(result.designs, console)
     for d in result.designs:
         tight = [b["text"] for b in d.binding if b["binding"]]
         if tight:
@@ -367,6 +383,7 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
                   f"{p.microbatches} microbatches")
     console.print(f"step time {p.step_time_s:.3f} s against a target of {design.target_step_time_s:.3f} s: {verdict}; "
                   f"MFU {p.mfu:.1%}, {p.hardware_tflops_per_gpu:,.0f} hardware TFLOP/s per GPU")
+    console.print(f"software stack {safe(design.stack)}; {safe(interval_text(design))}")
     t = Table(title="step time breakdown (s)", title_justify="left")
     for col in ("term", "time s", "window s", "exposed s", "NVLink bytes/GPU", "scale-out bytes/GPU"):
         t.add_column(col, justify="right" if col != "term" else "left")

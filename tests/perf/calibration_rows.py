@@ -10,9 +10,14 @@ and by one rule for all rows of a source:
   Nemotron-340B p8 v12); unknown recompute of a Megatron run: none (Megatron's default);
 - gradient reduce: fp32 for Megatron-LM and NeMo training runs (Megatron's default), bf16 for the
   NeMo 24.07 / Megatron-Bridge performance recipes, fp32 for torch FSDP stacks;
-- TP communication overlap (`overlap.tp = 1`): on for NVIDIA stacks on Hopper and later with TP > 1
-  (the recipes and the Megatron-LM README enable it), and for torchtitan's async-TP rows; off
-  elsewhere (A100-era Megatron, vanilla TP, Meta's Llama 3 paper does not mention it);
+- the software stack (`workload.stack`, SPEC §4.8) by source: megatron for Megatron-LM, NeMo and
+  Megatron-Bridge ([C1]–[C3], [D1]–[D3], [D8]), fsdp for Composer/llm-foundry, fms-fsdp and NeMo
+  Automodel's FSDP2 ([C4], [D4], [D6], [D9]), torchtitan for [D5]; Meta's Llama 3 runs ([D7]) on
+  megatron's profile;
+- TP communication overlap as each run states it: `tp_overlap` rows (NVIDIA recipes on Hopper and later
+  with TP > 1, which enable it; torchtitan's async-TP rows) hide TP behind the stack's ψ for their GPU
+  generation (catalog `stacks:`, fitted: docs/model.md "Stacks"), which replaced v2's φ_tp = 1; the other
+  rows with TP > 1 (A100-era Megatron, Meta's Llama 3 paper does not mention it) set overlap.tp = 0;
 - the network where the source does not state it: the DGX reference (8 × 400G IB on H100).
 
 Groups: `fit` rows chose the compute model's parameters (tools/calibrate.py); `held_out` rows
@@ -27,7 +32,9 @@ metric: "tok" tokens/s/GPU; "iter_s" s per step; "model_tflops" model TFLOP/s/GP
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+STACK_BY_SOURCE = {"[C4]": "fsdp", "[D4]": "fsdp", "[D6]": "fsdp", "[D9]": "fsdp", "[D5]": "torchtitan"}
 
 # platform, NIC and rails per node of the published systems
 SYSTEMS = {
@@ -61,9 +68,14 @@ class Row:
     metric: str
     published: float
     workload: dict = field(default_factory=dict)  # grad_reduce_dtype, fsdp_reshard_after_forward, fp8_param_gather
-    tp_overlap: bool = False
+    tp_overlap: bool = False  # the published run overlaps TP comm (recipes, async TP): the stack's ψ applies
     cp_overlap: float | None = None  # overlap.cp as published (None = the default)
     note: str = ""
+    stack: str = ""  # workload.stack; "" = by source (STACK_BY_SOURCE)
+
+    @property
+    def stack_id(self) -> str:
+        return self.stack or STACK_BY_SOURCE.get(self.source, "megatron")
 
 
 def gpt(layers, hidden, heads, vocab=51200, seq=2048, tied=True):
@@ -378,10 +390,75 @@ D_ROWS += [
         note="FSDP2 with resharding, CP2 (SDPA), full recompute, GA 4; fp32 grad reduce assumed; DGX H100 reference"),
 ]
 
-ROWS: list[Row] = C_ROWS + D_ROWS
+# --------------------------------------------------------------------------- physics v3 rows [R1], [R2]
+# Megatron-Bridge 25.09 / 26.02 tables ([R1]) and MT-NLG ([R2]), as branch `calibrate` collected them for
+# examples/calibration-runs.csv (same layouts and assumptions; the 25.09 GB200 405B MX row at d = 2: 128 GPUs of
+# TP4·CP2·PP8 replicas, GA 32 as published; the 25.09 GB200 70B MX row at mbs 1, GA 16 as published). A few rows chose parameters (`fit`); the rest are physics v3's own
+# held-out rows (`v3_held_out`), reported apart (docs/model.md "Calibration v3").
+R1_NOTE = MB_NOTE + " (Megatron-Bridge 25.09 / 26.02 table, docs/sources.md [R1])"
+MX = "; MXFP8 modelled as FP8 current scaling"
+
+
+def _r1(name, system, shape, batch, recompute, lay, tok, group="v3_held_out", optimizer="distributed", note=R1_NOTE):
+    g_u = 64 if system.startswith("gb") and lay[0] * lay[1] * lay[2] * lay[4] > 8 else 8  # an NVL72 job over 8 GPUs: 64
+    extra = {**BF16_GRADS, **(BALANCED if shape is LLAMA31_405B else {})}
+    return Row(f"Megatron-Bridge {name}", "[R1]", group, system, "fp8", shape, batch, recompute, optimizer, lay, g_u,
+               "tok", tok, extra, tp_overlap=lay[0] > 1, note=note)
+
+
+R_ROWS = [
+    _r1("25.09 DGX-GB200 LLAMA3_8B FP8-CS", "gb200", LLAMA3_8B, 128, "selective", (1, 1, 1, 1, 8, 2), 31357),
+    _r1("25.09 DGX-GB200 LLAMA3_8B FP8-MX", "gb200", LLAMA3_8B, 128, "selective", (1, 1, 1, 1, 8, 2), 29925,
+        note=R1_NOTE + MX),
+    _r1("25.09 DGX-B200 LLAMA3_8B FP8-CS", "b200", LLAMA3_8B, 128, "selective", (1, 1, 1, 1, 8, 2), 29994),
+    _r1("25.09 DGX-B200 LLAMA3_8B FP8-MX", "b200", LLAMA3_8B, 128, "selective", (1, 1, 1, 1, 8, 2), 29388,
+        note=R1_NOTE + MX),
+    _r1("25.09 DGX-H100 LLAMA3_8B FP8-CS", "h100", LLAMA3_8B, 128, "selective", (1, 1, 1, 1, 8, 1), 14079,
+        optimizer="fsdp"),
+    _r1("25.09 DGX-H100 LLAMA3_70B FP8-CS", "h100", LLAMA3_70B, 128, "selective", (4, 1, 8, 5, 2, 1), 1619),
+    _r1("25.09 DGX-GB200 LLAMA3_70B FP8-MX", "gb200", LLAMA3_70B, 128, "selective", (2, 1, 4, 5, 8, 1), 3546,
+        note=R1_NOTE + MX + "; mbs 1: GBS 128 = d 8 · GA 16 · mbs 1 as published (the table's MBS column says 2)"),
+    _r1("25.09 DGX-H100 LLAMA3.1_405B FP8-CS", "h100", LLAMA31_405B, 512, "none", (8, 2, 8, 8, 8, 1), 302),
+    _r1("25.09 DGX-B200 LLAMA3.1_405B FP8-CS", "b200", LLAMA31_405B, 64, "none", (4, 2, 8, 8, 2, 1), 664, "fit"),
+    _r1("25.09 DGX-B200 LLAMA3.1_405B FP8-MX", "b200", LLAMA31_405B, 64, "none", (4, 2, 8, 8, 2, 1), 622,
+        note=R1_NOTE + MX),
+    _r1("25.09 DGX-GB200 LLAMA3.1_405B FP8-MX", "gb200", LLAMA31_405B, 64, "none", (4, 2, 8, 8, 2, 1), 578,
+        note=R1_NOTE + MX),
+    _r1("26.02 DGX-GB300 LLAMA3_70B MXFP8", "gb300", LLAMA3_70B, 256, "none", (1, 1, 4, 5, 16, 1), 4596,
+        note=R1_NOTE + MX),
+    _r1("26.02 DGX-GB200 LLAMA3_70B MXFP8", "gb200", LLAMA3_70B, 256, "none", (2, 1, 4, 5, 8, 1), 3613,
+        note=R1_NOTE + MX),
+    _r1("26.02 DGX-H100 LLAMA3_70B FP8", "h100", LLAMA3_70B, 256, "none", (4, 1, 8, 5, 2, 1), 1621, "fit"),
+    _r1("26.02 DGX-GB300 LLAMA3.1_405B MXFP8", "gb300", LLAMA31_405B, 1536, "none", (2, 2, 8, 4, 8, 1), 931,
+        note=R1_NOTE + MX),
+    _r1("26.02 DGX-GB300 LLAMA3.1_405B FP8", "gb300", LLAMA31_405B, 1536, "none", (4, 1, 8, 4, 8, 1), 988, "fit"),
+    _r1("26.02 DGX-GB200 LLAMA3.1_405B MXFP8", "gb200", LLAMA31_405B, 1536, "none", (4, 1, 16, 8, 4, 1), 786,
+        note=R1_NOTE + MX),
+    _r1("26.02 DGX-GB200 LLAMA3.1_405B FP8", "gb200", LLAMA31_405B, 1536, "none", (4, 1, 16, 4, 4, 1), 793, "fit"),
+    _r1("26.02 DGX-H100 LLAMA3.1_405B FP8", "h100", LLAMA31_405B, 1536, "none", (8, 2, 8, 8, 8, 1), 311),
+]
+
+MTNLG_NOTE = ("Megatron-DeepSpeed on Selene (DGX A100, 8 × HDR), TP 8, PP 35, batch 1,920 (docs/sources.md [R2] §2.4); "
+              "assumed: mbs 1, no interleaving, full recompute, ZeRO-1, fp32 grad reduce, no FlashAttention (2021)")
+R_ROWS += [
+    Row(f"MT-NLG 530B {n:,} GPUs", "[R2]", group, "a100", "bf16", gpt(105, 20480, 128), 1920, "full", "distributed",
+        (8, 1, 35, 1, n // 280, 1), 8, "iter_s", step, NO_FA, stack="deepspeed", note=MTNLG_NOTE)
+    for n, step, group in ((2240, 60.1, "fit"), (2800, 50.2, "v3_held_out"), (3360, 44.4, "v3_held_out"))
+]
+
+# Rows physics v3 moved into the fit (they were held out or external): Megatron-LM / Nemotron H100 BF16 runs (the
+# megatron stack's Hopper BF16 GEMMs and TP overlap), two long-context MosaicML rows (the fsdp stack's attention
+# kernel on Hopper) and one torchtitan H200 row (the torchtitan stack's Hopper GEMMs). Their siblings stay held out.
+V3_FIT = {
+    "Megatron-LM H100 weak scaling GPT-7.1B", "Megatron-LM H100 weak scaling GPT-70B",
+    "Megatron-LM H100 weak scaling GPT-177B", "Nemotron-4 340B 1,536 GPUs",
+    "MosaicML H100 BF16 mpt-3b seq 8192", "MosaicML H100 FP8 mpt-1b seq 8192",
+    "torchtitan H200 8B 32 GPUs FSDP FP8 (Trainy)",
+}
+ROWS: list[Row] = [replace(r, group="fit") if r.id in V3_FIT else r for r in C_ROWS + D_ROWS + R_ROWS]
 BY_ID: dict[str, Row] = {r.id: r for r in ROWS}
 assert len(BY_ID) == len(ROWS), "row ids are unique"
-SCORED = ("fit", "held_out", "external")
+SCORED = ("fit", "held_out", "external", "v3_held_out")
 
 # ------------------------------------------------------------------------------------------ evaluation
 
@@ -397,21 +474,25 @@ def calibration_catalog():
     return load_catalog([default_catalog_path(), Path(__file__).resolve().parent.parent / "data" / "calibration-systems.yaml"])
 
 
-def scenario_of(row: Row, overlap: dict | None = None):
+def scenario_of(row: Row, overlap: dict | None = None, catalog=None):
+    """The row as a scenario on its stack, the stack's defaults filled in where the row states nothing."""
     from solver.inputs.schema import Scenario
+    from solver.inputs.stacks import resolve_stack
 
     over = dict(overlap or {})
-    if row.tp_overlap:
-        over.setdefault("tp", 1.0)
+    if not row.tp_overlap and row.layout[0] > 1:
+        over.setdefault("tp", 0.0)
     if row.cp_overlap is not None:
         over.setdefault("cp", row.cp_overlap)
-    return Scenario.model_validate({
+    scenario = Scenario.model_validate({
         "name": "calibration",
         "workload": {"model": row.model, "global_batch_size": row.batch, "precision": row.precision,
-                     "activation_recompute": row.recompute, "optimizer": row.optimizer, **row.workload},
+                     "activation_recompute": row.recompute, "optimizer": row.optimizer, "stack": row.stack_id,
+                     **row.workload},
         "target": {"step_time_s": 1.0},
         "overlap": over,
     })
+    return scenario if catalog is None else resolve_stack(scenario, catalog)
 
 
 
@@ -423,7 +504,7 @@ def evaluate(row: Row, catalog, overlap: dict | None = None, hw_hook=None):
     from solver.perf.step import performance
     from solver.perf.traffic import overlap_for
 
-    scenario = scenario_of(row, overlap)
+    scenario = scenario_of(row, overlap, catalog)
     platform, nic, rails = SYSTEMS[row.system]
     hw = hardware_for(scenario, catalog, platform, nic, rails, 1.0)
     if hw_hook is not None:
@@ -458,3 +539,24 @@ def throughput_error(row: Row, catalog, overlap: dict | None = None, hw_hook=Non
     perf, scenario = evaluate(row, catalog, overlap, hw_hook)
     value = predicted(row, perf, scenario)
     return row.published / value - 1 if row.metric == "iter_s" else value / row.published - 1
+
+
+RESIDUAL_GROUPS = ("fit", "held_out", "external")  # v3_held_out stays out: it measures the intervals
+
+
+def residual_rows(catalog) -> list[dict]:
+    """The residual table shipped as solver/perf/residuals.yaml (tools/calibrate.py --residuals writes it): every
+    row of RESIDUAL_GROUPS with its regime (stack, GPU, precision, dominant term) and its error, rounded to 1e-4."""
+    from solver.perf.uncertainty import regime_term
+
+    out = []
+    for row in ROWS:
+        if row.group not in RESIDUAL_GROUPS:
+            continue
+        perf, scenario = evaluate(row, catalog)
+        value = predicted(row, perf, scenario)
+        error = row.published / value - 1 if row.metric == "iter_s" else value / row.published - 1
+        out.append({"id": row.id, "stack": row.stack_id, "gpu": perf.hw.gpu_id, "precision": row.precision,
+                    "term": str(regime_term(perf.compute_s + perf.bubble_s, perf.step_time_s)),
+                    "error": round(error, 4)})
+    return out

@@ -35,8 +35,7 @@ KNOWN = {
     # within ±30 % before the physics v2 merge, +31.9 % after the refit (new outlier, docs/model.md §MoE)
     "GPT-OSS-120B pretrain DGX-GB200 64GPU MXFP8 (NeMo 26.06.01)": (0.30, 0.40, "the release and recipe whose GB300 "
                                                                     "row its source footnotes as a performance regression"),
-    # within ±30 % before the physics v2 merge, −30.8 % after the refit (new outlier, docs/model.md §MoE)
-    "Qwen3-30B-A3B pretrain DGX-GB300 8GPU MXFP8 (NeMo 26.06)": (-0.40, -0.30, NEWER),
+    # (−30.8 % after the physics v2 refit; −27.6 % under physics v3's Blackwell efficiencies: within ±30 % again)
     # within ±30 % before the physics v2 merge, −68.4 % after (new outlier, docs/model.md §MoE)
     "GPT-OSS-120B H100 64GPU BF16 (NeMo AutoModel, PyTorch FSDP2+EP)": (
         -0.75, -0.60, "physics v2 times fsdp's parameter all-gathers and gradient reduce-scatters per microbatch "
@@ -54,13 +53,13 @@ KNOWN = {
        for r in ("26.02", "26.02.01", "26.04", "26.04.01")},
     **{name: (-0.40, -0.30, "NeMo AutoModel (FSDP2 + EP, full recompute) runs faster than the Megatron rows the "
               "H100 ε also fits") for name in (
-        "Qwen3-30B-A3B H100 8GPU BF16 (NeMo AutoModel, PyTorch FSDP2+EP)",
+        # ("Qwen3-30B-A3B H100 8GPU BF16 (NeMo AutoModel, PyTorch FSDP2+EP)": −28.7 % under physics v3, within ±30 %)
         "Qwen3-30B-A3B H100 8GPU BF16 DeepEP (AutoModel A/B)", "Qwen3-30B-A3B H100 8GPU BF16 HybridEP (AutoModel A/B)",
         # (since the physics v2 merge "Qwen3-30B-A3B H100 16GPU BF16 DeepEP (AutoModel A/B)" lies within ±30 %:
         # no longer an outlier)
         "Qwen3-30B-A3B H100 16GPU BF16 HybridEP (8 SMs) (AutoModel A/B)")},
-    "Qwen3-30B-A3B GB200 16GPU MXFP8 (Megatron-LM moe_recipes) [paged stash; full CG; HybridEP]": (
-        -0.35, -0.30, "the paged-stash, full CUDA-graph variant: 26 % faster than its partial-graph twin"),
+    # ("Qwen3-30B-A3B GB200 16GPU MXFP8 (Megatron-LM moe_recipes) [paged stash; full CG; HybridEP]": −28.3 % under
+    # physics v3, within ±30 %: no longer an outlier)
     # (the coarse-expert Mixtral run, −34 % before, lies within ±30 % since the GEMM-shape model times its large
     # expert GEMMs: no longer an outlier)
 }
@@ -122,12 +121,14 @@ def test_heldout_summary():
     worst +123 % (Qwen3-235B on DGX-B300 in 26.02, which the next releases run 2.2× faster); before the merge
     (104 runs) 18.3 %, 80 %, +130 %. TOLERANCE CHANGE, explicit: the median bound was 0.19, now 0.20 (held-out
     runs are never fitted; docs/model.md §MoE "After the physics v2 merge"). The issue's targets (median ≤ 15 %,
-    worst ≤ 30 %) are not met; docs/model.md §MoE says where the model misses."""
+    worst ≤ 30 %) are not met; docs/model.md §MoE says where the model misses. Physics v3 (issue 23: Blackwell and
+    Hopper attention and GEMMs refitted on dense rows, expert efficiencies rescaled, TP exposed as before): median
+    15.2 %, 83 % within 30 %, worst +120 %; TOLERANCE CHANGE, explicit: the median bound tightened 0.20 → 0.16."""
     assert len(HELDOUT) == 106
     placeable = [run for run in HELDOUT if run.placeable()]
     assert len(placeable) == 105
     errors = [abs(run.error()) for run in placeable]
-    assert statistics.median(errors) <= 0.20
+    assert statistics.median(errors) <= 0.16
     assert sum(e <= 0.30 for e in errors) / len(errors) >= 0.78
     assert max(errors) <= 1.35
 
@@ -140,15 +141,15 @@ def _by_name(name: str) -> Run:
 
 
 # Compute per GPU of the HGX run over the NVL72 run lies between the HBM ratio and the GEMM-rate ratio of the two
-# GPUs' catalog compute models (physics v2: peak × gemm_efficiency_bf16): GB200/B200 8.0/7.7 = 1.04 and
-# (2500·0.46)/(2250·0.52) = 0.98; GB300/B300 1.04 and (2500·0.64)/(2250·0.52) = 1.37. Before the merge both
-# GPUs of a pair had one flat efficiency (ratio within 12 % of 1). The all-to-all's share of the step-time gap
-# is ≥ 85 % where the compute ratio is near 1, ≥ 75 % for GB300/B300, whose GEMM rates differ by 37 %.
+# GPUs' catalog compute models (peak × gemm_efficiency_bf16): physics v3 (one fitted Blackwell efficiency per GPU):
+# GB200/B200 8.0/7.7 = 1.04 and (2500·0.45)/(2250·0.45) = 1.11; GB300/B300 1.04 and (2500·0.58)/(2250·0.45) = 1.43
+# (v2: 0.98–1.04 and 1.04–1.37). The all-to-all's share of the step-time gap is ≥ 85 % for GB200/B200, ≥ 75 % for
+# GB300/B300, whose GEMM rates differ by 43 %.
 @pytest.mark.parametrize(("nvl72", "hgx", "compute_ratio", "ep_share"), [
     ("GPT-OSS-120B pretrain DGX-GB200 64GPU BF16 (NeMo 26.02)", "GPT-OSS-120B pretrain DGX-B200 64GPU BF16 (NeMo 26.02)",
-     (2500 * 0.46 / (2250 * 0.52), 8.0 / 7.7), 0.85),
+     (8.0 / 7.7, 2500 * 0.45 / (2250 * 0.45)), 0.85),
     ("GPT-OSS-120B pretrain DGX-GB300 64GPU BF16 (NeMo 26.02)", "GPT-OSS-120B pretrain DGX-B300 64GPU BF16 (NeMo 26.02)",
-     (8.0 / 7.7, 2500 * 0.64 / (2250 * 0.52)), 0.75),
+     (8.0 / 7.7, 2500 * 0.58 / (2250 * 0.45)), 0.75),
 ])
 def test_nvl72_gain_comes_from_the_all_to_all(nvl72, hgx, compute_ratio, ep_share):
     """Same release, same layout (TP1 PP1 EP64, flat NCCL all-to-all): EP64 inside one NVL72 rack vs over 8 HGX
@@ -170,10 +171,12 @@ def test_nvl72_gain_comes_from_the_all_to_all(nvl72, hgx, compute_ratio, ep_shar
 @pytest.mark.parametrize("release", ["26.02.01", "26.04", "26.04.01"])
 def test_nvl72_buys_nothing_when_ep_fits_in_a_node(release):
     """Qwen3-30B-A3B, EP8 on 8 GPUs, MXFP8: published GB200/B200 in these releases 0.96–0.99 ([M7], docs/model.md §MoE); the model
-    gives the same within 5 % (EP8 stays on NVLink on both; GB200's MNNVL all-to-all is a little slower)."""
+    gives the same within 8 % (EP8 stays on NVLink on both; GB200's MNNVL all-to-all is a little slower). TOLERANCE
+    CHANGE, explicit: 5 % before physics v3, whose one fitted Blackwell GEMM efficiency (0.45 on GB200 and B200, from
+    the dense Megatron-Bridge rows) leaves GB200's 11 % higher catalog peak in its compute (model 1.03–1.10)."""
     gb = _by_name(f"Qwen3-30B-A3B pretrain DGX-GB200 8GPU MXFP8 (NeMo {release})")
     b = _by_name(f"Qwen3-30B-A3B pretrain DGX-B200 8GPU MXFP8 (NeMo {release})")
     published = float(gb.row["value"]) / float(b.row["value"])
     predicted = (1 + gb.error()) / (1 + b.error()) * published
     assert 0.95 <= published <= 1.0
-    assert predicted == pytest.approx(published, abs=0.05)
+    assert predicted == pytest.approx(published, abs=0.08)

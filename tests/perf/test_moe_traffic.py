@@ -224,9 +224,9 @@ def test_d_times_every_term_is_affine_in_d(dispatcher, overlap):
 
 def test_same_layout_gb200_vs_b200_gap_is_the_all_to_all():
     """DeepSeek-V3, 256 GPUs, TP1 PP4 EP64 on both platforms (catalog hardware): on NVL72 the ep group sits in one
-    domain, on HGX it spans 8 nodes. Compute per step differs only by the GPUs' peak·η (GB200 5000·0.39 = 1950,
-    B200 4500·0.42 = 1890 TFLOP/s: 3 %) with one expert efficiency for both; the step-time gap is the
-    exposed all-to-all (≥ 90 % of it)."""
+    domain, on HGX it spans 8 nodes. Compute per step differs only by the GPUs' peak·η (physics v3: one fitted
+    Blackwell GEMM efficiency 0.45 on both, so GB200's 5000 vs B200's 4500 TFLOP/s: ≤ 11 %; v2: 3 %) with one
+    expert efficiency for both; the step-time gap is the exposed all-to-all (≥ 90 % of it)."""
     import solver
     from solver.perf.hardware import hardware_for
 
@@ -237,7 +237,7 @@ def test_same_layout_gb200_vs_b200_gap_is_the_all_to_all():
                                "target": {"step_time_s": 1.0}}).scenario
     gb = performance(sc.workload, lay(p=4, d=64, ep=64, g=64), hardware_for(sc, cat, "gb200-nvl72", "cx7-ndr", 4, 1.0))
     b = performance(sc.workload, lay(p=4, d=64, ep=64, g=8), hardware_for(sc, cat, "dgx-b200", "cx7-ndr", 8, 1.0))
-    assert b.compute_s / gb.compute_s == pytest.approx(1.0, abs=0.05)
+    assert 1.0 <= b.compute_s / gb.compute_s <= 5000 / 4500 * 1.01
     gap = b.step_time_s - gb.step_time_s
     ep_gap = b.traffic["ep"].exposed_s - gb.traffic["ep"].exposed_s
     assert gap > 0.2 * gb.step_time_s  # the HGX run is much slower …
