@@ -6,12 +6,12 @@ usage; 3 solver failure, or a time limit without a feasible design; 130 interrup
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import traceback
 from pathlib import Path
 
-from .errors import OutputWriteError, UsageError
+from .cli_guards import Stdout, check_outputs_of, closed_streams, warn_scenario_over_flags, warn_status
+from .errors import UsageError
 from .reports.text import plain, safe
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -135,12 +135,12 @@ def main(argv=None) -> int:
     from rich.console import Console
 
     try:
-        _closed_streams(args)
+        closed_streams(args)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     if sys.stdout is sys.__stdout__:  # the real one (tests capture it otherwise)
-        sys.stdout = _Stdout(sys.stdout)
+        sys.stdout = Stdout(sys.stdout)
     # pipes and files get every column at full width; --wide prints every column on a terminal too
     width = WIDE_COLUMNS if getattr(args, "wide", False) or not sys.stdout.isatty() else None
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
@@ -155,52 +155,6 @@ def main(argv=None) -> int:
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - mapped to exit codes below
         return _handle(exc, args, err)
-
-
-def _closed_streams(args) -> None:
-    """A closed standard output or error (`>&-`) becomes the null device, so terminal text is dropped;
-    JSON meant for standard output cannot be: that is an error before any work."""
-    import os
-
-    if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the life of the process
-    if sys.stdout is None:
-        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the life of the process
-        if getattr(args, "json", None) in ("-", True):
-            raise UsageError("standard output is closed, so the JSON cannot be written there; give --json FILE "
-                             "(or open standard output)")
-
-
-class _Stdout:
-    """The process's standard output, whose write failures (a full device, a closed pipe) are an
-    `OutputWriteError` naming it (exit 2) instead of an internal error."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except OSError as exc:
-            raise self._failed(exc) from exc
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except OSError as exc:
-            raise self._failed(exc) from exc
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-    def _failed(self, exc: OSError) -> OutputWriteError:
-        import os
-
-        with contextlib.suppress(OSError, ValueError, AttributeError):  # the final flush must not fail again
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self._stream.fileno())
-            os.close(null)
-        return OutputWriteError("standard output", exc)
 
 
 def _interrupted_message(mark: int) -> str:
@@ -346,22 +300,9 @@ def _load(args, err, path=None):
     if args.verbose:
         for line in provenance(cat).overridden:
             err.print(safe(f"override: {line}"))
-    _warn_scenario_over_flags(args, ls, provenance(cat).overridden, err)
+    warn_scenario_over_flags(args, ls, provenance(cat).overridden, err)
     _print_warnings(ls, err)
     return ls, cat
-
-
-def _warn_scenario_over_flags(args, ls, overridden: list[str], err) -> None:
-    """A scenario's `catalog:` file is layered after the --catalog files: say so when it overrides
-    an entry a --catalog file gave (a quote silently losing to another one, issue 27)."""
-    flags = [str(p) for p in (getattr(args, "catalog", None) or [])]
-    for line in overridden:
-        for mine in (str(p) for p in ls.catalog_paths):
-            for flag in flags:
-                if f": {mine} overrides {flag}" in line:
-                    err.print(safe(f"warning: {line.split(':')[0]}: the scenario's catalog file {mine} overrides the "
-                                   f"--catalog file {flag} (the scenario's catalog: list is layered last)"),
-                              highlight=False)
 
 
 def _print_warnings(ls, err) -> None:
@@ -369,16 +310,6 @@ def _print_warnings(ls, err) -> None:
 
     for warning in plausibility_warnings(ls):
         err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
-
-
-def _check_outputs(loaded: list, **paths) -> None:
-    """No output may be an input file of the run (scenarios, catalogs, quotes) or another output."""
-    from .files import check_outputs
-    from .inputs import provenance
-
-    inputs = [f for ls, cat in loaded for f in [ls.doc.path, *(p for p, _ in provenance(cat).files)]]
-    check_outputs({"--" + flag.replace("_", "-") if flag != "results" else "the results file": path
-                   for flag, path in paths.items()}, inputs)
 
 
 def _input_warnings(ls) -> list[str]:
@@ -447,7 +378,7 @@ def cmd_solve(args, out, err) -> int:
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
     plot_path = _frontier_plot_path(args, ls.scenario.name)
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
-    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
+    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
     with err.status("solving…") as status:
         result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                            progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
@@ -482,22 +413,8 @@ def cmd_solve(args, out, err) -> int:
     _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
-    _warn_status(result, err)
+    warn_status(result, err)
     return EXIT_OK
-
-
-def _warn_status(result, err, who: str = "") -> None:
-    """A visible warning on the terminal when a time limit left the answer unproven (statuses
-    `feasible` and `time_limit`), for every command that solves; `who` names the scenario."""
-    found = len(result.designs)
-    proven = (result.stats.get("search") or {}).get("designs_proven", 0)
-    prefix = f"warning: {who}: " if who else "warning: "
-    if result.status == "feasible":
-        err.print(safe(prefix + "the time limit stopped the search; the design(s) may not be optimal "
-                       "(feasible, not proven; status feasible)"))
-    elif result.status == "time_limit":
-        doubt = "the design(s) may not be optimal" if proven < found else "more designs may exist"
-        err.print(safe(prefix + f"{doubt} (status time_limit): {result.warnings[0] if result.warnings else ''}"))
 
 
 def cmd_evaluate(args, out, err) -> int:
@@ -510,7 +427,7 @@ def cmd_evaluate(args, out, err) -> int:
     ls, cat = _load(args, err)
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
-    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path)
+    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
     result = api.evaluate_pins(ls, cat)
     if not result.designs:
         print_solve(result, out, wide=getattr(args, "wide", False))
@@ -552,7 +469,7 @@ def cmd_compare(args, out, err) -> int:
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
     json_path = _json_path(args, "compare", ".json")
     xlsx_path = check_writable(args.xlsx) if getattr(args, "xlsx", None) else None
-    _check_outputs(loaded, json=json_path, xlsx=xlsx_path)
+    check_outputs_of(loaded, json=json_path, xlsx=xlsx_path)
     results = []
     for path, (ls, cat) in zip(args.scenarios, loaded):
         with err.status(f"solving {path}…"):
@@ -563,7 +480,7 @@ def cmd_compare(args, out, err) -> int:
     for path, r in zip(args.scenarios, results):
         if not r.designs:
             out.print(f"[bold red]{safe(r.scenario)}[/] ({safe(path)}) infeasible: {safe(r.explanation)}")
-        _warn_status(r, err, f"{r.scenario} ({path})")
+        warn_status(r, err, f"{r.scenario} ({path})")
         for w in r.warnings:
             out.print(f"[yellow]warning[/] ({safe(path)}): {safe(w)}")
     from .results import SCHEMA
@@ -603,7 +520,7 @@ def cmd_sweep(args, out, err) -> int:
     results_path = results_path_for(json_path if json_path is not None and not is_discard(json_path)
                                     else check_writable(_default_output(name, "-sweep.json")))
     check_writable(results_path)  # the finished points are appended there as they come
-    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, results=results_path)
+    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, results=results_path)
     for note in plan.notes:
         err.print(safe(f"note: {note}"))
     args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
@@ -682,7 +599,7 @@ def cmd_plan(args, out, err) -> int:
     json_path = _json_path(args, name, "-plan.json")
     xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
     plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png"))
-    _check_outputs([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
+    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
     with err.status("planning…") as status:
         result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare, progress=status.update)
     report = result.to_dict()

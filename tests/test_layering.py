@@ -28,7 +28,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.plan",),
     ("solver.reports",),
     ("solver.calibration",),
-    ("solver.api", "solver.cli", "solver.__main__", "solver"),
+    ("solver.api", "solver.cli_guards", "solver.cli", "solver.__main__", "solver"),
 )
 
 
