@@ -454,7 +454,7 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
          Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
         ("per_gpu", "Capex per GPU (USD)", Live(f"={col}{r['capex']}/{col}{r['gpus']}", v["total"] / v["gpus"]), USD),
-        _per_mtok_row(design, col, r, v["total"] + (energy if design.objective == "tco" else 0.0)),
+        _per_mtok_row(design, col, r, v["total"] + (energy if design.objective in ("tco", "rent_or_buy") else 0.0)),
         *_uncertainty_rows(design),
         *summary_goodput_rows(design),
         *orderable_rows(design),
@@ -475,7 +475,7 @@ def orderable_rows(design) -> list:
 
 def _per_mtok_row(design, col: str, r: dict, cost_usd: float) -> tuple:
     """Cost per million tokens (docs/model.md): the ranking's cost over TCO_years of training at this step time."""
-    key = "tco" if design.objective == "tco" else "capex"
+    key = "tco" if design.objective in ("tco", "rent_or_buy") else "capex"
     tokens = f"{design.tokens_per_step}/{col}{r['step']}*{design.goodput!r}*TCO_years*{SECONDS_PER_YEAR:.0f}"
     value = cost_per_million_tokens_usd(cost_usd, design.tokens_per_step, design.perf.step_time_s, design.goodput,
                                         design.cost.tco_years)

@@ -29,7 +29,7 @@ def print_next_faster(result: SolveResult, console: Console) -> None:
     if not result.designs:
         return
     first = result.designs[0]
-    basis = f"{cost_label('tco' if first.objective == 'tco' else 'capex')} over {first.cost.tco_years:g} years"
+    basis = f"{cost_label('tco' if first.objective in ('tco', 'rent_or_buy') else 'capex')} over {first.cost.tco_years:g} years"
     console.print(f"cost per million tokens ({basis}): "
                   + ", ".join(f"#{d.rank} {usd_per_mtok(d.cost_per_million_tokens_usd)}" for d in result.designs))
     nf = result.next_faster
