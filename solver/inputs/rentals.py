@@ -2,7 +2,7 @@
 with its network, priced per GPU-hour, so that every design can show renting the same GPU-hours
 next to owning it (solver/rentals.py does the arithmetic).
 
-Imported by schema.py (the Catalog's `rentals:` list) after its base models are defined.
+Imported by catalog_schema.py (the Catalog's `rentals:` list); builds on schema_base.py only, so no import cycle.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from .schema import Date, Identifier, PosInt, Strict
+from .schema_base import Date, Identifier, PosInt, Strict
 
 RentalTerm = Literal["on-demand", "capacity-block", "reserved"]
 
