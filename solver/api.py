@@ -36,14 +36,9 @@ def sweep(scenario, catalog: Catalog | None = None, vary: list[str] | None = Non
           combine: str | None = None, jobs: int = 1, executor: str = "local",
           time_limit_s: float | None = None, on_result: Callable[[dict], None] | None = None) -> dict:
     """Solve every point of the scenario's `sweep:` block (or of `vary` flags); the sweep report dict."""
-    from .sweep.plan import plan_sweep
-    from .sweep.run import run_points
-    from .sweep.summary import sweep_report
+    from .sweep import sweep as run
 
-    ls = as_loaded(scenario)
-    cat = catalog if catalog is not None else catalog_for(ls)
-    plan = plan_sweep(ls, cat, vary, combine, time_limit_s)
-    return sweep_report(plan, run_points(plan, jobs, executor, on_result=on_result))
+    return run(scenario, catalog, vary, combine, jobs, executor, time_limit_s, on_result)
 
 
 def frontier(scenario, catalog: Catalog | None = None, points: int = 10, time_limit_s: float | None = None):

@@ -235,34 +235,53 @@ def test_spares_in_every_bom_of_a_shipped_example(default_catalog, name):
 
 
 def test_goodput_32k_example_changes_the_answer(default_catalog):
-    """scenarios/goodput-32k.yaml (arithmetic in its header): with the goodput in the target the #1 is the NVL72
-    racks with 2 × CX7 per tray ($1,646.7M, goodput 0.8015, 2.452 / 0.8015 = 3.059 s ≤ 3.066 s); with the manual
-    override target.goodput: 1 it is the 1-NIC design ($1,592.9M) whose 2.570 s / 0.808 = 3.18 s misses."""
+    """scenarios/goodput-32k.yaml (arithmetic in its header). The default design space holds only reference NIC
+    configurations (4 × CX7 per NVL72 tray, 8 per DGX B200) and a fat tree, so the example no longer turns on the
+    NICs per tray (issue 24) but on the node count: 15.6T tokens in 40 days is a raw target of 40 · 86,400 /
+    929,833 = 3.717 s. With the manual override target.goodput: 1 the #1 is the NVL72 racks at 16,384 GPUs (4,626
+    trays with the spare rack) whose goodput is 0.888 (8.45 interruptions/day): 3.498 s / 0.888 = 3.94 s misses;
+    with the goodput in the target the #1 is the racks at 32,768 GPUs (9,234 trays), goodput 0.800 (16.90/day,
+    MTBF 1.42 h, τ 120.5 s), and #2 the DGX B200 at 32,768 GPUs (4,145 nodes with its 49 spares)."""
+    import yaml
+
     path = REPO / "scenarios" / "goodput-32k.yaml"
     with_goodput = solver.solve(solver.load_scenario(path), default_catalog, top_k=5)
     best = with_goodput.designs[0]
-    assert (best.architecture.platform, best.architecture.rails_per_node) == ("gb200-nvl72", 2)
-    assert best.target_step_time_s == pytest.approx(3.066, abs=5e-4)
-    assert best.goodput == pytest.approx(0.8015, abs=0.002)
-    assert best.perf.step_time_s / best.goodput <= best.target_step_time_s
+    assert best.target_step_time_s == pytest.approx(40 * 86_400 / 929_833, rel=1e-9)  # 3.7168 s
+    assert (best.architecture.platform, best.architecture.rails_per_node) == ("gb200-nvl72", 4)
+    assert best.layout.dp == 512 and best.cost.nodes == 513 * 18  # 32,768 GPUs at 64 of 72, + 1 spare rack
     assert best.cost.spare_units == 1 and best.reliability.spare_gpus_in_domains == 512 * 8  # 64 of 72 used
-    assert all(d.architecture.platform == "gb200-nvl72" for d in with_goodput.designs)  # DGX B200: 3.62 s effective
-    import yaml
+    r = best.reliability
+    assert r.in_target and r.interruptions_per_day == pytest.approx(6_169.4 / 365, rel=0.002)  # 16.90
+    assert r.job_mtbf_h == pytest.approx(1.420, rel=0.002)
+    assert r.checkpoint_interval_min == pytest.approx(120.5 / 60, rel=0.005)
+    assert best.goodput == pytest.approx(0.800, abs=0.002)
+    assert best.perf.step_time_s / best.goodput <= best.target_step_time_s
+    second = with_goodput.designs[1]  # DGX B200 at 32k: 2.871 / 0.819 = 3.504 s ≤ 3.717 s, but dearer
+    assert second.architecture.platform == "dgx-b200" and second.layout.dp == 512
+    assert second.cost.spare_units == 49  # 4,096 nodes: mean 34.7 failures per repair time → 49 spares
+    assert second.cost.capex_usd > best.cost.capex_usd
+    assert all(d.layout.dp == 512 for d in with_goodput.designs)  # no 16k design meets the target effectively
 
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["target"]["train_tokens"] = float(doc["target"]["train_tokens"])  # PyYAML 1.1 reads 15.6e12 as text
     doc["target"]["goodput"] = 1.0
     manual = solver.solve(solver.load_scenario(doc), default_catalog, top_k=5)
     first = manual.designs[0]
-    assert (first.architecture.platform, first.architecture.rails_per_node) == ("gb200-nvl72", 1)
-    assert first.cost.capex_usd < best.cost.capex_usd
-    assert first.perf.step_time_s / first.reliability.goodput > first.target_step_time_s
-    dgx = [d for d in manual.designs if d.architecture.platform == "dgx-b200"]
-    assert dgx and dgx[0].cost.spare_units == 49  # 4,096 nodes: mean 34.7 failures per repair time → 49 spares
+    assert (first.architecture.platform, first.architecture.rails_per_node) == ("gb200-nvl72", 4)
+    assert first.layout.dp == 256 and first.cost.nodes == 257 * 18  # 16,384 GPUs, + 1 spare rack
+    assert first.goodput == 1.0 and not first.reliability.in_target
+    assert first.perf.step_time_s <= first.target_step_time_s  # meets the raw target …
+    assert first.reliability.interruptions_per_day == pytest.approx(3_084.9 / 365, rel=0.002)  # 8.45
+    assert first.reliability.goodput == pytest.approx(0.888, abs=0.002)
+    assert first.perf.step_time_s / first.reliability.goodput > first.target_step_time_s  # … but not effectively
+    assert first.cost.capex_usd < 0.55 * best.cost.capex_usd  # half the racks: goodput doubles the cluster
 
 
 @pytest.mark.parametrize("columns", [80, 120])
 def test_goodput_on_a_terminal(columns, tmp_path):
-    """The ranked table still fits the terminal; each design's goodput line is printed."""
+    """The ranked table still fits the terminal; each design's goodput line is printed (#1 0.800, #2 0.819: the
+    scenario's header)."""
     from test_planner_cli import run_in_pty
 
     screen = run_in_pty(["solve", REPO / "scenarios" / "goodput-32k.yaml", "--json", "r.json", "--no-xlsx"], columns,
@@ -270,12 +289,15 @@ def test_goodput_on_a_terminal(columns, tmp_path):
     table = [line for line in screen.splitlines() if line[:1] in "│┃┏┡└"]
     assert table and all(len(line) <= columns for line in table)
     flat = " ".join(screen.split())
-    assert "#1 goodput 80.1%, in the target" in flat and "interruptions/day" in flat and "spare" in flat
+    assert "#1 goodput 80.0%, in the target" in flat and "16.90 interruptions/day" in flat
+    assert "1 spare gb200-nvl72" in flat and "#2 goodput 81.9%, in the target" in flat
 
 
 def test_goodput_in_the_workbook_and_a_sweep(default_catalog):
     """The Summary's goodput rows and the Performance sheet's goodput table carry the design's numbers; a sweep's
-    rows carry goodput, interruptions, MTBF, checkpoint interval and spares (from the same JSON)."""
+    rows carry goodput, interruptions, MTBF, checkpoint interval and spares (from the same JSON). The sweep crosses
+    the example's switch point (its header): at 40 days (3.717 s) the 32k racks, at 44 days (44 · 86,400 / 929,833
+    = 4.088 s) the 16k racks meet the target effectively (3.498 / 0.888 = 3.94 s)."""
     from solver.reports.excel import build_workbook
 
     ls = solver.load_scenario(REPO / "scenarios" / "goodput-32k.yaml")
@@ -290,12 +312,16 @@ def test_goodput_in_the_workbook_and_a_sweep(default_catalog):
     assert summary["Hot-spare units (BOM spares)"][0] == d.cost.spare_units == 1
     perf = [c.value for row in wb["Performance"].iter_rows() for c in row if isinstance(c.value, str)]
     assert any(text.startswith("Goodput: failures, checkpoints and spares") for text in perf)
-    report = solver.sweep(ls, default_catalog, vary=["target.train_days=33,40"])
+    report = solver.sweep(ls, default_catalog, vary=["target.train_days=40,44"])
     rows = [p for p in report["points"] if p.get("architecture")]
-    assert len(rows) == 2
-    for p in rows:
-        assert 0.7 < p["goodput"] < 0.9 and p["interruptions_per_day"] > 10 and p["spare_units"] >= 1
-        assert p["job_mtbf_h"] > 0 and p["checkpoint_interval_min"] > 0
+    assert [p["gpus"] for p in rows] == [513 * 72, 257 * 72]  # racks bought, spare rack included
+    assert [round(p["goodput"], 3) for p in rows] == [0.800, 0.888]
+    assert rows[0]["interruptions_per_day"] == pytest.approx(16.90, abs=0.01)
+    assert rows[1]["interruptions_per_day"] == pytest.approx(8.45, abs=0.01)
+    assert rows[0]["job_mtbf_h"] == pytest.approx(1.420, abs=0.002) and rows[1]["job_mtbf_h"] == pytest.approx(2.840, abs=0.002)
+    assert [p["spare_units"] for p in rows] == [1, 1]
+    assert rows[0]["checkpoint_interval_min"] == pytest.approx(120.5 / 60, rel=0.005)
+    assert rows[1]["checkpoint_interval_min"] == pytest.approx(241 / 60, rel=0.005)
 
 
 def test_apply_to_target_and_the_manual_override(default_catalog):
