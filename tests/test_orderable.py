@@ -18,6 +18,10 @@ GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="ge
 BASE = dict(name="orderable", workload=dict(model=GPT3_1_3B, global_batch_size=512), target=dict(step_time_s=2.0))
 
 
+# hot spares off (reliability.spares: false): the node count is the reference's, without goodput spares
+NO_SPARES = {"spares": False}
+
+
 def _scenario(**extra):
     doc = copy.deepcopy(BASE)
     for key, value in extra.items():
@@ -40,8 +44,9 @@ def test_h100_superpod_site_switches_match_the_reference_architecture(nodes, def
     """Published counts: NVIDIA DGX SuperPOD H100 RA (RA-11333-001 V11, 2023-09-22), Appendix A (p. iii),
     Table 7 "Major components of the 4 SU, 127-node DGX SuperPOD with SLURM": Storage Fabric 16 QM9700,
     Management Network 8 in-band SN4600C and 8 OOB SN2201 (docs/sources.md [O1]).
-    127 or 128 nodes are ⌈nodes / 32⌉ = 4 SUs: 4·4 = 16, 4·2 = 8, 4·2 = 8."""
-    cost = design_cost(_scenario(), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0, nodes)
+    127 or 128 nodes are ⌈nodes / 32⌉ = 4 SUs: 4·4 = 16, 4·2 = 8, 4·2 = 8. Without hot spares, so the
+    node count is the reference's (spare nodes would add a fifth SU's switches)."""
+    cost = design_cost(_scenario(reliability=NO_SPARES), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0, nodes)
     parts = _by_part(cost)
     assert parts["storage-fabric-hgx"] == 16
     assert parts["inband-mgmt-hgx"] == 8
@@ -56,9 +61,11 @@ def test_h100_superpod_site_switches_match_the_reference_architecture(nodes, def
 def test_site_lines_priced_and_left_out_by_scope(default_catalog):
     """128 DGX H100: site capex = 16 × $50,000 + 8 × $30,000 + 8 × $10,000 + 128 × $2,500
     = 800,000 + 240,000 + 80,000 + 320,000 = $1,440,000; `capex_scope: compute_fabric_only` drops
-    exactly those lines (the earlier answers' capex)."""
-    complete = design_cost(_scenario(), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0, 128)
-    only = design_cost(_scenario(capex_scope="compute_fabric_only"), default_catalog, "dgx-h100", "cx7-ndr", 8,
+    exactly those lines (the earlier answers' capex). Without hot spares (reliability.spares: false): the
+    128 nodes are the SuperPOD's 4 SUs, not 128 + spares."""
+    complete = design_cost(_scenario(reliability=NO_SPARES), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0,
+                           128)
+    only = design_cost(_scenario(capex_scope="compute_fabric_only", reliability=NO_SPARES), default_catalog, "dgx-h100", "cx7-ndr", 8,
                        "qm9700", 1.0, 128)
     site = {"storage", "management", "cooling", "installation"}
     assert not {line.category for line in only.bom} & site
@@ -75,9 +82,10 @@ def test_nvl72_site_lines_per_rack_and_per_scalable_unit(default_catalog):
     """8 GB200 NVL72 racks = 144 trays = 1 SU of the GB200 RA [O3]: 2 out-of-band SN2201 per rack in the
     rack price (16 lines at $0, [14]), 4 storage/in-band Ethernet switches and 2 CDUs per SU (unverified
     catalog estimates: no published count was found; this checks the per-SU rounding, not the count),
-    one installation per rack; 9 racks = 162 trays = 2 SUs: 8 switches, 4 CDUs."""
+    one installation per rack; 9 racks = 162 trays = 2 SUs: 8 switches, 4 CDUs. Without hot spares
+    (reliability.spares: false), so the racks are the SU's 8 (spare racks are counted like any rack)."""
     for racks, sus in ((8, 1), (9, 2)):
-        cost = design_cost(_scenario(), default_catalog, "gb200-nvl72", "cx7-ndr", 4, "qm9700", 1.0, racks)
+        cost = design_cost(_scenario(reliability=NO_SPARES), default_catalog, "gb200-nvl72", "cx7-ndr", 4, "qm9700", 1.0, racks)
         parts = _by_part(cost)
         assert parts["oob-mgmt-nvl72"] == 2 * racks
         assert parts["storage-inband-nvl72"] == 4 * sus
@@ -92,8 +100,9 @@ def test_nvl72_site_lines_per_rack_and_per_scalable_unit(default_catalog):
 
 def test_uncabled_onboard_nics_are_a_bom_line(default_catalog):
     """GB300 NVL72 with 1 of the 4 on-tray ConnectX-8 cabled: 3 per tray × 18 trays × 2 racks = 108 NICs
-    shown as "3 × … per tray, included, not cabled" at $0 (their price is in the rack's)."""
-    cost = design_cost(_scenario(), default_catalog, "gb300-nvl72", "cx8-xdr", 1, "q3400", 1.0, 2)
+    shown as "3 × … per tray, included, not cabled" at $0 (their price is in the rack's). Without hot spares
+    (reliability.spares: false): a spare rack's trays would carry 3 uncabled NICs each as well."""
+    cost = design_cost(_scenario(reliability=NO_SPARES), default_catalog, "gb300-nvl72", "cx8-xdr", 1, "q3400", 1.0, 2)
     lines = [x for x in cost.bom if x.part.endswith("/uncabled")]
     assert len(lines) == 1
     assert lines[0].quantity == 3 * 18 * 2

@@ -253,8 +253,9 @@ class ExtraCost(Strict):
     per_gpu_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
     """USD per GPU bought (spares included); owned GPUs of the design's platform bring their own."""
     fraction_of_hardware: Annotated[float, Field(ge=0, le=10)] | None = None
-    """Fraction of the hardware lines bought (compute, spares, NICs, switches, links, racks), e.g. a
-    support contract at 0.08 of the hardware price."""
+    """Fraction of the hardware lines bought (compute, spares, NICs, switches, links, racks, and the site's
+    storage fabric, management switches and cooling plant; not installation), e.g. a support contract at
+    0.08 of the hardware price."""
     price_source: str = Field(min_length=1)
     """Where the rule comes from (docs/sources.md [n], a quote) or how it was estimated."""
     price_date: Date

@@ -715,7 +715,10 @@ def _memory_table(ws, designs: list, row: int) -> None:
         put(ws, r, 8, p.hardware_tflops_per_gpu, NUMBER_2)
         put(ws, r, 9, p.mfu, PERCENT)
     write_margins_table(ws, row + len(designs) + 3, designs)
-    write_goodput_table(ws, row + 2 * len(designs) + 6, designs)
+    goodput = row + 2 * len(designs) + 6
+    if designs:  # the goodput table prints on a page of its own, its title with it (not left at the foot of page 2)
+        ws.row_breaks.append(Break(id=goodput - 2))
+    write_goodput_table(ws, goodput, designs)
 
 
 def write_margins_table(ws, row: int, designs) -> None:

@@ -27,7 +27,10 @@ from solver.sweep.summary import sweep_report
 STORAGE_PER_NODE_USD = 10_000.0
 SUPPORT_FRACTION = 0.08
 CONTINGENCY = 0.10
-HARDWARE = ("compute", "spares", "nic", "switch", "link", "rack")
+# the hardware lines a support fraction applies to: the compute fabric's, and since issue 24 the site hardware
+# (storage fabric and management switches, the cooling plant; SPEC §5.2, costing_facility.SITE_PRICE_CATEGORY);
+# installation is labour, priced like an extra line, so no support is paid on it
+HARDWARE = ("compute", "spares", "nic", "switch", "link", "rack", "storage", "management", "cooling")
 
 EXTRA = dict(copy.deepcopy(SCENARIO), name="sweep-extra",
              sweep={"parameters": [{"path": "workload.global_batch_size", "growth": {"factor": 2, "steps": 1}}]},
@@ -60,7 +63,10 @@ def expected_extra_usd(point: dict) -> float:
 
 
 def test_the_categories_are_one_vocabulary():
-    assert BOM_CATEGORIES == ("compute", "spares", "nic", "switch", "link", "rack", "extra")
+    # issue 24's site categories (storage fabric, management networks, cooling plant, installation) sit between
+    # the racks and the extra lines: one vocabulary in one order for every report
+    assert BOM_CATEGORIES == ("compute", "spares", "nic", "switch", "link", "rack", "storage", "management", "cooling",
+                              "installation", "extra")
     # the scenario's price factors name the same categories (spares are priced like compute)
     assert tuple(dict.fromkeys(price_category(c) for c in BOM_CATEGORIES)) == PRICE_CATEGORIES
 
@@ -72,6 +78,11 @@ def test_capex_by_category_holds_the_extra_lines(book, swept):
     for k, p in enumerate(report["points"]):
         col = 2 + k
         assert cached.cell(row=extra_row, column=col).value == pytest.approx(expected_extra_usd(p), rel=1e-12)
+        # the workbook's category rows are the point's BOM categories, in BOM_CATEGORIES order, site lines included
+        bought = {x["category"] for x in p["design"]["bom"] if x["category"] != "contingency"}
+        assert {"storage", "management", "installation"} <= bought  # capex_scope complete (the default)
+        rows = [label_row(cached, c) for c in BOM_CATEGORIES if c in bought]
+        assert rows == sorted(rows) and rows[-1] == extra_row
         # capex = (hardware + extra)·(1 + 10 %) = the JSON's; TCO adds the energy
         categories = sum(x["extended_usd"] for x in p["design"]["bom"] if x["category"] != "contingency")
         assert p["capex_usd"] == pytest.approx(categories * (1 + CONTINGENCY), rel=1e-12)
