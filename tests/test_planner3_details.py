@@ -208,7 +208,9 @@ def test_catalog_tables_at_80_and_120_columns_are_whole(tmp_path):
     for columns in (80, 120):
         screen = run_in_pty(["catalog"], columns, tmp_path)
         tops = [line for line in screen.splitlines() if line.startswith("┏")]
-        assert len(tops) == 6 and all(line.rstrip().endswith("┓") for line in tops)  # no table cropped
+        # GPUs, platforms, NICs and switches, links, racks, NIC configurations and site lines (issue 24), rentals:
+        # 8 tables, none cropped
+        assert len(tops) == 8 and all(line.rstrip().endswith("┓") for line in tops)
         assert "…" not in screen
         for plat in cat.platforms:  # every platform's price, whole
             assert f"${plat.unit_price_usd:,.0f}" in screen
