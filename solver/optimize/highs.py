@@ -56,6 +56,9 @@ class HighsAdapter:
         """Solve `model`; load the solution into it when there is one."""
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
+        infeasible = (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible,
+                      TerminationCondition.infeasibleOrUnbounded)
+
         limit = time_limit_s if time_limit_s is not None else self.time_limit_s
         options = dict(
             rel_gap=self.mip_rel_gap,
@@ -70,6 +73,14 @@ class HighsAdapter:
         start = time.perf_counter()
         try:
             result = self._opt.solve(model, **options)
+            if result.termination_condition in infeasible:
+                # HiGHS's presolve has declared feasible models infeasible (expand-owned-h100 with its
+                # over-cap point dropped: provenInfeasible with presolve, optimal without, and each of
+                # its points feasible alone); infeasible is only believed when the solve without presolve agrees
+                if limit is not None:
+                    options["time_limit"] = max(0.01, float(limit) - (time.perf_counter() - start))
+                options["solver_options"] = {**options["solver_options"], "presolve": "off"}
+                result = self._opt.solve(model, **options)
         except Exception as exc:  # a solver crash is reported, never raised past the adapter
             elapsed = time.perf_counter() - start
             self.total_time_s += elapsed
@@ -84,7 +95,7 @@ class HighsAdapter:
             result.solution_loader.load_vars()
         if tc == TerminationCondition.convergenceCriteriaSatisfied and has:
             status = "optimal"
-        elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible, TerminationCondition.infeasibleOrUnbounded):
+        elif tc in infeasible:
             status = "infeasible"
         elif has:
             status = "feasible"
