@@ -52,12 +52,20 @@ class HighsAdapter:
 
         return str(highspy.Highs().version())
 
+    def _confirm_infeasible(self, model, options: dict, limit: float | None, start: float):
+        """HiGHS's presolve has declared feasible models infeasible (expand-owned-h100 with its over-cap
+        point dropped: provenInfeasible with presolve, optimal without, each of its points feasible
+        alone): infeasible is only believed when the solve without presolve agrees."""
+        retry = dict(options, solver_options=dict(options["solver_options"], presolve="off"))
+        if limit is not None:
+            retry["time_limit"] = max(0.01, float(limit) - (time.perf_counter() - start))
+        return self._opt.solve(model, **retry)
+
     def solve(self, model, time_limit_s: float | None = None) -> SolveOutcome:
         """Solve `model`; load the solution into it when there is one."""
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-        infeasible = (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible,
-                      TerminationCondition.infeasibleOrUnbounded)
+        infeasible = _INFEASIBLE_NAMES
 
         limit = time_limit_s if time_limit_s is not None else self.time_limit_s
         options = dict(
@@ -73,14 +81,8 @@ class HighsAdapter:
         start = time.perf_counter()
         try:
             result = self._opt.solve(model, **options)
-            if result.termination_condition in infeasible:
-                # HiGHS's presolve has declared feasible models infeasible (expand-owned-h100 with its
-                # over-cap point dropped: provenInfeasible with presolve, optimal without, and each of
-                # its points feasible alone); infeasible is only believed when the solve without presolve agrees
-                if limit is not None:
-                    options["time_limit"] = max(0.01, float(limit) - (time.perf_counter() - start))
-                options["solver_options"] = {**options["solver_options"], "presolve": "off"}
-                result = self._opt.solve(model, **options)
+            if result.termination_condition.name in infeasible:
+                result = self._confirm_infeasible(model, options, limit, start)
         except Exception as exc:  # a solver crash is reported, never raised past the adapter
             elapsed = time.perf_counter() - start
             self.total_time_s += elapsed
@@ -95,7 +97,7 @@ class HighsAdapter:
             result.solution_loader.load_vars()
         if tc == TerminationCondition.convergenceCriteriaSatisfied and has:
             status = "optimal"
-        elif tc in infeasible:
+        elif tc.name in infeasible:
             status = "infeasible"
         elif has:
             status = "feasible"
@@ -110,6 +112,9 @@ class HighsAdapter:
             elif bound is not None and not math.isinf(bound):
                 gap = _rel_gap(objective, bound)
         return SolveOutcome(status, objective if has else None, bound, gap, elapsed, tc.name)
+
+
+_INFEASIBLE_NAMES = ("provenInfeasible", "locallyInfeasible", "infeasibleOrUnbounded")
 
 
 def _rel_gap(objective: float, bound: float) -> float:
