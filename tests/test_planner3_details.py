@@ -15,6 +15,7 @@ from test_planner_cli import run_in_pty
 import solver
 from solver import api
 from solver.inputs.plausibility import plausibility_warnings
+from solver.inputs.yaml_safe import read_yaml
 from solver.reports.terminal import margins_sentence
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -61,11 +62,13 @@ def test_margins_of_a_missed_target_are_words_not_nan(tmp_path):
 
 
 def test_counts_without_decimals_in_binding_text(tmp_path):
-    path = _scenario(tmp_path, pin=PIN, constraints={"max_gpus": 16384, "max_racks": 1000})
+    # without the hot spares bought by default (they would add 6 spare nodes: this test is about how counts print)
+    path = _scenario(tmp_path, pin=PIN, constraints={"max_gpus": 16384, "max_racks": 1000},
+                     reliability={"spares": False})
     ls = solver.load_scenario(path)
     design = solver.evaluate(ls, api.catalog_for(ls))
     texts = {b["name"]: b["text"] for b in design.binding}
-    # 256 nodes · 8 = 2,048 GPUs of 16,384: 12.5 % prints as 12 % (half to even)
+    # tp 8 · pp 4 · dp 64 = 2,048 GPUs = 256 nodes · 8 of 16,384: 12.5 % prints as 12 % (half to even)
     assert texts["max_gpus"] == "GPUs 2,048 of 16,384 (12%)"
     assert ".0 of" not in texts["max_racks"] and texts["max_racks"].endswith("of 1,000 (" + texts["max_racks"].split("(")[1])
 
@@ -73,7 +76,10 @@ def test_counts_without_decimals_in_binding_text(tmp_path):
 def test_one_rail_is_singular(tmp_path):
     from solver.reports.terminal import differs_from_first
 
-    path = _scenario(tmp_path, constraints={"max_gpus": 16384, "platforms": ["hgx-h100"], "rails_per_node": [1, 8]})
+    # nic_configurations: any: 1 rail per H100 node is no reference NIC configuration, which the default design
+    # space alone holds since issue 24 (this test is about how "1 rail" prints)
+    path = _scenario(tmp_path, constraints={"max_gpus": 16384, "platforms": ["hgx-h100"], "rails_per_node": [1, 8],
+                                            "nic_configurations": "any"})
     ls = solver.load_scenario(path)
     result = solver.solve(ls, api.catalog_for(ls), top_k=5)
     texts = [differs_from_first(d, result.designs[0]) for d in result.designs[1:]]
@@ -92,7 +98,8 @@ def test_sweep_and_plan_tables_at_80_columns_show_money_whole(tmp_path):
 
 
 def _fastest(budget: float, batch: int | None = None, **changes):
-    data = copy.deepcopy(yaml.safe_load((ROOT / "scenarios" / "budget-60m-fastest.yaml").read_text(encoding="utf-8")))
+    # the solver's reader: `train_tokens: 15.0e12` is a number, as on the command line
+    data = read_yaml(ROOT / "scenarios" / "budget-60m-fastest.yaml").data
     data["constraints"]["budget_usd"] = budget
     if batch is not None:
         data["workload"]["global_batch_size"] = batch
@@ -150,9 +157,13 @@ def test_the_expansion_example_comment_quotes_what_the_run_gives():
     best = solver.solve(ls, api.catalog_for(ls), top_k=1).designs[0]
     assert round(best.cost.capex_usd) == int(found.group(1).replace(",", ""))
     assert f"{best.perf.step_time_s:.2f} s" in text and f"{best.cost.gpus:,} GPUs" in text
-    # the lines of the comment add up to the capex: 168,000,000 + 9,200,000 + 4,659,200 + 4,997,120
-    # + 1,740,000 + 22,400,000 = 210,996,320
-    assert 168_000_000 + 9_200_000 + 4_659_200 + 4_997_120 + 1_740_000 + 22_400_000 == 210_996_320
+    # the lines of the comment add up to the capex (hot spares and site lines since issues 24-25):
+    # 168,000,000 + 3,750,000 + 12,800,000 + 4,763,200 + 5,309,440 + 1,815,000 + 4,200,000 + 1,145,000
+    # + 22,900,000 = 224,682,640; and each line is its count × price
+    assert 3_664 * (100 + 650) + 1_832 * 1_100 == 4_763_200 and 4_352 * 120 + 2 * 2_176 * 1_100 == 5_309_440
+    assert 60 * 50_000 + 30 * 30_000 + 30 * 10_000 == 4_200_000 and 121 * 15_000 == 1_815_000
+    assert 168_000_000 + 3_750_000 + 12_800_000 + 4_763_200 + 5_309_440 + 1_815_000 + 4_200_000 + 1_145_000 \
+        + 22_900_000 == 224_682_640
 
 
 def test_the_sweep_plot_never_joins_two_models_points():
@@ -201,7 +212,9 @@ def test_catalog_tables_at_80_and_120_columns_are_whole(tmp_path):
     for columns in (80, 120):
         screen = run_in_pty(["catalog"], columns, tmp_path)
         tops = [line for line in screen.splitlines() if line.startswith("┏")]
-        assert len(tops) == 6 and all(line.rstrip().endswith("┓") for line in tops)  # no table cropped
+        # GPUs, platforms, NICs and switches, links, racks, NIC configurations and site lines (issue 24), rentals:
+        # 8 tables, none cropped
+        assert len(tops) == 8 and all(line.rstrip().endswith("┓") for line in tops)
         assert "…" not in screen
         for plat in cat.platforms:  # every platform's price, whole
             assert f"${plat.unit_price_usd:,.0f}" in screen

@@ -10,7 +10,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
 from test_cli import run
 from test_planner_cli import run_in_pty
 
@@ -18,6 +17,7 @@ import solver
 from solver import api
 from solver.errors import InputError
 from solver.inputs import load_catalog
+from solver.inputs.yaml_safe import read_yaml
 from solver.rentals import HOURS_PER_MONTH, break_even_month, rent_or_buy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +117,7 @@ def example():
 
 def test_rent_or_buy_solves_the_tco_designs_and_ranks_owning_and_renting(example):
     ls, cat, result = example
-    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    data = read_yaml(EXAMPLE).data  # the solver's reader: `train_tokens: 2.0e12` is a number, as on the command line
     data["objective"] = "tco"
     tco = solver.solve(solver.load_scenario(data), cat, top_k=3)
     # objective rent_or_buy keeps the TCO optimiser's designs (the MILP is the tco one)
@@ -125,17 +125,20 @@ def test_rent_or_buy_solves_the_tco_designs_and_ranks_owning_and_renting(example
         [(d.label, round(d.cost.tco_usd, 2)) for d in tco.designs]
     data = result.to_dict()
     options = data["rent_or_buy"]
-    assert len(options) == 2 * len(result.designs)  # each design owned and rented (every design is on B200 or H100)
+    assert len(options) == 2 * len(result.designs)  # each design owned and rented (every design's GPU and domain has an offer)
     costs = [o["cost_usd"] for o in options]
     assert costs == sorted(costs) and [o["rank"] for o in options] == list(range(1, len(options) + 1))
-    for d in data["designs"]:
+    for design, d in zip(result.designs, data["designs"], strict=True):
         rb = d["rent_or_buy"]
         best = rb["quotes"][0]
         # rent = GPUs · $/GPU-h · hours, hours = the design's training days · 24 (no commitment on these offers)
         assert best["hours"] == pytest.approx(d["train_days"] * 24)
         assert rb["rent_usd"] == pytest.approx(best["gpus"] * best["usd_per_gpu_hour"] * d["train_days"] * 24)
-        # GPUs rented = the job's GPUs (no spares in this scenario): the design's GPUs
-        assert best["gpus"] == d["gpus"]
+        # GPUs rented = the job's GPUs tp·cp·pp·dp in whole NVLink domains (GB200: 512 GPUs in 8 racks of 64 used
+        # = 8 · 72 = 576; HGX: domains of 8 = nodes); the hot spares bought by default (in d["gpus"]) are not rented
+        lay, domain = design.layout, cat.by_id("platforms")[design.cost.platform].gpus_per_domain
+        domains = lay.tp * lay.cp * lay.pp * lay.dp // lay.gpus_per_domain_used
+        assert best["gpus"] == domains * domain <= d["gpus"]
         # own = capex + facility kW · $/kWh · hours
         assert rb["own_usd"] == pytest.approx(d["capex_usd"] + d["power_kw"]["facility"] * 0.08 * best["hours"])
 

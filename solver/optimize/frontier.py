@@ -129,7 +129,7 @@ class FrontierModel:
         self.prune = prune
         self.space: DesignSpace = build_design_space(sc, catalog, prune, deadline=deadline)
         self.timings: dict = {"design_space_s": time.perf_counter() - start}
-        self.cost = "tco" if sc.objective in ("tco", "rent_or_buy") else "capex"
+        self.cost = "tco" if sc.objective in ("tco", "rent_or_buy") else "capex"  # rent_or_buy ranks the TCO designs
         self.stopped_in: str | None = None if self.space.complete else "design space"
         self.model: Any = None
         self.adapter = HighsAdapter(time_limit_s=deadline.seconds)
@@ -392,7 +392,7 @@ def next_faster_from(front: Frontier, first: Design) -> dict:
 
 
 def next_faster_dict(first: Design, design: Design | None, why: str, status: str, seconds: float) -> dict:
-    cost = "tco" if first.objective in ("tco", "rent_or_buy") else "capex"
+    cost = "tco" if first.objective in ("tco", "rent_or_buy") else "capex"  # as Design.objective_usd
     out: dict = {"status": status, "time_s": seconds, "cost": cost, "found": design is not None}
     if design is None:
         out["text"] = f"the next faster design: none ({why})"

@@ -114,7 +114,11 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
         shown = narrowed(shown, width)
     t = _build(title, columns, shown)
     while not wide and width is not None and len(shown) > 2 and not _renders_within(t, width):
-        shown = shown[:-1]  # last resort: leave the last column out (the caption names it), never crop
+        # last resort (rich keeps unbreakable words such as part ids whole): leave out the least important
+        # column still shown (highest `drop`), else the last one (the caption names it), never crop
+        ranked = [c for c in shown if c.drop > 0]
+        victim = max(reversed(ranked), key=lambda c: c.drop) if ranked else shown[-1]
+        shown = [c for c in shown if c is not victim]
         t = _build(title, columns, shown)
     return t
 
@@ -454,7 +458,9 @@ def bom_table(design: Design, width: int | None = None, wide: bool = False) -> T
         Column("part", [safe(x.part) for x in lines] + [""], number=False, min_width=10),
         Column("description", [safe(x.description) for x in lines] + ["[bold]total[/]"], number=False, min_width=12, drop=1),
         Column("qty", [f"{x.quantity:,}" for x in lines] + [""]),
-        Column("unit $", [f"{x.unit_price_usd:,.2f}" for x in lines] + [""]),
+        # the unit price goes with the category before the extended amount and its total could be left out
+        # (site lines' ids such as storage-fabric-hgx left no room for both at 80 columns)
+        Column("unit $", [f"{x.unit_price_usd:,.2f}" for x in lines] + [""], drop=2),
         Column("extended $", [f"{x.extended_usd:,.2f}" for x in lines] + [f"[bold]{design.cost.capex_usd:,.2f}[/]"]),
         Column("source", [safe(x.price_source[:40]) + (" (est.)" if x.price_is_estimate else "") for x in lines] + [""],
                number=False, min_width=12, drop=3),
