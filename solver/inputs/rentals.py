@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from .schema import Date, Identifier, PosInt, Strict
+from .schema_base import Date, Identifier, PosInt, Strict
 
 RentalTerm = Literal["on-demand", "capacity-block", "reserved"]
 
