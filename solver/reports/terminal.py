@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -9,10 +10,12 @@ from rich.table import Table
 from ..inputs.schema import Catalog
 from ..perf.layout import expert_text
 from ..perf.step import MARGIN_CAP
-from ..results import Design, SolveResult
 from ..sweep.summary import point_label
 from .tables import CELL_OVERHEAD, Column, fit_columns, make_table, narrowed, stacked_header  # noqa: F401 - re-exported
 from .text import safe
+
+if TYPE_CHECKING:  # annotations only: `catalog` prints its tables without loading the design space (numpy)
+    from ..results import Design, SolveResult
 
 
 def _usd(value: float) -> str:
