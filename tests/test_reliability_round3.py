@@ -563,7 +563,11 @@ def _network_share(path: Path, recalculated: bool = False) -> list:
 def test_everything_owned_costs_nothing_and_says_so(tmp_path, command):
     # One 8-GPU hgx-h100 node with its NIC, switch, links and racks all owned: nothing is bought,
     # capex $0 (owned parts are priced at zero); power still counts, so TCO > 0.
-    doc = (tiny_scenario if command == "solve" else pinned_tiny)(inventory=OWN_EVERYTHING)
+    # capex_scope compute_fabric_only: the site lines (storage fabric, management switches per scalable unit,
+    # on by default since the orderable-designs merge) are no part the inventory can own; this test is about
+    # owned parts costing nothing, so the scenario leaves the site out.
+    doc = (tiny_scenario if command == "solve" else pinned_tiny)(inventory=OWN_EVERYTHING,
+                                                                  capex_scope="compute_fabric_only")
     sc = write_yaml(tmp_path / "sc.yaml", doc)
     proc = run_cli(command, sc, "--json", tmp_path / "r.json", "--xlsx", tmp_path / "r.xlsx")
     assert_clean_exit(proc, 0)
@@ -580,7 +584,8 @@ def test_everything_owned_workbook_recalculates_without_div0(tmp_path):
 
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice (soffice) not installed")
-    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario(inventory=OWN_EVERYTHING))
+    # compute_fabric_only: as in test_everything_owned_costs_nothing_and_says_so (no site lines to buy)
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario(inventory=OWN_EVERYTHING, capex_scope="compute_fabric_only"))
     proc = run_cli("solve", sc, "--json", tmp_path / "r.json", "--xlsx", tmp_path / "r.xlsx")
     assert_clean_exit(proc, 0)
     assert _network_share(tmp_path / "r.xlsx", recalculated=True) == [0]  # not #DIV/0!
