@@ -171,8 +171,12 @@ def test_solve_with_a_time_limit_hit_warns_that_the_design_may_not_be_optimal(tm
     code = cli.main(["solve", str(sc), "--json", str(tmp_path / "r.json"), "--no-xlsx", "--time-limit", "30"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["status"] == "time_limit"
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert data["status"] == "time_limit"
     assert "may not be optimal" in flat(captured.err)
+    # #1 is unproven, so the next faster design is not searched (no second search spending the limit again)
+    assert data["next_faster"]["found"] is False and data["next_faster"]["status"] == "time_limit"
+    assert "not searched: the solve hit its time limit" in flat(captured.out)
 
 
 def test_sweep_with_a_time_limit_hit_warns_on_the_terminal(tmp_path, monkeypatch, capsys):

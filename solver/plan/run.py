@@ -114,7 +114,8 @@ def solve_plan(spec: PlanSpec, catalog: Catalog, first_period_only: bool = False
             return PlanOutcome("infeasible", explanation=_why_infeasible(spec, models, first_period_only),
                                solve_time_s=outcome.solve_time_s, stats=stats)
         raise SolverFailure(f"the solver found no plan ({outcome.status}: {outcome.termination})"
-                            + (f" within the {time_limit_s:g} s time limit" if time_limit_s else ""))
+                            + (f" within the {time_limit_s:g} s time limit; allow more time"
+                               if time_limit_s is not None else ""))
     choices, objective_usd = decode(model)
     designs = [_period_design(spec, catalog, p, models[p], c) for p, c in enumerate(choices)]
     clusters = [c.cluster for c in choices]
