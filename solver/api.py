@@ -14,12 +14,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import inputs
 from .errors import InputError, Problem, SolverFailure
-from .inputs import LoadedScenario
+from .inputs import LoadedScenario, as_loaded, catalog_for
 from .inputs.schema import Catalog
-from .optimize.solve import as_loaded, catalog_for, evaluate, evaluate_pins, solve
+
+if TYPE_CHECKING:  # for readers and mypy; at run time __getattr__ imports them on first use
+    from .optimize.solve import evaluate, evaluate_pins, solve
+
+_SOLVE = ("evaluate", "evaluate_pins", "solve")
+
+
+def __getattr__(name: str):
+    # Lazy: `catalog` and `validate` load inputs through this module and must not pay for importing the model's
+    # modules (numpy, via the design space); `solver.api.solve` and `from solver.api import solve` still work.
+    if name in _SOLVE:
+        from .optimize.solve import evaluate, evaluate_pins, solve
+
+        return {"evaluate": evaluate, "evaluate_pins": evaluate_pins, "solve": solve}[name]
+    raise AttributeError(f"module 'solver.api' has no attribute {name!r}")
 
 
 def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:

@@ -211,7 +211,7 @@ def _check_time_limit(seconds: float | None) -> None:
 
 def _catalog_paths(args) -> list:
     """The catalog files of the command line, the shipped default first unless --no-default-catalog."""
-    from .optimize.solve import layered_paths
+    from .inputs.catalog import layered_paths
 
     return layered_paths(getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
 

@@ -26,17 +26,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import costing_facility as orderable
 from .errors import CatalogCannotBuild
 from .fabrics import FabricSize, FabricSpec, family
 from .fabrics.breakout import port_mode
 from .fabrics.links import facility_of, link_for, link_parts
-from .failures import SpareRule, spare_rule, spare_units
 from .inputs.inventory import owned_kind
 from .inputs.schema import TIERS, Catalog, ExtraCost, Facility, Link, Nic, Platform, Rack, Scenario, Switch
 from .integers import ceil_int, floor_int
+
+if TYPE_CHECKING:
+    from .failures import SpareRule
 
 site_count = orderable.site_count
 
@@ -58,6 +60,8 @@ def nodes_per_unit(platform: Platform) -> int:
 
 def spare_units_for(platform: Platform, domains: int, rule: SpareRule, gpus_per_domain_used: int | None = None) -> int:
     """Spare units for `domains` job domains: ⌈fraction · units⌉, or the availability rule (failures.spare_units)."""
+    from .failures import spare_units  # lazy: failures.py loads numpy, which `catalog` and `validate` never need
+
     return spare_units(platform, domains, gpus_per_domain_used, rule)
 
 
@@ -703,6 +707,8 @@ def design_cost(
     check_combination(platform, nic, switch, rails_per_node)
 
     units = compute_units(platform, domains)
+    from .failures import spare_rule  # lazy, as in spare_units_for
+
     rule = spare_rule(scenario, catalog)
     spares = spare_units_for(platform, domains, rule, gpus_per_domain_used)
     nodes = (units + spares) * nodes_per_unit(platform)

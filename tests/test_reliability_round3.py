@@ -45,7 +45,11 @@ def tiny_scenario(**changes) -> dict:
         "workload": {"model": {"layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "attention_heads": 4,
                                "vocab_size": 1024, "seq_len": 256}, "global_batch_size": 8},
         "target": {"step_time_s": 1.0},
-        "constraints": {"platforms": ["hgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"], "rails_per_node": [1]},
+        # nic_configurations: any — one rail of cx7-ndr on hgx-h100 is no reference NIC configuration (the
+        # default design space holds only those since the orderable-designs merge); these tests are about
+        # statuses, outputs and limits, not the configuration, so the scenario opens the catalog's configurations.
+        "constraints": {"platforms": ["hgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"], "rails_per_node": [1],
+                        "nic_configurations": "any"},
         "parallelism": {"tp": 1, "cp": 1, "pp": 1, "vp": 1, "microbatch_size": 1},
         "top_k": 1,
     }
@@ -167,8 +171,12 @@ def test_solve_with_a_time_limit_hit_warns_that_the_design_may_not_be_optimal(tm
     code = cli.main(["solve", str(sc), "--json", str(tmp_path / "r.json"), "--no-xlsx", "--time-limit", "30"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["status"] == "time_limit"
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert data["status"] == "time_limit"
     assert "may not be optimal" in flat(captured.err)
+    # #1 is unproven, so the next faster design is not searched (no second search spending the limit again)
+    assert data["next_faster"]["found"] is False and data["next_faster"]["status"] == "time_limit"
+    assert "not searched: the solve hit its time limit" in flat(captured.out)
 
 
 def test_sweep_with_a_time_limit_hit_warns_on_the_terminal(tmp_path, monkeypatch, capsys):
@@ -559,7 +567,11 @@ def _network_share(path: Path, recalculated: bool = False) -> list:
 def test_everything_owned_costs_nothing_and_says_so(tmp_path, command):
     # One 8-GPU hgx-h100 node with its NIC, switch, links and racks all owned: nothing is bought,
     # capex $0 (owned parts are priced at zero); power still counts, so TCO > 0.
-    doc = (tiny_scenario if command == "solve" else pinned_tiny)(inventory=OWN_EVERYTHING)
+    # capex_scope compute_fabric_only: the site lines (storage fabric, management switches per scalable unit,
+    # on by default since the orderable-designs merge) are no part the inventory can own; this test is about
+    # owned parts costing nothing, so the scenario leaves the site out.
+    doc = (tiny_scenario if command == "solve" else pinned_tiny)(inventory=OWN_EVERYTHING,
+                                                                  capex_scope="compute_fabric_only")
     sc = write_yaml(tmp_path / "sc.yaml", doc)
     proc = run_cli(command, sc, "--json", tmp_path / "r.json", "--xlsx", tmp_path / "r.xlsx")
     assert_clean_exit(proc, 0)
@@ -576,7 +588,8 @@ def test_everything_owned_workbook_recalculates_without_div0(tmp_path):
 
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice (soffice) not installed")
-    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario(inventory=OWN_EVERYTHING))
+    # compute_fabric_only: as in test_everything_owned_costs_nothing_and_says_so (no site lines to buy)
+    sc = write_yaml(tmp_path / "sc.yaml", tiny_scenario(inventory=OWN_EVERYTHING, capex_scope="compute_fabric_only"))
     proc = run_cli("solve", sc, "--json", tmp_path / "r.json", "--xlsx", tmp_path / "r.xlsx")
     assert_clean_exit(proc, 0)
     assert _network_share(tmp_path / "r.xlsx", recalculated=True) == [0]  # not #DIV/0!

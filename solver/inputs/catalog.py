@@ -48,6 +48,19 @@ def provenance(catalog: Catalog) -> CatalogProvenance:
     return found if found is not None else CatalogProvenance()
 
 
+def layered_paths(paths: list | None = None, default: bool = True) -> list:
+    """The catalog files to merge, in order: the shipped default first unless `default` is false."""
+    first = [default_catalog_path()] if default else []
+    return first + [p for p in (paths or []) if not (default and _same_file(p, first[0]))]
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
+
+
 def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
     """Load and merge catalog files in order (None = the shipped default catalog alone).
 

@@ -345,7 +345,6 @@ def add_to_result(result: SolveResult, scenario: LoadedScenario, catalog: Catalo
     return front
 
 
-
 def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
                 time_limit_s: float | None = None) -> dict | None:
     """The cheapest design strictly faster than the result's #1 (one more exact solve), as the
@@ -354,6 +353,11 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
         return None
     first = result.designs[0]
     start = time.perf_counter()
+    if result.status == "time_limit":
+        # the solve ran out of its --time-limit: its #1 is unproven, so "faster than #1" has no firm meaning, and
+        # one more search of the same size would spend the limit a second time
+        return next_faster_dict(first, None, "not searched: the solve hit its time limit", "time_limit",
+                                time.perf_counter() - start)
     if first.objective == "fastest" and result.status == "optimal":
         return next_faster_dict(first, None, NO_FASTER + ": #1 is the fastest", "optimal",
                                 time.perf_counter() - start)

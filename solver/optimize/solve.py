@@ -13,37 +13,11 @@ from ..design_space import Architecture, build_design_space
 from ..errors import CatalogCannotBuild, InputError, SolverFailure, UsageError
 from ..fabrics import DEFAULT_FAMILY, family
 from ..fabrics.breakout import serves
-from ..inputs import LoadedScenario, check_against_catalog, default_catalog_path, load_catalog, load_scenario
+from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catalog, load_catalog, load_scenario  # noqa: F401 - re-exported: their old home
+from ..inputs.catalog import layered_paths  # noqa: F401 - re-exported: its old home
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
 from ..results import Design, SolveResult, binding_constraints, cap_problems, make_design
-
-
-def catalog_for(scenario: LoadedScenario, base_paths: list | None = None, default: bool = True) -> Catalog:
-    """The catalog a scenario runs on: the shipped default (unless `default` is false), the extra
-    `base_paths` layered over it, then the scenario's own `catalog:` list (SPEC §8.1)."""
-    return load_catalog(layered_paths(base_paths, default) + list(scenario.catalog_paths))
-
-
-def layered_paths(paths: list | None = None, default: bool = True) -> list:
-    """The catalog files to merge, in order: the shipped default first unless `default` is false."""
-    first = [default_catalog_path()] if default else []
-    return first + [p for p in (paths or []) if not (default and _same_file(p, first[0]))]
-
-
-def _same_file(a, b) -> bool:
-    from pathlib import Path
-
-    try:
-        return Path(a).resolve() == Path(b).resolve()
-    except OSError:
-        return False
-
-
-def as_loaded(scenario) -> LoadedScenario:
-    """A LoadedScenario from a LoadedScenario, a YAML path or a dict."""
-    return scenario if isinstance(scenario, LoadedScenario) else load_scenario(scenario)
-
 
 DISTINCT_BY = ("architecture", "platform", "layout")
 

@@ -2,14 +2,14 @@
 architecture the last period needs (its from-scratch answer), run every period's job on it, and buy
 what each period needs when it needs it (the ledger's cheapest purchases: with falling prices and a
 discount, the latest period that still meets the need). The layout of each period is still the best
-one on that architecture. The plan MILP, free to choose and switch architectures, can only do as
+one on that architecture. (plan/run.py solves the pinned spec: this module builds it and imports
+no solver, so run.py may import it.) The plan MILP, free to choose and switch architectures, can only do as
 well or better; the report says by how much.
 """
 from __future__ import annotations
 
 import dataclasses
 
-from ..inputs.schema import Catalog
 from ..results import Design
 from .periods import PlanSpec
 
@@ -27,9 +27,3 @@ def pinned_spec(spec: PlanSpec, final: Design) -> PlanSpec:
         periods.append(dataclasses.replace(period, scenario=pinned))
     return spec.only(periods, "keep_one")
 
-
-def manual_schedule(spec: PlanSpec, catalog: Catalog, final: Design, time_limit_s: float | None = None):
-    """The final architecture bought as each period needs it (a `PlanOutcome`)."""
-    from .run import solve_plan  # run.py imports this module
-
-    return solve_plan(pinned_spec(spec, final), catalog, time_limit_s=time_limit_s)

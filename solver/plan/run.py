@@ -18,6 +18,7 @@ from ..optimize.ranking import requirement_problems
 from ..optimize.solve import check_time_limit
 from ..results import Design, make_design
 from .ledger import Ledger, ledger
+from .manual import pinned_spec
 from .model import PeriodChoice, PeriodModel, build_plan_model, decode
 from .periods import PlanSpec, named, plan_periods
 
@@ -113,7 +114,8 @@ def solve_plan(spec: PlanSpec, catalog: Catalog, first_period_only: bool = False
             return PlanOutcome("infeasible", explanation=_why_infeasible(spec, models, first_period_only),
                                solve_time_s=outcome.solve_time_s, stats=stats)
         raise SolverFailure(f"the solver found no plan ({outcome.status}: {outcome.termination})"
-                            + (f" within the {time_limit_s:g} s time limit" if time_limit_s else ""))
+                            + (f" within the {time_limit_s:g} s time limit; allow more time"
+                               if time_limit_s is not None else ""))
     choices, objective_usd = decode(model)
     designs = [_period_design(spec, catalog, p, models[p], c) for p, c in enumerate(choices)]
     clusters = [c.cluster for c in choices]
@@ -215,13 +217,11 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
 
 def _manual(spec: PlanSpec, catalog: Catalog, scratch: list[PlanOutcome], progress, time_limit_s) -> PlanOutcome | None:
     """The best manual schedule: the last period's from-scratch architecture, bought when needed."""
-    from .manual import manual_schedule
-
     last = scratch[-1] if scratch else None
     if last is None or not last.designs:
         return None
     _say(progress, "comparison: the final cluster's architecture bought when needed…")
-    return manual_schedule(spec, catalog, last.designs[-1], time_limit_s)
+    return solve_plan(pinned_spec(spec, last.designs[-1]), catalog, time_limit_s=time_limit_s)
 
 
 PLAN_SHARE = 0.7  # with comparisons, the plan's own MILP may use the time limit up to here; they share the rest

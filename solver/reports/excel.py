@@ -65,6 +65,7 @@ from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import t
     USD,
     USD_CENTS,
     USD_MILLIONS,
+    Live,
     _define,
     _fit_landscape,
     _header,
@@ -73,6 +74,7 @@ from .xlsx import (  # noqa: F401 - re-exported: other workbook modules import t
     _text,
     _title,
     _widths,
+    _write,
     cached_values,
     col_letter,
     column_pt,
@@ -111,21 +113,6 @@ PRICE_WRAP = {2: 30, 8: 34, 9: 8}  # column: width of the wrapped text columns
 SUMMARY_HEADER_ROW = 3
 SUMMARY_COL_WIDTH = 20
 CHART_CM = (12.5, 8.5)  # width, height of the Summary charts: two side by side fit 25.9 cm of landscape Letter
-
-
-@dataclass(frozen=True)
-class Live:
-    """A formula we built and the value it has in the file as written (its cached value)."""
-
-    expression: str
-    value: float
-
-
-def _write(ws, row: int, col: int, value: Any, fmt: str | None = None):
-    """A Live value becomes a formula with its cached value; anything else is `put` (text stays text)."""
-    if isinstance(value, Live):
-        return formula(ws, row, col, value.expression, fmt, value.value)
-    return put(ws, row, col, value, fmt)
 
 
 # ----------------------------------------------------------------------------------- prices
@@ -533,8 +520,6 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=2)  # charts side by side; 2 pages
     if result.next_faster is not None:  # the row between the designs and the capex by category
         note(ws, max(row_of.values()) + 1, result.next_faster["text"])
-    from .rent_excel import summary_warnings  # lazy: rent_excel builds on this module
-
     summary_warnings(ws, result, max(row_of.values()) + 3, SUMMARY_COL_WIDTH * min(n, 5) + 30)
     _capex_by_category(ws, result, bom_cells, row_of)
 
@@ -926,7 +911,7 @@ def build_workbook(result, scenario: LoadedScenario, catalog: Catalog) -> Workbo
     from . import cables_sheet, rent_excel  # lazy: they build on this module
 
     cables = [cables_sheet.SHEET] if cables_sheet.write_cables_sheet(wb, result, catalog) else []
-    rent = [rent_excel.SHEET] if rent_excel.write_rent_sheet(wb, result) else []
+    rent = [rent_excel.SHEET] if rent_excel.write_rent_sheet(wb, result, _summary_row_numbers()) else []
     write_performance_sheet(wb, result)
     write_assumptions_sheet(wb, result, scenario, catalog)
     if result.frontier is not None:
@@ -949,3 +934,18 @@ def write_workbook(result, scenario: LoadedScenario, catalog: Catalog, path) -> 
     An existing file is replaced only when the whole write succeeded; the temp file never survives.
     """
     return save_workbook(build_workbook(result, scenario, catalog), path)
+
+
+def summary_warnings(ws, result, row: int, width_chars: float) -> int:
+    """The run's warnings (the scenario's plausibility warnings, then the solve's) under the Summary's
+    design table, so the sheet finance prints carries them; the last row used."""
+    warnings = list(getattr(result, "input_warnings", [])) + list(result.warnings)
+    if not warnings:
+        return row - 1
+    put(ws, row, 1, "Warnings").font = BOLD
+    for w in warnings:
+        row += 1
+        put(ws, row, 1, f"⚠ {w}")
+        wrap(ws, row, 1, width_chars)
+        ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=max(2, ws.max_column))
+    return row

@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..results import SolveResult
-from .terminal import Column, make_table
+from .tables import Column, make_table
 from .text import literal_for_plot as lit
 from .text import safe
 

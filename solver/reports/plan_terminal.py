@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from .terminal import Column, make_table
+from .tables import Column, make_table
 from .text import safe
 
 

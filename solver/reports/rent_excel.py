@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 
-from .excel import Live, _summary_row_numbers, _write
 from .xlsx import (
     BOLD,
     INPUT_FILL,
@@ -23,9 +22,11 @@ from .xlsx import (
     NUMBER_2,
     PRINTABLE_PT,
     USD,
+    Live,
     _header,
     _title,
     _widths,
+    _write,
     col_letter,
     note,
     print_setup,
@@ -97,8 +98,9 @@ def _sources(ws, row: int, quotes: list) -> None:
         wrap(ws, row, 3, SOURCE_WIDTH)
 
 
-def write_rent_sheet(wb, result) -> bool:
-    """The sheet, when a design has a rental offer (False: no sheet written)."""
+def write_rent_sheet(wb, result, rows: dict) -> bool:
+    """The sheet, when a design has a rental offer (False: no sheet written); `rows`: the Summary's row of
+    every key (excel.py's `_summary_row_numbers`, passed in: this module never imports excel.py)."""
     designs = [d for d in result.designs if d.rent is not None]
     if not designs:
         return False
@@ -110,7 +112,6 @@ def write_rent_sheet(wb, result) -> bool:
     note(ws, 2, f"Hours: {horizon}. Own = capex + energy for those hours; break-even = the month from which "
                 "owning has cost less than renting. Yellow cells are editable.")
     _header(ws, HEADER_ROW, HEADERS, right=range(4, 16), height=48)
-    rows = _summary_row_numbers()
     r = HEADER_ROW + 1
     for d in designs:
         col = col_letter(2 + result.designs.index(d))  # the Summary's design columns start at B
@@ -128,18 +129,3 @@ def write_rent_sheet(wb, result) -> bool:
     print_setup(ws, pages_wide=max(1, math.ceil(width / (PRINTABLE_PT[0] * 0.85))), title_rows=f"{HEADER_ROW}:{HEADER_ROW}",
                 title_cols="A:B")
     return True
-
-
-def summary_warnings(ws, result, row: int, width_chars: float) -> int:
-    """The run's warnings (the scenario's plausibility warnings, then the solve's) under the Summary's
-    design table, so the sheet finance prints carries them; the last row used."""
-    warnings = list(getattr(result, "input_warnings", [])) + list(result.warnings)
-    if not warnings:
-        return row - 1
-    put(ws, row, 1, "Warnings").font = BOLD
-    for w in warnings:
-        row += 1
-        put(ws, row, 1, f"⚠ {w}")
-        wrap(ws, row, 1, width_chars)
-        ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=max(2, ws.max_column))
-    return row
