@@ -145,8 +145,11 @@ def points(data: ModelData) -> dict:
                 ad = data.archs[a]
                 fits = [t for t in (1, 2, 3) if nodes <= ad.fab.cap[t]]
                 tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
+                # the dominance is judged on the point's own spares (G_u decides the in-domain ones), as the
+                # design space's offer thresholds and the enumeration (optimize/oracle.py) judge it
                 if tiers in ad.tiers and tiers in fits and not dominated_by_fat_tree(
-                        data.space.scenario, data.space.catalog, ad.arch, dom, data.space.architectures, data.costed):
+                        data.space.scenario, data.space.catalog, ad.arch, dom, data.space.architectures, data.costed,
+                        s.gpus_per_domain_used):
                     out[(i, j, a)] = (dom, spares, nodes, tiers)
     return out
 

@@ -13,6 +13,16 @@ from dataclasses import dataclass
 
 _THREADS_IN_PROCESS: int | None = None  # HiGHS fixes its thread pool at the first solve
 
+# HiGHS's presolve rules are the bits of its `presolve_rule_off` option; bit 12 is the aggregator (HiGHS logs
+# "Rule 12 (set bit 12 = 4096): Aggregator"). With it on, HiGHS 1.15.1 returned wrong answers on this tool's
+# models: on scenarios/expand-owned-h100.yaml (owned-inventory netting, site lines per scalable unit, spares)
+# presolve declared the dominated-level model infeasible, and proved a 3-tier design costing $240.2M "optimal"
+# on the points-level one, while presolve off, or presolve without the aggregator, found the $224.7M 2-tier
+# multi-plane design, a feasible point of the same model (max primal infeasibility 7e-11). Switching off any
+# other single rule did not help. Leaving the aggregator out keeps the rest of presolve and makes its answers
+# exact again (tests/optimize/test_presolve_exact.py).
+PRESOLVE_RULES_OFF = 1 << 12
+
 
 @dataclass(frozen=True)
 class SolveOutcome:
@@ -78,7 +88,7 @@ class HighsAdapter:
             raise_exception_on_nonoptimal_result=False,
             load_solutions=False,
             solver_options={"mip_feasibility_tolerance": 1e-7, "primal_feasibility_tolerance": 1e-8, "random_seed": 0,
-                            "presolve": presolve},
+                            "presolve": presolve, "presolve_rule_off": PRESOLVE_RULES_OFF},
         )
         if limit is not None:
             options["time_limit"] = max(0.01, float(limit))

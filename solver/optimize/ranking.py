@@ -78,6 +78,8 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", deadli
         else:
             search.timings["build_s"] = time.perf_counter() - start
             search.stopped_in = _solve_loop(space, data, model, adapter, k, distinct_by, deadline, progress, search)
+            if not fastest:
+                _check_first_against_evaluated(search, evaluated)
     search.timings.setdefault("build_s", time.perf_counter() - start)
     search.timings["solve_s"] = adapter.total_time_s
     if not space.complete:
@@ -91,6 +93,25 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", deadli
     for rank, d in enumerate(search.designs, 1):
         d.rank = rank
     return search
+
+
+def _check_first_against_evaluated(search: Search, evaluated: list[Design]) -> None:
+    """The designs the bound pruning evaluated are points of the model that meet every requirement, so a
+    first solve that proves infeasibility, or proves optimal a design costlier than one of them, is
+    wrong (it was HiGHS's presolve aggregator on expand-owned-h100, optimize/highs.py): raise rather than
+    rank a wrong answer."""
+    if not search.outcomes or not evaluated:
+        return
+    first = search.outcomes[0]
+    cheapest = min(evaluated, key=lambda d: d.objective_usd)
+    if first.status == "infeasible":
+        raise ConsistencyError(f"the solver proved the model infeasible, but {cheapest.label} meets every requirement "
+                               f"(${cheapest.objective_usd:,.0f})")
+    if first.status == "optimal" and search.designs:
+        best = search.designs[0]
+        if best.objective_usd > cheapest.objective_usd * (1 + 1e-9) + 0.01:
+            raise ConsistencyError(f"the solver proved {best.label} (${best.objective_usd:,.0f}) optimal, but "
+                                   f"{cheapest.label} meets every requirement for ${cheapest.objective_usd:,.0f}")
 
 
 def _proven(search: Search) -> int:
