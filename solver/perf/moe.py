@@ -1,5 +1,7 @@
 """Mixture-of-Experts physics (SPEC §4.7): parameters, FLOPs, compute time, memory and the
-expert-parallel all-to-all of a model with `workload.model.moe`.
+expert-parallel all-to-all of a model with `workload.model.moe`. The shapes, parameter counts and
+FLOPs live in perf/moe_counts.py, the all-to-all and parameter groups in perf/moe_traffic.py, the stored
+activations in perf/moe_memory.py; this module holds the compute time and re-exports them all (import from here).
 
 Notation (docs/model.md §MoE): E experts, k = top_k, f_e expert width, n_s shared experts of width
 f_s, L_d dense and L_m MoE layers, n_mtp multi-token-prediction layers, L'_m / L'_d the MoE / dense
@@ -19,9 +21,8 @@ scenario override) `compute_s` keeps the FLOP-rate form.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import comb
 
-from ..inputs.schema import MoeShape, TransformerShape, Workload
+from ..inputs.schema import TransformerShape, Workload
 from .compute import (
     ATTENTION_BACKWARD_OVER_FORWARD,
     BF16_BYTES,
@@ -39,189 +40,97 @@ from .compute import (
     pacing_stage,
 )
 from .hardware import Hardware
-from .layout import Layout, ranks_in_domain
+from .layout import Layout
 from .model import (
-    attention_core_flops_per_key,
     attention_core_flops_per_token,
     attention_params_per_layer,
     kv_hidden_size,
 )
+from .moe_counts import (
+    LayerCounts,
+    MoeParams,
+    TokenFlops,
+    _moe,
+    capacity_multiplier,
+    flops_per_step,
+    hardware_flops_per_token,
+    layer_counts,
+    load_factor,
+    moe_recomputed,
+    parameter_counts,
+    recompute_flops,
+    shared_width,
+    token_flops,
+)
+from .moe_memory import (
+    activation_bytes_per_token,
+    gemm_input_bytes,
+    layer_activation_bytes,
+    moe_mlp_bytes_per_token,
+)
+from .moe_traffic import (
+    COMBINE_BYTES,
+    DISPATCH_BYTES,
+    ParamGroup,
+    TpCollective,
+    ep_bytes,
+    ep_domains,
+    ep_window_pieces,
+    exchange_bytes_per_copy,
+    node_limit,
+    parameter_groups,
+    remote_domains,
+    sm_penalty,
+    tp_collectives,
+)
 
 DEFAULT_EXPERT_EFFICIENCY = 0.38  # ε when the catalog gives none: the Blackwell BF16 fit (an estimate elsewhere)
-DISPATCH_BYTES = {"bf16": 2.0, "fp8": 1.0 + 4.0 / 128}  # FP8 with one fp32 scale per 128 values ([M2] §2.3.2)
-COMBINE_BYTES = 2.0  # combine (and both backward exchanges) in bf16
 GB = 1e9
 
-
-# ----------------------------------------------------------------------------------- shapes
-
-
-@dataclass(frozen=True)
-class LayerCounts:
-    """L_d, L_m of the main model and L'_d, L'_m with the MTP layers (each repeats the last layer's kind)."""
-
-    dense: int
-    moe: int
-    dense_with_mtp: int
-    moe_with_mtp: int
-
-
-def layer_counts(model: TransformerShape) -> LayerCounts:
-    """L_m from `layer_pattern` (1 = MoE) or L − dense_layers; MTP layers follow the last layer."""
-    moe = _moe(model)
-    pattern = moe.layer_pattern or [0] * moe.dense_layers + [1] * (model.layers - moe.dense_layers)
-    moe_layers = sum(pattern)
-    dense_layers = model.layers - moe_layers
-    mtp = moe.mtp_layers
-    last_moe = pattern[-1] == 1
-    return LayerCounts(dense_layers, moe_layers, dense_layers + (0 if last_moe else mtp), moe_layers + (mtp if last_moe else 0))
-
-
-def _moe(model: TransformerShape) -> MoeShape:
-    assert model.moe is not None, "a Mixture-of-Experts model"
-    return model.moe
-
-
-def _k_ff(model: TransformerShape) -> int:
-    return 3 if model.ffn_type == "swiglu" else 2
-
-
-def shared_width(moe: MoeShape) -> int:
-    """n_s·f_s: the summed width of the shared experts (f_s defaults to f_e)."""
-    return moe.shared_experts * (moe.shared_expert_ffn_hidden_size or moe.expert_ffn_hidden_size)
-
-
-# ----------------------------------------------------------------------------------- parameters
-
-
-@dataclass(frozen=True)
-class MoeParams:
-    """Parameter counts (weights, not bytes)."""
-
-    total: float  # the main model: what publications call "total" (MTP layers not included)
-    active: float  # per token: k routed experts instead of E
-    routed: float  # routed-expert weights, MTP layers included: the bucket sharded over etp·ep·p
-    stored: float  # everything the GPUs hold: total + the MTP layers
-
-
-def parameter_counts(model: TransformerShape) -> MoeParams:
-    """docs/model.md §MoE, per layer with norms (2h) as in perf/model.py:
-    P = L·(P_att + 2h) + L_d·k_ff·h·f + L_m·(E·k_ff·h·f_e + k_ff·h·n_s·f_s + h·E) + h + V·h·(1 tied, 2 untied)
-    active: E → k.  One MTP layer adds P_att + its MLP (the last layer's kind) + 2h² (projection) + 3h.
-    """
-    moe, h = _moe(model), model.hidden_size
-    counts, k_ff = layer_counts(model), _k_ff(model)
-    attention = attention_params_per_layer(model) + 2 * h
-    dense_mlp = k_ff * h * model.ffn_hidden_size
-    expert = k_ff * h * moe.expert_ffn_hidden_size
-    shared_router = k_ff * h * shared_width(moe) + h * moe.experts
-    embeddings = model.vocab_size * h * (1 if model.tied_embeddings else 2)
-    base = model.layers * attention + counts.dense * dense_mlp + h + embeddings
-    total = base + counts.moe * (moe.experts * expert + shared_router)
-    active = base + counts.moe * (moe.top_k * expert + shared_router)
-    mtp_moe = counts.moe_with_mtp - counts.moe
-    mtp_dense = counts.dense_with_mtp - counts.dense
-    mtp = (moe.mtp_layers * (attention + 2 * h * h + 3 * h) + mtp_dense * dense_mlp
-           + mtp_moe * (moe.experts * expert + shared_router))
-    return MoeParams(total=total, active=active, routed=counts.moe_with_mtp * moe.experts * expert, stored=total + mtp)
-
-
-# ----------------------------------------------------------------------------------- FLOPs
-
-
-@dataclass(frozen=True)
-class TokenFlops:
-    """Forward FLOPs per token by part, MTP layers included (Megatron's convention, [M5])."""
-
-    routed: float  # 2·k_ff·h·f_e·k·L'_m
-    shared: float  # 2·k_ff·h·n_s·f_s·L'_m
-    dense_mlp: float  # 2·k_ff·h·f·L'_d
-    attention: float  # 2·P_att·(L + n_mtp)
-    mla_up: float  # the MLA up-projections inside `attention` (what `mla_up_proj` recompute repeats)
-    core: float  # causal attention core, sliding windows as perf/model.py counts them
-    logits: float  # 2·h·V·(1 + n_mtp)
-    mtp_projection: float  # 2·2h²·n_mtp
-
-    @property
-    def layers(self) -> float:
-        """Everything a full recompute repeats (all but the logits)."""
-        return self.routed + self.shared + self.dense_mlp + self.attention + self.core + self.mtp_projection
-
-    @property
-    def total(self) -> float:
-        return self.layers + self.logits
-
-
-def token_flops(model: TransformerShape) -> TokenFlops:
-    """Forward FLOPs per token; ×3 (forward + backward) gives Megatron's F_tok (docs/model.md §MoE):
-    F_tok = 6·[h·(k_ff·f·L'_d + k_ff·f_e·k·L'_m + k_ff·f_s·n_s·L'_m) + P_att·(L + n_mtp) + 2·n_mtp·h²]
-          + 6·w_core·s·(L + n_mtp) + 6·h·V·(1 + n_mtp)."""
-    moe, h, a = _moe(model), model.hidden_size, model.attention_heads
-    counts, k_ff, mtp = layer_counts(model), _k_ff(model), moe.mtp_layers
-    all_layers = model.layers + mtp
-    mla_up = 0.0
-    if model.mla is not None:
-        x = model.mla
-        q_up = x.q_lora_rank * a * (x.qk_nope_head_dim + x.qk_rope_head_dim) if x.q_lora_rank is not None else 0
-        mla_up = 2.0 * (q_up + x.kv_lora_rank * a * (x.qk_nope_head_dim + x.v_head_dim)) * all_layers
-    core = (attention_core_flops_per_token(model, causal=True)
-            + mtp * attention_core_flops_per_key(model, causal=True) * model.seq_len)
-    return TokenFlops(
-        routed=2.0 * k_ff * h * moe.expert_ffn_hidden_size * moe.top_k * counts.moe_with_mtp,
-        shared=2.0 * k_ff * h * shared_width(moe) * counts.moe_with_mtp,
-        dense_mlp=2.0 * k_ff * h * model.ffn_hidden_size * counts.dense_with_mtp,
-        attention=2.0 * attention_params_per_layer(model) * all_layers,
-        mla_up=mla_up, core=core, logits=2.0 * h * model.vocab_size * (1 + mtp), mtp_projection=4.0 * h * h * mtp)
-
-
-def moe_recomputed(workload: Workload) -> bool:
-    """The MoE layers run their forward twice (full recompute, or the `moe` recompute module)."""
-    return workload.activation_recompute == "full" or "moe" in workload.recompute_modules
-
-
-def recompute_flops(workload: Workload, f: TokenFlops) -> tuple[float, float]:
-    """(routed, other) forward FLOPs per token run again by recomputation: full → every layer;
-    selective → the attention core; modules: mla_up_proj → the MLA up-projections, mlp → the dense
-    MLPs, moe → the routed and shared experts (moe_act and layernorm recompute no GEMM)."""
-    if workload.activation_recompute == "full":
-        return f.routed, f.layers - f.routed
-    other = f.core if workload.activation_recompute == "selective" else 0.0
-    modules = workload.recompute_modules
-    other += (f.mla_up if "mla_up_proj" in modules else 0.0) + (f.dense_mlp if "mlp" in modules else 0.0)
-    if "moe" in modules:
-        return f.routed, other + f.shared
-    return 0.0, other
-
-
-def capacity_multiplier(moe: MoeShape) -> float:
-    """Token copies an expert is given over the mean: c_f when padded to capacity, else 1."""
-    return moe.capacity_factor if moe.pad_to_capacity and moe.capacity_factor is not None else 1.0
-
-
-def load_factor(moe: MoeShape) -> float:
-    """u_eff, the busiest expert rank's tokens over the mean: u (dropless); min(u, c_f) with a capacity
-    (the excess is dropped before the exchange, [M3] @022bcb5); c_f when padded to capacity."""
-    if moe.capacity_factor is None:
-        return moe.load_imbalance
-    if moe.pad_to_capacity:
-        return moe.capacity_factor
-    return min(moe.load_imbalance, moe.capacity_factor)
-
-
-def hardware_flops_per_token(workload: Workload) -> tuple[float, float]:
-    """(routed, other) hardware FLOPs per token: 3·forward + recomputed forward; padded capacity
-    multiplies the routed part by c_f (padded rows are multiplied too, [M6])."""
-    f = token_flops(workload.model)
-    again_routed, again_other = recompute_flops(workload, f)
-    pad = capacity_multiplier(_moe(workload.model))
-    return (3 * f.routed + again_routed) * pad, 3 * (f.total - f.routed) + again_other
-
-
-def flops_per_step(workload: Workload) -> tuple[float, float]:
-    """(F_model, F_hardware) per step: B·s·F_tok and B·s·(routed + other hardware FLOPs per token)."""
-    tokens = workload.global_batch_size * workload.model.seq_len
-    routed, other = hardware_flops_per_token(workload)
-    return tokens * 3 * token_flops(workload.model).total, tokens * (routed + other)
+__all__ = [
+    "COMBINE_BYTES",
+    "DEFAULT_EXPERT_EFFICIENCY",
+    "DISPATCH_BYTES",
+    "EXPERT_BYTES_PER_HIDDEN",
+    "EXPERT_BYTES_PER_WIDTH",
+    "FORWARD_SHARE",
+    "GB",
+    "LayerCounts",
+    "MoeMicrobatch",
+    "MoeParams",
+    "ParamGroup",
+    "TokenFlops",
+    "TpCollective",
+    "activation_bytes_per_token",
+    "capacity_multiplier",
+    "compute_s",
+    "ep_bytes",
+    "ep_domains",
+    "ep_window_pieces",
+    "exchange_bytes_per_copy",
+    "expert_efficiency",
+    "flat_shares",
+    "flops_per_step",
+    "gemm_input_bytes",
+    "hardware_flops_per_token",
+    "layer_activation_bytes",
+    "layer_counts",
+    "load_factor",
+    "microbatch_compute",
+    "moe_mlp_bytes_per_token",
+    "moe_recomputed",
+    "node_limit",
+    "parameter_counts",
+    "parameter_groups",
+    "recompute_flops",
+    "remote_domains",
+    "routed_bytes_per_token",
+    "shared_expert_s",
+    "shared_width",
+    "sm_penalty",
+    "token_flops",
+    "tp_collectives",
+]
 
 
 # ----------------------------------------------------------------------------------- compute
@@ -433,210 +342,3 @@ def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams
     mb = MicrobatchCompute(layers * layer_f + share * tail_f, layers * layer_b + share * tail_b, fams,
                            layers * (gemms_f + gemms_b) + share * (tail_f + tail_b), layers * (att_f + att_b))
     return MoeMicrobatch(mb, layers * share_m * (shared_f + shared_b))
-
-
-# ----------------------------------------------------------------------------------- all-to-all
-
-
-def exchange_bytes_per_copy(workload: Workload) -> float:
-    """Σβ: bytes per hidden element and token copy over one step's exchanges: dispatch β_d + combine 2
-    forward, 2 + 2 backward, and β_d + 2 again when the MoE layer is recomputed ([M6], [M2] §2.3.2)."""
-    beta_d = DISPATCH_BYTES[workload.expert_dispatch.dispatch_dtype]
-    total = beta_d + COMBINE_BYTES + 2 * COMBINE_BYTES
-    return total + (beta_d + COMBINE_BYTES if moe_recomputed(workload) else 0.0)
-
-
-def node_limit(moe: MoeShape, domains: int) -> float:
-    """M_eff, the most domains a token can reach: `node_limit`, and with group-limited routing (G
-    groups, top g) g·⌈D/G⌉ (a group spans D/G domains when G < D, else lies inside one); ≤ D."""
-    limit = float(domains)
-    if moe.node_limit is not None:
-        limit = min(limit, moe.node_limit)
-    if moe.router_groups is not None and moe.router_group_top_k is not None:
-        limit = min(limit, moe.router_group_top_k * -(-domains // moe.router_groups))
-    return limit
-
-
-def remote_domains(moe: MoeShape, domains: int) -> float:
-    """R, the other domains one token's k experts land in, expected under uniform routing:
-    R = (D − 1)·[1 − C(E − E/D, k)/C(E, k)], capped by M_eff·(D − 1)/D when routing is node-limited
-    (M_eff domains chosen, the token's own among them with probability M_eff/D)."""
-    if domains <= 1:
-        return 0.0
-    e, k = moe.experts, moe.top_k
-    per_domain = e // domains
-    uniform = (domains - 1) * (1 - comb(e - per_domain, k) / comb(e, k))
-    limit = node_limit(moe, domains)
-    return min(uniform, limit * (domains - 1) / domains)
-
-
-def ep_domains(layout: Layout) -> tuple[int, int]:
-    """(n_in, D): ranks of one ep group (stride etp) per NVLink domain, and the domains it spans."""
-    n_in = int(round(ranks_in_domain(layout.ep, layout.etp, layout.gpus_per_domain_used)))
-    return n_in, layout.ep // n_in
-
-
-def ep_bytes(workload: Workload, layout: Layout) -> tuple[float, float]:
-    """(NVLink, scale-out) all-to-all bytes per GPU per step (SPEC 4.7, docs/model.md §MoE):
-    V = (B·s/N)·L'_m·h·Σβ per token copy; k_eff = k·u_eff copies per token.
-    flat:          NVLink V·k_eff·(n_in − 1)/ep,  scale-out V·k_eff·(ep − n_in)/ep
-    hierarchical:  NVLink V·k_eff·(n_in − 1)/n_in, scale-out V·R·u_eff (one copy per other domain)."""
-    if layout.ep == 1:
-        return 0.0, 0.0
-    moe, m = _moe(workload.model), workload.model
-    tokens = workload.global_batch_size * m.seq_len / layout.gpus
-    per_copy = tokens * layer_counts(m).moe_with_mtp * m.hidden_size * exchange_bytes_per_copy(workload)
-    load = load_factor(moe)
-    copies = moe.top_k * load
-    n_in, domains = ep_domains(layout)
-    if workload.expert_dispatch.dispatcher == "flat":
-        return per_copy * copies * (n_in - 1) / layout.ep, per_copy * copies * (layout.ep - n_in) / layout.ep
-    return per_copy * copies * (n_in - 1) / n_in, per_copy * remote_domains(moe, domains) * load
-
-
-def sm_penalty(workload: Workload) -> float:
-    """σ' = s/(1 − s): compute slows by this share of the time an overlapped dispatcher runs beside it,
-    holding s of the SMs (`overlap_sm_fraction`); 0 without overlap (nothing runs beside it)."""
-    dispatch = workload.expert_dispatch
-    if dispatch.overlap == "none":
-        return 0.0
-    return dispatch.overlap_sm_fraction / (1.0 - dispatch.overlap_sm_fraction)
-
-
-def ep_window_pieces(workload: Workload, layout: Layout, compute: float, shared_expert: float,
-                     ) -> tuple[tuple[float, float], ...]:
-    """The all-to-all's window pieces (a_i, W_i), exposed = max_i (a_i·T_ep − W_i) (SPEC 4.5, 4.7):
-    (σ', 0) and (1, (1 − σ')·W). With W the time it can hide behind (0 for overlap none: on the
-    critical path; the shared experts' compute of the step for shared_expert; T_comp for batch_overlap,
-    [M1] §3.2.1, [M3]): T_ep ≤ W costs σ'·T_ep (compute slowed while the dispatcher holds SMs), a longer
-    exchange T_ep − W + σ'·W. Windows are compute time: never NIC-dependent."""
-    overlap = workload.expert_dispatch.overlap
-    if overlap == "none" or layout.ep == 1:
-        return ((1.0, 0.0),)
-    window = compute if overlap == "batch_overlap" else shared_expert
-    penalty = sm_penalty(workload)
-    return ((penalty, 0.0), (1.0, (1.0 - penalty) * window))
-
-
-# ----------------------------------------------------------------------------------- groups
-
-
-@dataclass(frozen=True)
-class ParamGroup:
-    """Parameters one GPU holds and the group that holds the same shard (for gradients and the
-    optimizer): `shard` weights per GPU, a group of `size` ranks at rank stride `stride`."""
-
-    shard: float
-    size: int
-    stride: int
-
-
-def parameter_groups(workload: Workload, layout: Layout, params: float) -> list[ParamGroup]:
-    """Dense models: P/(t·p) over the d data-parallel ranks (stride t·c). MoE ([M10], docs/model.md §MoE):
-    routed experts P_exp/(etp·ep·p) over the edp expert-data-parallel ranks (stride etp·ep), the rest
-    (P_stored − P_exp)/(t·p) over the d ranks."""
-    t, p = layout.tp, layout.pp
-    dense = ParamGroup(params / (t * p), layout.dp, t * layout.cp)
-    if workload.model.moe is None:
-        return [dense]
-    counts = parameter_counts(workload.model)
-    rest = ParamGroup((counts.stored - counts.routed) / (t * p), layout.dp, t * layout.cp)
-    experts = ParamGroup(counts.routed / (layout.etp * layout.ep * p), layout.edp, layout.etp * layout.ep)
-    return [rest, experts]
-
-
-@dataclass(frozen=True)
-class TpCollective:
-    """`count` all-reduce equivalents per step of `message` bytes over a group of `size` ranks inside one domain."""
-
-    count: float
-    size: int
-    message: float
-
-
-def tp_collectives(workload: Workload, layout: Layout, microbatches: int, message: float) -> list[TpCollective]:
-    """Tensor-parallel traffic of an MoE model, per GPU per step (m·/p of the per-layer counts):
-    attention 2 all-reduce equivalents per layer (+1 with full recompute), dense MLP and shared experts
-    2 (+1); routed experts exchange over the etp group 2 (+1 if recomputed) of etp·k_eff·M/t (the
-    tokens of the ep rank's etp peers are gathered); M = b·(s/c)·h·β as for dense layers."""
-    m, moe = workload.model, _moe(workload.model)
-    counts = layer_counts(m)
-    per_pass = 3 if workload.activation_recompute == "full" else 2
-    mlp_layers = counts.dense_with_mtp + (counts.moe_with_mtp if moe.shared_experts else 0)
-    per_stage = microbatches / layout.pp
-    out = [TpCollective(per_stage * per_pass * (m.layers + moe.mtp_layers + mlp_layers), layout.tp, message)]
-    if layout.etp > 1:
-        routed_pass = 3 if moe_recomputed(workload) else 2
-        routed_message = message * layout.etp * moe.top_k * load_factor(moe) / layout.tp
-        out.append(TpCollective(per_stage * routed_pass * counts.moe_with_mtp, layout.etp, routed_message))
-    return out
-
-
-# ----------------------------------------------------------------------------------- memory
-
-
-def gemm_input_bytes(workload: Workload) -> float:
-    """β_in: an FP8 GEMM keeps its (quantised) input for the weight gradient in 1 byte, bf16 in 2."""
-    return 1.0 if workload.precision == "fp8" else 2.0
-
-
-def activation_bytes_per_token(workload: Workload) -> tuple[float, float]:
-    """Stored activation bytes per token of one attention block with both norms, and of one dense MLP
-    (an estimate: no maintained formula covers MoE, [M11]; Korthikanti et al.'s terms without dropout,
-    β_in from `gemm_input_bytes`, everything else bf16):
-    attention  GQA: norm inputs 4h + QKV input β_in·h + Q, K, V 2(a·d_h + 2h_kv) + flash output 2a·d_h
-               (+ a·d_h for the FP8 o-proj input); MLA: norm inputs 4h + down-projection input β_in·h +
-               latents β_in(q_r + kv_r + d_r) + Q, K, V 2a(2(d_n + d_r) + d_v) + output 2a·d_v (+ a·d_v FP8);
-               layernorm recompute drops the β_in·h, mla_up_proj drops Q, K, V
-    dense MLP  β_in·h + 2(k_ff − 1)·f (gate and up, bf16) + β_in·f (activation); mlp recompute keeps 2h."""
-    m, modules, beta = workload.model, workload.recompute_modules, gemm_input_bytes(workload)
-    h, a = m.hidden_size, m.attention_heads
-    gemm_in = 0.0 if "layernorm" in modules else beta * h
-    fp8_out = 1.0 if beta == 1.0 else 0.0
-    if m.mla is not None:
-        x = m.mla
-        qk = x.qk_nope_head_dim + x.qk_rope_head_dim
-        qkv = 0.0 if "mla_up_proj" in modules else 2.0 * a * (2 * qk + x.v_head_dim)
-        latents = beta * ((x.q_lora_rank or 0) + x.kv_lora_rank + x.qk_rope_head_dim)
-        attention = 4.0 * h + gemm_in + latents + qkv + (2.0 + fp8_out) * a * x.v_head_dim
-    else:
-        d_h = m.head_dim or h / a
-        kv = (m.kv_heads or a) * d_h
-        attention = 4.0 * h + gemm_in + 2.0 * (a * d_h + 2 * kv) + (2.0 + fp8_out) * a * d_h
-    f = m.ffn_hidden_size
-    dense = 2.0 * h if "mlp" in modules else beta * h + 2.0 * (_k_ff(m) - 1) * f + beta * f
-    return attention, dense
-
-
-def moe_mlp_bytes_per_token(workload: Workload, layout: Layout) -> float:
-    """Stored bytes of one MoE MLP per local token: the shared experts (2(k_ff − 1) + β_in)·n_s·f_s ÷ t and
-    k·u_eff routed copies of (β_in·h·etp + 2(k_ff − 1)·f_e + β_in·f_e + 2h·etp)/t (input, gate and up,
-    activation, output kept for the probability-weighted combine; moe_act recompute drops the
-    activation; the etp peers' copies are gathered and f_e is split etp ways); `moe` recompute keeps
-    only the layer input 2h."""
-    m, moe, beta = workload.model, _moe(workload.model), gemm_input_bytes(workload)
-    if "moe" in workload.recompute_modules:
-        return 2.0 * m.hidden_size
-    k_ff, f_e = _k_ff(m), moe.expert_ffn_hidden_size
-    act = 0.0 if "moe_act" in workload.recompute_modules else beta * f_e
-    copy = ((beta + 2.0) * m.hidden_size * layout.etp + 2.0 * (k_ff - 1) * f_e + act) / layout.tp
-    shared = (2.0 * (k_ff - 1) + beta) * shared_width(moe) / layout.tp
-    return shared + moe.top_k * load_factor(moe) * copy
-
-
-def layer_activation_bytes(workload: Workload, layout: Layout) -> float:
-    """Stored activation bytes of one layer and microbatch (no or selective recompute), averaged over the L
-    layers with the MTP layers spread over them (SPEC 4.6 with the MoE MLP above): s·b/c tokens ×
-    [L'_d·(attention + dense MLP)/t + L'_m·(attention/t + MoE MLP)] / L, + the s×s softmax without
-    FlashAttention and recompute. perf/memory.py places it on the pipeline stages like a dense layer's
-    (in-flight microbatches, full recompute, logits)."""
-    m = workload.model
-    counts = layer_counts(m)
-    tokens = m.seq_len * layout.microbatch_size / layout.cp
-    attention, dense = activation_bytes_per_token(workload)
-    if workload.activation_recompute == "none" and not workload.flash_attention:
-        attention += 5.0 * m.attention_heads * m.seq_len  # the s×s softmax and dropout, Korthikanti et al.
-    per_token = (counts.dense_with_mtp * (attention + dense) / layout.tp
-                 + counts.moe_with_mtp * (attention / layout.tp + moe_mlp_bytes_per_token(workload, layout)))
-    return tokens * per_token / m.layers
-

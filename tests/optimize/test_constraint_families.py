@@ -20,6 +20,7 @@ from solver.design_space import Architecture, Condition, DesignSpace, Exposure, 
 from solver.optimize.data import model_data
 from solver.optimize.highs import HighsAdapter
 from solver.optimize.model import build_model, decode
+from solver.perf.layout import LayoutShape
 
 CATALOG = make_catalog()
 ONE_RAIL = Architecture("hgx-t", "ndr-nic", 1, "ndr-64", 1.0)
@@ -43,8 +44,10 @@ def shape(arch: Architecture, d_values: list[int], comp0: float, comp1: float = 
     nominal = Condition("", [comp0 + comp1 * d for d in ds], xs, busy)
     extra = [Condition(name, [k * (comp0 + comp1 * d) for d in ds], [], busy) for name, k in margins]
     steps = [nominal.step_time_s(j, d) for j, d in enumerate(ds)]
-    return Shape(f"t8 {arch.rails_per_node} rails", arch.perf, 8, 1, 1, 1, 1, 8, ds, list(ds), [nominal, *extra],
-                 [mem0 + mem1 * d for d in ds], hbm, steps)
+    return Shape(key=f"t8 {arch.rails_per_node} rails", perf=arch.perf,
+                 layout_shape=LayoutShape(tp=8, cp=1, pp=1, vp=1, microbatch_size=1), gpus_per_domain_used=8,
+                 d_values=ds, domains=list(ds), conditions=[nominal, *extra], mem=[mem0 + mem1 * d for d in ds],
+                 hbm_usable_gb=hbm, step_time_s=steps)
 
 
 def solve(shapes: list[Shape], archs: list[Architecture], target_s: float, **scenario):

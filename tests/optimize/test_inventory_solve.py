@@ -20,6 +20,7 @@ from solver.optimize.data import model_data
 from solver.optimize.highs import HighsAdapter
 from solver.optimize.model import build_model, decode
 from solver.optimize.ranking import _lower_bound_usd, _prune_by_bounds
+from solver.perf.layout import LayoutShape
 
 # GPT-3 1.3B (Brown et al. 2020, Table 2.1), as in tests/optimize/test_optimizer.py
 GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
@@ -190,7 +191,9 @@ def _tiny(**scenario):
     # d·T_comp = 12 (T = 12/d s), no exposed traffic, d·memory = d GB of 80 GB HBM
     nominal = Condition("", [12.0 for _ in ds], [], [0.0 for _ in ds])
     steps = [nominal.step_time_s(j, d) for j, d in enumerate(ds)]
-    shape = Shape("t8", arch.perf, 8, 1, 1, 1, 1, 8, ds, list(ds), [nominal], [1.0 * d for d in ds], 80.0, steps)
+    shape = Shape(key="t8", perf=arch.perf, layout_shape=LayoutShape(tp=8, cp=1, pp=1, vp=1, microbatch_size=1),
+                  gpus_per_domain_used=8, d_values=ds, domains=list(ds), conditions=[nominal],
+                  mem=[1.0 * d for d in ds], hbm_usable_gb=80.0, step_time_s=steps)
     sc = make_scenario(target={"step_time_s": 5.0}, **scenario)
     model = build_model(model_data(DesignSpace(sc, make_catalog(), 5.0, [arch], [shape], combinations=0, pruned={})))
     assert HighsAdapter().solve(model).status == "optimal"

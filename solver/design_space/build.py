@@ -1,0 +1,274 @@
+"""`build_design_space`: the shapes of every platform's performance classes and layouts, pruned exactly."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from ..costing import compute_units, total_nodes
+from ..deadline import NO_LIMIT, Deadline
+from ..fabrics import DEFAULT_FAMILY, family
+from ..failures import goodput_in_target
+from ..inputs.schema import Catalog, Scenario
+from ..perf.crossing import cross_plane_share, pod_crossing
+from ..perf.hardware import Hardware
+from ..perf.layout import LayoutShape, dp_candidates, layout_shapes, placement_problem
+from ..perf.memory import memory_per_gpu_gb
+from ..perf.traffic import CLASS_NAMES
+from .allowlists import architectures, fabric_spec_of, hardware_of
+from .dominance import dominated_by_fat_tree
+from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
+from .scan import _Context, _Points, _shape
+
+
+def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
+                       one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT) -> DesignSpace:
+    """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
+
+    prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
+    layouts with no d that fits in memory and meets the target; "points" also drops each d whose
+    own rows fail; "dominated" (default) keeps, per layout, the smallest feasible d and, for each
+    tier boundary of the class's switches, the smallest feasible d above it (a bigger fabric is a
+    distinct architecture, so ranking needs its cheapest point too).
+    one_layout_per_cost (with "dominated"): of the points of one performance class that occupy the
+    same number of domains — and so cost exactly the same on every architecture — keep only the
+    fastest. Exact when ranking distinct architectures, not distinct layouts.
+    deadline: the build stops when its share of the time limit is used (`complete` is then False and
+    the shapes are those of the platforms and layouts reached so far, in the deterministic order).
+    """
+    if prune not in PRUNE_LEVELS:
+        raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
+    if prune == "dominated" and scenario.pin.nodes is not None:
+        prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
+    if prune == "dominated" and scenario.objective == "fastest":
+        prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
+    if prune == "dominated" and catalog.reliability is not None and goodput_in_target(scenario):
+        prune = "points"  # the goodput in the target differs per switch: a class's first feasible d is not every one's
+    archs = architectures(scenario, catalog)
+    ctx = _Context(scenario, catalog, prune)
+    platforms = catalog.by_id("platforms")
+    perfs = sorted({a.perf for a in archs})
+    switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class
+    per_platform: dict[str, list[Shape]] = {}
+    complete = True
+    for plat_id in _most_promising_first(scenario, catalog, sorted({p.platform for p in perfs})):
+        per_platform[plat_id] = []
+        complete = _platform_shapes(ctx, platforms[plat_id], [p for p in perfs if p.platform == plat_id], archs,
+                                    switches_per_perf, per_platform[plat_id], deadline)
+        if not complete:
+            break
+    shapes = [s for plat_id in sorted(per_platform) for s in per_platform[plat_id]]  # the canonical order
+    pruned = ctx.pruned
+    if one_layout_per_cost and prune == "dominated":
+        before = sum(len(s.d_values) for s in shapes)
+        shapes = _one_point_per_cost(shapes)
+        pruned["equal_cost"] = before - sum(len(s.d_values) for s in shapes)
+    kept_perf = {p for s in shapes for p in s.perfs}
+    archs = [a for a in archs if a.perf in kept_perf]
+    return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
+                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete)
+
+
+def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: list[str]) -> list[str]:
+    """Platforms in order of price per peak FLOP/s (unit price / (GPUs per unit · peak)), cheapest
+    first, then by id. A complete build does not depend on the order (its shapes are put back in id
+    order); a build the time limit cuts short has then explored the platforms most likely to hold
+    the cheapest designs, not the alphabetically first."""
+    platforms, gpus = catalog.by_id("platforms"), catalog.by_id("gpus")
+    precision = scenario.workload.precision
+
+    def usd_per_tflops(plat_id: str) -> float:
+        plat = platforms[plat_id]
+        gpus_per_unit = plat.gpus_per_domain / max(1, compute_units(plat, 1))
+        peak = gpus_per_unit * gpus[plat.gpu].peak_tflops(precision)
+        return plat.unit_price_usd / peak if peak > 0 else math.inf
+
+    return sorted(platform_ids, key=lambda p: (usd_per_tflops(p), p))
+
+
+def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture],
+                     switches_per_perf: dict, shapes: list[Shape], deadline: Deadline) -> bool:
+    """Append the shapes of one platform's performance classes; False if the deadline stopped it."""
+    scenario, catalog = ctx.scenario, ctx.catalog
+    n_switch = sum(switches_per_perf[p] for p in plat_perfs)
+    hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
+    # fastest NICs first, so that slower ones can start their scans where the faster ones found points
+    plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
+                                   hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
+    structures = _structure_groups(plat_perfs, hws)
+    regimes = [(g_used, lay, ds) for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used)
+               for lay in layout_shapes(scenario) if (ds := _placeable(ctx, lay, g_used, n_switch))]
+    plat_archs = [a for a in archs if a.platform == plat.id]
+    thresholds = _tier_thresholds(catalog, plat_archs)
+    if ctx.prune == "dominated":
+        placeable_domains = {(lay.layout(dp=d, gpus_per_domain_used=g_used).domains, g_used)
+                             for g_used, lay, ds in regimes for d in ds}
+        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, placeable_domains, plat_archs, archs)))
+    for g_used, lay, ds in regimes:
+        if deadline.expired("design_space"):
+            return False
+        if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
+            continue
+        shapes += _shapes_of_layout(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
+    return True
+
+
+def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
+    """Node counts at which some architecture of the platform needs one more fabric tier."""
+    caps: set[int] = set()
+    for a in archs:
+        spec = fabric_spec_of(cat, a)
+        caps.update(family(a.fabric).max_nodes(spec, t) for t in (1, 2))
+    return sorted(c for c in caps if c > 0)
+
+
+def _structure_key(hw: Hardware) -> tuple:
+    """What, besides the layout, decides a class's bytes and pod crossing: the planes, and the
+    pods of an oversubscribed tier above them."""
+    pods = hw.above_pod_oversubscription != 1
+    return hw.rail_planes, hw.planes_by_domain_position, pods, hw.pod_domains if pods else 0
+
+
+def _structure_groups(perfs: list[PerfClass], hws: dict) -> list[tuple[PerfClass, list[PerfClass]]]:
+    """Performance classes grouped by fabric structure (first member, members); the plain fat-tree
+    structure first (the others may share its shapes, `_share_plain_shapes`)."""
+    groups: dict[tuple, list[PerfClass]] = {}
+    for p in perfs:
+        groups.setdefault(_structure_key(hws[p]), []).append(p)
+    plain = (1, False, False, 0)
+    return [(members[0], members) for key, members in sorted(groups.items(), key=lambda kv: kv[0] != plain)]
+
+
+def _plain(perf: PerfClass) -> PerfClass:
+    """The fat-tree class of the same platform, NIC, rails and leaf oversubscription."""
+    return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
+
+
+def _share_plain_shapes(members: list[PerfClass], made: dict) -> list[PerfClass]:
+    """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`);
+    return the classes that still need shapes of their own."""
+    rest = []
+    for perf in members:
+        twin = _plain(perf)
+        if perf != twin and twin in made:
+            shape = made[twin]
+            if shape is not None:
+                shape.also.append(perf)
+        else:
+            rest.append(perf)
+    return rest
+
+
+def _crosses_nothing(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
+    """No class of the layout forwards bytes between planes or crosses an oversubscribed tier above the
+    pods at any of the d values (perf/crossing.py): the step time is then the plain fat tree's at
+    every d. Always true on a fat tree without an oversubscribed tier above the pods."""
+    planes, pods = hw.rail_planes > 1, hw.above_pod_oversubscription != 1
+    if not planes and not pods:
+        return True
+    for d in ds:
+        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+        for n in CLASS_NAMES:
+            if (planes and cross_plane_share(n, layout, hw)) or (pods and pod_crossing(n, layout, hw)):
+                return False
+    return True
+
+
+def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[int]:
+    """The d values of one layout that can be placed and fit max_gpus (ascending)."""
+    out: list[int] = []
+    for d in dp_candidates(ctx.scenario, lay):
+        ctx.combinations += n_switch
+        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+        if placement_problem(layout, ctx.wl, g_used) is not None:
+            ctx.pruned["placement"] += n_switch
+            continue
+        if ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
+            ctx.pruned["caps"] += n_switch
+            continue
+        out.append(d)
+    return out
+
+
+def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
+                           n_perf: int) -> bool:
+    """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
+    with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
+    the leanest."""
+    layout = lay.layout(dp=ds[-1], gpus_per_domain_used=g_used)
+    lean = memory_per_gpu_gb(ctx.wl, layout, ctx.params)
+    if lean < ctx.best["leanest"][0]:
+        ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
+    if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
+        ctx.pruned["memory"] += len(ds) * n_perf
+        return False
+    return True
+
+
+def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
+                      plat, thresholds: list[int]) -> list[Shape]:
+    """The shapes of one layout and placement on every performance class of the platform.
+
+    One lazy evaluation per fabric structure and d (`_Points`): bytes, compute, bubble and memory do not
+    depend on the NIC; each performance class only re-times the traffic (perf.step.point_terms). A class
+    whose layout crosses nothing at any d shares the plain fat-tree class's shape (`_share_plain_shapes`)."""
+    out: list[Shape] = []
+    made: dict[PerfClass, Shape | None] = {}
+    for ref, members in structures:
+        if _crosses_nothing(lay, g_used, ds, hws[ref]):
+            members = _share_plain_shapes(members, made)
+        if not members:
+            continue
+        points = _Points(ctx, lay, g_used, ds, hws[ref], plat)
+        for perf in members:
+            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds)
+            made[perf] = shape
+            if shape is not None:
+                out.append(shape)
+    return out
+
+
+def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], plat_archs: list[Architecture],
+                      all_archs: list[Architecture]) -> list[int]:
+    """Node counts just below each run of domain counts at which a multi-plane or rail-only
+    architecture is offered (not `dominated_by_fat_tree`): with them as segment bounds of the dominance
+    scan (`_kept_points`), the cheapest offered point of every architecture and tier count is kept,
+    although its smaller, dominated points are not offered. `domain_counts` are those of every placeable
+    point of the platform (a superset of any shape's: between two consecutive bounds the offered points
+    come first, so the first feasible point of a segment is offered whenever any is). Counts are
+    (domains, G_u) pairs: the spares, and so the nodes, depend on G_u (in-domain spares); each G_u is
+    scanned on its own."""
+    out: list[int] = []
+    for a in plat_archs:
+        if a.fabric == DEFAULT_FAMILY or a.above_pod_oversubscription != 1:
+            continue
+        for g_used in sorted({gu for _, gu in domain_counts}):
+            offered_before = False
+            for dom in sorted(dom for dom, gu in domain_counts if gu == g_used):
+                offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed, g_used)
+                if offered and not offered_before:
+                    out.append(total_nodes(plat, dom, ctx.spares, g_used) - 1)
+                offered_before = offered
+    return out
+
+
+def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
+    """The fastest point per (performance class, domains): equal cost on every architecture of the
+    class, so the other points are twins."""
+    best: dict = {}
+    for i, s in enumerate(shapes):
+        for j, dom in enumerate(s.domains):
+            rank = (s.step_time_s[j], s.key, s.d_values[j])
+            for perf in s.perfs:  # a shared shape's point stays when it is the fastest for any of its classes
+                key = (perf, dom, s.gpus_per_domain_used)  # G_u decides the spares and the GPUs (goodput)
+                if key not in best or rank < best[key][0]:
+                    best[key] = (rank, i, j)
+    keep: dict[int, list[int]] = {}
+    for _, i, j in best.values():
+        if j not in keep.get(i, []):
+            keep.setdefault(i, []).append(j)
+    out = []
+    for i, s in enumerate(shapes):
+        if i in keep:
+            s.keep(sorted(keep[i]))
+            out.append(s)
+    return out

@@ -1,0 +1,230 @@
+"""The points scan of one layout: lazy evaluation of its d values (`_Points`), the feasibility of each
+point, the dominance scan that keeps the smallest feasible d per segment, and the rows of the shape made
+from the kept points."""
+from __future__ import annotations
+
+from ..costing import total_nodes
+from ..fabrics import DEFAULT_FAMILY
+from ..failures import inputs_for, point_goodput, spare_rule
+from ..inputs.schema import Catalog, Scenario
+from ..perf.hardware import Hardware, alltoall_bandwidths_gbyte_s
+from ..perf.layout import LayoutShape
+from ..perf.memory import memory_per_gpu_gb
+from ..perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
+from ..perf.totals import parameter_count
+from ..perf.traffic import overlap_for
+from ..perf.uncertainty import point_factor
+from .identity import Condition, Exposure, PerfClass, Shape
+
+
+class _Context:
+    """What every shape of one build shares, and the counters it keeps."""
+
+    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str):
+        self.scenario, self.catalog, self.prune = scenario, catalog, prune
+        self.wl = scenario.workload
+        self.target = scenario.target_step_time_s()
+        self.overlap = overlap_for(scenario)
+        self.params = parameter_count(scenario.workload.model)
+        self.conditions = _wanted_conditions(self)
+        self.quantile = scenario.robustness.quantile
+        self.max_gpus = scenario.constraints.max_gpus
+        self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
+        self.combinations = 0
+        self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
+        self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
+        self.spares = spare_rule(scenario, catalog)
+        failures = inputs_for(scenario, catalog)
+        self.goodput = failures if failures is not None and failures.in_target else None
+
+
+MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
+
+
+class _Points:
+    """One layout's placeable d values on one platform, evaluated lazily and once (every NIC of the platform
+    shares the bytes, compute and memory; `perf.step.point_terms` re-times them per NIC)."""
+
+    def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
+        self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
+        self.layouts = [lay.layout(dp=d, gpus_per_domain_used=g_used) for d in ds]
+        self.domains = [x.domains for x in self.layouts]
+        self.nodes = [total_nodes(plat, dom, ctx.spares, g_used) for dom in self.domains]  # non-decreasing in d
+        self.gpus_per_node = plat.gpus_per_node
+        self._perf: dict[int, Performance] = {}
+        self._open: dict[int, bool] = {}
+        self._memory: dict[int, float] = {}
+        self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
+
+    def perf(self, j: int) -> Performance:
+        if j not in self._perf:
+            self._perf[j] = performance(self.ctx.wl, self.layouts[j], self.hw, self.ctx.overlap)
+        return self._perf[j]
+
+    def memory_gb(self, j: int) -> float:
+        if j not in self._memory:
+            self._memory[j] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
+        return self._memory[j]
+
+    def open(self, j: int) -> bool:
+        """The NIC-independent checks pass: memory fits, and T_comp + bubble (a lower bound on the step time on
+        any NIC: exposure and capacity are ≥ 0) meets the target."""
+        if j not in self._open:
+            x = self.layouts[j]
+            self._open[j] = (self.memory_gb(j) <= self.hw.hbm_usable_gb * (1 + 1e-9)
+                             and compute_and_bubble_s(self.ctx.wl, x, self.hw, self.ctx.params)
+                             <= self.ctx.target * (1 + 1e-9))
+        return self._open[j]
+
+
+def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
+    """Every re-timed term on `a` is at most the same term on `b` (same platform and fabric structure: same NVLink
+    and forwarded bytes): more scale-out bandwidth, no more network latency, no more oversubscription (leaf or
+    above the pods), no slower all-to-all (MoE). Then a point infeasible on `a` is on `b`."""
+    return (a.scaleout_effective_gbyte_s >= b.scaleout_effective_gbyte_s and a.nic_step_latency_s <= b.nic_step_latency_s
+            and a.oversubscription <= b.oversubscription and a.above_pod_oversubscription <= b.above_pod_oversubscription
+            and all(alltoall_bandwidths_gbyte_s(a, x)[1] >= alltoall_bandwidths_gbyte_s(b, x)[1]
+                    for x in ("flat", "hierarchical")))
+
+
+def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
+    """Nominal, then each margin the scenario demands: (name, compute slowdown σ, bandwidth derate δ)."""
+    rob = ctx.scenario.robustness
+    return [("", 0.0, 0.0)] + [(name, rob.compute_slowdown if attr == "compute_slowdown" else 0.0,
+                                rob.bandwidth_derate if attr == "bandwidth_derate" else 0.0)
+                               for name, attr in MARGIN_CONDITIONS if getattr(rob, attr) > 0]
+
+
+def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
+    """The nominal condition and each margin the scenario demands, every term multiplied by d and evaluated at
+    every d (`perf.step.point_terms`); a class whose pieces are never positive is left out (its exposure is 0)."""
+    out = []
+    for name, sigma, delta in ctx.conditions:
+        terms = [point_terms(q, hw, sigma, delta) for q in perfs]
+        exposures = []
+        for cls, first in terms[0].pieces.items():
+            pieces = [[d * t.pieces[cls][i] for d, t in zip(ds, terms)] for i in range(len(first))]
+            if any(v > 1e-12 for p in pieces for v in p):
+                exposures.append(Exposure(cls, pieces))
+        out.append(Condition(name, [d * t.compute_s for d, t in zip(ds, terms)], exposures,
+                             [d * t.capacity_s for d, t in zip(ds, terms)]))
+    if ctx.quantile is not None:
+        out.append(_quantile_condition(ctx, ds, perfs, hw, out[0]))
+    return out
+
+
+def _quantile_condition(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware,
+                        nominal: Condition) -> Condition:
+    """robustness.quantile: the nominal rows with every term times the point's k_q (a per-point coefficient:
+    k_q·max(comp + Σ exposed, capacity) = max(k_q·comp + Σ k_q·exposed, k_q·capacity) as k_q > 0)."""
+    ks = [_quantile_factor(ctx, hw, q.compute_s + q.bubble_s, nominal.step_time_s(j, d))
+          for j, (d, q) in enumerate(zip(ds, perfs))]
+    exposures = [Exposure(x.name, [[k * v for k, v in zip(ks, p)] for p in x.pieces]) for x in nominal.exposures]
+    return Condition("quantile", [k * v for k, v in zip(ks, nominal.comp)], exposures,
+                     [k * v for k, v in zip(ks, nominal.capacity)])
+
+
+def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
+    """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
+    not evaluated). The NIC-independent checks come first (`_Points.open`)."""
+    if not points.open(j):
+        return False, float("inf")
+    q = points.perf(j)
+    limit = ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw)
+    steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
+    k = _quantile_factor(ctx, hw, q.compute_s + q.bubble_s, steps[0])
+    return all(st <= limit for st in steps) and steps[0] * k <= limit, steps[0]
+
+
+def _quantile_factor(ctx: _Context, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
+    """k_q of a point on `hw` (perf/uncertainty.py: its regime's quantile of the calibration residuals); 1 without
+    robustness.quantile."""
+    return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile)
+
+
+def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float:
+    """The goodput the step-time target is scaled by at a point (1 when the target does not use it): the
+    switch-independent bound of every architecture of the class (no switch counted, `failures.job_parts`),
+    so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
+    if ctx.goodput is None:
+        return 1.0
+    return point_goodput(ctx.goodput, "fat-tree", None, points.layouts[j].gpus, points.gpus_per_node,
+                         points.nodes[j], hw.rails_per_node, None)
+
+
+def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
+    """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
+    if ctx.best["fastest"][0] <= ctx.target:
+        return  # some point meets the target: the explanation will not need it
+    fits = [j for j in range(len(points.ds)) if points.memory_gb(j) <= hw.hbm_usable_gb * (1 + 1e-9)]
+    if not fits:
+        return
+    j = fits[-1]
+    st = step_time_on(points.perf(j), hw)
+    if st < ctx.best["fastest"][0]:
+        fabric = "" if perf.fabric == DEFAULT_FAMILY else f" {perf.fabric}"
+        desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}{fabric}, {lay.describe()}"
+        ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
+
+
+def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[int]) -> tuple[list[int], list[float]]:
+    """The points the prune level keeps (ascending) and their nominal step times.
+
+    none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
+    smallest feasible d above each tier boundary, found by scanning d upward and
+    stopping at the first feasible point of each segment — the points it skips are never kept at this level.
+    A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
+    segment proves none exists on this one either, so the scan starts there.
+    """
+    n = len(points.ds)
+    if ctx.prune != "dominated":
+        checked = [_point_ok(ctx, points, j, hw) for j in range(n)]
+        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
+        if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
+            every = []
+        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
+        return every, [checked[j][1] for j in every]
+    starts = sorted({0, *(next((j for j in range(n) if points.nodes[j] > bound), n) for bound in thresholds)})
+    faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
+    keep: dict[int, float] = {}
+    found_here: dict[int, int | None] = {}
+    for start in starts:
+        lower = start
+        for found in faster:
+            first = found.get(start, start)
+            lower = n if first is None else max(lower, first)
+        found_here[start] = None
+        for j in range(lower, n):
+            ok, step = _point_ok(ctx, points, j, hw)
+            if ok:
+                keep[j] = step
+                found_here[start] = j
+                break
+    points.first_ok[(hw,)] = found_here
+    if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
+        first = min(keep)
+        keep = {j: st for j, st in keep.items() if j >= first}
+    ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep)
+    js = sorted(keep)
+    return js, [keep[j] for j in js]
+
+
+def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
+           thresholds: list[int]) -> Shape | None:
+    ds, domains = points.ds, points.domains
+    _record_fastest(ctx, perf, lay, points, hw)
+    keep, steps = _kept_points(ctx, points, hw, thresholds)
+    if not keep:
+        ctx.pruned["target"] += len(ds)
+        return None
+    kept_ds = [ds[j] for j in keep]
+    perfs = [points.perf(j) for j in keep]
+    conditions = _conditions(ctx, kept_ds, perfs, hw)
+    mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
+    steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
+    t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
+    experts = f"e{lay.ep}x{lay.etp}" if (lay.ep, lay.etp) != (1, 1) else ""
+    key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}{experts}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
+    return Shape(key=key, perf=perf, layout_shape=lay, gpus_per_domain_used=g_used, d_values=kept_ds,
+                 domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
+                 step_time_s=steps)
