@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .excel import Live, _summary_row_numbers, _write
+from .summary_sheet import _summary_row_numbers
 from .xlsx import (
     BOLD,
     INPUT_FILL,
@@ -23,9 +23,11 @@ from .xlsx import (
     NUMBER_2,
     PRINTABLE_PT,
     USD,
+    Live,
     _header,
     _title,
     _widths,
+    _write,
     col_letter,
     note,
     print_setup,
@@ -128,18 +130,3 @@ def write_rent_sheet(wb, result) -> bool:
     print_setup(ws, pages_wide=max(1, math.ceil(width / (PRINTABLE_PT[0] * 0.85))), title_rows=f"{HEADER_ROW}:{HEADER_ROW}",
                 title_cols="A:B")
     return True
-
-
-def summary_warnings(ws, result, row: int, width_chars: float) -> int:
-    """The run's warnings (the scenario's plausibility warnings, then the solve's) under the Summary's
-    design table, so the sheet finance prints carries them; the last row used."""
-    warnings = list(getattr(result, "input_warnings", [])) + list(result.warnings)
-    if not warnings:
-        return row - 1
-    put(ws, row, 1, "Warnings").font = BOLD
-    for w in warnings:
-        row += 1
-        put(ws, row, 1, f"⚠ {w}")
-        wrap(ws, row, 1, width_chars)
-        ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=max(2, ws.max_column))
-    return row

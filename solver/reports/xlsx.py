@@ -21,6 +21,7 @@ import re
 import weakref
 import zipfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -112,6 +113,21 @@ def formula(ws, row: int, col: int, expression: str, number_format: str | None =
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         cached_values(ws.parent)[ws.title, cell.coordinate] = float(value)
     return cell
+
+
+@dataclass(frozen=True)
+class Live:
+    """A formula we built and the value it has in the file as written (its cached value)."""
+
+    expression: str
+    value: float
+
+
+def _write(ws, row: int, col: int, value: Any, fmt: str | None = None):
+    """A Live value becomes a formula with its cached value; anything else is `put` (text stays text)."""
+    if isinstance(value, Live):
+        return formula(ws, row, col, value.expression, fmt, value.value)
+    return put(ws, row, col, value, fmt)
 
 
 def _header(ws, row: int, labels, first_col: int = 1, right: Iterable[int] = (), height: float = 32) -> None:
