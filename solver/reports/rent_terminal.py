@@ -6,7 +6,7 @@ from rich.console import Console
 
 from ..rentals import ranked_options
 from ..results import Design
-from .terminal import Column, make_table
+from .tables import Column, make_table
 from .text import safe
 
 

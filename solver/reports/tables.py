@@ -1,0 +1,156 @@
+"""Width-aware rich tables (Column, make_table) and the cell texts every terminal report shares."""
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, replace
+
+from rich.console import Console
+from rich.table import Table
+
+from ..perf.layout import expert_text
+from ..results import Design
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _price(item, text: str | None = None) -> str:
+    """A catalog price, flagged when the catalog marks it as an estimate."""
+    return (text or _usd(item.unit_price_usd)) + (" est." if item.price_is_estimate else "")
+
+
+def _gb(value: float) -> str:
+    return f"{value / 1e9:,.1f} GB"
+
+
+# ------------------------------------------------------------------------- width-aware tables
+
+
+@dataclass
+class Column:
+    """One table column: numbers are never wrapped or cut (min width = their longest cell); text
+    columns wrap within `min_width`. Columns are dropped from the highest `drop` rank first when the
+    terminal is too narrow (0 = always shown)."""
+
+    header: str
+    cells: list[str]
+    number: bool = True
+    drop: int = 0
+    min_width: int = 10
+
+    def width(self) -> int:
+        """Room the column takes: a number column never wraps, its header included (rich's no_wrap
+        holds for the header too), so it takes its longest cell or its whole header."""
+        cells = [len(_MARKUP.sub("", c)) for c in self.cells]
+        if self.number:
+            return max(cells + [len(line) for line in self.header.split("\n")] + [1])
+        return min(max(cells + [len(w) for w in self.header.split()] + [1]), self.min_width)
+
+
+_MARKUP = re.compile(r"\[/?[a-z ]*\]")  # rich style tags take no room on screen
+CELL_OVERHEAD = 3  # one space each side and one border per column (rich's default box)
+
+
+def fit_columns(columns: list[Column], width: int | None, wide: bool = False) -> list[Column]:
+    """The columns to show at `width` characters: every column when `wide` or when they fit, else
+    drop the least important (highest `drop`) until the rest fit; numbers keep their full width."""
+    if wide or width is None:
+        return columns
+    shown = list(columns)
+    for rank in sorted({c.drop for c in columns if c.drop > 0}, reverse=True):
+        if _table_width(shown) <= width:
+            break
+        shown = [c for c in shown if c.drop != rank]
+    return shown
+
+
+def narrowed(shown: list[Column], width: int, floor: int = 6) -> list[Column]:
+    """When the columns left still do not fit, the text columns wrap narrower (down to `floor`
+    characters), widest first, so that rich never has to crop a number."""
+    out = list(shown)
+    while _table_width(out) > width:
+        text = [i for i, c in enumerate(out) if not c.number and c.width() > floor]
+        if not text:
+            break
+        i = max(text, key=lambda j: out[j].width())
+        out[i] = replace(out[i], min_width=out[i].width() - 1)
+    return out
+
+
+def _table_width(columns: list[Column]) -> int:
+    return sum(c.width() + CELL_OVERHEAD for c in columns) + 1
+
+
+def stacked_header(column: Column) -> str:
+    """A number column's header on several lines (at spaces and after dots), none wider than the
+    column's longest cell or longest word: "facility kW" → "facility\nkW"."""
+    cells = max([len(_MARKUP.sub("", c)) for c in column.cells] + [1])
+    words = re.findall(r"[^ ./]+[./]?", column.header.replace("\n", " "))
+    widest = max([cells] + [len(w) for w in words])
+    lines: list[str] = []
+    for word in words:
+        joined = (lines[-1] + ("" if lines[-1].endswith((".", "/")) else " ") + word) if lines else word
+        if lines and len(joined) <= widest:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines) or column.header
+
+
+def make_table(title: str, columns: list[Column], width: int | None, wide: bool = False,
+               footer: list[str] | None = None) -> Table:
+    if not wide and width is not None and _table_width(columns) > width:
+        # too wide: first stack the headers of number columns on as many lines as they need
+        columns = [replace(c, header=stacked_header(c)) if c.number else c for c in columns]
+    shown = fit_columns(columns, width, wide)
+    if not wide and width is not None:
+        shown = narrowed(shown, width)
+    t = _build(title, columns, shown)
+    while not wide and width is not None and len(shown) > 2 and not _renders_within(t, width):
+        # last resort (rich keeps unbreakable words such as part ids whole): leave out the least important
+        # column still shown (highest `drop`), else the last one (the caption names it), never crop
+        ranked = [c for c in shown if c.drop > 0]
+        victim = max(reversed(ranked), key=lambda c: c.drop) if ranked else shown[-1]
+        shown = [c for c in shown if c is not victim]
+        t = _build(title, columns, shown)
+    return t
+
+
+def _build(title: str, columns: list[Column], shown: list[Column]) -> Table:
+    t = Table(title=title, title_justify="left")
+    for c in shown:
+        if c.number:
+            t.add_column(c.header, justify="right", no_wrap=True, min_width=c.width())
+        else:
+            t.add_column(c.header, justify="left", overflow="fold", min_width=min(c.min_width, c.width()))
+    rows = len(columns[0].cells) if columns else 0
+    for i in range(rows):
+        t.add_row(*(c.cells[i] for c in shown))
+    kept = {c.header for c in shown}
+    hidden = [" ".join(c.header.split()) for c in columns if c.header not in kept]
+    if hidden:
+        t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows every column)"
+        t.caption_justify = "left"
+    return t
+
+
+def _renders_within(table: Table, width: int) -> bool:
+    """Whether rich draws the whole table in `width` columns (its top-right corner is on the screen)."""
+    console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    with console.capture() as capture:
+        console.print(table)
+    top = next((line for line in capture.get().splitlines() if line.startswith("┏")), "┓")
+    return top.rstrip().endswith("┓")
+
+
+def _layout(d: Design) -> str:
+    lay = d.layout
+    return f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}" + expert_text(lay)
+
+
+def _step(d: Design) -> str:
+    if d.objective == "fastest" and d.target_step_time_s == float("inf"):
+        return f"{d.perf.step_time_s:.2f}"
+    return f"{d.perf.step_time_s:.2f} / {d.effective_target_s:.2f}"  # the limit: target × goodput when it applies
