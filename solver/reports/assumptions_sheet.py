@@ -26,8 +26,6 @@ from .xlsx import (
     wrap,
 )
 
-# ----------------------------------------------------------------------------------- assumptions
-
 
 def flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
     """Nested dicts/lists → (dotted.key, scalar) rows; a list of scalars stays one row, comma-joined."""

@@ -39,9 +39,6 @@ BOM_LABEL_COL = 3  # the labels of the totals under the lines (values under Quan
 NETWORK = ("nic", "switch", "link")  # the network share of capex
 
 
-# ----------------------------------------------------------------------------------- BOM
-
-
 def bom_sheet_title(rank_index: int) -> str:
     return f"BOM {rank_index}"
 

@@ -30,9 +30,6 @@ from .xlsx import (
 TERMS = ("compute", "bubble", *CLASS_NAMES, "capacity")  # the step-time breakdown: compute, bubble, each class exposed, link capacity
 
 
-# ----------------------------------------------------------------------------------- performance
-
-
 def write_performance_sheet(wb, result) -> None:
     """Step-time breakdown per design (stacked chart), bytes per GPU, memory per GPU, MFU.
 

@@ -29,9 +29,6 @@ PRICE_HEADER_ROW = 4
 PRICE_WRAP = {2: 30, 8: 34, 9: 8}  # column: width of the wrapped text columns
 
 
-# ----------------------------------------------------------------------------------- prices
-
-
 def price_key(line) -> tuple:
     """Lines that buy the same part at the same unit price and power share one Prices row: a compute
     unit and its spares (a spare idles: its power is the row's times `spare_power_ratio`), leaf and spine

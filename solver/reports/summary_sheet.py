@@ -49,9 +49,6 @@ SUMMARY_COL_WIDTH = 20
 CHART_CM = (12.5, 8.5)  # width, height of the Summary charts: two side by side fit 25.9 cm of landscape Letter
 
 
-# ----------------------------------------------------------------------------------- summary
-
-
 TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 
 # Row order of the Summary; `_summary_rows` lists the same keys in the same order.
