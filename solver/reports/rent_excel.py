@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from .summary_sheet import _summary_row_numbers
 from .xlsx import (
     BOLD,
     INPUT_FILL,
@@ -98,9 +99,8 @@ def _sources(ws, row: int, quotes: list) -> None:
         wrap(ws, row, 3, SOURCE_WIDTH)
 
 
-def write_rent_sheet(wb, result, rows: dict) -> bool:
-    """The sheet, when a design has a rental offer (False: no sheet written); `rows`: the Summary's row of
-    every key (excel.py's `_summary_row_numbers`, passed in: this module never imports excel.py)."""
+def write_rent_sheet(wb, result) -> bool:
+    """The sheet, when a design has a rental offer (False: no sheet written)."""
     designs = [d for d in result.designs if d.rent is not None]
     if not designs:
         return False
@@ -112,6 +112,7 @@ def write_rent_sheet(wb, result, rows: dict) -> bool:
     note(ws, 2, f"Hours: {horizon}. Own = capex + energy for those hours; break-even = the month from which "
                 "owning has cost less than renting. Yellow cells are editable.")
     _header(ws, HEADER_ROW, HEADERS, right=range(4, 16), height=48)
+    rows = _summary_row_numbers()
     r = HEADER_ROW + 1
     for d in designs:
         col = col_letter(2 + result.designs.index(d))  # the Summary's design columns start at B

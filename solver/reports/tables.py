@@ -1,13 +1,34 @@
-"""Width-aware rich tables: columns that drop, wrap or stack their headers to fit the terminal, never
-cropping a number. The terminal report and the rent-or-buy tables build on it."""
+"""Width-aware rich tables (Column, make_table) and the cell texts every terminal report shares."""
 from __future__ import annotations
 
 import io
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+from ..perf.layout import expert_text
+
+if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design space (numpy)
+    from ..results import Design
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _price(item, text: str | None = None) -> str:
+    """A catalog price, flagged when the catalog marks it as an estimate."""
+    return (text or _usd(item.unit_price_usd)) + (" est." if item.price_is_estimate else "")
+
+
+def _gb(value: float) -> str:
+    return f"{value / 1e9:,.1f} GB"
+
+
+# ------------------------------------------------------------------------- width-aware tables
 
 
 @dataclass
@@ -125,3 +146,14 @@ def _renders_within(table: Table, width: int) -> bool:
         console.print(table)
     top = next((line for line in capture.get().splitlines() if line.startswith("┏")), "┓")
     return top.rstrip().endswith("┓")
+
+
+def _layout(d: Design) -> str:
+    lay = d.layout
+    return f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}" + expert_text(lay)
+
+
+def _step(d: Design) -> str:
+    if d.objective == "fastest" and d.target_step_time_s == float("inf"):
+        return f"{d.perf.step_time_s:.2f}"
+    return f"{d.perf.step_time_s:.2f} / {d.effective_target_s:.2f}"  # the limit: target × goodput when it applies

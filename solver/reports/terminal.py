@@ -1,4 +1,6 @@
-"""Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the catalog."""
+"""Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the sweeps. The tables
+(tables.py), the `compare` tables (compare_terminal.py) and the catalog tables (catalog_terminal.py) live in their
+own modules; their names are re-exported here."""
 from __future__ import annotations
 
 import math
@@ -7,28 +9,42 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from ..inputs.schema import Catalog
 from ..perf.layout import expert_text
 from ..perf.step import MARGIN_CAP
 from ..sweep.summary import point_label
-from .tables import CELL_OVERHEAD, Column, fit_columns, make_table, narrowed, stacked_header  # noqa: F401 - re-exported
+from .catalog_terminal import (  # noqa: F401 - re-exported
+    _efficiency,
+    _table,
+    catalog_tables,
+    orderable_tables,
+)
+from .compare_terminal import (  # noqa: F401 - re-exported
+    COMPARE_ROWS,
+    _compare_cells,
+    compare_table,
+    compare_tables,
+)
+from .tables import (  # noqa: F401 - re-exported
+    _MARKUP,
+    CELL_OVERHEAD,
+    Column,
+    _build,
+    _gb,
+    _layout,
+    _price,
+    _renders_within,
+    _step,
+    _table_width,
+    _usd,
+    fit_columns,
+    make_table,
+    narrowed,
+    stacked_header,
+)
 from .text import safe
 
-if TYPE_CHECKING:  # annotations only: `catalog` prints its tables without loading the design space (numpy)
+if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design space (numpy)
     from ..results import Design, SolveResult
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.0f}"
-
-
-def _price(item, text: str | None = None) -> str:
-    """A catalog price, flagged when the catalog marks it as an estimate."""
-    return (text or _usd(item.unit_price_usd)) + (" est." if item.price_is_estimate else "")
-
-
-def _gb(value: float) -> str:
-    return f"{value / 1e9:,.1f} GB"
 
 
 def differs_from_first(design: Design, first: Design) -> str:
@@ -53,17 +69,6 @@ def differs_from_first(design: Design, first: Design) -> str:
     if design.cost.gpus != first.cost.gpus:
         out.append(f"{design.cost.gpus - first.cost.gpus:+,} GPUs")
     return "; ".join(out) or "same design, other layout"
-
-
-def _layout(d: Design) -> str:
-    lay = d.layout
-    return f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}" + expert_text(lay)
-
-
-def _step(d: Design) -> str:
-    if d.objective == "fastest" and d.target_step_time_s == float("inf"):
-        return f"{d.perf.step_time_s:.2f}"
-    return f"{d.perf.step_time_s:.2f} / {d.effective_target_s:.2f}"  # the limit: target × goodput when it applies
 
 
 def solve_columns(result: SolveResult) -> list[Column]:
@@ -203,62 +208,6 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
         console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
-COMPARE_ROWS = ["architecture", "status", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
-                "facility kW", "racks", "capex", "TCO", "capex per GPU", "network load", "caveats"]
-
-
-def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
-    """The best design of each scenario side by side: one column per scenario, one row per figure."""
-    return compare_tables(results, files, width, wide)[0]
-
-
-def compare_tables(results: list[SolveResult], files: list[str], width: int | None = None,
-                   wide: bool = False) -> list[Table]:
-    """As many side-by-side tables as the width needs: every scenario column is as wide as its longest
-    number (money is never split across lines), and scenarios that do not fit go to the next table."""
-    values = [_compare_cells(r.designs[0]) if r.designs else {"architecture": "infeasible"} for r in results]
-    for r, v in zip(results, values):
-        if r.status in ("feasible", "time_limit"):  # the row shows only when a design may not be optimal
-            v["status"] = f"[yellow]{r.status}[/] (may not be optimal)"
-    label_w = max(len(row) for row in COMPARE_ROWS)
-    need = [max([len(v.get(row, "")) for row in COMPARE_ROWS if row not in ("architecture", "status", "caveats")] + [14])
-            for v in values]
-    groups: list[list[int]] = [[]]
-    used = label_w + 4
-    for i, w in enumerate(need):
-        if groups[-1] and width is not None and not wide and used + w + 3 > width:
-            groups.append([])
-            used = label_w + 4
-        groups[-1].append(i)
-        used += w + 3
-    tables = []
-    for n, group in enumerate(groups):
-        title = "best design per scenario" + (f" ({n + 1} of {len(groups)})" if len(groups) > 1 else "")
-        t = Table(title=title, title_justify="left")
-        t.add_column("", justify="left", no_wrap=True)
-        for i in group:
-            t.add_column(f"{safe(results[i].scenario)}\n({safe(files[i])})", justify="right", overflow="fold",
-                         min_width=need[i])
-        for row in COMPARE_ROWS:
-            cells = [values[i].get(row, "") for i in group]
-            if any(cells):
-                t.add_row(row, *cells)
-        tables.append(t)
-    return tables
-
-
-def _compare_cells(d: Design) -> dict[str, str]:
-    return {"architecture": safe(d.label), "GPUs": f"{d.cost.gpus:,}", "nodes": f"{d.cost.nodes:,}",
-            "layout tp·cp·pp·vp·dp·mbs": _layout(d), "step s": _step(d),
-            "train days": "" if d.train_days is None else f"{d.train_days:,.1f}", "MFU": f"{d.perf.mfu:.1%}",
-            "facility kW": f"{d.cost.facility_power_kw:,.0f}", "racks": f"{d.cost.racks:,}",
-            "capex": _usd(d.cost.capex_usd), "TCO": _usd(d.cost.tco_usd),
-            "capex per GPU": _usd(d.cost.capex_usd / max(1, d.cost.gpus)),
-            "network load": f"{d.network_load['value']:.2f}" + (" ⚠" if d.network_load["beyond_measured"] else "")
-            if d.network_load else "",
-            "caveats": safe("; ".join(d.caveats)) if d.caveats else "none"}
-
-
 def print_design(design: Design, console: Console, wide: bool = False) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
@@ -348,81 +297,6 @@ def bom_table(design: Design, width: int | None = None, wide: bool = False) -> T
         Column("date", [safe(x.price_date) for x in lines] + [""], drop=4),
     ]
     return make_table("bill of materials", cols, width, wide)
-
-
-def _efficiency(gpu) -> str:
-    """GEMM efficiency of the compute model (bf16/fp8), or the flat compute efficiency."""
-    if gpu.compute_model is not None:
-        return f"GEMM {gpu.compute_model.gemm_efficiency_bf16:.2f}/{gpu.compute_model.gemm_efficiency_fp8:.2f}"
-    return f"{gpu.compute_efficiency.bf16:.2f}/{gpu.compute_efficiency.fp8:.2f}"
-
-
-def _table(title: str, columns: tuple[str, ...], rows: list[tuple], width: int | None = None,
-           kinds: str = "") -> Table:
-    """A catalog table that fits `width`: `kinds` gives each column's kind, "n" a number (never cut),
-    "t" text that wraps, "1"…"9" text left out first at narrow widths (highest first; the caption
-    names it); every cell is catalog text or a number formatted from it."""
-    kinds = kinds.ljust(len(columns), "t")
-    cols = []
-    for i, header in enumerate(columns):
-        cells = [safe(str(row[i])) for row in rows]
-        kind = kinds[i]
-        cols.append(Column(header, cells, number=kind == "n", drop=int(kind) if kind.isdigit() else 0,
-                           min_width=8 if i else 12))
-    return make_table(title, cols, width)
-
-
-def catalog_tables(cat: Catalog, width: int | None = None) -> list[Table]:
-    """The catalog as five tables: GPUs, platforms, NICs and switches, links, racks and facility."""
-    gpus = _table("GPUs", ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"), [
-        (g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
-         _efficiency(g)) for g in cat.gpus], width, "t2nnnn1")
-    platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
-                                     "price", "kW", "date"), [
-        (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
-         ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit, _price(p),
-         f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms], width, "ttnnn3t4nn2")
-    network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
-                     [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n), f"{n.power_w:g}",
-                       n.price_date) for n in cat.nics]
-                     + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G"
-                         + "".join(f", {b * s.radix}×{s.port_speed_gbps / b:g}G split" for b in s.breakout), _price(s),
-                         f"{s.power_w:g}", s.price_date) for s in cat.switches], width, "t3t4tnn2")
-    links = _table("links (per link: cable + modules at both ends)",
-                   ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"), [
-        (x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", _price(x, f"{x.usd_per_link:,.0f}"),
-         f"{x.w_per_link:g}", x.price_date) for x in cat.links], width, "t3tt2nn1")
-    racks = _table("racks and facility", ("id", "name", "usable kW", "usable RU", "price", "date"), [
-        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r), r.price_date) for r in cat.racks], width, "t2nnn1")
-    if cat.facility is not None:
-        f = cat.facility
-        d = f.link_distance_m
-        facility = safe(f"facility: PUE {f.pue:g}, ${f.usd_per_kwh:g}/kWh, compute rack {f.compute_rack}, network rack "
-                        f"{f.network_rack}, link distances {d.node_leaf:g} / {d.leaf_spine:g} / {d.spine_core:g} m")
-        racks.caption = facility + (f"; {racks.caption}" if racks.caption else "")
-    tables = [gpus, platforms, network, links, racks, *orderable_tables(cat)]
-    if cat.rentals:
-        tables.append(_table("rentals (rent or buy)", ("id", "platform", "network", "$/GPU-h", "term", "date"), [
-            (r.id, r.platform, f"{r.nics_per_node}×{r.nic_speed_gbps:g}G", f"{r.usd_per_gpu_hour:,.2f}"
-             + (" est." if r.price_is_estimate else ""), r.term + (f", {r.commitment_months:g} months"
-                                                                     if r.commitment_months else ""), r.price_date)
-            for r in cat.rentals], width, "tt2nt1"))
-    return tables
-
-
-def orderable_tables(cat: Catalog) -> list[Table]:
-    """The NIC configurations and site lines (issue 24), when the catalog has them."""
-    out = []
-    if cat.nic_configurations:
-        out.append(_table("NIC configurations (reference = in the design space by default)",
-                          ("id", "platform", "cabled", "installed", "included", "reference"), [
-            (c.id, c.platform, str(c.nics_per_node), str(c.installed_per_node), "yes" if c.included else "no",
-             "yes" if c.reference else "no") for c in cat.nic_configurations]))
-    if cat.site_lines:
-        out.append(_table("site lines (capex_scope: complete)", ("id", "category", "per", "count", "price", "date"), [
-            (x.id, x.category, x.per + (f" of {x.nodes_per_scalable_unit} nodes" if x.nodes_per_scalable_unit else ""),
-             str(x.per_count), "in the unit" if x.included else _price(x), x.price_date) for x in cat.site_lines]))
-    return out
 
 
 # --------------------------------------------------------------------------------- sweeps
