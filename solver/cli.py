@@ -10,11 +10,30 @@ import sys
 import traceback
 from pathlib import Path
 
-from .cli_guards import Stdout, check_outputs_of, closed_streams, warn_scenario_over_flags, warn_status
+from .cli_common import (
+    EXIT_INFEASIBLE,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SOLVER,
+    _catalog_for,
+    _catalog_paths,
+    _check_time_limit,
+    _default_output,
+    _input_warnings,
+    _json_path,
+    _load,
+    _print_warnings,
+    _say_written,
+    _write_json,
+    _xlsx_path,
+)
+from .cli_guards import Stdout, check_outputs_of, closed_streams, warn_status
+from .cli_plan import cmd_plan
+from .cli_sweep import cmd_sweep
 from .errors import UsageError
 from .reports.text import plain, safe
 
-EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 WIDE_COLUMNS = 250  # --wide: every table column, whatever the terminal's width
 
 
@@ -168,16 +187,6 @@ def _interrupted_message(mark: int) -> str:
     return "interrupted after writing " + ", ".join(str(p) for p in written)
 
 
-def _say_written(outputs, out) -> None:
-    """Name the files a committed output set wrote and the stale companions it removed."""
-    if not outputs.committed and not outputs.removed:
-        return  # the JSON went to standard output
-    text = f"wrote {', '.join(str(p) for p in outputs.committed)}"
-    if outputs.removed:
-        text += f"; removed {', '.join(str(p) for p in outputs.removed)} (an earlier run's, which this one replaces)"
-    out.print(safe(text))
-
-
 def _handle(exc: Exception, args, err) -> int:
     from .errors import CatalogCannotBuild, InputError, OutputError, SolverFailure
 
@@ -200,28 +209,6 @@ def _handle(exc: Exception, args, err) -> int:
 
 
 # ------------------------------------------------------------------------------- commands
-
-
-def _check_time_limit(seconds: float | None) -> None:
-    """--time-limit is a positive, finite number of seconds (argparse takes "nan" and "inf")."""
-    from .optimize.solve import check_time_limit
-
-    check_time_limit(seconds)
-
-
-def _catalog_paths(args) -> list:
-    """The catalog files of the command line, the shipped default first unless --no-default-catalog."""
-    from .inputs.catalog import layered_paths
-
-    return layered_paths(getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
-
-
-def _catalog_for(args, ls):
-    from . import api
-
-    if getattr(args, "no_default_catalog", False) and not args.catalog and not ls.catalog_paths:
-        raise UsageError("--no-default-catalog needs a --catalog file (or a catalog: list in the scenario)")
-    return api.catalog_for(ls, getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
 
 
 def cmd_calibrate(args, out, err) -> int:
@@ -289,65 +276,6 @@ def cmd_catalog(args, out, err) -> int:
         out.print(table)
     out.print(safe(f"files: {', '.join(p for p, _ in files)}"))
     return EXIT_OK
-
-
-def _load(args, err, path=None):
-    from . import api
-    from .inputs import provenance
-
-    ls = api.load_scenario(path or args.scenario)
-    cat = _catalog_for(args, ls)
-    if args.verbose:
-        for line in provenance(cat).overridden:
-            err.print(safe(f"override: {line}"))
-    warn_scenario_over_flags(args, ls, provenance(cat).overridden, err)
-    _print_warnings(ls, err)
-    return ls, cat
-
-
-def _print_warnings(ls, err) -> None:
-    from .inputs.plausibility import plausibility_warnings
-
-    for warning in plausibility_warnings(ls):
-        err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
-
-
-def _input_warnings(ls) -> list[str]:
-    """The scenario's plausibility warnings (already on stderr), for the JSON and the workbooks."""
-    from .inputs.plausibility import plausibility_warnings
-
-    return plausibility_warnings(ls)
-
-
-def _default_output(name: str, suffix: str) -> Path:
-    return Path("outputs") / f"{name}{suffix}"
-
-
-def _json_path(args, name: str, suffix: str) -> Path | None:
-    """Where the JSON goes: None for '-' (standard output), else a checked, writable path."""
-    from .files import check_writable
-
-    if args.json == "-":
-        return None
-    return check_writable(args.json or _default_output(name, suffix))
-
-
-def _write_json(data: dict, path: Path | None) -> list[str]:
-    """Write the JSON to `path`, or to standard output when None; the names of the files written."""
-    from .reports.json import dumps, write_json
-
-    if path is None:
-        sys.stdout.write(dumps(data))
-        sys.stdout.flush()
-        return []
-    write_json(data, path)
-    return [str(path)]
-
-
-def _xlsx_path(args, name: str, suffix: str) -> Path | None:
-    from .files import check_writable
-
-    return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix))
 
 
 def _frontier_plot_path(args, name: str) -> Path | None:
@@ -495,136 +423,6 @@ def cmd_compare(args, out, err) -> int:
             write_compare_workbook(results, [str(p) for p in args.scenarios], xlsx_path)
     _say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
-
-
-def cmd_sweep(args, out, err) -> int:
-    """`fabricplan sweep`: plan, run with a progress bar, print the table, write JSON, workbook and plot.
-
-    Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
-    """
-    from .files import check_writable, is_discard, output_set
-    from .reports.terminal import print_report
-    from .sweep.plan import plan_sweep
-    from .sweep.run import results_path_for
-    from .sweep.summary import sweep_report
-
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    _check_time_limit(args.time_limit)
-    ls, cat = _load(args, err)
-    plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
-    name = ls.scenario.name
-    json_path = _json_path(args, name, "-sweep.json")
-    xlsx_path = _xlsx_path(args, name, "-sweep.xlsx")
-    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png"))
-    results_path = results_path_for(json_path if json_path is not None and not is_discard(json_path)
-                                    else check_writable(_default_output(name, "-sweep.json")))
-    check_writable(results_path)  # the finished points are appended there as they come
-    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, results=results_path)
-    for note in plan.notes:
-        err.print(safe(f"note: {note}"))
-    args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
-                           "to continue")
-    rows = _run_with_progress(plan, args, results_path, err)
-    args.interrupt_hint = ""
-    report = sweep_report(plan, rows)
-    report["warnings"] = _input_warnings(ls)
-    print_report(report, out, wide=getattr(args, "wide", False))
-    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-        _write_json(report, json_path)
-        if xlsx_path is not None:
-            from .reports.sweep_excel import write_sweep_workbook
-
-            write_sweep_workbook(report, xlsx_path, ls, cat)
-        if plot_path is not None:
-            from .reports.plot import write_plot
-
-            write_plot(report, plot_path)
-    _say_written(outputs, out)
-    out.print(safe(f"finished points in {results_path}"), highlight=False)
-    counts = report["status_counts"]
-    if counts["feasible"] or counts["time_limit"]:
-        err.print(f"warning: the time limit stopped {counts['feasible'] + counts['time_limit']} point(s) (status "
-                  "feasible or time_limit): their designs may not be optimal; allow more time")
-    if counts["error"]:
-        return EXIT_SOLVER
-    return EXIT_INFEASIBLE if counts["infeasible"] else EXIT_OK
-
-
-def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from .sweep.run import read_results_checked, results_lock, run_points
-
-    columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("ETA"), TimeRemainingColumn())
-    where = args.executor if args.executor != "local" else f"{args.jobs} local worker(s)"
-    err.print(safe(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}"))
-    with results_lock(results_path):  # one run per results file: a second --resume fails at once
-        if args.resume and results_path.exists():
-            done, rejected = read_results_checked(results_path, plan.sweep_hash, {t["index"] for t in plan.tasks})
-            kept = len(done)
-            err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve"
-                      + (f" ({rejected} line(s) of the results file damaged, edited or not rows: solved again)"
-                         if rejected else ""))
-        with Progress(*columns, console=err, transient=False) as progress:
-            bar = progress.add_task("sweep", total=len(plan.tasks))
-            rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
-                              on_result=lambda row: progress.advance(bar))
-    return rows
-
-
-def cmd_plan(args, out, err) -> int:
-    """`fabricplan plan`: check the plan and the output paths, solve, print, write JSON, workbook and plot.
-
-    Exit codes: 0 planned; 1 valid input but no plan exists (with the reason); 2 bad input; 3 solver failure.
-    """
-    from . import api
-    from .files import check_writable, output_set
-    from .plan.periods import plan_periods
-    from .reports.plan_terminal import print_plan
-
-    _check_time_limit(args.time_limit)
-    ls, cat = _load(args, err)
-    plan_periods(ls, cat)  # every period checked before any output path is touched
-    name = ls.scenario.name
-    json_path = _json_path(args, name, "-plan.json")
-    xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
-    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png"))
-    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
-    with err.status("planning…") as status:
-        result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare, progress=status.update)
-    report = result.to_dict()
-    print_plan(report, out)
-    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-        _write_json(report, json_path)
-        planned = report["status"] != "infeasible"
-        if planned and xlsx_path is not None:
-            from .reports.plan_excel import write_plan_workbook
-
-            write_plan_workbook(report, xlsx_path)
-        else:
-            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
-        if planned and plot_path is not None:
-            from .reports.plan_plot import write_plan_plot
-
-            write_plan_plot(report, plot_path)
-        else:
-            outputs.remove_on_commit(plot_path)
-    _say_written(outputs, out)
-    if report["status"] == "infeasible":
-        return EXIT_INFEASIBLE
-    if report["status"] in ("feasible", "time_limit"):
-        err.print(f"warning: the time limit stopped the search; the plan may not be optimal (status {report['status']})")
-    return EXIT_OK
 
 
 _COMMANDS = {"validate": cmd_validate, "catalog": cmd_catalog, "solve": cmd_solve, "evaluate": cmd_evaluate,

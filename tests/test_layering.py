@@ -28,7 +28,8 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.plan",),
     ("solver.reports",),
     ("solver.calibration",),
-    ("solver.api", "solver.cli_guards", "solver.cli", "solver.__main__", "solver"),
+    ("solver.api", "solver.cli_guards", "solver.cli_common", "solver.cli_sweep", "solver.cli_plan", "solver.cli",
+     "solver.__main__", "solver"),
 )
 
 
@@ -153,9 +154,9 @@ def test_the_cycle_finder_finds_cycles(graph, expected):
 
 
 def test_the_import_reader_sees_lazy_and_relative_imports():
-    """`imports_of` reads imports inside functions and resolves relative ones: cli.py imports the sweep workbook only
-    inside a function."""
-    assert "solver.reports.sweep_excel" in GRAPH["solver.cli"]
+    """`imports_of` reads imports inside functions and resolves relative ones: cli_sweep.py imports the sweep workbook
+    only inside a function."""
+    assert "solver.reports.sweep_excel" in GRAPH["solver.cli_sweep"]
     assert "solver.perf.totals" in GRAPH["solver.perf.step"]
 
 

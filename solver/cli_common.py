@@ -1,0 +1,103 @@
+"""What the commands of solver/cli.py, solver/cli_sweep.py and solver/cli_plan.py share: the exit codes, loading a
+scenario with its catalog and warnings, the output paths and the JSON writer."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .cli_guards import warn_scenario_over_flags
+from .errors import UsageError
+from .reports.text import safe
+
+EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def _say_written(outputs, out) -> None:
+    """Name the files a committed output set wrote and the stale companions it removed."""
+    if not outputs.committed and not outputs.removed:
+        return  # the JSON went to standard output
+    text = f"wrote {', '.join(str(p) for p in outputs.committed)}"
+    if outputs.removed:
+        text += f"; removed {', '.join(str(p) for p in outputs.removed)} (an earlier run's, which this one replaces)"
+    out.print(safe(text))
+
+
+def _check_time_limit(seconds: float | None) -> None:
+    """--time-limit is a positive, finite number of seconds (argparse takes "nan" and "inf")."""
+    from .optimize.solve import check_time_limit
+
+    check_time_limit(seconds)
+
+
+def _catalog_paths(args) -> list:
+    """The catalog files of the command line, the shipped default first unless --no-default-catalog."""
+    from .inputs.catalog import layered_paths
+
+    return layered_paths(getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
+
+
+def _catalog_for(args, ls):
+    from . import api
+
+    if getattr(args, "no_default_catalog", False) and not args.catalog and not ls.catalog_paths:
+        raise UsageError("--no-default-catalog needs a --catalog file (or a catalog: list in the scenario)")
+    return api.catalog_for(ls, getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
+
+
+def _load(args, err, path=None):
+    from . import api
+    from .inputs import provenance
+
+    ls = api.load_scenario(path or args.scenario)
+    cat = _catalog_for(args, ls)
+    if args.verbose:
+        for line in provenance(cat).overridden:
+            err.print(safe(f"override: {line}"))
+    warn_scenario_over_flags(args, ls, provenance(cat).overridden, err)
+    _print_warnings(ls, err)
+    return ls, cat
+
+
+def _print_warnings(ls, err) -> None:
+    from .inputs.plausibility import plausibility_warnings
+
+    for warning in plausibility_warnings(ls):
+        err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
+
+
+def _input_warnings(ls) -> list[str]:
+    """The scenario's plausibility warnings (already on stderr), for the JSON and the workbooks."""
+    from .inputs.plausibility import plausibility_warnings
+
+    return plausibility_warnings(ls)
+
+
+def _default_output(name: str, suffix: str) -> Path:
+    return Path("outputs") / f"{name}{suffix}"
+
+
+def _json_path(args, name: str, suffix: str) -> Path | None:
+    """Where the JSON goes: None for '-' (standard output), else a checked, writable path."""
+    from .files import check_writable
+
+    if args.json == "-":
+        return None
+    return check_writable(args.json or _default_output(name, suffix))
+
+
+def _write_json(data: dict, path: Path | None) -> list[str]:
+    """Write the JSON to `path`, or to standard output when None; the names of the files written."""
+    from .reports.json import dumps, write_json
+
+    if path is None:
+        sys.stdout.write(dumps(data))
+        sys.stdout.flush()
+        return []
+    write_json(data, path)
+    return [str(path)]
+
+
+def _xlsx_path(args, name: str, suffix: str) -> Path | None:
+    from .files import check_writable
+
+    return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix))

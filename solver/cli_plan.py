@@ -1,0 +1,60 @@
+"""`fabricplan plan` (SPEC §8.1), registered in solver/cli.py's command table."""
+from __future__ import annotations
+
+from .cli_common import (
+    EXIT_INFEASIBLE,
+    EXIT_OK,
+    _check_time_limit,
+    _default_output,
+    _json_path,
+    _load,
+    _say_written,
+    _write_json,
+    _xlsx_path,
+)
+from .cli_guards import check_outputs_of
+
+
+def cmd_plan(args, out, err) -> int:
+    """`fabricplan plan`: check the plan and the output paths, solve, print, write JSON, workbook and plot.
+
+    Exit codes: 0 planned; 1 valid input but no plan exists (with the reason); 2 bad input; 3 solver failure.
+    """
+    from . import api
+    from .files import check_writable, output_set
+    from .plan.periods import plan_periods
+    from .reports.plan_terminal import print_plan
+
+    _check_time_limit(args.time_limit)
+    ls, cat = _load(args, err)
+    plan_periods(ls, cat)  # every period checked before any output path is touched
+    name = ls.scenario.name
+    json_path = _json_path(args, name, "-plan.json")
+    xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
+    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png"))
+    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
+    with err.status("planning…") as status:
+        result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare, progress=status.update)
+    report = result.to_dict()
+    print_plan(report, out)
+    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
+        _write_json(report, json_path)
+        planned = report["status"] != "infeasible"
+        if planned and xlsx_path is not None:
+            from .reports.plan_excel import write_plan_workbook
+
+            write_plan_workbook(report, xlsx_path)
+        else:
+            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+        if planned and plot_path is not None:
+            from .reports.plan_plot import write_plan_plot
+
+            write_plan_plot(report, plot_path)
+        else:
+            outputs.remove_on_commit(plot_path)
+    _say_written(outputs, out)
+    if report["status"] == "infeasible":
+        return EXIT_INFEASIBLE
+    if report["status"] in ("feasible", "time_limit"):
+        err.print(f"warning: the time limit stopped the search; the plan may not be optimal (status {report['status']})")
+    return EXIT_OK

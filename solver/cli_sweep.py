@@ -1,0 +1,106 @@
+"""`fabricplan sweep` (SPEC §8.1), registered in solver/cli.py's command table."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .cli_common import (
+    EXIT_INFEASIBLE,
+    EXIT_OK,
+    EXIT_SOLVER,
+    _check_time_limit,
+    _default_output,
+    _input_warnings,
+    _json_path,
+    _load,
+    _say_written,
+    _write_json,
+    _xlsx_path,
+)
+from .cli_guards import check_outputs_of
+from .errors import UsageError
+from .reports.text import safe
+
+
+def cmd_sweep(args, out, err) -> int:
+    """`fabricplan sweep`: plan, run with a progress bar, print the table, write JSON, workbook and plot.
+
+    Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
+    """
+    from .files import check_writable, is_discard, output_set
+    from .reports.terminal import print_report
+    from .sweep.plan import plan_sweep
+    from .sweep.run import results_path_for
+    from .sweep.summary import sweep_report
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    _check_time_limit(args.time_limit)
+    ls, cat = _load(args, err)
+    plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
+    name = ls.scenario.name
+    json_path = _json_path(args, name, "-sweep.json")
+    xlsx_path = _xlsx_path(args, name, "-sweep.xlsx")
+    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png"))
+    results_path = results_path_for(json_path if json_path is not None and not is_discard(json_path)
+                                    else check_writable(_default_output(name, "-sweep.json")))
+    check_writable(results_path)  # the finished points are appended there as they come
+    check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, results=results_path)
+    for note in plan.notes:
+        err.print(safe(f"note: {note}"))
+    args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
+                           "to continue")
+    rows = _run_with_progress(plan, args, results_path, err)
+    args.interrupt_hint = ""
+    report = sweep_report(plan, rows)
+    report["warnings"] = _input_warnings(ls)
+    print_report(report, out, wide=getattr(args, "wide", False))
+    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
+        _write_json(report, json_path)
+        if xlsx_path is not None:
+            from .reports.sweep_excel import write_sweep_workbook
+
+            write_sweep_workbook(report, xlsx_path, ls, cat)
+        if plot_path is not None:
+            from .reports.plot import write_plot
+
+            write_plot(report, plot_path)
+    _say_written(outputs, out)
+    out.print(safe(f"finished points in {results_path}"), highlight=False)
+    counts = report["status_counts"]
+    if counts["feasible"] or counts["time_limit"]:
+        err.print(f"warning: the time limit stopped {counts['feasible'] + counts['time_limit']} point(s) (status "
+                  "feasible or time_limit): their designs may not be optimal; allow more time")
+    if counts["error"]:
+        return EXIT_SOLVER
+    return EXIT_INFEASIBLE if counts["infeasible"] else EXIT_OK
+
+
+def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from .sweep.run import read_results_checked, results_lock, run_points
+
+    columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    where = args.executor if args.executor != "local" else f"{args.jobs} local worker(s)"
+    err.print(safe(f"{len(plan.tasks)} point(s) on {where}; results file {results_path}"))
+    with results_lock(results_path):  # one run per results file: a second --resume fails at once
+        if args.resume and results_path.exists():
+            done, rejected = read_results_checked(results_path, plan.sweep_hash, {t["index"] for t in plan.tasks})
+            kept = len(done)
+            err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve"
+                      + (f" ({rejected} line(s) of the results file damaged, edited or not rows: solved again)"
+                         if rejected else ""))
+        with Progress(*columns, console=err, transient=False) as progress:
+            bar = progress.add_task("sweep", total=len(plan.tasks))
+            rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
+                              on_result=lambda row: progress.advance(bar))
+    return rows
