@@ -21,20 +21,37 @@ multiplies the hardware bought:
 How many of each part a design needs is sized twice, on purpose: in closed form here and in the
 fabric family (evaluator), and as linear rows in the model; the exhaustive-enumeration tests keep
 the two in step.
+
+The owned/idle inventory rules live in costing_owned.py and the evaluator's BomLines in
+costing_bom.py (neither imports this module); every name stays importable from `solver.costing`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import costing_facility as orderable
+from .costing_bom import BomLine, _split_owned, capex_usd, contingency_line, fraction_lines, it_power_kw
+from .costing_owned import (  # the rest re-exported: importable from solver.costing as before the split
+    HOURS_PER_YEAR,  # noqa: F401
+    OwnedUse,  # noqa: F401
+    Stock,  # noqa: F401
+    energy_usd,  # noqa: F401
+    lines_capex_usd,  # noqa: F401
+    lines_power_kw,  # noqa: F401
+    owned_use,
+    price_category,  # noqa: F401
+    pue_and_usd_per_kwh,
+    purchase_usd,  # noqa: F401
+    stock_of,
+    tco_usd,
+)
 from .errors import CatalogCannotBuild
 from .fabrics import FabricSize, FabricSpec, family
 from .fabrics.breakout import port_mode
 from .fabrics.links import facility_of, link_for, link_parts
-from .inputs.inventory import owned_kind
-from .inputs.schema import TIERS, Catalog, ExtraCost, Facility, Link, Nic, Platform, Rack, Scenario, Switch
+from .inputs.schema import TIERS, Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
 from .integers import ceil_int, floor_int
 
 if TYPE_CHECKING:
@@ -42,7 +59,6 @@ if TYPE_CHECKING:
 
 site_count = orderable.site_count
 
-HOURS_PER_YEAR = 8_760.0
 MODULE_ENDS = ("switch", "far")
 
 
@@ -326,166 +342,8 @@ def bom_lines(parts: Parts, q: Quantities) -> list[Line]:
     return [line for _, _, make in CATEGORIES for line in make(parts, q)]
 
 
-# ----------------------------------------------------------------------------------- owned inventory
-
-
-def price_category(category: str) -> str:
-    """The price-factor category of a BOM category (spares are priced like compute; site lines as
-    costing_facility.SITE_PRICE_CATEGORY says)."""
-    return "compute" if category == "spares" else orderable.SITE_PRICE_CATEGORY.get(category, category)
-
-
-@dataclass
-class Stock:
-    """One stock key of a design: what it needs (Σ of its lines' quantities: an int or a model
-    expression), how many units of it are owned, and its unit price."""
-
-    key: str
-    category: str  # price-factor category: compute, nic, switch, link, rack, extra
-    part: str
-    unit_price_usd: float
-    needed: Any
-    owned: int
-
-    @property
-    def hardware(self) -> bool:
-        """Hardware keys carry the fraction-of-hardware rules; extra keys do not."""
-        return self.category != "extra"
-
-    def bought(self) -> int:
-        """bought = max(0, needed − owned), for integer (or lower-bound) quantities."""
-        return max(0, self.needed - self.owned)
-
-
-def stock_of(lines: list[Line], owned: dict[str, int] | None = None) -> dict[str, Stock]:
-    """The lines grouped by stock key: needed = Σ quantity, owned units, unit price (equal on every
-    line of a key: compute and spares, leaf and spine switches, compute and network racks)."""
-    out: dict[str, Stock] = {}
-    for line in lines:
-        if line.key not in out:
-            out[line.key] = Stock(line.key, price_category(line.category), line.part, line.unit_price_usd, 0,
-                                  line.owned_units(owned or {}))
-        out[line.key].needed = out[line.key].needed + line.quantity
-    return out
-
-
-def purchase_usd(stock: dict[str, Stock], bought: dict[str, Any], contingency_fraction: float,
-                 hardware_fraction: float = 0.0, factors: dict[str, float] | None = None) -> Any:
-    """capex of what is bought = (1 + contingency)·[(1 + F)·Σ_hardware price·φ·bought + Σ_extra price·φ·bought],
-    φ = the price factor of the key's category (1 without `factors`); `bought` per stock key may be
-    ints or model expressions."""
-    hardware: Any = 0
-    extra: Any = 0
-    for key, st in stock.items():
-        usd = st.unit_price_usd * (factors or {}).get(st.category, 1.0) * bought[key]
-        if st.hardware:
-            hardware = hardware + usd
-        else:
-            extra = extra + usd
-    return (1 + contingency_fraction) * ((1 + hardware_fraction) * hardware + extra)
-
-
-def lines_capex_usd(lines: list[Line], contingency_fraction: float, owned: dict[str, int] | None = None,
-                    hardware_fraction: float = 0.0) -> Any:
-    """capex = (1 + contingency) · Σ quantity · unit price (an int, float or model expression), with
-    the fraction-of-hardware rules; with `owned` (integer or lower-bound quantities only) each stock
-    key pays for max(0, needed − owned)."""
-    stock = stock_of(lines, owned)
-    bought = {key: (st.bought() if owned else st.needed) for key, st in stock.items()}
-    return purchase_usd(stock, bought, contingency_fraction, hardware_fraction)
-
-
-def lines_power_kw(lines: list[Line]) -> Any:
-    """IT power = Σ quantity · power_w / 1000 (compute units, NICs, switches, link modules)."""
-    return sum(line.quantity * line.power_w for line in lines) / 1000.0
-
-
-def energy_usd(facility_power_kw: Any, years: float, usd_per_kwh: float) -> Any:
-    """years · 8,760 h · facility kW · $/kWh."""
-    return years * HOURS_PER_YEAR * facility_power_kw * usd_per_kwh
-
-
-def tco_usd(capex: float, facility_power_kw: float, years: float, usd_per_kwh: float) -> float:
-    """TCO = capex + years · 8,760 h · facility kW · $/kWh."""
-    return capex + energy_usd(facility_power_kw, years, usd_per_kwh)
-
-
-def pue_and_usd_per_kwh(scenario: Scenario, facility: Facility) -> tuple[float, float]:
-    """scenario.tco.pue / usd_per_kwh override the facility's."""
-    pue = scenario.tco.pue if scenario.tco.pue is not None else facility.pue
-    price = scenario.tco.usd_per_kwh if scenario.tco.usd_per_kwh is not None else facility.usd_per_kwh
-    return pue, price
-
-
 # ----------------------------------------------------------------------------------- the evaluator's BOM
-
-
-@dataclass(frozen=True)
-class BomLine:
-    """One bill-of-materials line; extended_usd = quantity · unit_price_usd; power_w is per unit."""
-
-    category: str  # compute | spares | nic | switch | link | rack | contingency
-    part: str
-    description: str
-    quantity: int
-    unit_price_usd: float
-    extended_usd: float
-    power_w: float
-    price_source: str
-    price_date: str
-    price_is_estimate: bool
-    owned: bool = False  # reused from the scenario's inventory: no capex, still powered
-    included: bool = False  # paid for in the unit price (uncabled on-board NICs, in-rack switches): $0
-
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        for flag in ("owned", "included"):
-            if not out[flag]:
-                out.pop(flag)
-        return out
-
-
-def _bom_line(line: Line, quantity: int) -> BomLine:
-    p = line.priced
-    return BomLine(line.category, line.part, line.description, quantity, line.unit_price_usd,
-                   quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate,
-                   included=line.included)
-
-
-def _owned_line(line: Line, quantity: int) -> BomLine:
-    """The owned share of a line: no price, its power still counted."""
-    return BomLine(line.category, line.part, f"owned: {line.description}", quantity, 0.0, 0.0, line.power_w,
-                   "owned (scenario inventory)", "", False, owned=True)
-
-
-def _split_owned(lines: list[Line], owned: dict[str, int]) -> list[BomLine]:
-    """Each line split into its owned share and its bought share; a key's owned units go to its
-    lines in table order (compute before spares, leaf before spine, compute racks before network)."""
-    left = {key: st.owned for key, st in stock_of(lines, owned).items()}
-    out = []
-    for line in lines:
-        reused = min(line.quantity, left[line.key])
-        left[line.key] -= reused
-        if reused > 0:
-            out.append(_owned_line(line, reused))
-        out.append(_bom_line(line, line.quantity - reused))
-    return out
-
-
-def fraction_lines(parts: Parts, lines: list[BomLine]) -> list[BomLine]:
-    """One line per fraction-of-hardware rule: fraction · Σ extended of the hardware lines bought."""
-    hardware = sum(line.extended_usd for line in lines if price_category(line.category) != "extra")
-    return [BomLine("extra", e.name, f"{e.name}: {e.fraction_of_hardware:.1%} of the hardware lines"
-                    + (f" ({e.description})" if e.description else ""), 1, e.fraction_of_hardware * hardware,
-                    e.fraction_of_hardware * hardware, 0.0, e.price_source, e.price_date, e.price_is_estimate)
-            for e in parts.extras if e.fraction_of_hardware is not None]
-
-
-def contingency_line(lines: list[BomLine], contingency_fraction: float) -> BomLine:
-    """contingency = fraction · Σ extended_usd of the other lines (one line, quantity 1)."""
-    amount = contingency_fraction * sum(line.extended_usd for line in lines)
-    return BomLine("contingency", "contingency", f"contingency {contingency_fraction:.1%} of the lines above",
-                   1, amount, amount, 0.0, "scenario constraints.contingency_fraction", "", True)
+# (owned and idle inventory: costing_owned.py; the BOM lines: costing_bom.py)
 
 
 def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float = 0.0,
@@ -500,60 +358,6 @@ def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float =
     if contingency_fraction > 0:
         lines.append(contingency_line(lines, contingency_fraction))
     return lines
-
-
-def capex_usd(bom: list[BomLine]) -> float:
-    """capex = Σ extended_usd."""
-    return sum(line.extended_usd for line in bom)
-
-
-def it_power_kw(bom: list[BomLine]) -> float:
-    """IT power = Σ quantity · power_w / 1000."""
-    return sum(line.quantity * line.power_w for line in bom) / 1000.0
-
-
-# ----------------------------------------------------------------------------------- idle inventory
-
-
-@dataclass(frozen=True)
-class OwnedUse:
-    """One owned catalog part: how many the design uses, how many sit idle, and what the idle ones
-    are worth at today's catalog price (a link at its per-link average: cable plus module shares)."""
-
-    part: str
-    kind: str  # platforms | nics | switches | links | racks
-    owned: int
-    used: int
-    unit_price_usd: float
-    purchase_year: int | None
-
-    @property
-    def idle(self) -> int:
-        return self.owned - self.used
-
-    @property
-    def idle_value_usd(self) -> float:
-        return self.idle * self.unit_price_usd
-
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        out.update(idle=self.idle, idle_value_usd=self.idle_value_usd)
-        return out
-
-
-def owned_use(scenario: Scenario, catalog: Catalog, stock: dict[str, Stock]) -> list[OwnedUse]:
-    """Every owned part with its use by the design whose needs are `stock`: used = min(owned, the
-    design's need of that part's own key); a part the design does not buy at all is wholly idle."""
-    out = []
-    for ident, item in scenario.inventory.items():
-        if item.count == 0:
-            continue
-        kind = owned_kind(catalog, ident) or "unknown"  # known after check_against_catalog
-        entry: Any = catalog.by_id(kind).get(ident) if kind != "unknown" else None
-        price = entry.usd_per_link if kind == "links" else getattr(entry, "unit_price_usd", 0.0)
-        need = stock[ident].needed if ident in stock else 0
-        out.append(OwnedUse(ident, kind, item.count, min(item.count, need), price, item.purchase_year))
-    return out
 
 
 # ----------------------------------------------------------------------------------- design

@@ -20,7 +20,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.inputs",),
     ("solver.perf", "solver.fabrics"),
     ("solver.failures",),
-    ("solver.costing", "solver.costing_facility", "solver.rentals"),  # rentals: priced off a costed design
+    ("solver.costing", "solver.costing_facility", "solver.costing_owned", "solver.costing_bom", "solver.rentals"),  # rentals: priced off a costed design
     ("solver.design_space",),
     ("solver.results",),
     ("solver.optimize",),

@@ -1,0 +1,96 @@
+"""The evaluator's bill of materials, split out of `costing.py` (issue #26): the category table's
+lines evaluated for integer quantities as `BomLine`s, each line split into its owned share (no price,
+still powered) and its bought share, one line per fraction-of-hardware rule, the contingency line;
+capex = Σ extended_usd, IT power = Σ quantity · power_w / 1000. `costing.bill_of_materials`
+assembles them; `costing.py` re-exports every name. This module imports nothing from `costing.py`
+(its `Line` and `Parts` are annotations only), so no cycle.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from .costing_owned import price_category, stock_of
+
+if TYPE_CHECKING:
+    from .costing import Line, Parts
+
+
+# ----------------------------------------------------------------------------------- the evaluator's BOM
+
+
+@dataclass(frozen=True)
+class BomLine:
+    """One bill-of-materials line; extended_usd = quantity · unit_price_usd; power_w is per unit."""
+
+    category: str  # compute | spares | nic | switch | link | rack | contingency
+    part: str
+    description: str
+    quantity: int
+    unit_price_usd: float
+    extended_usd: float
+    power_w: float
+    price_source: str
+    price_date: str
+    price_is_estimate: bool
+    owned: bool = False  # reused from the scenario's inventory: no capex, still powered
+    included: bool = False  # paid for in the unit price (uncabled on-board NICs, in-rack switches): $0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        for flag in ("owned", "included"):
+            if not out[flag]:
+                out.pop(flag)
+        return out
+
+
+def _bom_line(line: Line, quantity: int) -> BomLine:
+    p = line.priced
+    return BomLine(line.category, line.part, line.description, quantity, line.unit_price_usd,
+                   quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate,
+                   included=line.included)
+
+
+def _owned_line(line: Line, quantity: int) -> BomLine:
+    """The owned share of a line: no price, its power still counted."""
+    return BomLine(line.category, line.part, f"owned: {line.description}", quantity, 0.0, 0.0, line.power_w,
+                   "owned (scenario inventory)", "", False, owned=True)
+
+
+def _split_owned(lines: list[Line], owned: dict[str, int]) -> list[BomLine]:
+    """Each line split into its owned share and its bought share; a key's owned units go to its
+    lines in table order (compute before spares, leaf before spine, compute racks before network)."""
+    left = {key: st.owned for key, st in stock_of(lines, owned).items()}
+    out = []
+    for line in lines:
+        reused = min(line.quantity, left[line.key])
+        left[line.key] -= reused
+        if reused > 0:
+            out.append(_owned_line(line, reused))
+        out.append(_bom_line(line, line.quantity - reused))
+    return out
+
+
+def fraction_lines(parts: Parts, lines: list[BomLine]) -> list[BomLine]:
+    """One line per fraction-of-hardware rule: fraction · Σ extended of the hardware lines bought."""
+    hardware = sum(line.extended_usd for line in lines if price_category(line.category) != "extra")
+    return [BomLine("extra", e.name, f"{e.name}: {e.fraction_of_hardware:.1%} of the hardware lines"
+                    + (f" ({e.description})" if e.description else ""), 1, e.fraction_of_hardware * hardware,
+                    e.fraction_of_hardware * hardware, 0.0, e.price_source, e.price_date, e.price_is_estimate)
+            for e in parts.extras if e.fraction_of_hardware is not None]
+
+
+def contingency_line(lines: list[BomLine], contingency_fraction: float) -> BomLine:
+    """contingency = fraction · Σ extended_usd of the other lines (one line, quantity 1)."""
+    amount = contingency_fraction * sum(line.extended_usd for line in lines)
+    return BomLine("contingency", "contingency", f"contingency {contingency_fraction:.1%} of the lines above",
+                   1, amount, amount, 0.0, "scenario constraints.contingency_fraction", "", True)
+
+def capex_usd(bom: list[BomLine]) -> float:
+    """capex = Σ extended_usd."""
+    return sum(line.extended_usd for line in bom)
+
+
+def it_power_kw(bom: list[BomLine]) -> float:
+    """IT power = Σ quantity · power_w / 1000."""
+    return sum(line.quantity * line.power_w for line in bom) / 1000.0

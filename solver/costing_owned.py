@@ -1,0 +1,157 @@
+"""Owned inventory and idle inventory (SPEC §6.1), split out of `costing.py` (issue #26).
+
+Lines are grouped per *stock key* (`Stock`: the catalog part a line draws from; a link's cable and
+the modules at its two ends are three keys): bought = max(0, needed − owned), cost on bought, power on
+everything the design uses; `purchase_usd` applies contingency and the fraction-of-hardware rules,
+and `energy_usd`/`tco_usd` the years · 8,760 h · facility kW · $/kWh term. `owned_use` reports each
+owned part's use by a design and the value of what sits idle. `costing.py` re-exports every name.
+This module imports nothing from `costing.py` (its `Line` is an annotation only), so no cycle.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import costing_facility as orderable
+from .inputs.inventory import owned_kind
+from .inputs.schema import Catalog, Facility, Scenario
+
+if TYPE_CHECKING:
+    from .costing import Line
+
+HOURS_PER_YEAR = 8_760.0
+
+
+# ----------------------------------------------------------------------------------- owned inventory
+
+
+def price_category(category: str) -> str:
+    """The price-factor category of a BOM category (spares are priced like compute; site lines as
+    costing_facility.SITE_PRICE_CATEGORY says)."""
+    return "compute" if category == "spares" else orderable.SITE_PRICE_CATEGORY.get(category, category)
+
+
+@dataclass
+class Stock:
+    """One stock key of a design: what it needs (Σ of its lines' quantities: an int or a model
+    expression), how many units of it are owned, and its unit price."""
+
+    key: str
+    category: str  # price-factor category: compute, nic, switch, link, rack, extra
+    part: str
+    unit_price_usd: float
+    needed: Any
+    owned: int
+
+    @property
+    def hardware(self) -> bool:
+        """Hardware keys carry the fraction-of-hardware rules; extra keys do not."""
+        return self.category != "extra"
+
+    def bought(self) -> int:
+        """bought = max(0, needed − owned), for integer (or lower-bound) quantities."""
+        return max(0, self.needed - self.owned)
+
+
+def stock_of(lines: list[Line], owned: dict[str, int] | None = None) -> dict[str, Stock]:
+    """The lines grouped by stock key: needed = Σ quantity, owned units, unit price (equal on every
+    line of a key: compute and spares, leaf and spine switches, compute and network racks)."""
+    out: dict[str, Stock] = {}
+    for line in lines:
+        if line.key not in out:
+            out[line.key] = Stock(line.key, price_category(line.category), line.part, line.unit_price_usd, 0,
+                                  line.owned_units(owned or {}))
+        out[line.key].needed = out[line.key].needed + line.quantity
+    return out
+
+
+def purchase_usd(stock: dict[str, Stock], bought: dict[str, Any], contingency_fraction: float,
+                 hardware_fraction: float = 0.0, factors: dict[str, float] | None = None) -> Any:
+    """capex of what is bought = (1 + contingency)·[(1 + F)·Σ_hardware price·φ·bought + Σ_extra price·φ·bought],
+    φ = the price factor of the key's category (1 without `factors`); `bought` per stock key may be
+    ints or model expressions."""
+    hardware: Any = 0
+    extra: Any = 0
+    for key, st in stock.items():
+        usd = st.unit_price_usd * (factors or {}).get(st.category, 1.0) * bought[key]
+        if st.hardware:
+            hardware = hardware + usd
+        else:
+            extra = extra + usd
+    return (1 + contingency_fraction) * ((1 + hardware_fraction) * hardware + extra)
+
+
+def lines_capex_usd(lines: list[Line], contingency_fraction: float, owned: dict[str, int] | None = None,
+                    hardware_fraction: float = 0.0) -> Any:
+    """capex = (1 + contingency) · Σ quantity · unit price (an int, float or model expression), with
+    the fraction-of-hardware rules; with `owned` (integer or lower-bound quantities only) each stock
+    key pays for max(0, needed − owned)."""
+    stock = stock_of(lines, owned)
+    bought = {key: (st.bought() if owned else st.needed) for key, st in stock.items()}
+    return purchase_usd(stock, bought, contingency_fraction, hardware_fraction)
+
+
+def lines_power_kw(lines: list[Line]) -> Any:
+    """IT power = Σ quantity · power_w / 1000 (compute units, NICs, switches, link modules)."""
+    return sum(line.quantity * line.power_w for line in lines) / 1000.0
+
+
+def energy_usd(facility_power_kw: Any, years: float, usd_per_kwh: float) -> Any:
+    """years · 8,760 h · facility kW · $/kWh."""
+    return years * HOURS_PER_YEAR * facility_power_kw * usd_per_kwh
+
+
+def tco_usd(capex: float, facility_power_kw: float, years: float, usd_per_kwh: float) -> float:
+    """TCO = capex + years · 8,760 h · facility kW · $/kWh."""
+    return capex + energy_usd(facility_power_kw, years, usd_per_kwh)
+
+
+def pue_and_usd_per_kwh(scenario: Scenario, facility: Facility) -> tuple[float, float]:
+    """scenario.tco.pue / usd_per_kwh override the facility's."""
+    pue = scenario.tco.pue if scenario.tco.pue is not None else facility.pue
+    price = scenario.tco.usd_per_kwh if scenario.tco.usd_per_kwh is not None else facility.usd_per_kwh
+    return pue, price
+
+
+# ----------------------------------------------------------------------------------- idle inventory
+
+
+@dataclass(frozen=True)
+class OwnedUse:
+    """One owned catalog part: how many the design uses, how many sit idle, and what the idle ones
+    are worth at today's catalog price (a link at its per-link average: cable plus module shares)."""
+
+    part: str
+    kind: str  # platforms | nics | switches | links | racks
+    owned: int
+    used: int
+    unit_price_usd: float
+    purchase_year: int | None
+
+    @property
+    def idle(self) -> int:
+        return self.owned - self.used
+
+    @property
+    def idle_value_usd(self) -> float:
+        return self.idle * self.unit_price_usd
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out.update(idle=self.idle, idle_value_usd=self.idle_value_usd)
+        return out
+
+
+def owned_use(scenario: Scenario, catalog: Catalog, stock: dict[str, Stock]) -> list[OwnedUse]:
+    """Every owned part with its use by the design whose needs are `stock`: used = min(owned, the
+    design's need of that part's own key); a part the design does not buy at all is wholly idle."""
+    out = []
+    for ident, item in scenario.inventory.items():
+        if item.count == 0:
+            continue
+        kind = owned_kind(catalog, ident) or "unknown"  # known after check_against_catalog
+        entry: Any = catalog.by_id(kind).get(ident) if kind != "unknown" else None
+        price = entry.usd_per_link if kind == "links" else getattr(entry, "unit_price_usd", 0.0)
+        need = stock[ident].needed if ident in stock else 0
+        out.append(OwnedUse(ident, kind, item.count, min(item.count, need), price, item.purchase_year))
+    return out
