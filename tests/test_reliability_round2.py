@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from reliability_helpers import DEFAULT, catalog_entry, tiny_scenario, write_yaml  # noqa: F401
 
 from solver import api, inputs
 from solver.errors import InputError, UsageError
@@ -24,38 +25,13 @@ from solver.sweep.plan import plan_sweep
 from solver.sweep.run import run_points
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT = yaml.safe_load((REPO / "catalogs" / "default.yaml").read_text(encoding="utf-8"))
 H100_PRICE_USD = 255_240  # catalogs/default.yaml, platforms: hgx-h100 unit_price_usd
 
 
 # ------------------------------------------------------------------------------------ helpers
 
 
-def catalog_entry(kind: str, ident: str) -> dict:
-    """A deep copy of one shipped catalog entry, to edit in an override file."""
-    return copy.deepcopy(next(e for e in DEFAULT[kind] if e["id"] == ident))
 
-
-def write_yaml(path: Path, data: dict) -> Path:
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    return path
-
-
-def tiny_scenario(**changes) -> dict:
-    """A 2-layer, 256-wide model on one H100 architecture with every layout dimension pinned to 1
-    (the scenario of tests/test_reliability.py): every point fits one 8-GPU node."""
-    sc = {
-        "name": "tiny",
-        "workload": {"model": {"layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "attention_heads": 4,
-                               "vocab_size": 1024, "seq_len": 256}, "global_batch_size": 8},
-        "target": {"step_time_s": 1.0},
-        "constraints": {"platforms": ["hgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"], "rails_per_node": [1],
-                        "nic_configurations": "any"},  # 1 NIC per 8 GPUs: not a reference configuration (issue 24)
-        "parallelism": {"tp": 1, "cp": 1, "pp": 1, "vp": 1, "microbatch_size": 1},
-        "top_k": 1,
-    }
-    sc.update(changes)
-    return sc
 
 
 def h100_quote(path: Path, price_usd: float) -> Path:
