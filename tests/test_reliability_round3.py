@@ -106,13 +106,14 @@ def _time_limit_after_the_bounds(monkeypatch):
     real; the search ends with the evaluated designs, unproven (status `time_limit`)."""
     from solver import deadline
 
-    checks: dict[int, int] = {}
     real = deadline.Deadline.expired
 
     def expired(self, stage=None):
         if self.seconds is not None and stage == "bounds":
-            checks[id(self)] = checks.get(id(self), 0) + 1
-            return checks[id(self)] > 1
+            # counted on the deadline itself: an id() can be reused by the next solve's deadline once the
+            # last one is freed (compare solves two scenarios), which made a fresh deadline expire at once
+            self._bounds_checks = getattr(self, "_bounds_checks", 0) + 1
+            return self._bounds_checks > 1
         return real(self, stage)
 
     monkeypatch.setattr(deadline.Deadline, "expired", expired)
