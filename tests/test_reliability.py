@@ -7,7 +7,6 @@ reference that shares only the evaluator with the optimiser).
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import re
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from reliability_helpers import DEFAULT, catalog_entry, write_yaml  # noqa: F401
 
 from solver import api, cli, inputs
 from solver.errors import InputError, OutputError
@@ -28,20 +28,11 @@ from solver.optimize import oracle
 from solver.reports.json import write_json
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT = yaml.safe_load((REPO / "catalogs" / "default.yaml").read_text(encoding="utf-8"))
 
 
 # ------------------------------------------------------------------------------------ helpers
 
 
-def catalog_entry(kind: str, ident: str) -> dict:
-    """A deep copy of one shipped catalog entry, to edit in an override file."""
-    return copy.deepcopy(next(e for e in DEFAULT[kind] if e["id"] == ident))
-
-
-def write_yaml(path: Path, data: dict) -> Path:
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    return path
 
 
 def tiny_scenario(**changes) -> dict:
