@@ -250,7 +250,7 @@ def add_variables(m: Any, archs: list[int]) -> None:
     """rail_groups[a,q] ∈ {0,1} (1 tier: q whole rail groups per switch); leaves2[a], leaves3[a]
     (leaves per rail and plane), pods[a] (per plane) integers; spine_choice[a,δ] ∈ {0,1} (2 tiers:
     δ spines per plane, δ | k_up); core_choice[a,c] ∈ {0,1} (3 tiers: c cores per spine plane, c | s_up)."""
-    import pyomo.environ as pyo
+    import pyomo.core as pyo
 
     fab = m.fab
     used = {a: {t for (b, t) in m.AT if b == a} for a in archs}
@@ -273,7 +273,7 @@ def add_one_tier_ports(m: Any, archs: list[int]) -> None:
     """one_tier_groups[a]: Σ_q rail_groups[a,q] = tier[a,1]; one_tier_ports[a]: tier_nodes[a,1] ≤
     Σ_q g·⌊k/q⌋·rail_groups[a,q] — each switch holds q whole rail groups of a plane; switches =
     P·Σ_q ⌈rails/q⌉·rail_groups."""
-    import pyomo.environ as pyo
+    import pyomo.core as pyo
 
     fab = m.fab
     A1 = [a for a in archs if (a, 1) in m.tier]
@@ -286,7 +286,7 @@ def add_two_tier_ports(m: Any, archs: list[int]) -> None:
     """leaf_down_ports2[a]: g·k_down·leaves2[a] ≥ tier_nodes[a,2] (leaves per rail and plane);
     spine_count2[a]: Σ_δ spine_choice[a,δ] = tier[a,2] over the divisors δ of k_up (uniform striping);
     spine_ports2[a]: k·spines ≥ k_up·rails·leaves2[a] (every leaf uplink lands on a spine port)."""
-    import pyomo.environ as pyo
+    import pyomo.core as pyo
 
     fab = m.fab
     A2 = [a for a in archs if (a, 2) in m.tier]
@@ -303,7 +303,7 @@ def add_three_tier_ports(m: Any, archs: list[int]) -> None:
     rails·leaves3[a]; pod_limit[a]: pods[a] ≤ k·tier[a,3]; core_count[a]: Σ_c core_choice[a,c] =
     tier[a,3] over divisors c of s_up; core_ports[a]: k·cores_per_plane ≥ s_up·pods (each core takes
     pods·s_up/C ≤ k links). Spines = P·k_up·pods, cores = P·k_up·cores_per_plane."""
-    import pyomo.environ as pyo
+    import pyomo.core as pyo
 
     fab = m.fab
     A3 = [a for a in archs if (a, 3) in m.tier]

@@ -74,7 +74,7 @@ def _caps_exclude(space: DesignSpace, deadline: Deadline) -> Explanation:
         if too_big:
             return Explanation(too_big)
         return Explanation(f"no design could be built even with the caps relaxed (solver status {outcome.status})")
-    import pyomo.environ as pyo
+    import pyomo.core as pyo
 
     choice = milp.decode(model)
     shape = space.shapes[choice.shape_index]

@@ -162,7 +162,7 @@ class FrontierModel:
     def cheapest_faster(self, last_s: float | None) -> tuple[Design | None, str, list[SolveOutcome]]:
         """The cheapest design strictly faster than `last_s` (None: the cheapest meeting the target),
         and of that cost the fastest; with "optimal" | "feasible" | "infeasible" | "time_limit" | "error"."""
-        import pyomo.environ as pyo
+        import pyomo.core as pyo
 
         if self.model is None:
             return None, ("time_limit" if self.stopped_in else "infeasible"), []
@@ -187,7 +187,7 @@ class FrontierModel:
 
     def _fastest_of_cost(self, m: Any, index: int, choice: milp.Choice) -> tuple[SolveOutcome, milp.Choice]:
         """Second stage: frontier_cost_k: cost ≤ C_k + one cent; minimise Σ T_sj·w; then restore the cost objective."""
-        import pyomo.environ as pyo
+        import pyomo.core as pyo
 
         found = choice.objective_usd * MUSD
         row = pyo.Constraint(expr=self._cost_expr(m) <= found + max(CENT_MUSD, 1e-9 * found))

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import pyomo.environ as pyo
+import pyomo.core as pyo
 
 from .. import costing
 from ..fabrics import LINK_TIERS, family

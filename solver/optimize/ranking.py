@@ -172,7 +172,7 @@ def _cheapest_as_fast(model, adapter: HighsAdapter, choice: milp.Choice, index: 
                       time_limit_s: float | None) -> tuple[milp.Choice, SolveOutcome]:
     """The second stage of `fastest`: among the designs as fast as `choice` (same_speed), the
     cheapest; then the step-time objective is restored for the next rank."""
-    import pyomo.environ as pyo
+    import pyomo.core as pyo
 
     fastest_s = model.data.space.shapes[choice.shape_index].step_time_s[_d_index(model, choice)]
     row = milp.bound_step_time(model, fastest_s * (1 + SAME_SPEED_REL) + 1e-12, index)
@@ -193,7 +193,7 @@ def _fastest_as_cheap(model, adapter: HighsAdapter, choice: milp.Choice, index: 
     """The second stage of a cost objective with `--distinct-by layout`: among the designs that cost
     no more than `choice` (to the cent), the fastest (the first stage picks any of equal-cost layouts);
     then the cost objective is restored. Kept only when proven optimal, else the first choice stands."""
-    import pyomo.environ as pyo
+    import pyomo.core as pyo
 
     if not hasattr(model, "step_objective_ms"):
         milp.add_step_objective(model)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import pyomo.environ as pyo
+import pyomo.core as pyo
 
 from .. import costing
 from ..design_space import Architecture, DesignSpace
