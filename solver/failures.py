@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -62,15 +63,22 @@ def spare_units(platform: Platform, domains: int, gpus_per_domain_used: int | No
 
     for D job domains of n_d nodes, λ_n = gpus_per_node · λ_gpu + λ_node and repair time T_r. An
     HGX node is its own domain (s_in = 0, q = 1 − e^{−λ_n T_r}); an NVL72 rack is a domain of 18
-    trays, and a 64-of-72 layout holds 2 spare trays in every rack."""
-    per_domain = platform.nodes_per_domain if platform.unit == "node" else 1
+    trays, and a 64-of-72 layout holds 2 spare trays in every rack. Memoised on the platform's numbers
+    (the design space and the costing ask it for the same few domain counts thousands of times)."""
+    return _spare_units(platform.nodes_per_domain, platform.unit == "node", platform.gpus_per_domain,
+                        platform.gpus_per_node, domains, gpus_per_domain_used or platform.gpus_per_domain, rule)
+
+
+@lru_cache(maxsize=1 << 16)
+def _spare_units(nodes_per_domain: int, unit_is_node: bool, gpus_per_domain: int, gpus_per_node: int, domains: int,
+                 used: int, rule: SpareRule) -> int:
+    per_domain = nodes_per_domain if unit_is_node else 1
     units = domains * per_domain
     by_fraction = math.ceil(rule.fraction * units - 1e-9) if rule.fraction > 0 else 0
     if rule.availability is None or domains <= 0:
         return by_fraction
-    used = gpus_per_domain_used or platform.gpus_per_domain
-    inside = (platform.gpus_per_domain - used) // platform.gpus_per_node
-    mean = platform.nodes_per_domain * rule.node_rate_per_h(platform) * rule.repair_h
+    inside = (gpus_per_domain - used) // gpus_per_node
+    mean = nodes_per_domain * (gpus_per_node * rule.gpu_per_h + rule.node_per_h) * rule.repair_h
     q = float(g.poisson_tail(mean, inside))
     return max(by_fraction, g.poisson_quantile(domains * q, rule.availability) * per_domain)
 

@@ -53,7 +53,7 @@ class Design:
     goodput: float = 1.0
     compute_slowdown: float = 0.0  # margins the scenario demands (robustness)
     bandwidth_derate: float = 0.0
-    margins: dict = field(default_factory=dict)  # slack_fraction, compute_slowdown, bandwidth_derate it survives
+    _margins: dict | None = field(default=None, repr=False)  # `margins`, once computed
     uncalibrated: list = field(default_factory=list)  # regimes no calibration row covers (perf.coverage)
     network_load: dict = field(default_factory=dict)  # perf.network_load.load_report
     caveats: list = field(default_factory=list)  # what a buyer must know before ordering it (orderability)
@@ -64,6 +64,14 @@ class Design:
     stack: str = "megatron"  # workload.stack (SPEC 4.8)
     precision: str = "bf16"
     quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
+
+    @property
+    def margins(self) -> dict:
+        """slack_fraction, and the compute_slowdown and bandwidth_derate it survives (perf.step.margins), computed on
+        first use: about 70 step-time evaluations that the ranking's bound designs never need."""
+        if self._margins is None:
+            self._margins = margins(self.perf, self.target_step_time_s)
+        return self._margins
 
     @property
     def regime(self) -> Regime:
@@ -239,7 +247,6 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel,
                     tokens_per_step=scenario.workload.global_batch_size * scenario.workload.model.seq_len,
                     stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile)
-    design.margins = margins(perf, target_step_time_s)
     design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
     design.network_load = load_report(perf, scenario.workload.model.moe is not None)
     config = config_for(catalog, arch.platform, arch.rails_per_node)
@@ -381,6 +388,7 @@ class SolveResult:
     notes: list = field(default_factory=list)  # explanations of the answer (optimize/budget.py)
     input_warnings: list = field(default_factory=list)  # plausibility warnings of the scenario (file:line)
     stack: str = "megatron"  # workload.stack: the software stack every step time assumes (SPEC 4.8)
+    space_memo: Any = field(default=None, repr=False, compare=False)  # design_space ScanMemo for the next solves
 
     def to_dict(self) -> dict:
         out = {

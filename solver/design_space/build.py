@@ -17,11 +17,12 @@ from ..perf.traffic import CLASS_NAMES
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .dominance import dominated_by_fat_tree
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
-from .scan import _Context, _Points, _shape
+from .scan import ScanMemo, _Context, _shape
 
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
-                       one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT) -> DesignSpace:
+                       one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT,
+                       memo: ScanMemo | None = None) -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -34,6 +35,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     fastest. Exact when ranking distinct architectures, not distinct layouts.
     deadline: the build stops when its share of the time limit is used (`complete` is then False and
     the shapes are those of the platforms and layouts reached so far, in the deterministic order).
+    memo: an earlier build's `DesignSpace.memo`, reused when it is of the same scenario (but for the target and
+    objective) and catalog (`scan.ScanMemo`: the points it evaluated and, at a lower target, where its scans start).
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
@@ -44,7 +47,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     if prune == "dominated" and catalog.reliability is not None and goodput_in_target(scenario):
         prune = "points"  # the goodput in the target differs per switch: a class's first feasible d is not every one's
     archs = architectures(scenario, catalog)
-    ctx = _Context(scenario, catalog, prune)
+    ctx = _Context(scenario, catalog, prune, memo)
     platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})
     switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class
@@ -65,7 +68,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete)
+                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo)
 
 
 def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: list[str]) -> list[str]:
@@ -218,7 +221,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
             members = _share_plain_shapes(members, made)
         if not members:
             continue
-        points = _Points(ctx, lay, g_used, ds, hws[ref], plat)
+        points = ctx.points(lay, g_used, ds, hws[ref], plat)
         for perf in members:
             shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds)
             made[perf] = shape

@@ -3,6 +3,7 @@ condition), a shape and the design space itself."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..fabrics import DEFAULT_FAMILY
 from ..inputs.schema import Catalog, Scenario
@@ -190,6 +191,7 @@ class DesignSpace:
     leanest: tuple = (float("inf"), 0.0, "")  # smallest memory per GPU of any point (GB, usable GB, shape)
     costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
     complete: bool = True  # False when the time limit stopped the build: shapes is then a subset
+    memo: Any = field(default=None, repr=False, compare=False)  # scan.ScanMemo: what a later build of it reuses
 
     @property
     def points(self) -> int:

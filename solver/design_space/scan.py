@@ -17,13 +17,47 @@ from ..perf.uncertainty import point_factor
 from .identity import Condition, Exposure, PerfClass, Shape
 
 
+class ScanMemo:
+    """What a build of a scenario's design space learnt that a later build of the same scenario and catalog at the
+    same or a lower target reuses (the next faster design is the cheapest at the target T₁·(1 − ε); the frontier
+    re-scans at the scenario's own target): every `_Points` evaluated (the performance, memory and T_comp + bubble
+    of each d do not depend on the target), with the first feasible index of each dominance segment it found.
+    Feasibility only narrows as the target falls (every row is step ≤ target × a factor independent of it), so a
+    segment's first feasible index at T is a lower bound at T' ≤ T and a segment with none at T has none at T'
+    (`_kept_points` starts its scans there). A build at a higher target forgets those indices."""
+
+    def __init__(self, scenario: Scenario, catalog: Catalog):
+        self.catalog = catalog
+        self.key = scenario_key(scenario)
+        self.target_s = scenario.target_step_time_s()
+        self.points: dict[tuple, _Points] = {}
+        self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
+
+    def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
+        """The same catalog object and the same scenario but for its target and objective."""
+        return catalog is self.catalog and scenario_key(scenario) == self.key
+
+    def at_target(self, target_s: float) -> None:
+        if target_s > self.target_s * (1 + 1e-12):  # the first feasible indices found at a lower target are too high
+            for points in self.points.values():
+                points.first_ok.clear()
+        self.target_s = target_s
+
+
+def scenario_key(scenario: Scenario) -> str:
+    """The scenario without its target and objective (what a `ScanMemo` may be shared across)."""
+    return scenario.model_dump_json(exclude={"target", "objective", "name", "description"})
+
+
 class _Context:
     """What every shape of one build shares, and the counters it keeps."""
 
-    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str):
+    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None):
         self.scenario, self.catalog, self.prune = scenario, catalog, prune
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
+        self.memo = memo if memo is not None and memo.serves(scenario, catalog) else ScanMemo(scenario, catalog)
+        self.memo.at_target(self.target)
         self.overlap = overlap_for(scenario)
         self.params = parameter_count(scenario.workload.model)
         self.conditions = _wanted_conditions(self)
@@ -32,10 +66,19 @@ class _Context:
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
-        self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
+        self.costed = self.memo.costed
         self.spares = spare_rule(scenario, catalog)
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
+
+    def points(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat) -> _Points:
+        """The `_Points` of one layout, placement and fabric structure: the memo's (re-bound to this build), or new."""
+        key = (plat.id, g_used, lay, tuple(ds), hw)
+        points = self.memo.points.get(key)
+        if points is None:
+            points = self.memo.points[key] = _Points(self, lay, g_used, ds, hw, plat)
+        points.ctx = self
+        return points
 
 
 MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
@@ -52,7 +95,7 @@ class _Points:
         self.nodes = [total_nodes(plat, dom, ctx.spares, g_used) for dom in self.domains]  # non-decreasing in d
         self.gpus_per_node = plat.gpus_per_node
         self._perf: dict[int, Performance] = {}
-        self._open: dict[int, bool] = {}
+        self._compute_and_bubble: dict[int, float] = {}
         self._memory: dict[int, float] = {}
         self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
 
@@ -69,12 +112,11 @@ class _Points:
     def open(self, j: int) -> bool:
         """The NIC-independent checks pass: memory fits, and T_comp + bubble (a lower bound on the step time on
         any NIC: exposure and capacity are ≥ 0) meets the target."""
-        if j not in self._open:
-            x = self.layouts[j]
-            self._open[j] = (self.memory_gb(j) <= self.hw.hbm_usable_gb * (1 + 1e-9)
-                             and compute_and_bubble_s(self.ctx.wl, x, self.hw, self.ctx.params)
-                             <= self.ctx.target * (1 + 1e-9))
-        return self._open[j]
+        if self.memory_gb(j) > self.hw.hbm_usable_gb * (1 + 1e-9):
+            return False
+        if j not in self._compute_and_bubble:
+            self._compute_and_bubble[j] = compute_and_bubble_s(self.ctx.wl, self.layouts[j], self.hw, self.ctx.params)
+        return self._compute_and_bubble[j] <= self.ctx.target * (1 + 1e-9)
 
 
 def _faster_or_equal(a: Hardware, b: Hardware) -> bool:

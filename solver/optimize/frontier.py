@@ -120,14 +120,19 @@ def design_id(d: Design) -> str:
 class FrontierModel:
     """One MILP over the point-pruned design space, re-solved with a tighter step row per point."""
 
-    def __init__(self, scenario: LoadedScenario | Scenario, catalog: Catalog, deadline: Deadline, prune: str = "points"):
+    def __init__(self, scenario: LoadedScenario | Scenario, catalog: Catalog, deadline: Deadline, prune: str = "points",
+                 memo: Any = None):
         """`prune="dominated"` (the next faster design at a lowered target, `next_faster`) also prunes
-        architectures by the ranking's exact bounds for one design."""
+        architectures by the ranking's exact bounds for one design. `memo`: an earlier build's
+        `DesignSpace.memo` (the solve's), which the design space reuses where it serves."""
         start = time.perf_counter()
         self.deadline = deadline
         sc = scenario.scenario if isinstance(scenario, LoadedScenario) else scenario
         self.prune = prune
-        self.space: DesignSpace = build_design_space(sc, catalog, prune, deadline=deadline)
+        # the next faster design (prune "dominated") is the cheapest meeting a lowered target and, of that cost, the
+        # fastest: of the points of one class on as many domains (one cost) only the fastest can be it
+        self.space: DesignSpace = build_design_space(sc, catalog, prune, one_layout_per_cost=(prune == "dominated"),
+                                                     deadline=deadline, memo=memo)
         self.timings: dict = {"design_space_s": time.perf_counter() - start}
         self.cost = "tco" if sc.objective in ("tco", "rent_or_buy") else "capex"  # rent_or_buy ranks the TCO designs
         self.stopped_in: str | None = None if self.space.complete else "design space"
@@ -274,7 +279,8 @@ class FrontierModel:
 
 
 def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS,
-             time_limit_s: float | None = None, progress: Callable[[int, int], None] | None = None) -> Frontier:
+             time_limit_s: float | None = None, progress: Callable[[int, int], None] | None = None,
+             memo: Any = None) -> Frontier:
     """Up to `n` points of the cost–speed front, reported cheapest first (module docstring): found from
     the cheap end (the cheapest design meeting the target first), or, for `objective: fastest`, from
     the fast end (the fastest design within the caps first; its cheap end may be a single node)."""
@@ -285,7 +291,7 @@ def frontier(scenario: LoadedScenario, catalog: Catalog, n: int = DEFAULT_POINTS
 
         raise UsageError(f"--frontier takes between 1 and {MAX_POINTS} points (got {n})")
     deadline = Deadline(check_time_limit(time_limit_s))
-    fm = FrontierModel(scenario, catalog, deadline)
+    fm = FrontierModel(scenario, catalog, deadline, memo=memo)
     from_fast_end = scenario.scenario.objective == "fastest"
     points: list[Design] = []
     outcomes: list[SolveOutcome] = []
@@ -339,7 +345,7 @@ def add_to_result(result: SolveResult, scenario: LoadedScenario, catalog: Catalo
     if points is None:
         result.next_faster = next_faster(result, scenario, catalog, time_limit_s)
         return None
-    front = frontier(scenario, catalog, points, time_limit_s, progress)
+    front = frontier(scenario, catalog, points, time_limit_s, progress, memo=result.space_memo)
     result.frontier = front.to_dict()
     result.next_faster = next_faster_from(front, result.designs[0])
     return front
@@ -367,10 +373,10 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
         # smaller model (dominated points, bound pruning) answers it exactly; margins would then be demanded at
         # the lowered target too, so with margins the point-pruned model with frontier_step_k answers instead
         fm = FrontierModel(lowered_target(sc, first.perf.step_time_s * (1 - FRONTIER_REL)), catalog,
-                           Deadline(time_limit_s), prune="dominated")
+                           Deadline(time_limit_s), prune="dominated", memo=result.space_memo)
         design, how, _ = fm.cheapest_faster(None)
     else:
-        fm = FrontierModel(scenario, catalog, Deadline(time_limit_s))
+        fm = FrontierModel(scenario, catalog, Deadline(time_limit_s), memo=result.space_memo)
         design, how, _ = fm.cheapest_faster(first.perf.step_time_s)
     if design is not None:
         return next_faster_dict(first, design, "", how, time.perf_counter() - start)

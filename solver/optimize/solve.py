@@ -107,7 +107,7 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     stats["search"] = {"complete": search.complete, "designs_found": len(search.designs),
                        "designs_proven": search.proven, "stopped_in": search.stopped_in}
     return SolveResult(sc.name, status, search.designs, solve_time_s, max(gaps) if gaps else None,
-                       None, timings, stats, solver_info, warnings, stack=sc.workload.stack)
+                       None, timings, stats, solver_info, warnings, stack=sc.workload.stack, space_memo=space.memo)
 
 
 def check_time_limit(time_limit_s: float | None) -> float | None:

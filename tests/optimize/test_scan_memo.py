@@ -1,0 +1,82 @@
+"""The design-space memo (`design_space.scan.ScanMemo`, issue 26): a build of the same scenario at the same or a
+lower target reuses the points an earlier build evaluated and starts its dominance scans where that build found
+the first feasible d. Exactness: every build with a memo equals the build from scratch, shape by shape, at a
+lower target, at a higher one (the memo then forgets its scan starts), and a memo of another scenario is not
+used. The next faster design with the solve's memo equals the one found without it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import solver
+from solver.design_space import build_design_space
+from solver.optimize.frontier import lowered_target, next_faster
+from solver.optimize.solve import solve
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ["llama3-70b", "deepseek-v3", "capped-budget-power"]  # dense HGX + NVL72, MoE, multi-plane with caps
+
+
+def _shapes(space) -> list[tuple]:
+    """Everything of a shape the model reads: identity, kept d values and domains, step times, memory and every
+    condition's coefficients."""
+    out = []
+    for s in space.shapes:
+        conditions = [(c.name, tuple(c.comp), tuple(c.capacity), tuple((x.name, tuple(map(tuple, x.pieces)))
+                                                                        for x in c.exposures)) for c in s.conditions]
+        out.append((s.key, tuple(sorted(map(str, s.perfs))), tuple(s.d_values), tuple(s.domains),
+                    tuple(s.step_time_s), tuple(s.mem), tuple(conditions)))
+    return out
+
+
+def _same(a, b) -> None:
+    assert _shapes(a) == _shapes(b)
+    assert a.pruned == b.pruned and a.combinations == b.combinations
+    assert [x.label() for x in a.architectures] == [x.label() for x in b.architectures]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_build_at_a_lower_target_with_the_memo_equals_one_from_scratch(name, default_catalog):
+    sc = solver.load_scenario(ROOT / "scenarios" / f"{name}.yaml").scenario
+    first = build_design_space(sc, default_catalog, "dominated")
+    assert first.memo is not None and first.memo.points  # the build kept what it evaluated
+    for factor in (0.9, 0.7):  # the first lowering narrows the scans, the second narrows them again
+        lower = lowered_target(sc, sc.target_step_time_s() * factor)
+        _same(build_design_space(lower, default_catalog, "dominated", memo=first.memo),
+              build_design_space(lower, default_catalog, "dominated"))
+
+
+def test_a_build_at_a_higher_target_forgets_the_scan_starts(default_catalog):
+    """At 1.5 T a segment's first feasible d may lie below the one found at T: the memo's starts would skip it."""
+    sc = solver.load_scenario(ROOT / "scenarios" / "llama3-70b.yaml").scenario
+    first = build_design_space(sc, default_catalog, "dominated")
+    higher = lowered_target(sc, sc.target_step_time_s() * 1.5)
+    fresh = build_design_space(higher, default_catalog, "dominated")
+    assert sum(len(s.d_values) for s in fresh.shapes) > sum(len(s.d_values) for s in first.shapes)  # more is feasible
+    _same(build_design_space(higher, default_catalog, "dominated", memo=first.memo), fresh)
+
+
+def test_a_memo_of_another_scenario_is_not_used(default_catalog):
+    sc = solver.load_scenario(ROOT / "scenarios" / "llama3-70b.yaml").scenario
+    first = build_design_space(sc, default_catalog, "dominated")
+    other = sc.model_copy(update={"workload": sc.workload.model_copy(update={"global_batch_size": 512})})
+    assert not first.memo.serves(other, default_catalog)
+    assert first.memo.serves(lowered_target(sc, 1.0), default_catalog)  # only the target and objective may differ
+    assert not first.memo.serves(sc, solver.load_catalog())  # another catalog object
+    built = build_design_space(other, default_catalog, "dominated", memo=first.memo)
+    assert built.memo is not first.memo
+    _same(built, build_design_space(other, default_catalog, "dominated"))
+
+
+@pytest.mark.parametrize("name", ["llama3-70b", "gpt3-175b"])
+def test_the_next_faster_design_with_the_memo_equals_the_one_without(name, default_catalog):
+    ls = solver.load_scenario(ROOT / "scenarios" / f"{name}.yaml")
+    result = solve(ls, default_catalog, top_k=1)
+    assert result.space_memo is not None
+    with_memo = next_faster(result, ls, default_catalog)
+    result.space_memo = None
+    without = next_faster(result, ls, default_catalog)
+    for nf in (with_memo, without):
+        nf.pop("time_s")
+    assert with_memo == without and with_memo["found"]
