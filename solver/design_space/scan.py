@@ -19,18 +19,20 @@ from .identity import Condition, Exposure, PerfClass, Shape
 
 class ScanMemo:
     """What a build of a scenario's design space learnt that a later build of the same scenario and catalog at the
-    same or a lower target reuses (the next faster design is the cheapest at the target T₁·(1 − ε); the frontier
-    re-scans at the scenario's own target): every `_Points` evaluated (the performance, memory and T_comp + bubble
-    of each d do not depend on the target), with the first feasible index of each dominance segment it found.
+    same or a lower target reuses (the next faster design is the cheapest at the target T₁·(1 − ε)): where each
+    dominance scan found its segment's first feasible d (with that point's evaluation, where the next scan starts),
+    and the costed designs of the fat-tree dominance rule.
     Feasibility only narrows as the target falls (every row is step ≤ target × a factor independent of it), so a
     segment's first feasible index at T is a lower bound at T' ≤ T and a segment with none at T has none at T'
-    (`_kept_points` starts its scans there). A build at a higher target forgets those indices."""
+    (`_kept_points` starts its scans there). A build at a higher target forgets those indices. Of the evaluated
+    points only the kept ones are held, as many as the design space has: a 10M-combination space's memo stays small."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog):
         self.catalog = catalog
         self.key = scenario_key(scenario)
         self.target_s = scenario.target_step_time_s()
-        self.points: dict[tuple, _Points] = {}
+        self.first_ok: dict[tuple, dict] = {}  # (platform, G_u, layout, d values, structure) → `_Points.first_ok`
+        self.kept: dict[tuple, dict[int, Performance]] = {}  # the same key → index → evaluation of a kept point
         self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
@@ -39,8 +41,8 @@ class ScanMemo:
 
     def at_target(self, target_s: float) -> None:
         if target_s > self.target_s * (1 + 1e-12):  # the first feasible indices found at a lower target are too high
-            for points in self.points.values():
-                points.first_ok.clear()
+            self.first_ok.clear()
+            self.kept.clear()
         self.target_s = target_s
 
 
@@ -72,12 +74,13 @@ class _Context:
         self.goodput = failures if failures is not None and failures.in_target else None
 
     def points(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat) -> _Points:
-        """The `_Points` of one layout, placement and fabric structure: the memo's (re-bound to this build), or new."""
-        key = (plat.id, g_used, lay, tuple(ds), hw)
-        points = self.memo.points.get(key)
-        if points is None:
-            points = self.memo.points[key] = _Points(self, lay, g_used, ds, hw, plat)
-        points.ctx = self
+        """The `_Points` of one layout, placement and fabric structure, with the scan starts the memo holds for it."""
+        points = _Points(self, lay, g_used, ds, hw, plat)
+        if self.prune == "dominated":  # only the dominance scan reads and writes the starts
+            key = (plat.id, g_used, lay, tuple(ds), hw)
+            points.first_ok = self.memo.first_ok.setdefault(key, {})
+            points.kept = self.memo.kept.setdefault(key, {})
+            points._perf.update(points.kept)
         return points
 
 
@@ -98,6 +101,7 @@ class _Points:
         self._compute_and_bubble: dict[int, float] = {}
         self._memory: dict[int, float] = {}
         self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
+        self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.kept`)
 
     def perf(self, j: int) -> Performance:
         if j not in self._perf:
@@ -243,6 +247,7 @@ def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[
                 found_here[start] = j
                 break
     points.first_ok[(hw,)] = found_here
+    points.kept.update((j, points.perf(j)) for j in keep)
     if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
         first = min(keep)
         keep = {j: st for j, st in keep.items() if j >= first}
