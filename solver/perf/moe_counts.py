@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..inputs.schema import MoeShape, TransformerShape, Workload
+from .memo import by_identity
 from .model import (
     attention_core_flops_per_key,
     attention_core_flops_per_token,
@@ -24,6 +25,7 @@ class LayerCounts:
     moe_with_mtp: int
 
 
+@by_identity
 def layer_counts(model: TransformerShape) -> LayerCounts:
     """L_m from `layer_pattern` (1 = MoE) or L − dense_layers; MTP layers follow the last layer."""
     moe = _moe(model)
@@ -62,6 +64,7 @@ class MoeParams:
     stored: float  # everything the GPUs hold: total + the MTP layers
 
 
+@by_identity
 def parameter_counts(model: TransformerShape) -> MoeParams:
     """docs/model.md §MoE, per layer with norms (2h) as in perf/model.py:
     P = L·(P_att + 2h) + L_d·k_ff·h·f + L_m·(E·k_ff·h·f_e + k_ff·h·n_s·f_s + h·E) + h + V·h·(1 tied, 2 untied)

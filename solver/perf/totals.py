@@ -3,14 +3,13 @@ Mixture-of-Experts ones (`perf/moe.py`, SPEC §4.7). Both build on model.py's at
 above the two, so neither imports the other's caller (no import cycle)."""
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..inputs.schema import TransformerShape, Workload
 from . import moe
+from .memo import by_identity
 from .model import dense_flops_per_step, dense_parameter_count
 
 
-@lru_cache(maxsize=256)
+@by_identity
 def parameter_count(model: TransformerShape) -> int:
     """P: `model.dense_parameter_count`, or a Mixture-of-Experts model's published total (`moe.parameter_counts`)."""
     if model.moe is not None:
@@ -18,7 +17,7 @@ def parameter_count(model: TransformerShape) -> int:
     return dense_parameter_count(model)
 
 
-@lru_cache(maxsize=256)
+@by_identity
 def flops_per_step(workload: Workload) -> tuple[float, float]:
     """(F_model, F_hardware) per step: `model.dense_flops_per_step`, or Megatron's convention for a
     Mixture-of-Experts model (`moe.flops_per_step`)."""
