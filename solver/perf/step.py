@@ -11,13 +11,13 @@ same traffic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 from ..inputs.schema import Workload
 from . import moe
 from .compute import ComputeParams, MicrobatchCompute, microbatch_compute, optimizer_step_s
 from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware
 from .layout import Layout
+from .memo import by_identity
 from .memory import memory_activations_gb, memory_states_gb
 from .model import matmul_params_per_layer
 from .totals import flops_per_step, parameter_count
@@ -186,12 +186,21 @@ def compute_terms(workload: Workload, layout: Layout, hw: Hardware, params: int,
     return _model_terms(workload, layout, hw.compute, params, microbatches)
 
 
-@lru_cache(maxsize=4096)
+@by_identity
+def _per_workload(workload: Workload) -> dict:
+    """A workload's microbatch computes by layout shape and hardware (`_microbatch`, `_moe_microbatch`): keyed by
+    the workload's identity, as hashing a pydantic model on every call costs more than the lookup saves."""
+    return {}
+
+
 def _moe_microbatch(workload: Workload, tp: int, cp_: int, pp: int, microbatch_size: int, ep: int, etp: int,
                     params: ComputeParams, epsilon: float):
-    lay = Layout(tp=tp, cp=cp_, pp=pp, vp=1, dp=1, microbatch_size=microbatch_size, gpus_per_domain_used=tp, ep=ep,
-                 etp=etp)
-    return moe.microbatch_compute(workload, lay, params, epsilon)
+    memo, key = _per_workload(workload), ("moe", tp, cp_, pp, microbatch_size, ep, etp, params, epsilon)
+    if key not in memo:
+        lay = Layout(tp=tp, cp=cp_, pp=pp, vp=1, dp=1, microbatch_size=microbatch_size, gpus_per_domain_used=tp, ep=ep,
+                     etp=etp)
+        memo[key] = moe.microbatch_compute(workload, lay, params, epsilon)
+    return memo[key]
 
 
 def _moe_terms(workload: Workload, layout: Layout, hw: Hardware, params: int, microbatches: int) -> ComputeTerms:
@@ -211,11 +220,13 @@ def _moe_terms(workload: Workload, layout: Layout, hw: Hardware, params: int, mi
                         microbatches * c.attention_s, opt, c, microbatches, microbatches * mb.shared_expert_s)
 
 
-@lru_cache(maxsize=4096)
 def _microbatch(workload: Workload, tp: int, cp_: int, pp: int, microbatch_size: int, params: ComputeParams):
     """One microbatch's compute does not depend on d or the placement: evaluated once per layout shape."""
-    lay = Layout(tp=tp, cp=cp_, pp=pp, vp=1, dp=1, microbatch_size=microbatch_size, gpus_per_domain_used=tp)
-    return microbatch_compute(workload, lay, params)
+    memo, key = _per_workload(workload), (tp, cp_, pp, microbatch_size, params)
+    if key not in memo:
+        lay = Layout(tp=tp, cp=cp_, pp=pp, vp=1, dp=1, microbatch_size=microbatch_size, gpus_per_domain_used=tp)
+        memo[key] = microbatch_compute(workload, lay, params)
+    return memo[key]
 
 
 def _model_terms(workload: Workload, layout: Layout, cp: ComputeParams, params: int, microbatches: int) -> ComputeTerms:
