@@ -177,19 +177,27 @@ def _crosses_nothing(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware)
 
 
 def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[int]:
-    """The d values of one layout that can be placed and fit max_gpus (ascending)."""
-    out: list[int] = []
-    for d in dp_candidates(ctx.scenario, lay):
-        ctx.combinations += n_switch
-        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
-        if placement_problem(layout, ctx.wl, g_used) is not None:
-            ctx.pruned["placement"] += n_switch
-            continue
-        if ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
-            ctx.pruned["caps"] += n_switch
-            continue
-        out.append(d)
-    return out
+    """The d values of one layout that can be placed and fit max_gpus (ascending); the combinations and pruned
+    points counted per switch choice. Placement does not depend on the platform, only on G_u: each (layout, G_u)
+    is checked once per build (`_Context.placeable`) and counted for every platform."""
+    key = (lay, g_used)
+    if key not in ctx.placeable:
+        ds, placement, caps = [], 0, 0
+        candidates = dp_candidates(ctx.scenario, lay)
+        for d in candidates:
+            layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+            if placement_problem(layout, ctx.wl, g_used) is not None:
+                placement += 1
+            elif ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
+                caps += 1
+            else:
+                ds.append(d)
+        ctx.placeable[key] = (ds, len(candidates), placement, caps)
+    ds, candidates, placement, caps = ctx.placeable[key]
+    ctx.combinations += candidates * n_switch
+    ctx.pruned["placement"] += placement * n_switch
+    ctx.pruned["caps"] += caps * n_switch
+    return ds
 
 
 def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,

@@ -67,6 +67,7 @@ class _Context:
         self.max_gpus = scenario.constraints.max_gpus
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
+        self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
         self.costed = self.memo.costed
         self.spares = spare_rule(scenario, catalog)
