@@ -11,7 +11,8 @@ the JSON, workbook and plot are still replaced together or not at all.
 If the process cannot be started or dies, the plot is drawn here as before. An error in the drawing
 (a full disk) is raised here. On any exception while the plot is pending (Ctrl-C, a failed JSON
 write) the process is stopped before the temporary file is removed. The process ignores Ctrl-C
-(this process handles it) and ends when this one closes the pipe, also when this one is killed.
+(this process handles it); it is ended when the command is done, and ends by itself at end of file on
+its pipe when this process is killed.
 """
 from __future__ import annotations
 
@@ -96,21 +97,13 @@ class PlotProcess:
         return True
 
     def stop(self) -> None:
-        """End the process (at once if it is drawing) and wait for it."""
+        """End the process at once (it has nothing left to do once its plot is received, or none is wanted;
+        if it is drawing, its temporary file is removed by the caller's atomic write) and wait for it."""
         with contextlib.suppress(OSError):
             self._conn.close()
         if self._process.is_alive():
             self._process.terminate()
         self._process.join(STOP_WAIT_S)
-
-    def close(self) -> None:
-        """Let the process end (end of file on its pipe) and wait for it."""
-        with contextlib.suppress(OSError):
-            self._conn.close()
-        self._process.join(STOP_WAIT_S)
-        if self._process.is_alive():
-            self._process.terminate()
-            self._process.join(STOP_WAIT_S)
 
 
 @contextlib.contextmanager
@@ -119,13 +112,9 @@ def plot_process(kind: str, wanted: bool) -> Iterator[PlotProcess | None]:
     proc = PlotProcess.start(kind) if wanted else None
     try:
         yield proc
-    except BaseException:
+    finally:
         if proc is not None:
             proc.stop()
-        raise
-    else:
-        if proc is not None:
-            proc.close()
 
 
 @contextlib.contextmanager
