@@ -227,12 +227,23 @@ def measure_plan(tmp: Path, runs: int, path: Path = PLAN_SCENARIO, timeout_s: fl
     return row
 
 
-def measure_sweeps(tmp: Path, quick: bool, runs: int) -> list[dict]:
-    """--quick: the shipped 6-point growth sweep. Full run: that, the 24-point and the 100-point bench sweeps."""
-    rows = [measure_sweep(tmp, SHIPPED_SWEEP, 6, runs)]
+def measure_commands(tmp: Path, quick: bool, runs: int, only: str | None) -> list[dict]:
+    """`--help`, the plan and the sweeps (those whose name contains `only`, if given). --quick: the shipped
+    6-point growth sweep; full run: that, the 24-point and the 100-point bench sweeps."""
+    rows = []
+    if not only or only in "--help":
+        rows.append(measure_help(runs))
+    if not only or only in PLAN_SCENARIO.stem:
+        print("… plan", file=sys.stderr, flush=True)
+        rows.append(measure_plan(tmp, runs))
+    sweeps = [(SHIPPED_SWEEP, 6)]
     if not quick:
-        rows.append(measure_sweep(tmp, (HERE / "scenarios" / "sweep-growth.yaml").relative_to(ROOT), 24, runs))
-        rows.append(measure_sweep(tmp, (HERE / "scenarios" / "sweep-100.yaml").relative_to(ROOT), 100, runs))
+        sweeps += [((HERE / "scenarios" / "sweep-growth.yaml").relative_to(ROOT), 24),
+                   ((HERE / "scenarios" / "sweep-100.yaml").relative_to(ROOT), 100)]
+    for path, points in sweeps:
+        if not only or only in path.stem:
+            print(f"… sweep {path.stem}", file=sys.stderr, flush=True)
+            rows.append(measure_sweep(tmp, path, points, runs))
     return rows
 
 
@@ -395,7 +406,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, help="runs per measurement (median; default 3, --quick 1)")
     ap.add_argument("--enum-timeout", type=float, help="seconds per exhaustive enumeration (default 300, --quick 60)")
     ap.add_argument("--json", default=str(HERE / "results.json"), help="results file (default bench/results.json)")
-    ap.add_argument("--only", help="run only cases whose name contains this text")
+    ap.add_argument("--only", help="run only the cases, plan and sweeps whose name contains this text")
     args = ap.parse_args(argv)
     runs = args.runs or (1 if args.quick else 3)
     enum_timeout_s = args.enum_timeout or (60.0 if args.quick else 300.0)
@@ -409,12 +420,7 @@ def main(argv=None) -> int:
                 continue
             print(f"… {case['name']}", file=sys.stderr, flush=True)
             rows.append(measure_case(case, runs, enum_timeout_s, tmp))
-        if not args.only:
-            rows.append(measure_help(runs))
-            print("… plan", file=sys.stderr, flush=True)
-            rows.append(measure_plan(tmp, runs))
-            print("… sweeps", file=sys.stderr, flush=True)
-            rows += measure_sweeps(tmp, args.quick, runs)
+        rows += measure_commands(tmp, args.quick, runs, args.only)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     tgt = targets(rows)
