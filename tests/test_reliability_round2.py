@@ -549,6 +549,7 @@ def test_ctrl_c_during_the_sweep_plot_keeps_the_earlier_set(tmp_path, monkeypatc
 def test_ctrl_c_while_the_plot_process_draws_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
     # Ctrl-C while this process waits for the plot process (issue 26): the plot process is stopped
     # before the temporary PNG it may be writing is removed.
+    from solver.reports import plot_process
     from solver.reports.plot_process import PlotProcess
 
     stopped = []
@@ -562,6 +563,7 @@ def test_ctrl_c_while_the_plot_process_draws_keeps_the_earlier_set(tmp_path, mon
         real_stop(self)
 
     def interrupt():
+        monkeypatch.setattr(plot_process, "worth_a_process", lambda: True)  # as in a fresh command
         monkeypatch.setattr(PlotProcess, "receive", interrupted_receive)
         monkeypatch.setattr(PlotProcess, "stop", stop)
 

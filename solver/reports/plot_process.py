@@ -8,7 +8,8 @@ What is written is unchanged: the same drawing function (`plot.draw_plot`, `plan
 with the output set's run id; the file is renamed into place by this process's `atomic_path`, so
 the JSON, workbook and plot are still replaced together or not at all.
 
-If the process cannot be started or dies, the plot is drawn here as before. An error in the drawing
+If matplotlib is already loaded here, or the process cannot be started or dies, the plot is drawn here
+as before. An error in the drawing
 (a full disk) is raised here. On any exception while the plot is pending (Ctrl-C, a failed JSON
 write) the process is stopped before the temporary file is removed. The process ignores Ctrl-C
 (this process handles it); it is ended when the command is done, and ends by itself at end of file on
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,10 +108,18 @@ class PlotProcess:
         self._process.join(STOP_WAIT_S)
 
 
+def worth_a_process() -> bool:
+    """A process pays for itself when this one would have to import matplotlib (a fresh command); once
+    matplotlib is loaded here (a long-lived caller, the test suite), drawing here costs less than a new
+    interpreter importing it again."""
+    return "matplotlib" not in sys.modules
+
+
 @contextlib.contextmanager
 def plot_process(kind: str, wanted: bool) -> Iterator[PlotProcess | None]:
-    """A plot process for the command's lifetime (None when no plot is wanted or none can be started)."""
-    proc = PlotProcess.start(kind) if wanted else None
+    """A plot process for the command's lifetime (None when no plot is wanted, matplotlib is already loaded
+    here, or no process can be started)."""
+    proc = PlotProcess.start(kind) if wanted and worth_a_process() else None
     try:
         yield proc
     finally:

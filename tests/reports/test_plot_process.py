@@ -2,11 +2,13 @@
 the same file as drawn here, errors raised here, drawn here when the process is gone."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from solver.files import output_set
+from solver.reports import plot_process as plot_process_module
 from solver.reports.plan_plot import draw_plan_plot
 from solver.reports.plot import draw_plot
 from solver.reports.plot_process import PlotProcess, plot_alongside, plot_process
@@ -25,6 +27,24 @@ SWEEP_REPORT = {
     ],
     "switch_points": [],
 }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_command(monkeypatch):
+    """As in a fresh `fabricplan` process: matplotlib not loaded yet, so the plot process is worth starting."""
+    monkeypatch.setattr(plot_process_module, "worth_a_process", lambda: True)
+
+
+def test_no_plot_process_once_matplotlib_is_loaded_here(monkeypatch):
+    import types
+
+    monkeypatch.undo()  # the real rule
+    monkeypatch.setitem(sys.modules, "matplotlib", types.ModuleType("matplotlib"))
+    with plot_process("sweep", True) as proc:
+        assert proc is None
+    monkeypatch.delitem(sys.modules, "matplotlib")
+    with plot_process("sweep", True) as proc:
+        assert proc is not None
 
 
 def _png(path: Path) -> bytes:
