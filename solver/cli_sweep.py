@@ -27,6 +27,7 @@ def cmd_sweep(args, out, err) -> int:
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
     from .files import check_writable, is_discard, output_set
+    from .reports.plot_process import plot_alongside, plot_process
     from .reports.terminal import print_report
     from .sweep.plan import plan_sweep
     from .sweep.run import results_path_for
@@ -49,21 +50,19 @@ def cmd_sweep(args, out, err) -> int:
         err.print(safe(f"note: {note}"))
     args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
                            "to continue")
-    rows = _run_with_progress(plan, args, results_path, err)
-    args.interrupt_hint = ""
-    report = sweep_report(plan, rows)
-    report["warnings"] = _input_warnings(ls)
-    print_report(report, out, wide=getattr(args, "wide", False))
-    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-        _write_json(report, json_path)
-        if xlsx_path is not None:
-            from .reports.sweep_excel import write_sweep_workbook
+    with plot_process("sweep", plot_path is not None) as plotter:  # imports matplotlib while the points solve
+        rows = _run_with_progress(plan, args, results_path, err)
+        args.interrupt_hint = ""
+        report = sweep_report(plan, rows)
+        report["warnings"] = _input_warnings(ls)
+        with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
+            with plot_alongside(plotter, "sweep", report, plot_path):  # drawn while the rest is written
+                print_report(report, out, wide=getattr(args, "wide", False))
+                _write_json(report, json_path)
+                if xlsx_path is not None:
+                    from .reports.sweep_excel import write_sweep_workbook
 
-            write_sweep_workbook(report, xlsx_path, ls, cat)
-        if plot_path is not None:
-            from .reports.plot import write_plot
-
-            write_plot(report, plot_path)
+                    write_sweep_workbook(report, xlsx_path, ls, cat)
     _say_written(outputs, out)
     out.print(safe(f"finished points in {results_path}"), highlight=False)
     counts = report["status_counts"]

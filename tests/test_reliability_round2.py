@@ -509,11 +509,9 @@ def test_infeasible_resolve_removes_the_earlier_workbook(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "sc.yaml"]
 
 
-def test_ctrl_c_during_the_sweep_plot_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
-    # A finished sweep, then the same sweep again with the plot interrupted mid-save: the earlier
-    # JSON, workbook and PNG stay together (before issue 18, JSON and workbook were replaced).
-    from matplotlib.figure import Figure
-
+def _sweep_twice_interrupted(tmp_path, capsys, interrupt) -> None:
+    """A finished sweep, then the same sweep again with `interrupt()` (monkeypatching) making the plot
+    step raise KeyboardInterrupt: exit 130 and the earlier JSON, workbook and PNG stay together."""
     from solver import cli
 
     write_yaml(tmp_path / "sc.yaml", tiny_scenario())
@@ -521,16 +519,56 @@ def test_ctrl_c_during_the_sweep_plot_keeps_the_earlier_set(tmp_path, monkeypatc
             str(tmp_path / "s.json"), "--xlsx", str(tmp_path / "s.xlsx"), "--plot", str(tmp_path / "s.png")]
     assert cli.main(args) == 0
     before = {name: (tmp_path / name).read_bytes() for name in ("s.json", "s.xlsx", "s.png")}
+    files = sorted(p.name for p in tmp_path.iterdir())
     capsys.readouterr()
+    interrupt()
+    assert cli.main(args + ["--vary", "target.step_time_s=2"]) == 130
+    assert "earlier output files are unchanged" in capsys.readouterr().err
+    assert {name: (tmp_path / name).read_bytes() for name in ("s.json", "s.xlsx", "s.png")} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == files  # no temporary file left behind
+
+
+def test_ctrl_c_during_the_sweep_plot_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
+    # The plot drawn in this process (no plot process could be started, reports/plot_process.py),
+    # interrupted mid-save (before issue 18, JSON and workbook were replaced).
+    from matplotlib.figure import Figure
+
+    from solver.reports.plot_process import PlotProcess
 
     def interrupted_savefig(self, fname, *a, **k):
         Path(fname).write_bytes(b"\x89PNG half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Figure, "savefig", interrupted_savefig)
-    assert cli.main(args + ["--vary", "target.step_time_s=2"]) == 130
-    assert "earlier output files are unchanged" in capsys.readouterr().err
-    assert {name: (tmp_path / name).read_bytes() for name in ("s.json", "s.xlsx", "s.png")} == before
+    def interrupt():
+        monkeypatch.setattr(PlotProcess, "start", classmethod(lambda cls, kind: None))
+        monkeypatch.setattr(Figure, "savefig", interrupted_savefig)
+
+    _sweep_twice_interrupted(tmp_path, capsys, interrupt)
+
+
+def test_ctrl_c_while_the_plot_process_draws_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
+    # Ctrl-C while this process waits for the plot process (issue 26): the plot process is stopped
+    # before the temporary PNG it may be writing is removed.
+    from solver.reports import plot_process
+    from solver.reports.plot_process import PlotProcess
+
+    stopped = []
+    real_stop = PlotProcess.stop
+
+    def interrupted_receive(self):
+        raise KeyboardInterrupt
+
+    def stop(self):
+        stopped.append(self.kind)
+        real_stop(self)
+
+    def interrupt():
+        monkeypatch.setattr(plot_process, "worth_a_process", lambda: True)  # as in a fresh command
+        monkeypatch.setattr(PlotProcess, "receive", interrupted_receive)
+        monkeypatch.setattr(PlotProcess, "stop", stop)
+
+    _sweep_twice_interrupted(tmp_path, capsys, interrupt)
+    assert stopped == ["sweep", "sweep"]  # by plot_alongside, then by plot_process on the way out
 
 
 # ------------------------------------------------------------------------------ 13. durability

@@ -6,14 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..files import atomic_path, current_run_id
-from .plot import short_architecture
+from .plot import save_png, short_architecture
 from .text import literal_for_plot as lit
 from .text import quiet_plotting
 
 
-@quiet_plotting
 def write_plan_plot(report: dict, path: str | Path) -> Path:
     """Spend per period (million USD, plan and from scratch) and GPUs owned, written atomically as PNG."""
+    with atomic_path(path) as tmp:
+        draw_plan_plot(report, tmp, current_run_id())
+    return Path(path)
+
+
+@quiet_plotting
+def draw_plan_plot(report: dict, file: Path, run_id: str | None) -> None:
+    """Draw the plan's plot into `file` (PNG, carrying `run_id`): see `plot.draw_plot`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -46,8 +53,5 @@ def write_plan_plot(report: dict, path: str | Path) -> Path:
     more = ax2.get_legend_handles_labels()
     ax.legend(handles[0] + more[0], handles[1] + more[1], loc="upper left", fontsize=8)
     ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", metadata={"fabricplan run id": current_run_id()})
+    save_png(fig, file, run_id)
     plt.close(fig)
-    return Path(path)

@@ -1,7 +1,10 @@
 """What a finished sweep says: per-point summaries, switch points, increments, the report dict."""
 from __future__ import annotations
 
-from .plan import SweepPlan
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: the plot process imports this module without the input schema
+    from .plan import SweepPlan
 
 SCHEMA = "fabricplan.sweep/1"
 SECONDS_PER_YEAR = 365.25 * 86_400
