@@ -133,6 +133,15 @@ def points(data: ModelData) -> dict:
     for a, ad in enumerate(data.archs):
         by_perf.setdefault(ad.arch.perf, []).append(a)
     out = {}
+    dominated: dict[tuple, bool] = {}  # (a, domains, G_u) → dominated_by_fat_tree: shapes share their domain counts
+
+    def is_dominated(a: int, dom: int, g_used: int) -> bool:
+        key = (a, dom, g_used)
+        if key not in dominated:
+            dominated[key] = dominated_by_fat_tree(data.space.scenario, data.space.catalog, data.archs[a].arch, dom,
+                                                   data.space.architectures, data.costed, g_used)
+        return dominated[key]
+
     for i, s in enumerate(data.space.shapes):
         plat = plats[s.perf.platform]
         for j, dom in enumerate(s.domains):
@@ -147,9 +156,7 @@ def points(data: ModelData) -> dict:
                 tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
                 # the dominance is judged on the point's own spares (G_u decides the in-domain ones), as the
                 # design space's offer thresholds and the enumeration (optimize/oracle.py) judge it
-                if tiers in ad.tiers and tiers in fits and not dominated_by_fat_tree(
-                        data.space.scenario, data.space.catalog, ad.arch, dom, data.space.architectures, data.costed,
-                        s.gpus_per_domain_used):
+                if tiers in ad.tiers and tiers in fits and not is_dominated(a, dom, s.gpus_per_domain_used):
                     out[(i, j, a)] = (dom, spares, nodes, tiers)
     return out
 
