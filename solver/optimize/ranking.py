@@ -240,17 +240,18 @@ def _prune_points_over_caps(data: ModelData) -> ModelData:
     if all(caps.get(name) is None for name in ("max_gpus", "budget_usd", "facility_power_kw")):
         return data
     over = set()
-    breaks: dict[tuple[int, int], bool] = {}  # (architecture, domains) -> over a cap
+    breaks: dict[tuple[int, int, int, int], bool] = {}  # (architecture, domains, spares, nodes) -> over a cap
     for (i, j, a), (dom, spares, nodes, _) in points(data).items():
-        if (a, dom) not in breaks:
+        key = (a, dom, spares, nodes)  # G_u decides the in-domain spares, so domains alone do not fix the nodes
+        if key not in breaks:
             ad = data.archs[a]
             units = ad.units_per_domain * dom
             lines = costing.bom_lines(ad.parts, costing.Quantities(units=units, spare_units=spares, nodes=nodes))
             checks = ((caps.get("max_gpus"), nodes * ad.gpus_per_node),
                       (caps.get("budget_usd"), costing.lines_capex_usd(lines, data.contingency_fraction)),
                       (caps.get("facility_power_kw"), data.pue * costing.lines_power_kw(lines)))
-            breaks[(a, dom)] = any(cap is not None and value > cap * (1 + 1e-9) for cap, value in checks)
-        if breaks[(a, dom)]:
+            breaks[key] = any(cap is not None and value > cap * (1 + 1e-9) for cap, value in checks)
+        if breaks[key]:
             over.add((i, j, a))
     return dataclasses.replace(data, over_caps=frozenset(over))
 
