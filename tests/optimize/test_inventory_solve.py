@@ -9,7 +9,7 @@ import copy
 import pyomo.environ as pyo
 import pytest
 from builders import make_catalog, make_scenario
-from conftest import DATA
+from conftest import DATA, enumerated_designs
 
 import solver
 from solver import costing
@@ -55,7 +55,7 @@ def test_k_best_with_inventory_equal_exhaustive_enumeration(name, objective, pru
     """Same K best identities, in the same order, with the same objective to the cent; prune="none"
     leaves every point to the model's own rows (owned_netting included)."""
     ls = _load(INVENTORIES[name], objective=objective)
-    expected = oracle.best_distinct(oracle.enumerate_designs(ls.scenario, default_catalog), K)
+    expected = oracle.best_distinct(enumerated_designs(ls.scenario, default_catalog), K)
     result = solve(ls, default_catalog, top_k=K, prune=prune)
     assert result.status == "optimal"
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
@@ -170,7 +170,7 @@ def test_k_best_with_extras_and_inventory_equal_enumeration(default_catalog):
               {**STORAGE, "per_node_usd": 30_000}, {**SUPPORT, "fraction_of_hardware": 0.15}]
     ls = _load(INVENTORIES["few-h100-nodes"], extra_costs=extras, constraints={**SPACE["constraints"],
                                                                                 "contingency_fraction": 0.05})
-    expected = oracle.best_distinct(oracle.enumerate_designs(ls.scenario, default_catalog), K)
+    expected = oracle.best_distinct(enumerated_designs(ls.scenario, default_catalog), K)
     result = solve(ls, default_catalog, top_k=K)
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
     assert _cents(result.designs) == _cents(expected)
