@@ -98,11 +98,23 @@ def test_distinct_by_platform_equals_enumeration(default_catalog):
     _same(result.designs, expected)
 
 
+_BY_LAYOUT: dict = {}
+
+
+def cheapest_by_layout(catalog):
+    """solve(CHEAPEST, top_k=8, distinct_by="layout"), solved once per catalog for this file and
+    tests/optimize/test_layout_ties.py, which check different properties of the same ranking."""
+    hit = _BY_LAYOUT.get(id(catalog))
+    if hit is None or hit[0] is not catalog:
+        hit = _BY_LAYOUT[id(catalog)] = (catalog, solve(_load(CHEAPEST), catalog, top_k=8, distinct_by="layout"))
+    return hit[1]
+
+
 def test_equal_cost_ranks_the_faster_layout_first(default_catalog):
     """At equal cost (to the cent) the faster layout ranks first (SPEC §7, issue 17). Layouts on the
     same number of domains of one architecture cost exactly the same, so the space has such ties."""
     ls = _load(CHEAPEST)
-    result = solve(ls, default_catalog, top_k=8, distinct_by="layout")
+    result = cheapest_by_layout(default_catalog)
     expected = oracle.best_distinct(enumerated_designs(ls.scenario, default_catalog), 8, "layout")
     assert [round(d.objective_usd, 2) for d in result.designs] == [round(d.objective_usd, 2) for d in expected]
     ties = [(a, b) for a, b in zip(result.designs, result.designs[1:])
