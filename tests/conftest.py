@@ -22,3 +22,22 @@ def default_catalog():
 @pytest.fixture(scope="session")
 def toy_catalog():
     return solver.load_catalog([DATA / "toy-catalog.yaml"])
+
+
+# The exhaustive enumeration is the tests' most expensive oracle and several files check the same small
+# spaces against it (test_optimizer and test_frontier share four). It is a pure function of the scenario's
+# content (its name only labels outputs) and the catalog, so each distinct (scenario, catalog, target) is
+# enumerated once per session. The catalog object is kept in the entry, so a key can never be matched by
+# another catalog that happens to reuse a freed id.
+_ENUMERATED: dict = {}
+
+
+def enumerated_designs(scenario, catalog, target_step_time_s: float | None = None) -> list:
+    """oracle.enumerate_designs, memoised for the session; a fresh list (the designs are not mutated)."""
+    from solver.optimize import oracle
+
+    key = (id(catalog), scenario.model_dump_json(exclude={"name"}), target_step_time_s)
+    hit = _ENUMERATED.get(key)
+    if hit is None or hit[0] is not catalog:
+        hit = _ENUMERATED[key] = (catalog, oracle.enumerate_designs(scenario, catalog, target_step_time_s))
+    return list(hit[1])

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import REPO
+from conftest import REPO, enumerated_designs
 
 import solver
 from solver.design_space import Architecture
@@ -189,7 +189,7 @@ def goodput_space():
 @pytest.mark.parametrize("prune", ["none", "dominated"])
 def test_k_best_equal_enumeration_with_goodput_in_the_target(goodput_space, default_catalog, prune):
     sc = goodput_space.scenario
-    expected = oracle.best_distinct(oracle.enumerate_designs(sc, default_catalog), 5)
+    expected = oracle.best_distinct(enumerated_designs(sc, default_catalog), 5)
     result = solver.solve(goodput_space, default_catalog, top_k=5, prune=prune)
     assert result.status == "optimal"
     assert [d.identity for d in result.designs] == [d.identity for d in expected]

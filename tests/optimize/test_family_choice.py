@@ -16,6 +16,7 @@ import copy
 
 import pytest
 from builders import SRC, make_catalog
+from conftest import enumerated_designs
 
 import solver
 from solver.api import solve
@@ -64,7 +65,7 @@ def catalog():
 
 @pytest.fixture(scope="module")
 def enumerated(catalog):
-    return {name: oracle.enumerate_designs(solver.load_scenario(copy.deepcopy(doc)).scenario, catalog)
+    return {name: enumerated_designs(solver.load_scenario(copy.deepcopy(doc)).scenario, catalog)
             for name, doc in SPACES.items()}
 
 
@@ -132,7 +133,7 @@ def test_pinned_family_is_the_enumeration_restricted_to_it(catalog, enumerated):
     doc["pin"] = {"fabric": "multi-plane"}
     ls = solver.load_scenario(doc)
     result = solve(ls, catalog, top_k=3)
-    expected = oracle.best_distinct(oracle.enumerate_designs(ls.scenario, catalog), 3)
+    expected = oracle.best_distinct(enumerated_designs(ls.scenario, catalog), 3)
     assert expected and all(d.architecture.fabric == "multi-plane" for d in result.designs)
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
     assert _cents(result.designs) == _cents(expected)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import enumerated_designs
 
 import solver
 from solver.api import solve
@@ -50,7 +51,7 @@ def _cents(designs) -> list[float]:
 
 @pytest.fixture(scope="module")
 def enumerated(default_catalog):
-    return {name: oracle.enumerate_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
+    return {name: enumerated_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
 
 
 @pytest.mark.parametrize("prune", PRUNE_LEVELS)

@@ -8,6 +8,7 @@ import copy
 import pytest
 import yaml
 from calibration_rows import ROWS, calibration_catalog, evaluate, residual_rows, throughput_error
+from conftest import enumerated_designs
 
 import solver
 from solver.api import solve
@@ -106,10 +107,10 @@ def test_robustness_quantile_k_best_equal_the_enumeration(prune, default_catalog
     per-point coefficient); its K best equal the exhaustive enumeration's, and the quantile binds (the nominal
     enumeration keeps designs the quantile one drops)."""
     ls = solver.load_scenario(copy.deepcopy(SPACE))
-    expected = oracle.enumerate_designs(ls.scenario, default_catalog)
+    expected = enumerated_designs(ls.scenario, default_catalog)
     nominal_doc = copy.deepcopy(SPACE)
     del nominal_doc["robustness"]
-    nominal = oracle.enumerate_designs(solver.load_scenario(nominal_doc).scenario, default_catalog)
+    nominal = enumerated_designs(solver.load_scenario(nominal_doc).scenario, default_catalog)
     assert len(expected) < len(nominal)
     result = solve(solver.load_scenario(copy.deepcopy(SPACE)), default_catalog, top_k=5, prune=prune)
     best = oracle.best_distinct(expected, 5)

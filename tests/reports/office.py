@@ -54,6 +54,25 @@ def convert(path: Path, fmt: str, out: Path, lo_profile: Path) -> Path:
     return converted
 
 
+def recalc_many(paths: list[Path], lo_profile: Path) -> dict[Path, openpyxl.Workbook]:
+    """`recalc` of several workbooks in one LibreOffice start (soffice converts every file it is given, each
+    recalculated on load as in `recalc`); the copies go to one folder, so the file names must differ."""
+    assert len({p.stem for p in paths}) == len(paths), "one output folder: the workbooks need distinct names"
+    out = paths[0].parent / "recalc_batch"
+    converted = [out / f"{p.stem}.xlsx" for p in paths]
+    for c in converted:
+        if c.exists():
+            c.unlink()
+    subprocess.run(
+        ["soffice", f"-env:UserInstallation=file://{lo_profile}", "--headless", "--calc",
+         "--convert-to", "xlsx", "--outdir", str(out), *map(str, paths)],
+        check=True, capture_output=True, timeout=240,
+    )
+    for p, c in zip(paths, converted):
+        assert c.exists(), f"LibreOffice could not convert {p} to xlsx"
+    return {p: openpyxl.load_workbook(c, data_only=True) for p, c in zip(paths, converted)}
+
+
 def recalc(path: Path, lo_profile: Path) -> openpyxl.Workbook:
     """Open in LibreOffice headless, recalculate, save a copy; read it back with the values."""
     out = path.parent / f"recalc_{path.stem}"
@@ -105,9 +124,20 @@ def _footer_sheet(words: list) -> str:
     return line.split(", page ")[0] if ", page " in line else ""
 
 
+_BOX_PER_PT: list[float] = []
+
+
 def box_per_pt(lo_profile: Path, folder: Path) -> float:
     """Height of poppler's word box per point of type, measured on a one-cell sheet of 11 pt text
-    printed at 100 % (about 1.3 with DejaVu Sans, the font LibreOffice substitutes for Calibri here)."""
+    printed at 100 % (about 1.3 with DejaVu Sans, the font LibreOffice substitutes for Calibri here).
+    A property of the machine's LibreOffice, fonts and poppler, not of the workbook or the profile: measured
+    once per test session (the first caller's profile and folder) and reused by every printed-size test."""
+    if not _BOX_PER_PT:
+        _BOX_PER_PT.append(_measure_box_per_pt(lo_profile, folder))
+    return _BOX_PER_PT[0]
+
+
+def _measure_box_per_pt(lo_profile: Path, folder: Path) -> float:
     folder.mkdir(parents=True, exist_ok=True)
     wb = openpyxl.Workbook()
     ws = wb.active

@@ -24,7 +24,16 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO
-from office import assert_readable, box_per_pt, convert, needs_soffice, pdf_pages, profile, recalc, set_cached_value
+from office import (
+    assert_readable,
+    box_per_pt,
+    convert,
+    needs_soffice,
+    pdf_pages,
+    profile,
+    recalc_many,
+    set_cached_value,
+)
 
 import solver
 from solver import api
@@ -452,21 +461,78 @@ def sheet_xml(path: Path, title: str) -> str:
     return target[1].lstrip("/") if target[1].startswith("/xl/") else f"xl/{target[1]}"
 
 
+def _grand_total_ref(book: Path) -> str:
+    return f"F{row_of(openpyxl.load_workbook(book)['BOM 1'], 3, 'Grand total (USD)')}"
+
+
+def _poisoned(book: Path, work: Path) -> Path:
+    """A copy whose cached grand total of BOM 1 is a wrong 1.0."""
+    return set_cached_value(book, work / "poisoned.xlsx", sheet_xml(book, "BOM 1"), _grand_total_ref(book), 1.0)
+
+
+def _edited_price(book: Path, work: Path) -> Path:
+    """hgx-h100 at $1,000 more on the Prices sheet."""
+    wb = openpyxl.load_workbook(book)
+    wb["Prices"].cell(row=price_row(wb, "hgx-h100", UNIT_PRICE), column=4).value = UNIT_PRICE + 1_000
+    wb.save(work / "edited_price.xlsx")
+    return work / "edited_price.xlsx"
+
+
+def _one_year_pue_1_ten_cents(wb) -> None:
+    for name, value in zip(report_excel.TCO_NAMES, (1, 1.0, 0.10)):  # 1 year, PUE 1, $0.10/kWh
+        wb["Assumptions"][wb.defined_names[name].attr_text.split("!")[1].replace("$", "")].value = value
+
+
+def _edited_quantity(book: Path, work: Path) -> Path:
+    """One more HGX H100 node on BOM 1's compute line; TCO over 1 year at PUE 1 and $0.10/kWh."""
+    wb = openpyxl.load_workbook(book)
+    ws = wb["BOM 1"]
+    assert ws["A5"].value == "compute"
+    ws["D5"].value += 1  # one more HGX H100 node
+    _one_year_pue_1_ten_cents(wb)
+    wb.save(work / "edited_quantity.xlsx")
+    return work / "edited_quantity.xlsx"
+
+
+def _edited_terms(book: Path, work: Path) -> Path:
+    """BOM 1: every quantity 0 but 2 nodes at a typed $1,000, contingency 20 %, discount 5 %; BOM 2: discount 50 %,
+    no contingency; TCO over 1 year at PUE 1 and $0.10/kWh."""
+    wb = openpyxl.load_workbook(book)
+    ws = wb["BOM 1"]
+    for r in bom_rows(ws):
+        ws.cell(row=r, column=4).value = 0
+    ws["D5"].value, ws["E5"].value = 2, 1_000  # 2 nodes at $1,000 (a quote typed over the Prices link), 10 kW each
+    ws["B2"].value, ws["B3"].value = 0.20, 0.05  # contingency 20 %, discount 5 %
+    wb["BOM 2"]["B2"].value, wb["BOM 2"]["B3"].value = 0.0, 0.5
+    _one_year_pue_1_ten_cents(wb)
+    wb.save(work / "edited_terms.xlsx")
+    return work / "edited_terms.xlsx"
+
+
 @pytest.fixture(scope="module")
-def recalculated(book, lo_profile):
-    return recalc(book, lo_profile)
+def recalculated_set(book, lo_profile, work) -> dict:
+    """The workbook as written, its poisoned copy and its three edited copies, recalculated by LibreOffice in one
+    start (one soffice run instead of five; each file is still loaded and recalculated on its own). Each test
+    below checks its own copy; the edits are made by the functions above, from the workbook as written."""
+    files = {"as written": book, "poisoned": _poisoned(book, work), "price": _edited_price(book, work),
+             "quantity": _edited_quantity(book, work), "terms": _edited_terms(book, work)}
+    books = recalc_many(list(files.values()), lo_profile)
+    return {key: books[path] for key, path in files.items()}
+
+
+@pytest.fixture(scope="module")
+def recalculated(recalculated_set):
+    return recalculated_set["as written"]
 
 
 @pytest.mark.libreoffice
 @needs_soffice
-def test_libreoffice_recalculates_instead_of_showing_cached_values(book, solved, lo_profile, work):
+def test_libreoffice_recalculates_instead_of_showing_cached_values(book, solved, recalculated_set, work):
     # The tests below would be empty if LibreOffice showed our cached values: a wrong one must not survive.
     _, _, _, js = solved
-    ws = openpyxl.load_workbook(book)["BOM 1"]
-    ref = f"F{row_of(ws, 3, 'Grand total (USD)')}"
-    poisoned = set_cached_value(book, work / "poisoned.xlsx", sheet_xml(book, "BOM 1"), ref, 1.0)
-    assert openpyxl.load_workbook(poisoned, data_only=True)["BOM 1"][ref].value == 1.0
-    out = recalc(poisoned, lo_profile)
+    ref = _grand_total_ref(book)
+    assert openpyxl.load_workbook(work / "poisoned.xlsx", data_only=True)["BOM 1"][ref].value == 1.0
+    out = recalculated_set["poisoned"]
     assert abs(out["BOM 1"][ref].value - js["designs"][0]["capex_usd"]) < 0.005
 
 
@@ -525,13 +591,9 @@ def test_injected_strings_stay_text_after_recalc(recalculated):
 
 @pytest.mark.libreoffice
 @needs_soffice
-def test_price_edit_on_the_prices_sheet_moves_every_dependent_total(book, solved, lo_profile, work):
+def test_price_edit_on_the_prices_sheet_moves_every_dependent_total(solved, recalculated_set):
     _, _, _, js = solved
-    wb = openpyxl.load_workbook(book)
-    wb["Prices"].cell(row=price_row(wb, "hgx-h100", UNIT_PRICE), column=4).value = UNIT_PRICE + 1_000
-    edited = work / "edited_price.xlsx"
-    wb.save(edited)
-    out = recalc(edited, lo_profile)
+    out = recalculated_set["price"]  # hgx-h100 at $1,000 more on the Prices sheet (_edited_price)
     s = out["Summary"]
     for i, d in enumerate(js["designs"], start=1):
         compute, spares = line_quantity(d, "compute"), line_quantity(d, "spares")  # 512 and 26 nodes
@@ -548,17 +610,9 @@ def test_price_edit_on_the_prices_sheet_moves_every_dependent_total(book, solved
 
 @pytest.mark.libreoffice
 @needs_soffice
-def test_quantity_edit_flows_into_the_summary(book, solved, lo_profile, work):
+def test_quantity_edit_flows_into_the_summary(solved, recalculated_set):
     _, _, _, js = solved
-    wb = openpyxl.load_workbook(book)
-    ws = wb["BOM 1"]
-    assert ws["A5"].value == "compute"
-    ws["D5"].value += 1  # one more HGX H100 node
-    for name, value in zip(report_excel.TCO_NAMES, (1, 1.0, 0.10)):  # 1 year, PUE 1, $0.10/kWh
-        wb["Assumptions"][wb.defined_names[name].attr_text.split("!")[1].replace("$", "")].value = value
-    edited = work / "edited_quantity.xlsx"
-    wb.save(edited)
-    s = recalc(edited, lo_profile)["Summary"]
+    s = recalculated_set["quantity"]["Summary"]  # one more node on BOM 1; 1 year, PUE 1, $0.10/kWh (_edited_quantity)
     d, other = js["designs"]
     nodes, gpus = d["nodes"] + 1, d["gpus"] + GPUS_PER_NODE  # 539 nodes, 4,312 GPUs
     capex = d["capex_usd"] + UNIT_PRICE * 1.1  # + $275,000 (contingency 10 %)
@@ -576,22 +630,11 @@ def test_quantity_edit_flows_into_the_summary(book, solved, lo_profile, work):
 
 @pytest.mark.libreoffice
 @needs_soffice
-def test_contingency_discount_and_tco_inputs_hand_worked(book, solved, lo_profile, work):
+def test_contingency_discount_and_tco_inputs_hand_worked(solved, recalculated_set):
     _, _, _, js = solved
-    wb = openpyxl.load_workbook(book)
-    ws = wb["BOM 1"]
-    for r in bom_rows(ws):
-        ws.cell(row=r, column=4).value = 0
-    ws["D5"].value, ws["E5"].value = 2, 1_000  # 2 nodes at $1,000 (a quote typed over the Prices link), 10 kW each
-    ws["B2"].value, ws["B3"].value = 0.20, 0.05  # contingency 20 %, discount 5 %
-    wb["BOM 2"]["B2"].value, wb["BOM 2"]["B3"].value = 0.0, 0.5
-    a = wb["Assumptions"]
-    for name, value in zip(report_excel.TCO_NAMES, (1, 1.0, 0.10)):  # 1 year, PUE 1, $0.10/kWh
-        cell = wb.defined_names[name].attr_text.split("!")[1].replace("$", "")
-        a[cell].value = value
-    edited = work / "edited_terms.xlsx"
-    wb.save(edited)
-    out = recalc(edited, lo_profile)
+    # BOM 1: only 2 nodes at a typed $1,000, contingency 20 %, discount 5 %; BOM 2: discount 50 %, no contingency;
+    # 1 year, PUE 1, $0.10/kWh (_edited_terms)
+    out = recalculated_set["terms"]
     b1 = out["BOM 1"]
     value = {label: total(b1, label)
              for label in ("Subtotal (lines)", "Discount", "Contingency", "Grand total (USD)", "IT power (kW)")}
