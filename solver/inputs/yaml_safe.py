@@ -134,11 +134,14 @@ def _fast_loader() -> type | None:
             self.text, self.flow = stream, 0
 
         def compose_scalar_node(self, anchor):
+            event = self.peek_event()
+            if event.tag == "!" or (self.flow and event.style == "" and (event.value == "" or "?" in event.value)):
+                # `! x` resolves otherwise; an empty value in a flow collection is placed at the next token,
+                # not after the ':'; libyaml 0.2.5 takes '?' into a plain scalar there, PyYAML ends the scalar
+                raise _NotLikePyYAML(f"a scalar libyaml reads otherwise: {event.tag or ''} {event.value!r}")
             node = super().compose_scalar_node(anchor)
             if node.style == "":
                 node.style = None
-                if self.flow and "?" in node.value:  # libyaml 0.2.5 allows it, PyYAML ends the scalar there
-                    raise _NotLikePyYAML(f"'?' in a plain scalar in a flow collection: {node.value!r}")
             return node
 
         def compose_sequence_node(self, anchor):
