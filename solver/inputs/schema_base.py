@@ -45,7 +45,7 @@ class _AttributeDocstrings(ast.NodeVisitor):
             self.target = None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _classes_in(filename: str) -> dict[str, list[ast.ClassDef]]:
     """Every class statement of a source file, by name (the file is parsed once)."""
     tree = ast.parse("".join(linecache.getlines(filename)))

@@ -2,7 +2,8 @@
 
 Every problem in a file is collected and reported at once as
 ``FILE:LINE:COL: field.path: message (got VALUE)``. YAML is parsed once with a safe loader that
-keeps the node tree, so each pydantic error location maps back to a line. The loader reads YAML 1.2
+keeps the node tree, so each pydantic error location maps back to a line (scanned by libyaml when
+PyYAML has it, see `_fast_loader`; errors always come from the pure-Python loader). The loader reads YAML 1.2
 scalars (``NO`` stays a string, ``1e3`` is a number) and rejects YAML 1.1 octal/sexagesimal
 integers, duplicate keys, alias bombs and oversized, empty, non-UTF-8 or non-mapping files.
 """
@@ -20,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ValidationError
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
-from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError, Problem
 
@@ -121,7 +122,7 @@ def _fast_loader() -> type | None:
     except ImportError:  # PyYAML built without libyaml
         return None
 
-    class _FastLoader(CParser, _Loader):  # type: ignore[misc]
+    class _FastLoader(CParser, _Loader):
         get_single_node = Composer.get_single_node  # not CParser's C composer
         get_node = Composer.get_node
         check_node = Composer.check_node
