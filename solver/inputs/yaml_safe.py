@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import math
 import os
 import re
 import stat
@@ -22,160 +21,18 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
-from yaml.composer import Composer
-from yaml.constructor import SafeConstructor
-from yaml.resolver import Resolver
 
 from ..errors import InputError, Problem
+from . import yaml_loader
+from .yaml_loader import MAX_DEPTH
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-MAX_DEPTH = 50
 MAX_EXPANDED_VALUES = 200_000  # values after expanding aliases (a shipped catalog has ~2,000)
 MAX_EXPANDED_BYTES = 20 * 1024 * 1024  # text after expanding aliases (2 × the file cap; issue 27)
 
 # ------------------------------------------------------------------------------ YAML parsing
 
-_INT_12 = re.compile(r"^[-+]?[0-9]+$")
-_FLOAT_12 = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
 _LEGACY_INT = re.compile(r"^[-+]?(0[0-7_]+|0o[0-7]+|0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*(:[0-5]?[0-9])+)$")
-
-
-class _TooDeep(yaml.MarkedYAMLError):
-    """Nesting beyond MAX_DEPTH, found while composing (located at the node that goes too deep)."""
-
-
-class _DepthLimit(Composer):
-    """PyYAML's composer with a nesting limit checked while composing.
-
-    Aliases are not counted: a file `yaml.safe_dump` wrote for shared lists holds hundreds of
-    them. What an alias bomb costs is its expanded size, which `read_yaml` checks (memoised, without
-    expanding) against MAX_EXPANDED_VALUES; the 10 MB file cap bounds the parse itself. The depth
-    is checked here, before PyYAML's recursive composer can exhaust Python's stack, so a deeply
-    nested file is a located error rather than a RecursionError.
-    """
-
-    depth = 0
-
-    def compose_node(self, parent, index):
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH + 1:
-                mark = self.peek_event().start_mark
-                raise _TooDeep(problem=f"nesting deeper than {MAX_DEPTH} levels: flatten the structure",
-                               problem_mark=mark)
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-
-class _Loader(_DepthLimit, yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars and the nesting limit: the pure-Python loader,
-    whose errors (message and location) are the ones reported."""
-
-    yaml_implicit_resolvers = {
-        k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
-
-for _first in "-+0123456789.":
-    _Loader.add_implicit_resolver("tag:yaml.org,2002:int", _INT_12, list(_first))
-    _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list(_first))
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-
-
-def _construct_int(loader, node):
-    return int(loader.construct_scalar(node).replace("_", ""))
-
-
-def _construct_float(loader, node):
-    text = loader.construct_scalar(node).lower()
-    if text.endswith("inf"):
-        return -math.inf if text.startswith("-") else math.inf
-    if text.endswith("nan"):
-        return math.nan
-    return float(text)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
-
-
-class _NotLikePyYAML(yaml.YAMLError):
-    """libyaml read something PyYAML reads otherwise (the pure-Python loader decides)."""
-
-
-def _fast_loader() -> type | None:
-    """`_Loader` reading its events from libyaml (PyYAML's C parser), or None without libyaml.
-
-    Only scanning and parsing move to C (8x faster on the shipped catalog). Composing stays
-    PyYAML's Python composer with the nesting limit (libyaml's own composer recurses in C and
-    crashes on a deeply nested file), and resolving and constructing stay `_Loader`'s, so the node
-    tree and the data are PyYAML's. Two event details are put back as PyYAML gives them: a plain
-    scalar's style is None (libyaml says ''; the YAML 1.1 integer check reads it) and an indentless
-    sequence's flow style is None. `_parse` takes this path only for text where libyaml and PyYAML
-    agree (`_libyaml_agrees`) and, on any error, reads the text again with the pure-Python loader,
-    so an error's message and location do not depend on libyaml.
-    """
-    try:
-        from yaml._yaml import CParser
-    except ImportError:  # PyYAML built without libyaml
-        return None
-
-    class _FastLoader(CParser, _Loader):
-        get_single_node = Composer.get_single_node  # not CParser's C composer
-        get_node = Composer.get_node
-        check_node = Composer.check_node
-
-        def __init__(self, stream: str):
-            CParser.__init__(self, stream)
-            Composer.__init__(self)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
-            self.text, self.flow = stream, 0
-
-        def compose_scalar_node(self, anchor):
-            event = self.peek_event()
-            if event.tag == "!" or (self.flow and event.style == "" and (event.value == "" or "?" in event.value)):
-                # `! x` resolves otherwise; an empty value in a flow collection is placed at the next token,
-                # not after the ':'; libyaml 0.2.5 takes '?' into a plain scalar there, PyYAML ends the scalar
-                raise _NotLikePyYAML(f"a scalar libyaml reads otherwise: {event.tag or ''} {event.value!r}")
-            node = super().compose_scalar_node(anchor)
-            if node.style == "":
-                node.style = None
-            return node
-
-        def compose_sequence_node(self, anchor):
-            event = self.peek_event()
-            first = event.end_mark.index  # at a block sequence's first '-', after an indentless one's
-            self.flow += bool(event.flow_style)
-            try:
-                node = super().compose_sequence_node(anchor)
-            finally:
-                self.flow -= bool(event.flow_style)
-            if node.flow_style is False and self.text[first:first + 1] != "-":
-                node.flow_style = None
-            return node
-
-        def compose_mapping_node(self, anchor):
-            flow = bool(self.peek_event().flow_style)
-            self.flow += flow
-            try:
-                return super().compose_mapping_node(anchor)
-            finally:
-                self.flow -= flow
-
-    return _FastLoader
-
-
-def _libyaml_agrees(text: str) -> bool:
-    """Text where libyaml's events are PyYAML's, marks included: no tab (libyaml takes tabs as
-    spaces where PyYAML refuses them), no byte order mark (libyaml leaves it out of a mark's index)
-    and a final line break (at the end of the text libyaml moves the end marks to a new line)."""
-    return "\t" not in text and "\ufeff" not in text and text.endswith("\n")
-
-
-_FAST_LOADER = _fast_loader()
 
 
 @dataclass
@@ -377,20 +234,21 @@ def _read_text(path: Path, name: str) -> tuple[str, bytes]:
 def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
     """(data, node tree) of one YAML document, with the loader's scalar rules and nesting limit:
     read with libyaml's parser when PyYAML has it, and again with the pure-Python one for the error
-    when that fails (or always, without libyaml)."""
-    if _FAST_LOADER is not None and _libyaml_agrees(text):
+    when that fails (or always, without libyaml; yaml_loader.py)."""
+    fast = yaml_loader.FAST_LOADER
+    if fast is not None and yaml_loader.libyaml_agrees(text):
         try:
-            return _load(_FAST_LOADER(text))
-        except (yaml.YAMLError, RecursionError, ValueError):
-            pass  # the same text again, below, for PyYAML's own message and location
-    loader = _Loader(text)
+            return _load(fast(text))
+        except Exception:  # an error, or what libyaml reads otherwise: PyYAML reads the text again, below,
+            pass  # for its own message and location (and, were the fast path ever to fail, for the data)
+    loader = yaml_loader.PyLoader(text)
     loader.name = name
     try:
         return _load(loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        kind = "" if isinstance(exc, _TooDeep) else "YAML syntax error: "
+        kind = "" if isinstance(exc, yaml_loader.TooDeep) else "YAML syntax error: "
         raise _fail(name, f"{kind}{exc.problem or exc}", line, col) from None
     except (yaml.YAMLError, RecursionError) as exc:
         raise _fail(name, f"YAML error: {exc}") from None
