@@ -47,13 +47,15 @@ class _AttributeDocstrings(ast.NodeVisitor):
 
 
 @functools.cache
-def _classes_in(filename: str) -> dict[str, list[ast.ClassDef]]:
-    """Every class statement of a source file, by name (the file is parsed once)."""
-    tree = ast.parse("".join(linecache.getlines(filename)))
-    found: dict[str, list[ast.ClassDef]] = {}
-    for node in ast.walk(tree):
+def _docstrings_in(filename: str) -> dict[str, list[dict[str, str]]]:
+    """{class name: the attribute docstrings of each class statement of that name} of a source file, which is
+    parsed once (and its syntax tree dropped)."""
+    found: dict[str, list[dict[str, str]]] = {}
+    for node in ast.walk(ast.parse("".join(linecache.getlines(filename)))):
         if isinstance(node, ast.ClassDef):
-            found.setdefault(node.name, []).append(node)
+            visitor = _AttributeDocstrings()
+            visitor.visit(node)
+            found.setdefault(node.name, []).append(visitor.attrs)
     return found
 
 
@@ -64,12 +66,8 @@ def attribute_docstrings(cls: type) -> dict[str, str]:
         filename = inspect.getsourcefile(cls)
     except TypeError:  # a class without a source file
         return {}
-    statements = _classes_in(filename).get(cls.__name__, []) if filename else []
-    if len(statements) != 1:
-        return {}
-    visitor = _AttributeDocstrings()
-    visitor.visit(statements[0])
-    return visitor.attrs
+    statements = _docstrings_in(filename).get(cls.__name__, []) if filename else []
+    return dict(statements[0]) if len(statements) == 1 else {}
 
 
 class Described(BaseModel):
