@@ -73,7 +73,7 @@ def attribute_docstrings(cls: type) -> dict[str, str]:
 class Described(BaseModel):
     """A field's docstring is its description (what pydantic's `use_attribute_docstrings` does, with the
     same rule, but reading each module's source once instead of finding, tokenising and parsing every
-    class's source anew: a tenth of a second of every command's start)."""
+    class's source anew: about 0.04 s CPU of every command's start, measured on the issue-26 VM)."""
 
     model_config = ConfigDict(defer_build=True)
 
