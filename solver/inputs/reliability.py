@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from .schema_base import INPUT_CONFIG, Described
 
 Rate = Annotated[float, Field(ge=0, le=100)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, frozen=True,
-                              use_attribute_docstrings=True)
+class _Strict(Described):
+    model_config = INPUT_CONFIG
 
 
 class FailureRate(_Strict):

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from .schema_base import INPUT_CONFIG, Described
 
 StackIdentifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
 Share = Annotated[float, Field(ge=0, le=1)]
@@ -32,11 +34,10 @@ ANY_GPU = "any"
 """A `StackGpu.gpus` entry that matches every GPU (the stack's fallback tuning)."""
 
 
-class _Strict(BaseModel):
+class _Strict(Described):
     """schema.Strict's configuration: unknown keys are errors, no NaN/inf, frozen, docstrings as descriptions."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, frozen=True,
-                              use_attribute_docstrings=True)
+    model_config = INPUT_CONFIG
 
 
 class StackGpu(_Strict):

@@ -2,7 +2,8 @@
 
 Every problem in a file is collected and reported at once as
 ``FILE:LINE:COL: field.path: message (got VALUE)``. YAML is parsed once with a safe loader that
-keeps the node tree, so each pydantic error location maps back to a line. The loader reads YAML 1.2
+keeps the node tree, so each pydantic error location maps back to a line (scanned by libyaml when
+PyYAML has it, see `_fast_loader`; errors always come from the pure-Python loader). The loader reads YAML 1.2
 scalars (``NO`` stays a string, ``1e3`` is a number) and rejects YAML 1.1 octal/sexagesimal
 integers, duplicate keys, alias bombs and oversized, empty, non-UTF-8 or non-mapping files.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import math
 import os
 import re
 import stat
@@ -23,75 +23,16 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError, Problem
+from . import yaml_loader
+from .yaml_loader import MAX_DEPTH
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-MAX_DEPTH = 50
 MAX_EXPANDED_VALUES = 200_000  # values after expanding aliases (a shipped catalog has ~2,000)
 MAX_EXPANDED_BYTES = 20 * 1024 * 1024  # text after expanding aliases (2 × the file cap; issue 27)
 
 # ------------------------------------------------------------------------------ YAML parsing
 
-_INT_12 = re.compile(r"^[-+]?[0-9]+$")
-_FLOAT_12 = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
 _LEGACY_INT = re.compile(r"^[-+]?(0[0-7_]+|0o[0-7]+|0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*(:[0-5]?[0-9])+)$")
-
-
-class _TooDeep(yaml.MarkedYAMLError):
-    """Nesting beyond MAX_DEPTH, found while composing (located at the node that goes too deep)."""
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars and a nesting limit checked while composing.
-
-    Aliases are not counted: a file `yaml.safe_dump` wrote for shared lists holds hundreds of
-    them. What an alias bomb costs is its expanded size, which `read_yaml` checks (memoised, without
-    expanding) against MAX_EXPANDED_VALUES; the 10 MB file cap bounds the parse itself. The depth
-    is checked here, before PyYAML's recursive composer can exhaust Python's stack, so a deeply
-    nested file is a located error rather than a RecursionError.
-    """
-
-    yaml_implicit_resolvers = {
-        k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
-    def __init__(self, stream):
-        super().__init__(stream)
-        self.depth = 0
-
-    def compose_node(self, parent, index):
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH + 1:
-                mark = self.peek_event().start_mark
-                raise _TooDeep(problem=f"nesting deeper than {MAX_DEPTH} levels: flatten the structure",
-                               problem_mark=mark)
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-
-for _first in "-+0123456789.":
-    _Loader.add_implicit_resolver("tag:yaml.org,2002:int", _INT_12, list(_first))
-    _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list(_first))
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-
-
-def _construct_int(loader, node):
-    return int(loader.construct_scalar(node).replace("_", ""))
-
-
-def _construct_float(loader, node):
-    text = loader.construct_scalar(node).lower()
-    if text.endswith("inf"):
-        return -math.inf if text.startswith("-") else math.inf
-    if text.endswith("nan"):
-        return math.nan
-    return float(text)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
 @dataclass
@@ -291,22 +232,34 @@ def _read_text(path: Path, name: str) -> tuple[str, bytes]:
 
 
 def _parse(text: str, name: str) -> tuple[Any, yaml.Node | None]:
-    """(data, node tree) of one YAML document, with the loader's scalar rules and nesting limit."""
-    loader = _Loader(text)
+    """(data, node tree) of one YAML document, with the loader's scalar rules and nesting limit:
+    read with libyaml's parser when PyYAML has it, and again with the pure-Python one for the error
+    when that fails (or always, without libyaml; yaml_loader.py)."""
+    fast = yaml_loader.FAST_LOADER
+    if fast is not None and yaml_loader.libyaml_agrees(text):
+        try:
+            return _load(fast(text))
+        except Exception:  # an error, or what libyaml reads otherwise: PyYAML reads the text again, below,
+            pass  # for its own message and location (and, were the fast path ever to fail, for the data)
+    loader = yaml_loader.PyLoader(text)
     loader.name = name
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        return _load(loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        kind = "" if isinstance(exc, _TooDeep) else "YAML syntax error: "
+        kind = "" if isinstance(exc, yaml_loader.TooDeep) else "YAML syntax error: "
         raise _fail(name, f"{kind}{exc.problem or exc}", line, col) from None
     except (yaml.YAMLError, RecursionError) as exc:
         raise _fail(name, f"YAML error: {exc}") from None
+
+
+def _load(loader) -> tuple[Any, yaml.Node | None]:
+    try:
+        node = loader.get_single_node()
+        return (loader.construct_document(node) if node is not None else None), node
     finally:
         loader.dispose()
-    return data, node
 
 
 def read_yaml(path: str | Path, display: str | None = None, allow_list: bool = False) -> Document:
