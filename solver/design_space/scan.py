@@ -16,6 +16,8 @@ from ..perf.traffic import overlap_for
 from ..perf.uncertainty import point_factor
 from .identity import Condition, Exposure, PerfClass, Shape
 
+MAX_KEPT_POINTS = 20_000  # kept evaluations a memo holds (each a few kB; the 10M-combination case keeps far more)
+
 
 class ScanMemo:
     """What a build of a scenario's design space learnt that a later build of the same scenario and catalog at the
@@ -33,6 +35,7 @@ class ScanMemo:
         self.target_s = scenario.target_step_time_s()
         self.first_ok: dict[tuple, dict] = {}  # (platform, G_u, layout, d values, structure) → `_Points.first_ok`
         self.kept: dict[tuple, dict[int, Performance]] = {}  # the same key → index → evaluation of a kept point
+        self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
         self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
@@ -43,6 +46,7 @@ class ScanMemo:
         if target_s > self.target_s * (1 + 1e-12):  # the first feasible indices found at a lower target are too high
             self.first_ok.clear()
             self.kept.clear()
+            self.kept_points = 0
         self.target_s = target_s
 
 
@@ -248,7 +252,9 @@ def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[
                 found_here[start] = j
                 break
     points.first_ok[(hw,)] = found_here
-    points.kept.update((j, points.perf(j)) for j in keep)
+    if points.ctx.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
+        points.ctx.memo.kept_points += len(keep)
+        points.kept.update((j, points.perf(j)) for j in keep)
     if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
         first = min(keep)
         keep = {j: st for j, st in keep.items() if j >= first}
