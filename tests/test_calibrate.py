@@ -296,8 +296,8 @@ def test_refuses_a_fit_no_better_than_the_defaults(synthetic, tmp_path):
 def test_api_refusal_is_an_input_error(synthetic):
     _, runs, _ = synthetic
     with pytest.raises(InputError) as info:
-        calibrate(runs, load_catalog(), "maxtext")
-    assert "no run of stack 'maxtext' (the runs are of: fsdp)" in str(info.value)
+        calibrate(runs, load_catalog(), "torchtitan")
+    assert "no run of stack 'torchtitan' (the runs are of: fsdp)" in str(info.value)
 
 
 # ------------------------------------------------------------------------------ the overlay
