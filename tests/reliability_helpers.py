@@ -23,7 +23,9 @@ def write_yaml(path: Path, data: dict) -> Path:
 
 
 def tiny_scenario(**changes) -> dict:
-    """The tiny scenario; `changes` replace its top-level keys."""
+    """A 2-layer, 256-wide model on one H100 architecture with every layout dimension pinned to 1: the design
+    space is 4 points (d ∈ {1, 2, 4, 8} divides B = 8), small enough to enumerate; `changes` replace its
+    top-level keys."""
     sc = {
         "name": "tiny",
         "workload": {"model": {"layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "attention_heads": 4,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reliability_helpers import DEFAULT, catalog_entry, write_yaml  # noqa: F401
+from reliability_helpers import DEFAULT, catalog_entry, tiny_scenario, write_yaml  # noqa: F401
 
 from solver import api, cli, inputs
 from solver.errors import InputError, OutputError
@@ -33,23 +33,6 @@ REPO = Path(__file__).resolve().parent.parent
 # ------------------------------------------------------------------------------------ helpers
 
 
-
-
-def tiny_scenario(**changes) -> dict:
-    """A 2-layer, 256-wide model on one H100 architecture with every layout dimension pinned to 1:
-    the design space is 4 points (d ∈ {1, 2, 4, 8} divides B = 8), small enough to enumerate."""
-    sc = {
-        "name": "tiny",
-        "workload": {"model": {"layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "attention_heads": 4,
-                               "vocab_size": 1024, "seq_len": 256}, "global_batch_size": 8},
-        "target": {"step_time_s": 1.0},
-        "constraints": {"platforms": ["hgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"], "rails_per_node": [1],
-                        "nic_configurations": "any"},  # 1 NIC per 8 GPUs: not a reference configuration (issue 24)
-        "parallelism": {"tp": 1, "cp": 1, "pp": 1, "vp": 1, "microbatch_size": 1},
-        "top_k": 1,
-    }
-    sc.update(changes)
-    return sc
 
 
 def solve_and_enumerate(scenario: dict, overrides: list[Path]):

@@ -27,5 +27,4 @@ def by_identity(fn: Callable[[Any], R]) -> Callable[[Any], R]:
         memo[id(obj)] = (obj, value)
         return value
 
-    cached.cache_clear = memo.clear  # type: ignore[attr-defined]
     return cached
