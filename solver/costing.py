@@ -541,3 +541,40 @@ def design_cost(
         tco_usd=tco_usd(capex, it_kw * pue, scenario.tco.years, usd_per_kwh), bom=bom,
         stock=stock, inventory=owned_use(scenario, catalog, stock),
     )
+
+
+# ----------------------------------------------------------------------------------- bounds and caps
+
+
+def point_lower_bound_usd(parts: Parts, units: int, spare_units: int, nodes: int, contingency_fraction: float,
+                          owned: dict[str, int] | None, energy: tuple[float, float, float] | None = None) -> float:
+    """LB of one point (job units, spare units, nodes): the bill-of-materials table with every fabric and rack
+    count at zero, owned parts netted; with `energy` = (PUE, years, $/kWh) also the energy of those lines (TCO).
+    All prices and powers are ≥ 0 and bought = max(0, needed − owned) never falls as needed grows, so no design
+    of the point costs less. Used by the ranking's bound pruning and the design space's cost bound."""
+    lines = bom_lines(parts, Quantities(units=units, spare_units=spare_units, nodes=nodes))
+    cost = lines_capex_usd(lines, contingency_fraction, owned, parts.hardware_fraction)
+    if energy is not None:
+        pue, years, usd_per_kwh = energy
+        cost += energy_usd(pue * lines_power_kw(lines), years, usd_per_kwh)
+    return float(cost)
+
+
+def cost_for_objective_usd(cost: CostedDesign, objective: str) -> float:
+    """The cost a ranking minimises: TCO for `tco` and `rent_or_buy`, else capex (`fastest` breaks ties by it)."""
+    return cost.tco_usd if objective in ("tco", "rent_or_buy") else cost.capex_usd
+
+
+CAPS = (("max_gpus", "gpus", "{:,.0f} GPUs"), ("budget_usd", "capex_usd", "${:,.0f}"),
+        ("facility_power_kw", "facility_power_kw", "{:,.1f} kW"), ("max_racks", "racks", "{:,.0f} racks"))
+
+
+def caps_exceeded(cost: CostedDesign, constraints) -> list[tuple[str, float, float, str]]:
+    """(cap name, value, cap, format) of each cap of the scenario (budget, GPUs, power, racks) the sized design
+    exceeds (beyond a 1e-9 relative tolerance); empty when it is within every cap."""
+    out = []
+    for name, attr, fmt in CAPS:
+        cap, value = getattr(constraints, name), getattr(cost, attr)
+        if cap is not None and value > cap * (1 + 1e-9):
+            out.append((name, value, cap, fmt))
+    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .costing import CostedDesign, design_cost
+from .costing import CostedDesign, caps_exceeded, cost_for_objective_usd, design_cost
 from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
@@ -96,9 +96,7 @@ class Design:
 
     @property
     def identity(self) -> tuple:
-        a = self.architecture
-        return (a.platform, a.nic, a.rails_per_node, a.switch, self.tiers, a.oversubscription, a.fabric,
-                a.above_pod_oversubscription)
+        return self.architecture.identity(self.tiers)
 
     @property
     def layout_identity(self) -> tuple:
@@ -119,7 +117,7 @@ class Design:
     @property
     def objective_usd(self) -> float:
         """The cost the ranking uses: TCO for `tco`, else capex (`fastest` breaks speed ties by capex)."""
-        return self.cost.tco_usd if self.objective in ("tco", "rent_or_buy") else self.cost.capex_usd
+        return cost_for_objective_usd(self.cost, self.objective)
 
     @property
     def train_days(self) -> float | None:
@@ -312,14 +310,10 @@ def within_caps(design: Design, con: Constraints, pin: Pin) -> bool:
 
 def cap_problems(design: Design, con: Constraints) -> list[str]:
     """The caps of the scenario (budget, GPUs, power, racks) this design exceeds, each named with
-    its value and limit (empty when within every cap): the one check of `within_caps`, the
-    fully pinned `evaluate` and the explanations."""
-    c = design.cost
-    checks = (("max_gpus", con.max_gpus, c.gpus, "{:,.0f} GPUs"), ("budget_usd", con.budget_usd, c.capex_usd, "${:,.0f}"),
-              ("facility_power_kw", con.facility_power_kw, c.facility_power_kw, "{:,.1f} kW"),
-              ("max_racks", con.max_racks, c.racks, "{:,.0f} racks"))
+    its value and limit (empty when within every cap): the one check (`costing.caps_exceeded`) of
+    `within_caps`, the fully pinned `evaluate`, the explanations and the design space's cost bound."""
     return [f"{name}: {fmt.format(value)} over the cap of {fmt.format(cap)}"
-            for name, cap, value, fmt in checks if cap is not None and value > cap * (1 + 1e-9)]
+            for name, value, cap, fmt in caps_exceeded(design.cost, con)]
 
 
 def binding_constraints(design: Design, scenario: Scenario) -> list[dict]:

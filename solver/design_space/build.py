@@ -15,6 +15,7 @@ from ..perf.layout import LayoutShape, dp_candidates, layout_shapes, placement_p
 from ..perf.memory import memory_per_gpu_gb
 from ..perf.traffic import CLASS_NAMES
 from .allowlists import architectures, fabric_spec_of, hardware_of
+from .bound import CostBound
 from .dominance import dominated_by_fat_tree
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
 from .scan import ScanMemo, _Context, _shape
@@ -22,7 +23,8 @@ from .scan import ScanMemo, _Context, _shape
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
                        one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT,
-                       memo: ScanMemo | None = None) -> DesignSpace:
+                       memo: ScanMemo | None = None, top_k: int | None = None,
+                       distinct_by: str = "architecture") -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -37,6 +39,9 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     the shapes are those of the platforms and layouts reached so far, in the deterministic order).
     memo: an earlier build's `DesignSpace.memo`, reused when it is of the same scenario (but for the target and
     objective) and catalog (`scan.ScanMemo`: the points it evaluated and, at a lower target, where its scans start).
+    top_k (with "dominated"; `distinct_by` as the ranking's): the space is ranked for only its K best designs at this
+    target, so the dominance scan also stops where every point's cost lower bound is over the K-th best design
+    found so far (`bound.CostBound`; `pruned["cost_bound"]` counts the points it cut).
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
@@ -47,7 +52,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     if prune == "dominated" and catalog.reliability is not None and goodput_in_target(scenario):
         prune = "points"  # the goodput in the target differs per switch: a class's first feasible d is not every one's
     archs = architectures(scenario, catalog)
-    ctx = _Context(scenario, catalog, prune, memo)
+    bound = CostBound(scenario, catalog, archs, top_k, distinct_by) if top_k and prune == "dominated" else None
+    ctx = _Context(scenario, catalog, prune, memo, bound)
     platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})
     switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class
@@ -225,7 +231,9 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
     out: list[Shape] = []
     made: dict[PerfClass, Shape | None] = {}
     for ref, members in structures:
-        if _crosses_nothing(lay, g_used, ds, hws[ref]):
+        if ctx.bound is not None:
+            members = _within_bound(ctx, members, lay, g_used, ds, made)
+        if members and _crosses_nothing(lay, g_used, ds, hws[ref]):
             members = _share_plain_shapes(members, made)
         if not members:
             continue
@@ -235,6 +243,22 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
             made[perf] = shape
             if shape is not None:
                 out.append(shape)
+    return out
+
+
+def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
+                  made: dict) -> list[PerfClass]:
+    """The classes of which some point of the layout may be among the K best (`bound.CostBound.cut_index`
+    above 0); each other one has no shape (`made`: nor have the classes that would share it) and its points
+    are counted as cut by the cost bound."""
+    domains = ctx.domains_of(lay, g_used, ds)
+    out = []
+    for perf in members:
+        if ctx.bound.cut_index(perf, domains, ctx.spares, g_used) == 0:
+            made[perf] = None
+            ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + len(ds)
+        else:
+            out.append(perf)
     return out
 
 

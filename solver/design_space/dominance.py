@@ -32,7 +32,7 @@ def dominated_by_fat_tree(scenario: Scenario, catalog: Catalog, arch: Architectu
     twin = replace(arch, fabric=DEFAULT_FAMILY)
     if twin not in all_archs:
         return False
-    mine, plain = (_costed(scenario, catalog, a, domains, cache, gpus_per_domain_used) for a in (arch, twin))
+    mine, plain = (cost_of(scenario, catalog, a, domains, cache, gpus_per_domain_used) for a in (arch, twin))
     if mine is None or plain is None or plain.fabric.tiers not in allowed_tiers(twin, all_archs, scenario):
         return False
     return (plain.capex_usd <= mine.capex_usd and plain.facility_power_kw <= mine.facility_power_kw
@@ -48,8 +48,10 @@ def _no_less_reliable(plain, mine, arch: Architecture) -> bool:
     return bool(a["switch"] <= b["switch"] + 1e-12 and a["link"] <= b["link"] + 1e-12)
 
 
-def _costed(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict,
+def cost_of(scenario: Scenario, catalog: Catalog, arch: Architecture, domains: int, cache: dict,
             gpus_per_domain_used: int | None = None):
+    """The closed-form cost of an architecture on `domains` domains (`costing.design_cost`, on the scenario's
+    pinned tier count), cached in `cache` by (architecture, domains, G_u); None when it cannot be built."""
     key = (arch, domains, gpus_per_domain_used)
     if key not in cache:
         try:

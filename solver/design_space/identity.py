@@ -54,6 +54,11 @@ class Architecture:
         return PerfClass(self.platform, self.nic, self.rails_per_node, self.oversubscription, self.fabric, pod,
                          self.switch if pod != 1 else "")
 
+    def identity(self, tiers: int) -> tuple:
+        """What makes two designs distinct in a ranking by architecture: the architecture and its tier count."""
+        return (self.platform, self.nic, self.rails_per_node, self.switch, tiers, self.oversubscription, self.fabric,
+                self.above_pod_oversubscription)
+
     def label(self, tiers: int | None = None) -> str:
         over = "" if self.oversubscription == 1 else f", {self.oversubscription:g}:1"
         if self.above_pod_oversubscription != 1:

@@ -3,17 +3,20 @@ point, the dominance scan that keeps the smallest feasible d per segment, and th
 from the kept points."""
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from ..costing import total_nodes
 from ..fabrics import DEFAULT_FAMILY
 from ..failures import inputs_for, point_goodput, spare_rule
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware, alltoall_bandwidths_gbyte_s
-from ..perf.layout import LayoutShape
+from ..perf.layout import Layout, LayoutShape
 from ..perf.memory import memory_per_gpu_gb
 from ..perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
 from ..perf.totals import parameter_count
 from ..perf.traffic import overlap_for
 from ..perf.uncertainty import point_factor
+from .bound import CostBound
 from .identity import Condition, Exposure, PerfClass, Shape
 
 MAX_KEPT_POINTS = 20_000  # kept evaluations a memo holds (each a few kB; the 10M-combination case keeps far more)
@@ -58,8 +61,10 @@ def scenario_key(scenario: Scenario) -> str:
 class _Context:
     """What every shape of one build shares, and the counters it keeps."""
 
-    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None):
+    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None,
+                 bound: CostBound | None = None):
         self.scenario, self.catalog, self.prune = scenario, catalog, prune
+        self.bound = bound if prune == "dominated" else None  # the cost bound holds only for the dominance scan
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
         self.memo = memo if memo is not None and memo.serves(scenario, catalog) else ScanMemo(scenario, catalog)
@@ -75,8 +80,24 @@ class _Context:
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
         self.costed = self.memo.costed
         self.spares = spare_rule(scenario, catalog)
+        self._domains: dict[tuple, list[int]] = {}
+        self._nodes: dict[tuple, int] = {}
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
+
+    def domains_of(self, lay: LayoutShape, g_used: int, ds: list[int]) -> list[int]:
+        """The NVLink domains of each d (`Layout.domains`), once per (layout, G_u) of a build."""
+        key = (lay, g_used)
+        if key not in self._domains:
+            self._domains[key] = [lay.layout(dp=d, gpus_per_domain_used=g_used).domains for d in ds]
+        return self._domains[key]
+
+    def nodes_of(self, plat, domains: int, g_used: int) -> int:
+        """`costing.total_nodes` (spares included), once per (platform, domains, G_u) of a build."""
+        key = (plat.id, domains, g_used)
+        if key not in self._nodes:
+            self._nodes[key] = total_nodes(plat, domains, self.spares, g_used)
+        return self._nodes[key]
 
     def points(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat) -> _Points:
         """The `_Points` of one layout, placement and fabric structure, with the scan starts the memo holds for it."""
@@ -89,6 +110,22 @@ class _Context:
         return points
 
 
+class _LazyLayouts:
+    """The layouts of a `_Points`' d values, made on first use (a scan the cost bound stops never needs most)."""
+
+    def __init__(self, lay: LayoutShape, g_used: int, ds: list[int]):
+        self.lay, self.g_used, self.ds = lay, g_used, ds
+        self._made: dict[int, Layout] = {}
+
+    def __getitem__(self, j: int) -> Layout:
+        if j not in self._made:
+            self._made[j] = self.lay.layout(dp=self.ds[j], gpus_per_domain_used=self.g_used)
+        return self._made[j]
+
+    def __len__(self) -> int:
+        return len(self.ds)
+
+
 MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
 
 
@@ -98,13 +135,15 @@ class _Points:
 
     def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
         self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
-        self.layouts = [lay.layout(dp=d, gpus_per_domain_used=g_used) for d in ds]
-        self.domains = [x.domains for x in self.layouts]
-        self.nodes = [total_nodes(plat, dom, ctx.spares, g_used) for dom in self.domains]  # non-decreasing in d
+        self.layouts = _LazyLayouts(lay, g_used, ds)
+        self.domains = ctx.domains_of(lay, g_used, ds)
+        self.nodes = [ctx.nodes_of(plat, dom, g_used) for dom in self.domains]  # non-decreasing in d
         self.gpus_per_node = plat.gpus_per_node
         self._perf: dict[int, Performance] = {}
         self._compute_and_bubble: dict[int, float] = {}
         self._memory: dict[int, float] = {}
+        self._closed_below = 0  # `first_open`'s bisection: no index below this one is open
+        self._open_from = len(ds)  # and this one is (len(ds): none known)
         self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
         self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.kept`)
 
@@ -117,6 +156,22 @@ class _Points:
         if j not in self._memory:
             self._memory[j] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
         return self._memory[j]
+
+    def first_open(self, hi: int) -> int:
+        """The first index below `hi` that is `open` (`hi` when none is), by bisection: memory and T_comp + bubble
+        never grow with d (docs/model.md "Monotone in d": the optimizer shard and the in-flight microbatches
+        shrink, m·τ shrinks, the bubble's (p − 1)/v microbatch computes do not depend on d), so the open points
+        are a suffix of the ascending d values (tests/design_space/test_monotone_in_d.py checks it on every layout
+        of the shipped and bench scenarios)."""
+        lo = self._closed_below  # every index below it is known not to be open
+        hi = min(hi, self._open_from)  # the index known to be open (len(ds) until one is found)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.open(mid):
+                hi = self._open_from = mid
+            else:
+                lo = self._closed_below = mid + 1
+        return lo
 
     def open(self, j: int) -> bool:
         """The NIC-independent checks pass: memory fits, and T_comp + bubble (a lower bound on the step time on
@@ -207,10 +262,9 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
     """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
     if ctx.best["fastest"][0] <= ctx.target:
         return  # some point meets the target: the explanation will not need it
-    fits = [j for j in range(len(points.ds)) if points.memory_gb(j) <= hw.hbm_usable_gb * (1 + 1e-9)]
-    if not fits:
+    j = len(points.ds) - 1  # memory never grows with d (`_Points.first_open`): the largest d fits if any does
+    if points.memory_gb(j) > hw.hbm_usable_gb * (1 + 1e-9):
         return
-    j = fits[-1]
     st = step_time_on(points.perf(j), hw)
     if st < ctx.best["fastest"][0]:
         fabric = "" if perf.fabric == DEFAULT_FAMILY else f" {perf.fabric}"
@@ -218,39 +272,49 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
         ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
 
 
-def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[int]) -> tuple[list[int], list[float]]:
-    """The points the prune level keeps (ascending) and their nominal step times.
+def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
+                 thresholds: list[int]) -> tuple[list[int], list[float], int]:
+    """The points the prune level keeps (ascending), their nominal step times and how many points the cost
+    bound cut (`bound.CostBound`: from the first index whose points' cost lower bounds are all over UB_K).
 
     none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
     smallest feasible d above each tier boundary, found by scanning d upward and
     stopping at the first feasible point of each segment — the points it skips are never kept at this level.
     A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
-    segment proves none exists on this one either, so the scan starts there.
+    segment proves none exists on this one either, so the scan starts there. A scan the cost bound stops
+    records where it stopped as its segment's start (no feasible point lies before it).
     """
     n = len(points.ds)
     if ctx.prune != "dominated":
-        checked = [_point_ok(ctx, points, j, hw) for j in range(n)]
+        closed = points.first_open(n)  # the points before it fail memory or T_comp + bubble
+        checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(n)]
         every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
         if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
             every = []
         ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
-        return every, [checked[j][1] for j in every]
-    starts = sorted({0, *(next((j for j in range(n) if points.nodes[j] > bound), n) for bound in thresholds)})
+        return every, [checked[j][1] for j in every], 0
+    starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
     faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
+    bound = ctx.bound
+    stop = n if bound is None else bound.cut_index(perf, points.domains, ctx.spares, points.g_used)
+    cut = False
     keep: dict[int, float] = {}
     found_here: dict[int, int | None] = {}
     for start in starts:
-        lower = start
+        lower = start if start >= stop else max(start, points.first_open(stop))
         for found in faster:
             first = found.get(start, start)
             lower = n if first is None else max(lower, first)
-        found_here[start] = None
-        for j in range(lower, n):
+        # where this segment's first feasible point may lie: nowhere, or (cut by the bound) at `stop` or later
+        found_here[start] = max(lower, stop) if lower < n and stop < n else None
+        for j in range(lower, stop):
             ok, step = _point_ok(ctx, points, j, hw)
             if ok:
                 keep[j] = step
                 found_here[start] = j
                 break
+        else:
+            cut = cut or (lower < n and stop < n)
     points.first_ok[(hw,)] = found_here
     if points.ctx.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
         points.ctx.memo.kept_points += len(keep)
@@ -258,18 +322,22 @@ def _kept_points(ctx: _Context, points: _Points, hw: Hardware, thresholds: list[
     if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
         first = min(keep)
         keep = {j: st for j, st in keep.items() if j >= first}
-    ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep)
+    past = n - stop if cut else 0
+    if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
+        ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep) - past
+    if bound is not None:
+        ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + past
     js = sorted(keep)
-    return js, [keep[j] for j in js]
+    return js, [keep[j] for j in js], past
 
 
 def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
            thresholds: list[int]) -> Shape | None:
     ds, domains = points.ds, points.domains
     _record_fastest(ctx, perf, lay, points, hw)
-    keep, steps = _kept_points(ctx, points, hw, thresholds)
+    keep, steps, past = _kept_points(ctx, perf, points, hw, thresholds)
     if not keep:
-        ctx.pruned["target"] += len(ds)
+        ctx.pruned["target"] += len(ds) - past
         return None
     kept_ds = [ds[j] for j in keep]
     perfs = [points.perf(j) for j in keep]
@@ -279,6 +347,9 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
     experts = f"e{lay.ep}x{lay.etp}" if (lay.ep, lay.etp) != (1, 1) else ""
     key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}{experts}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
-    return Shape(key=key, perf=perf, layout_shape=lay, gpus_per_domain_used=g_used, d_values=kept_ds,
-                 domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
-                 step_time_s=steps)
+    shape = Shape(key=key, perf=perf, layout_shape=lay, gpus_per_domain_used=g_used, d_values=kept_ds,
+                  domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
+                  step_time_s=steps)
+    if ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
+        ctx.bound.offer(perf, shape.domains, ctx.spares, g_used, ctx.costed)
+    return shape

@@ -132,7 +132,8 @@ class FrontierModel:
         # the next faster design (prune "dominated") is the cheapest meeting a lowered target and, of that cost, the
         # fastest: of the points of one class on as many domains (one cost) only the fastest can be it
         self.space: DesignSpace = build_design_space(sc, catalog, prune, one_layout_per_cost=(prune == "dominated"),
-                                                     deadline=deadline, memo=memo)
+                                                     deadline=deadline, memo=memo,
+                                                     top_k=1 if prune == "dominated" else None)
         self.timings: dict = {"design_space_s": time.perf_counter() - start}
         self.cost = "tco" if sc.objective in ("tco", "rent_or_buy") else "capex"  # rent_or_buy ranks the TCO designs
         self.stopped_in: str | None = None if self.space.complete else "design space"

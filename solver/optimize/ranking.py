@@ -217,17 +217,10 @@ def _d_index(model, choice: milp.Choice) -> int:
 
 
 def _lower_bound_usd(data: ModelData, a: int, units: int, spares: int, nodes: int) -> float:
-    """LB of one point: the bill-of-materials table with every fabric and rack count at zero, owned
-    parts netted (all prices and powers are ≥ 0 and bought = max(0, needed − owned) never falls as
-    needed grows, so no design of the point costs less)."""
-    ad = data.archs[a]
-    q = costing.Quantities(units=units - spares, spare_units=spares, nodes=nodes)
-    lines = costing.bom_lines(ad.parts, q)
-    # owned parts netted (bought = max(0, needed − owned) is non-decreasing in needed: still a bound)
-    cost = costing.lines_capex_usd(lines, data.contingency_fraction, data.owned, ad.parts.hardware_fraction)
-    if data.objective == "tco":
-        cost += costing.energy_usd(data.pue * costing.lines_power_kw(lines), data.years, data.usd_per_kwh)
-    return cost
+    """LB of one point of architecture a (`costing.point_lower_bound_usd`: no design of the point costs less)."""
+    energy = (data.pue, data.years, data.usd_per_kwh) if data.objective == "tco" else None
+    return costing.point_lower_bound_usd(data.archs[a].parts, units - spares, spares, nodes, data.contingency_fraction,
+                                         data.owned, energy)
 
 
 def _prune_points_over_caps(data: ModelData) -> ModelData:

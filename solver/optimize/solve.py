@@ -70,7 +70,8 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     if distinct_by not in DISTINCT_BY:
         raise ValueError(f"distinct_by must be one of {DISTINCT_BY}")
     # equal-cost twins of one performance class share their architecture and platform, not their layout
-    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by != "layout"), deadline=deadline)
+    space = build_design_space(sc, cat, prune, one_layout_per_cost=(distinct_by != "layout"), deadline=deadline,
+                               top_k=k, distinct_by=distinct_by)
     t2 = time.perf_counter()
     stats = {"combinations": space.combinations, "architectures": len(space.architectures),
              "shapes_kept": len(space.shapes), "points_kept": space.points, "pruned": space.pruned}

@@ -1,0 +1,148 @@
+"""The cost bound of the dominance scan: a layout's scan stops where no design can be among the K best.
+
+While the design space is built, every kept point is offered to the bound: for each architecture of its
+performance class, the point's closed-form cost (`costing.design_cost`, the evaluator's) when the design is
+one the model offers and the scenario accepts (fabric built on an allowed tier count, within every cap, not
+dominated by the fat tree of the same parts; the scan has already checked memory, the target and every
+margin). The best cost per ranking identity is kept; once K identities are known,
+
+    UB_K = the K-th smallest of them          (the K best distinct designs cost ≤ UB_K)
+
+and a point whose cost lower bound (`costing.point_lower_bound_usd`: units, spares and their NICs, with
+contingency, owned parts netted, and for TCO their energy; the least over the architectures of its platform,
+NIC and rails) is over UB_K cannot be one of them. The lower bound of a layout's points is made
+non-decreasing in d by a suffix minimum, so a scan stops at the first point whose suffix minimum is over
+UB_K. Exact when the space is ranked for K designs at its own target (`solve`, the next faster design);
+the frontier and the plan build without it.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import costing
+from ..errors import CatalogCannotBuild
+from ..fabrics.links import facility_of
+from ..inputs.schema import Catalog, Scenario
+from .allowlists import allowed_tiers
+from .dominance import cost_of, dominated_by_fat_tree
+from .identity import Architecture, PerfClass
+
+COST_REL = 1e-9  # relative tolerance on UB_K (with a cent): the bound never cuts a design tied at the K-th cost
+CENT_USD = 0.01
+
+
+class CostBound:
+    """UB_K of a build (`limit_usd`), the cost lower bound of its points and the designs that set UB_K."""
+
+    def __init__(self, scenario: Scenario, catalog: Catalog, archs: list[Architecture], k: int,
+                 distinct_by: str = "architecture"):
+        self.scenario, self.catalog, self.archs = scenario, catalog, archs
+        self.k, self.by_platform = k, distinct_by == "platform"
+        self.platforms = catalog.by_id("platforms")
+        self.of_perf: dict[PerfClass, list[Architecture]] = {}
+        self.of_parts: dict[tuple, list[Architecture]] = {}  # (platform, NIC, rails) → architectures
+        for a in archs:
+            self.of_perf.setdefault(a.perf, []).append(a)
+            self.of_parts.setdefault((a.platform, a.nic, a.rails_per_node), []).append(a)
+        self.objective = scenario.objective
+        pue, usd_per_kwh = costing.pue_and_usd_per_kwh(scenario, facility_of(catalog))
+        tco = self.objective in ("tco", "rent_or_buy")
+        self.energy = (pue, scenario.tco.years, usd_per_kwh) if tco else None
+        self.contingency = scenario.constraints.contingency_fraction
+        self.owned = scenario.owned_counts()
+        self._parts: dict[Architecture, costing.Parts | None] = {}
+        self._lb: dict[tuple, float] = {}  # (platform, NIC, rails, domains, G_u) → the least LB
+        self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
+        self._tiers: dict[Architecture, list[int]] = {}
+        self.best: dict[tuple, tuple[float, Architecture, int, int | None]] = {}  # identity → (cost, arch, domains, G_u)
+        self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
+        self.offered = 0  # (point, architecture) pairs costed for the bound
+
+    # ------------------------------------------------------------------ the lower bound
+
+    def parts(self, a: Architecture) -> costing.Parts | None:
+        if a not in self._parts:
+            cat = self.catalog
+            try:
+                self._parts[a] = costing.parts_for(cat, self.platforms[a.platform], cat.by_id("nics")[a.nic],
+                                                   cat.by_id("switches")[a.switch], a.rails_per_node,
+                                                   tuple(self.scenario.extra_costs), self.scenario.capex_scope)
+            except CatalogCannotBuild:
+                self._parts[a] = None  # never built: no design of it exists
+        return self._parts[a]
+
+    def arch_lower_bound_usd(self, a: Architecture, domains: int, spare_rule, g_used: int | None) -> float:
+        """LB of one architecture's point on `domains` domains (`costing.point_lower_bound_usd`); inf when the
+        catalog cannot build the architecture."""
+        key = (a, domains, g_used)
+        if key not in self._arch_lb:
+            parts = self.parts(a)
+            if parts is None:
+                self._arch_lb[key] = math.inf
+            else:
+                plat = self.platforms[a.platform]
+                units = costing.compute_units(plat, domains)
+                spares = costing.spare_units_for(plat, domains, spare_rule, g_used)
+                nodes = (units + spares) * costing.nodes_per_unit(plat)
+                self._arch_lb[key] = costing.point_lower_bound_usd(parts, units, spares, nodes, self.contingency,
+                                                                   self.owned, self.energy)
+        return self._arch_lb[key]
+
+    def lower_bound_usd(self, perf: PerfClass, domains: int, spare_rule, g_used: int | None) -> float:
+        """The least LB over every architecture of the class's platform, NIC and rails (every class a shape of
+        this class may be shared with, `build._share_plain_shapes`)."""
+        key = (perf.platform, perf.nic, perf.rails_per_node, domains, g_used)
+        if key not in self._lb:
+            self._lb[key] = min((self.arch_lower_bound_usd(a, domains, spare_rule, g_used)
+                                 for a in self.of_parts.get(key[:3], ())), default=math.inf)
+        return self._lb[key]
+
+    def cut_index(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None) -> int:
+        """The first index of a layout's points (ascending d) from which every point's LB is over UB_K (the suffix
+        minimum of the LBs is over it); len(domains) when there is none or UB_K is not known yet."""
+        n = len(domains)
+        if self.limit_usd == math.inf:
+            return n
+        cut, low = n, math.inf
+        for j in range(n - 1, -1, -1):
+            low = min(low, self.lower_bound_usd(perf, domains[j], spare_rule, g_used))
+            if low <= self.limit_usd:
+                break
+            cut = j
+        return cut
+
+    # ------------------------------------------------------------------ the upper bound
+
+    def offer(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None, costed: dict) -> None:
+        """Cost the kept points of a new shape (each a point that meets memory, the target and the margins) on every
+        architecture of its class whose LB could lower UB_K, and keep each identity's best cost."""
+        for dom in sorted(set(domains)):
+            for a in self.of_perf.get(perf, ()):
+                if self.arch_lower_bound_usd(a, dom, spare_rule, g_used) > self.limit_usd:
+                    continue
+                self.offered += 1
+                cost = cost_of(self.scenario, self.catalog, a, dom, costed, g_used)
+                if cost is None or not self._offered(a, cost, dom, costed, g_used):
+                    continue
+                value = costing.cost_for_objective_usd(cost, self.objective)
+                key = (a.platform,) if self.by_platform else a.identity(cost.fabric.tiers)
+                if key not in self.best or value < self.best[key][0]:
+                    self.best[key] = (value, a, dom, g_used)
+                    self._update()
+
+    def _offered(self, a: Architecture, cost, dom: int, costed: dict, g_used: int | None) -> bool:
+        """The design is one the model offers and the scenario accepts (as `optimize.data.points` and
+        `optimize.ranking.admissible_design` judge it)."""
+        sc = self.scenario
+        if a not in self._tiers:
+            self._tiers[a] = allowed_tiers(a, self.archs, sc)
+        if cost.fabric.tiers not in self._tiers[a] or costing.caps_exceeded(cost, sc.constraints):
+            return False
+        if sc.pin.nodes is not None and cost.job_nodes != sc.pin.nodes:
+            return False
+        return not dominated_by_fat_tree(sc, self.catalog, a, dom, self.archs, costed, g_used)
+
+    def _update(self) -> None:
+        if len(self.best) >= self.k:
+            kth = sorted(v[0] for v in self.best.values())[self.k - 1]
+            self.limit_usd = kth * (1 + COST_REL) + CENT_USD
