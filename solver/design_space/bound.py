@@ -23,6 +23,7 @@ from .. import costing
 from ..errors import CatalogCannotBuild
 from ..fabrics.links import facility_of
 from ..inputs.schema import Catalog, Scenario
+from ..perf.layout import Layout
 from .allowlists import allowed_tiers
 from .dominance import cost_of, dominated_by_fat_tree
 from .identity import Architecture, PerfClass
@@ -53,8 +54,8 @@ class CostBound:
         self._parts: dict[Architecture, costing.Parts | None] = {}
         self._lb: dict[tuple, float] = {}  # (platform, NIC, rails, domains, G_u) → the least LB
         self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
-        self._tiers: dict[Architecture, list[int]] = {}
-        self.best: dict[tuple, tuple[float, Architecture, int, int | None]] = {}  # identity → (cost, arch, domains, G_u)
+        self._tiers: dict[Architecture, tuple[int, ...]] = {}
+        self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
         self.offered = 0  # (point, architecture) pairs costed for the bound
 
@@ -113,10 +114,11 @@ class CostBound:
 
     # ------------------------------------------------------------------ the upper bound
 
-    def offer(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None, costed: dict) -> None:
+    def offer(self, perf: PerfClass, layouts: list[Layout], spare_rule, costed: dict) -> None:
         """Cost the kept points of a new shape (each a point that meets memory, the target and the margins) on every
         architecture of its class whose LB could lower UB_K, and keep each identity's best cost."""
-        for dom in sorted(set(domains)):
+        for lay in layouts:
+            dom, g_used = lay.domains, lay.gpus_per_domain_used
             for a in self.of_perf.get(perf, ()):
                 if self.arch_lower_bound_usd(a, dom, spare_rule, g_used) > self.limit_usd:
                     continue
@@ -127,7 +129,7 @@ class CostBound:
                 value = costing.cost_for_objective_usd(cost, self.objective)
                 key = (a.platform,) if self.by_platform else a.identity(cost.fabric.tiers)
                 if key not in self.best or value < self.best[key][0]:
-                    self.best[key] = (value, a, dom, g_used)
+                    self.best[key] = (value, a, lay)
                     self._update()
 
     def _offered(self, a: Architecture, cost, dom: int, costed: dict, g_used: int | None) -> bool:

@@ -74,7 +74,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo)
+                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound)
 
 
 def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: list[str]) -> list[str]:
@@ -251,10 +251,12 @@ def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_u
     """The classes of which some point of the layout may be among the K best (`bound.CostBound.cut_index`
     above 0); each other one has no shape (`made`: nor have the classes that would share it) and its points
     are counted as cut by the cost bound."""
+    bound = ctx.bound
+    assert bound is not None
     domains = ctx.domains_of(lay, g_used, ds)
     out = []
     for perf in members:
-        if ctx.bound.cut_index(perf, domains, ctx.spares, g_used) == 0:
+        if bound.cut_index(perf, domains, ctx.spares, g_used) == 0:
             made[perf] = None
             ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + len(ds)
         else:

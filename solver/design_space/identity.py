@@ -197,6 +197,7 @@ class DesignSpace:
     costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
     complete: bool = True  # False when the time limit stopped the build: shapes is then a subset
     memo: Any = field(default=None, repr=False, compare=False)  # scan.ScanMemo: what a later build of it reuses
+    bound: Any = field(default=None, repr=False, compare=False)  # bound.CostBound of a build for the K best, or None
 
     @property
     def points(self) -> int:

@@ -351,5 +351,5 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
                   domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
                   step_time_s=steps)
     if ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
-        ctx.bound.offer(perf, shape.domains, ctx.spares, g_used, ctx.costed)
+        ctx.bound.offer(perf, [points.layouts[j] for j in keep], ctx.spares, ctx.costed)
     return shape

@@ -102,6 +102,11 @@ class HighsAdapter:
         elapsed = time.perf_counter() - start
         self.total_time_s += elapsed
         tc, ss = result.termination_condition, result.solution_status
+        if tc == TerminationCondition.interrupted:
+            # Pyomo turns on highspy's HandleKeyboardInterrupt: Ctrl-C cancels the solve and is swallowed, and the
+            # search would go on and write its outputs. Only a user interrupt ends a HiGHS solve this way (a time
+            # limit is maxTimeLimit): raise it again, so the command stops with exit code 130 and no output.
+            raise KeyboardInterrupt
         objective = result.incumbent_objective
         bound = result.objective_bound
         has = ss in (SolutionStatus.optimal, SolutionStatus.feasible) and objective is not None
@@ -113,7 +118,7 @@ class HighsAdapter:
             status = "infeasible"
         elif has:
             status = "feasible"
-        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit, TerminationCondition.interrupted):
+        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit):
             status = "time_limit"
         else:
             status = "error"

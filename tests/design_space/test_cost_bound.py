@@ -1,0 +1,172 @@
+"""The design space's cost bound (`design_space.bound.CostBound`, issue 26): a layout's dominance scan stops where
+every point's cost lower bound is over UB_K, the K-th best cost over ranking identities among the designs found so
+far. Hand-worked on the toy catalog (tests/optimize/test_optimizer.py's arithmetic: $5,000 / $10,000 / $30,000 boxes,
+one $1,000 switch, free NICs and cables, feasible at d = 32 / 32 / 8 for a 4 ms target), then checked against the
+exhaustive enumeration and against the unbounded space on shipped scenarios."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from conftest import enumerated_designs
+
+import solver
+from solver import costing
+from solver.design_space import build_design_space
+from solver.design_space.bound import CENT_USD, COST_REL
+from solver.optimize.frontier import lowered_target
+from solver.optimize.ranking import admissible_design, best_distinct, k_best
+from solver.results import Design
+
+ROOT = Path(__file__).resolve().parents[2]
+TOY_MODEL = dict(layers=1, hidden_size=256, ffn_hidden_size=256, ffn_type="gelu", attention_heads=1,
+                 vocab_size=2048, seq_len=256)
+
+
+def toy(**changes) -> dict:
+    doc = dict(name="toy", workload=dict(model=TOY_MODEL, global_batch_size=64, activation_recompute="none",
+                                         grad_reduce_dtype="bf16"),
+               target=dict(step_time_s=0.004), overlap=dict(tp=1, cp=1, pp=1, dp=1),
+               parallelism=dict(tp=1, cp=1, pp=1, vp=1, microbatch_size=1))
+    for key, value in changes.items():
+        doc[key] = {**doc[key], **value} if isinstance(value, dict) and key in doc else value
+    return doc
+
+
+def _scenario(doc: dict):
+    return solver.load_scenario(copy.deepcopy(doc)).scenario
+
+
+def _summary(design: Design) -> tuple:
+    return design.architecture.platform, design.layout.dp, round(design.objective_usd, 2)
+
+
+def _limit(kth_usd: float) -> float:
+    return kth_usd * (1 + COST_REL) + CENT_USD
+
+
+# ------------------------------------------------------------------------------ by hand
+
+
+def test_the_point_lower_bound_by_hand(toy_catalog):
+    """fast-box on 8 domains: 8 units · $30,000 (its NIC is included, the switch and cables are fabric counts,
+    at zero) = $240,000; with its energy (5 kW each, PUE 1, 5 years, $0.10/kWh): + 5 · 8,760 · 40 · 0.1 = $175,200."""
+    cat = toy_catalog
+    parts = costing.parts_for(cat, cat.by_id("platforms")["fast-box"], cat.by_id("nics")["toy-nic"],
+                              cat.by_id("switches")["toy-switch"], 1)
+    assert costing.point_lower_bound_usd(parts, 8, 0, 8, 0.0, {}) == pytest.approx(240_000.0)
+    assert costing.point_lower_bound_usd(parts, 8, 0, 8, 0.1, {}) == pytest.approx(264_000.0)  # + 10 % contingency
+    assert costing.point_lower_bound_usd(parts, 8, 0, 8, 0.0, {}, (1.0, 5.0, 0.1)) == pytest.approx(415_200.0)
+
+
+def test_k1_cuts_the_dearer_boxes_by_hand(toy_catalog):
+    """K = 1. cheap-box is scanned first (the least $ per TFLOP/s) and its first feasible point, d = 32 for
+    $161,000, sets UB_1. fast-box's LBs are 30,000·d over d = 1, 2, 4, 8, 16, 32, 64: over UB_1 from d = 8
+    ($240,000), and nothing below d = 8 meets 4 ms: all 4 points from d = 8 on are cut. slow-box's (10,000·d)
+    are over it from d = 32: 2 points cut. The answer is unchanged."""
+    sc = _scenario(toy())
+    space = build_design_space(sc, toy_catalog, "dominated", one_layout_per_cost=True, top_k=1)
+    assert space.pruned["cost_bound"] == 4 + 2
+    assert space.bound.limit_usd == pytest.approx(_limit(161_000.0), rel=1e-15)
+    [(cost, arch, layout)] = space.bound.best.values()
+    assert (arch.platform, layout.dp, cost) == ("cheap-box", 32, 161_000.0)
+    assert [s.perf.platform for s in space.shapes] == ["cheap-box"]
+    unbounded = build_design_space(sc, toy_catalog, "dominated", one_layout_per_cost=True)
+    assert "cost_bound" not in unbounded.pruned and len(unbounded.shapes) == 3
+    assert [_summary(d) for d in solver.solve(toy(), toy_catalog, top_k=1).designs] == [("cheap-box", 32, 161_000.0)]
+
+
+def test_k2_keeps_the_second_box_and_cuts_the_third_by_hand(toy_catalog):
+    """K = 2: UB_2 is unknown until fast-box's d = 8 ($241,000) is found, so nothing of it is cut; slow-box's LBs
+    are over $241,000 from d = 32 ($320,000): 2 points cut. Ranked: cheap-box $161,000, fast-box $241,000."""
+    space = build_design_space(_scenario(toy()), toy_catalog, "dominated", one_layout_per_cost=True, top_k=2)
+    assert space.pruned["cost_bound"] == 2
+    assert space.bound.limit_usd == pytest.approx(_limit(241_000.0), rel=1e-15)
+    assert [_summary(d) for d in solver.solve(toy(), toy_catalog, top_k=2).designs] == [
+        ("cheap-box", 32, 161_000.0), ("fast-box", 8, 241_000.0)]
+
+
+def test_a_tco_bound_is_set_by_tco(toy_catalog):
+    """TCO, K = 1, cheap-box and fast-box: cheap-box is scanned first, $441,320 of TCO. fast-box's d = 8 has an LB
+    of $415,200 (above) and a TCO of $416,200: kept, and it is the answer. A bound set by capex ($161,000) would
+    have cut it."""
+    doc = toy(objective="tco", constraints=dict(platforms=["cheap-box", "fast-box"]))
+    space = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True, top_k=1)
+    assert space.bound.limit_usd == pytest.approx(_limit(416_200.0), rel=1e-15)
+    assert [_summary(d) for d in solver.solve(doc, toy_catalog, top_k=1).designs] == [("fast-box", 8, 416_200.0)]
+
+
+def test_a_design_over_a_cap_does_not_set_the_bound(toy_catalog):
+    """max_racks or a budget below cheap-box's $161,000: cheap-box's d = 32 is no design, so it cannot set UB_1;
+    with a $250,000 budget fast-box ($241,000) is the answer and slow-box's d = 32 ($321,000) is cut."""
+    doc = toy(constraints=dict(budget_usd=150_000, platforms=["cheap-box", "fast-box"]))
+    space = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True, top_k=1)
+    assert space.bound.best == {} and space.bound.limit_usd == float("inf")
+    doc = toy(constraints=dict(budget_usd=250_000), objective="capex")
+    space = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True, top_k=2)
+    assert [_summary(d) for d in solver.solve(doc, toy_catalog, top_k=2).designs] == [
+        ("cheap-box", 32, 161_000.0), ("fast-box", 8, 241_000.0)]
+    assert space.pruned["cost_bound"] == 2
+
+
+def test_distinct_by_platform_counts_platforms(toy_catalog):
+    """With `--distinct-by platform` UB_K is over platforms: the same K = 2 as by architecture here (one switch,
+    one NIC), and the ranking is the enumeration's."""
+    space = build_design_space(_scenario(toy()), toy_catalog, "dominated", top_k=2, distinct_by="platform")
+    assert set(space.bound.best) == {("cheap-box",), ("fast-box",)}
+    result = solver.solve(toy(), toy_catalog, top_k=2, distinct_by="platform")
+    expected = best_distinct(sorted(enumerated_designs(_scenario(toy()), toy_catalog), key=Design.sort_key), 2,
+                             "platform")
+    assert [_summary(d) for d in result.designs] == [_summary(d) for d in expected]
+
+
+# ------------------------------------------------------------------------------ shipped scenarios
+
+SHIPPED = ["llama3-70b", "deepseek-v3", "gpt3-175b", "expand-owned-h100"]  # dense, MoE, deep PP, owned parts
+CUTS = {"llama3-70b", "deepseek-v3", "gpt3-175b"}  # expand-owned-h100's owned servers make every LB small: no cut
+
+
+@pytest.fixture(scope="module")
+def spaces(default_catalog):
+    out = {}
+    for name in SHIPPED:
+        sc = solver.load_scenario(ROOT / "scenarios" / f"{name}.yaml").scenario
+        build = dict(one_layout_per_cost=True)
+        out[name] = (build_design_space(sc, default_catalog, "dominated", top_k=sc.top_k, **build),
+                     build_design_space(sc, default_catalog, "dominated", **build), sc.top_k)
+    return out
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_design_that_sets_the_bound_is_one_the_ranking_accepts(name, spaces):
+    """Each identity's best cost the bound keeps is the evaluator's cost of an admissible design of that identity."""
+    bounded, _, _ = spaces[name]
+    assert bounded.bound.best
+    for key, (cost, arch, layout) in bounded.bound.best.items():
+        design = admissible_design(bounded, arch, layout)
+        assert design is not None
+        assert design.identity == key and design.objective_usd == pytest.approx(cost, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_bound_cuts_points_and_changes_no_ranked_design(name, spaces):
+    bounded, unbounded, k = spaces[name]
+    assert (bounded.pruned.get("cost_bound", 0) > 0) == (name in CUTS) and bounded.points <= unbounded.points
+    with_bound, without = k_best(bounded, k).designs, k_best(unbounded, k).designs
+    assert [(d.label, d.layout, round(d.objective_usd, 2)) for d in with_bound] == \
+        [(d.label, d.layout, round(d.objective_usd, 2)) for d in without]
+    assert with_bound[-1].objective_usd <= bounded.bound.limit_usd  # UB_K is an upper bound on the K-th best
+
+
+def test_a_bounded_build_s_scan_starts_serve_an_unbounded_build(default_catalog):
+    """A scan the bound stopped records its stop as the segment's start: a later build at a lower target that
+    reads the memo (the next faster design; here without a bound, which reads every start) equals one from
+    scratch."""
+    sc = solver.load_scenario(ROOT / "scenarios" / "llama3-70b.yaml").scenario
+    first = build_design_space(sc, default_catalog, "dominated", top_k=1)
+    assert first.pruned["cost_bound"] > 0
+    lower = lowered_target(sc, sc.target_step_time_s() * 0.9)
+    again, fresh = (build_design_space(lower, default_catalog, "dominated", memo=m) for m in (first.memo, None))
+    assert [(s.key, s.d_values, s.step_time_s) for s in again.shapes] == \
+        [(s.key, s.d_values, s.step_time_s) for s in fresh.shapes]
