@@ -103,9 +103,10 @@ class HighsAdapter:
         self.total_time_s += elapsed
         tc, ss = result.termination_condition, result.solution_status
         if tc == TerminationCondition.interrupted:
-            # Pyomo turns on highspy's HandleKeyboardInterrupt: Ctrl-C cancels the solve and is swallowed, and the
-            # search would go on and write its outputs. Only a user interrupt ends a HiGHS solve this way (a time
-            # limit is maxTimeLimit): raise it again, so the command stops with exit code 130 and no output.
+            # Pyomo turns on highspy's HandleKeyboardInterrupt: Ctrl-C cancels the solve through HiGHS's user
+            # interrupt. Should the KeyboardInterrupt itself not reach us, the search would go on as if out of time
+            # and write its outputs. Only a user interrupt ends a HiGHS solve this way (a time limit is
+            # maxTimeLimit): raise it, so the command stops with exit code 130 and no output.
             raise KeyboardInterrupt
         objective = result.incumbent_objective
         bound = result.objective_bound
