@@ -54,6 +54,7 @@ class CostBound:
         self._parts: dict[Architecture, costing.Parts | None] = {}
         self._lb: dict[tuple, float] = {}  # (platform, NIC, rails, domains, G_u) → the least LB
         self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
+        self._platform_lb: dict[tuple, float] = {}  # (platform, domains, G_u) → the least LB of its architectures
         self._tiers: dict[Architecture, tuple[int, ...]] = {}
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
@@ -97,6 +98,18 @@ class CostBound:
             self._lb[key] = min((self.arch_lower_bound_usd(a, domains, spare_rule, g_used)
                                  for a in self.of_parts.get(key[:3], ())), default=math.inf)
         return self._lb[key]
+
+    def platform_lower_bound_usd(self, platform: str, domains: int, spare_rule, g_used: int | None) -> float:
+        """The least LB over every architecture of the platform (`lower_bound_usd` of each of its NICs and rails)."""
+        key = (platform, domains, g_used)
+        if key not in self._platform_lb:
+            self._platform_lb[key] = min((self.lower_bound_usd(PerfClass(*parts, 1.0), domains, spare_rule, g_used)
+                                          for parts in self.of_parts if parts[0] == platform), default=math.inf)
+        return self._platform_lb[key]
+
+    def over(self, lower_bounds) -> bool:
+        """Every one of these lower bounds is over UB_K (then none of their points can be among the K best)."""
+        return self.limit_usd < math.inf and min(lower_bounds, default=math.inf) > self.limit_usd
 
     def cut_index(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None) -> int:
         """The first index of a layout's points (ascending d) from which every point's LB is over UB_K (the suffix

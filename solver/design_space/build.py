@@ -115,6 +115,10 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
     for g_used, lay, ds in regimes:
         if deadline.expired("design_space"):
             return False
+        if ctx.bound is not None and ctx.bound.over(ctx.bound.platform_lower_bound_usd(plat.id, dom, ctx.spares, g_used)
+                                                    for dom in ctx.domains_of(lay, g_used, ds)):
+            ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + len(ds) * len(plat_perfs)
+            continue  # no point of the layout on any class of the platform can be among the K best
         if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
             continue
         shapes += _shapes_of_layout(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
@@ -152,9 +156,9 @@ def _plain(perf: PerfClass) -> PerfClass:
     return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
 
 
-def _share_plain_shapes(members: list[PerfClass], made: dict) -> list[PerfClass]:
-    """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`);
-    return the classes that still need shapes of their own."""
+def _share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict) -> list[PerfClass]:
+    """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`), and offer its
+    points to the cost bound as the class's own; return the classes that still need shapes of their own."""
     rest = []
     for perf in members:
         twin = _plain(perf)
@@ -162,6 +166,8 @@ def _share_plain_shapes(members: list[PerfClass], made: dict) -> list[PerfClass]
             shape = made[twin]
             if shape is not None:
                 shape.also.append(perf)
+                if ctx.bound is not None:
+                    ctx.bound.offer(perf, [shape.layout(d) for d in shape.d_values], ctx.spares, ctx.costed)
         else:
             rest.append(perf)
     return rest
@@ -234,7 +240,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
         if ctx.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, made)
         if members and _crosses_nothing(lay, g_used, ds, hws[ref]):
-            members = _share_plain_shapes(members, made)
+            members = _share_plain_shapes(ctx, members, made)
         if not members:
             continue
         points = ctx.points(lay, g_used, ds, hws[ref], plat)
@@ -275,17 +281,31 @@ def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], 
     (domains, G_u) pairs: the spares, and so the nodes, depend on G_u (in-domain spares); each G_u is
     scanned on its own."""
     out: list[int] = []
+    per_g_used = {g_used: _within_platform_bound(ctx, plat, sorted(dom for dom, gu in domain_counts if gu == g_used),
+                                                 g_used) for g_used in {gu for _, gu in domain_counts}}
     for a in plat_archs:
         if a.fabric == DEFAULT_FAMILY or a.above_pod_oversubscription != 1:
             continue
-        for g_used in sorted({gu for _, gu in domain_counts}):
+        for g_used in sorted(per_g_used):
             offered_before = False
-            for dom in sorted(dom for dom, gu in domain_counts if gu == g_used):
+            for dom in per_g_used[g_used]:
                 offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed, g_used)
                 if offered and not offered_before:
                     out.append(total_nodes(plat, dom, ctx.spares, g_used) - 1)
                 offered_before = offered
     return out
+
+
+def _within_platform_bound(ctx: _Context, plat, domain_counts: list[int], g_used: int) -> list[int]:
+    """The ascending domain counts up to the last one from which on some lower bound of the platform is within
+    UB_K (`bound.CostBound`): a segment starting beyond it holds no point that can be among the K best."""
+    if ctx.bound is None:
+        return domain_counts
+    keep = len(domain_counts)
+    while keep > 0 and ctx.bound.over([ctx.bound.platform_lower_bound_usd(plat.id, domain_counts[keep - 1], ctx.spares,
+                                                                          g_used)]):
+        keep -= 1
+    return domain_counts[:keep]
 
 
 def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
