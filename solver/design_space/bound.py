@@ -93,17 +93,20 @@ class CostBound:
     def lower_bound_usd(self, perf: PerfClass, domains: int, spare_rule, g_used: int | None) -> float:
         """The least LB over every architecture of the class's platform, NIC and rails (every class a shape of
         this class may be shared with, `build._share_plain_shapes`)."""
-        key = (perf.platform, perf.nic, perf.rails_per_node, domains, g_used)
+        return self._parts_lower_bound_usd((perf.platform, perf.nic, perf.rails_per_node), domains, spare_rule, g_used)
+
+    def _parts_lower_bound_usd(self, parts: tuple, domains: int, spare_rule, g_used: int | None) -> float:
+        key = (*parts, domains, g_used)
         if key not in self._lb:
             self._lb[key] = min((self.arch_lower_bound_usd(a, domains, spare_rule, g_used)
-                                 for a in self.of_parts.get(key[:3], ())), default=math.inf)
+                                 for a in self.of_parts.get(parts, ())), default=math.inf)
         return self._lb[key]
 
     def platform_lower_bound_usd(self, platform: str, domains: int, spare_rule, g_used: int | None) -> float:
         """The least LB over every architecture of the platform (`lower_bound_usd` of each of its NICs and rails)."""
         key = (platform, domains, g_used)
         if key not in self._platform_lb:
-            self._platform_lb[key] = min((self.lower_bound_usd(PerfClass(*parts, 1.0), domains, spare_rule, g_used)
+            self._platform_lb[key] = min((self._parts_lower_bound_usd(parts, domains, spare_rule, g_used)
                                           for parts in self.of_parts if parts[0] == platform), default=math.inf)
         return self._platform_lb[key]
 
