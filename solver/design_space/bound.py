@@ -36,7 +36,9 @@ class CostBound:
     """UB_K of a build (`limit_usd`), the cost lower bound of its points and the designs that set UB_K."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, archs: list[Architecture], k: int,
-                 distinct_by: str = "architecture"):
+                 distinct_by: str = "architecture", seed: tuple = ()):
+        """`seed`: (architecture, layout, tier count, cost) of designs the caller has evaluated and knows the
+        scenario accepts (the next faster design: the solve's ranked designs that meet the lowered target)."""
         self.scenario, self.catalog, self.archs = scenario, catalog, archs
         self.k, self.by_platform = k, distinct_by == "platform"
         self.platforms = catalog.by_id("platforms")
@@ -59,6 +61,11 @@ class CostBound:
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
         self.offered = 0  # (point, architecture) pairs costed for the bound
+        for arch, layout, tiers, cost in seed:
+            key = (arch.platform,) if self.by_platform else arch.identity(tiers)
+            if key not in self.best or cost < self.best[key][0]:
+                self.best[key] = (cost, arch, layout)
+        self._update()
 
     # ------------------------------------------------------------------ the lower bound
 

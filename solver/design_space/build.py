@@ -24,7 +24,7 @@ from .scan import ScanMemo, _Context, _shape
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
                        one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT,
                        memo: ScanMemo | None = None, top_k: int | None = None,
-                       distinct_by: str = "architecture") -> DesignSpace:
+                       distinct_by: str = "architecture", seed: tuple = ()) -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -41,7 +41,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     objective) and catalog (`scan.ScanMemo`: the points it evaluated and, at a lower target, where its scans start).
     top_k (with "dominated"; `distinct_by` as the ranking's): the space is ranked for only its K best designs at this
     target, so the dominance scan also stops where every point's cost lower bound is over the K-th best design
-    found so far (`bound.CostBound`; `pruned["cost_bound"]` counts the points it cut).
+    found so far (`bound.CostBound`; `pruned["cost_bound"]` counts the points it cut); `seed`: designs known to be
+    accepted, each (architecture, layout, tier count, cost), that set the bound before the scan.
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
@@ -52,7 +53,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     if prune == "dominated" and catalog.reliability is not None and goodput_in_target(scenario):
         prune = "points"  # the goodput in the target differs per switch: a class's first feasible d is not every one's
     archs = architectures(scenario, catalog)
-    bound = CostBound(scenario, catalog, archs, top_k, distinct_by) if top_k and prune == "dominated" else None
+    bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) if top_k and prune == "dominated" else None
     ctx = _Context(scenario, catalog, prune, memo, bound)
     platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})

@@ -121,7 +121,7 @@ class FrontierModel:
     """One MILP over the point-pruned design space, re-solved with a tighter step row per point."""
 
     def __init__(self, scenario: LoadedScenario | Scenario, catalog: Catalog, deadline: Deadline, prune: str = "points",
-                 memo: Any = None):
+                 memo: Any = None, seed: tuple = ()):
         """`prune="dominated"` (the next faster design at a lowered target, `next_faster`) also prunes
         architectures by the ranking's exact bounds for one design. `memo`: an earlier build's
         `DesignSpace.memo` (the solve's), which the design space reuses where it serves."""
@@ -133,7 +133,7 @@ class FrontierModel:
         # fastest: of the points of one class on as many domains (one cost) only the fastest can be it
         self.space: DesignSpace = build_design_space(sc, catalog, prune, one_layout_per_cost=(prune == "dominated"),
                                                      deadline=deadline, memo=memo,
-                                                     top_k=1 if prune == "dominated" else None)
+                                                     top_k=1 if prune == "dominated" else None, seed=seed)
         self.timings: dict = {"design_space_s": time.perf_counter() - start}
         self.cost = "tco" if sc.objective in ("tco", "rent_or_buy") else "capex"  # rent_or_buy ranks the TCO designs
         self.stopped_in: str | None = None if self.space.complete else "design space"
@@ -373,8 +373,9 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
         # the cheapest design strictly faster than T1 is the cheapest meeting the target T1·(1 − ε): the ranking's
         # smaller model (dominated points, bound pruning) answers it exactly; margins would then be demanded at
         # the lowered target too, so with margins the point-pruned model with frontier_step_k answers instead
-        fm = FrontierModel(lowered_target(sc, first.perf.step_time_s * (1 - FRONTIER_REL)), catalog,
-                           Deadline(time_limit_s), prune="dominated", memo=result.space_memo)
+        lowered_s = first.perf.step_time_s * (1 - FRONTIER_REL)
+        fm = FrontierModel(lowered_target(sc, lowered_s), catalog, Deadline(time_limit_s), prune="dominated",
+                           memo=result.space_memo, seed=_faster_ranked(result, lowered_s))
         design, how, _ = fm.cheapest_faster(None)
     else:
         fm = FrontierModel(scenario, catalog, Deadline(time_limit_s), memo=result.space_memo)
@@ -383,6 +384,14 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
         return next_faster_dict(first, design, "", how, time.perf_counter() - start)
     status, ended = _end(how, fm, "optimal")
     return next_faster_dict(first, None, ended, status, time.perf_counter() - start)
+
+
+def _faster_ranked(result: SolveResult, lowered_s: float) -> tuple:
+    """The solve's ranked designs that meet the lowered target (its caps, tiers and dominance do not depend on the
+    target): each an upper bound on the next faster design's cost that seeds its design space's cost bound, as
+    (architecture, layout, tier count, cost)."""
+    return tuple((d.architecture, d.layout, d.tiers, d.objective_usd) for d in result.designs[1:]
+                 if dataclasses.replace(d, target_step_time_s=lowered_s).meets_target)
 
 
 def lowered_target(sc: Scenario, step_time_s: float) -> Scenario:

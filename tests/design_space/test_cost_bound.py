@@ -170,3 +170,34 @@ def test_a_bounded_build_s_scan_starts_serve_an_unbounded_build(default_catalog)
     again, fresh = (build_design_space(lower, default_catalog, "dominated", memo=m) for m in (first.memo, None))
     assert [(s.key, s.d_values, s.step_time_s) for s in again.shapes] == \
         [(s.key, s.d_values, s.step_time_s) for s in fresh.shapes]
+
+
+def test_a_seed_sets_the_bound_before_the_scan_by_hand(toy_catalog):
+    """K = 1 seeded with fast-box d = 8 ($241,000, a design the scenario accepts): the bound is known before any
+    scan; cheap-box's $161,000 still lowers it, and slow-box's d = 32 ($320,000 of LB) is cut."""
+    sc = _scenario(toy())
+    fast = solver.solve(toy(constraints=dict(platforms=["fast-box"])), toy_catalog, top_k=1).designs[0]
+    space = build_design_space(sc, toy_catalog, "dominated", one_layout_per_cost=True, top_k=1,
+                               seed=((fast.architecture, fast.layout, fast.tiers, fast.objective_usd),))
+    assert space.bound.limit_usd == pytest.approx(_limit(161_000.0), rel=1e-15)
+    assert space.pruned["cost_bound"] == 4 + 2  # fast-box from d = 8 and slow-box from d = 32, as unseeded
+
+
+def test_the_next_faster_design_seeded_by_the_ranked_designs_equals_the_unseeded(default_catalog, monkeypatch):
+    """`frontier.next_faster` seeds its design space's bound with the solve's ranked designs that meet the lowered
+    target; the answer equals the one found without the seed."""
+    from solver.optimize import frontier
+
+    ls = solver.load_scenario(ROOT / "scenarios" / "llama3-70b.yaml")
+    result = solver.solve(ls, default_catalog, top_k=5)
+    lowered_s = result.designs[0].perf.step_time_s * (1 - frontier.FRONTIER_REL)
+    seed = frontier._faster_ranked(result, lowered_s)
+    assert seed and all(d.perf.step_time_s <= lowered_s for d in result.designs[1:]
+                        if (d.architecture, d.layout) in {(a, lay) for a, lay, _, _ in seed})
+    seeded = frontier.next_faster(result, ls, default_catalog)
+    monkeypatch.setattr(frontier, "_faster_ranked", lambda *_: ())
+    result.space_memo = None
+    unseeded = frontier.next_faster(result, ls, default_catalog)
+    for nf in (seeded, unseeded):
+        nf.pop("time_s")
+    assert seeded == unseeded and seeded["found"]
