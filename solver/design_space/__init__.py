@@ -13,7 +13,8 @@ the target step time, or its placement is impossible. Nothing that could be opti
 
 The package: `identity` (PerfClass, Architecture, Exposure, Condition, Shape, DesignSpace), `allowlists` (the
 architectures and tier counts a scenario allows), `build` (`build_design_space`), `scan` (one layout's points,
-their feasibility and the dominance scan) and `dominance` (`dominated_by_fat_tree`). Import from here.
+their feasibility and the dominance scan), `bound` (the cost bound that stops a scan where no point can be among
+the K best) and `dominance` (`dominated_by_fat_tree`). Import from here.
 """
 from __future__ import annotations
 
