@@ -102,12 +102,6 @@ class HighsAdapter:
         elapsed = time.perf_counter() - start
         self.total_time_s += elapsed
         tc, ss = result.termination_condition, result.solution_status
-        if tc == TerminationCondition.interrupted:
-            # Pyomo turns on highspy's HandleKeyboardInterrupt: Ctrl-C cancels the solve through HiGHS's user
-            # interrupt. Should the KeyboardInterrupt itself not reach us, the search would go on as if out of time
-            # and write its outputs. Only a user interrupt ends a HiGHS solve this way (a time limit is
-            # maxTimeLimit): raise it, so the command stops with exit code 130 and no output.
-            raise KeyboardInterrupt
         objective = result.incumbent_objective
         bound = result.objective_bound
         has = ss in (SolutionStatus.optimal, SolutionStatus.feasible) and objective is not None
@@ -119,7 +113,7 @@ class HighsAdapter:
             status = "infeasible"
         elif has:
             status = "feasible"
-        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit):
+        elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit, TerminationCondition.interrupted):
             status = "time_limit"
         else:
             status = "error"

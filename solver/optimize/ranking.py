@@ -226,7 +226,8 @@ def _lower_bound_usd(data: ModelData, a: int, units: int, spares: int, nodes: in
 def _prune_points_over_caps(data: ModelData) -> ModelData:
     """Exact: drop each point whose compute alone breaks a cap — GPUs bought > max_gpus, or the
     bill-of-materials table with every fabric and rack count at zero (units, spares, their NICs)
-    already over budget_usd (capex, with contingency) or facility_power_kw (PUE · IT kW). Every other
+    already over budget_usd (capex, with contingency, owned parts netted as the cap is judged) or
+    facility_power_kw (PUE · IT kW: owned parts draw power too). Every other
     term is ≥ 0, so no design of the point meets the cap. Matters most for `fastest`, whose design
     space keeps every d (the largest are the unaffordable ones)."""
     caps = data.caps
@@ -240,8 +241,9 @@ def _prune_points_over_caps(data: ModelData) -> ModelData:
             ad = data.archs[a]
             units = ad.units_per_domain * dom
             lines = costing.bom_lines(ad.parts, costing.Quantities(units=units, spare_units=spares, nodes=nodes))
-            checks = ((caps.get("max_gpus"), nodes * ad.gpus_per_node),
-                      (caps.get("budget_usd"), costing.lines_capex_usd(lines, data.contingency_fraction)),
+            # capex as the caps judge it: owned parts netted (`costing.point_lower_bound_usd`)
+            capex = costing.point_lower_bound_usd(ad.parts, units, spares, nodes, data.contingency_fraction, data.owned)
+            checks = ((caps.get("max_gpus"), nodes * ad.gpus_per_node), (caps.get("budget_usd"), capex),
                       (caps.get("facility_power_kw"), data.pue * costing.lines_power_kw(lines)))
             breaks[key] = any(cap is not None and value > cap * (1 + 1e-9) for cap, value in checks)
         if breaks[key]:

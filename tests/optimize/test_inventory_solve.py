@@ -217,3 +217,19 @@ def test_owned_netting_buys_only_what_is_not_owned():
     choice, bought = _tiny(inventory={"ndr-nl-opt": 4})
     assert choice.capex_usd == pytest.approx(1_246_000)
     assert set(bought) == {"ndr-nl-opt", "ndr-nl-opt/switch-end module", "ndr-nl-opt/far-end module"}
+
+
+def test_the_caps_pre_check_nets_owned_units_by_hand(toy_catalog):
+    """Toy catalog (tests/optimize/test_optimizer.py's arithmetic): cheap-box at d = 32 buys 32 × $5,000 + a $1,000
+    switch = $161,000; with 20 cheap-boxes owned it buys 12: $61,000. A $100,000 budget: the compute alone is over it
+    before netting ($160,000) but the design is within it after ($61,000), so it is the answer (the ranking's caps
+    pre-check once judged the budget on the gross price and proved the scenario infeasible). fast-box ($241,000) and
+    slow-box ($321,000) are over it."""
+    from tests.optimize.test_optimizer import toy
+
+    doc = toy(constraints=dict(budget_usd=100_000), inventory={"cheap-box": 20})
+    result = solver.solve(doc, toy_catalog, top_k=3)
+    assert [(d.architecture.platform, d.layout.dp, round(d.cost.capex_usd, 2)) for d in result.designs] == [
+        ("cheap-box", 32, 61_000.0)]
+    expected = [d for d in enumerated_designs(solver.load_scenario(doc).scenario, toy_catalog)]
+    assert [round(d.cost.capex_usd, 2) for d in sorted(expected, key=lambda d: d.sort_key())][:1] == [61_000.0]
