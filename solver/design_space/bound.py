@@ -37,8 +37,9 @@ class CostBound:
 
     def __init__(self, scenario: Scenario, catalog: Catalog, archs: list[Architecture], k: int,
                  distinct_by: str = "architecture", seed: tuple = ()):
-        """`seed`: (architecture, layout, tier count, cost) of designs the caller has evaluated and knows the
-        scenario accepts (the next faster design: the solve's ranked designs that meet the lowered target)."""
+        """`seed`: (architecture, layout) of designs the caller knows meet this scenario's memory, target and margins
+        (the next faster design: the solve's ranked designs that meet the lowered target); they are costed and
+        judged as every offered point is (`offer_design`) before the scan."""
         self.scenario, self.catalog, self.archs = scenario, catalog, archs
         self.k, self.by_platform = k, distinct_by == "platform"
         self.platforms = catalog.by_id("platforms")
@@ -61,11 +62,7 @@ class CostBound:
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
         self.offered = 0  # (point, architecture) pairs costed for the bound
-        for arch, layout, tiers, cost in seed:
-            key = (arch.platform,) if self.by_platform else arch.identity(tiers)
-            if key not in self.best or cost < self.best[key][0]:
-                self.best[key] = (cost, arch, layout)
-        self._update()
+        self.seed = tuple(seed)  # offered once the build's cost cache exists (`build_design_space`)
 
     # ------------------------------------------------------------------ the lower bound
 
@@ -141,19 +138,24 @@ class CostBound:
         """Cost the kept points of a new shape (each a point that meets memory, the target and the margins) on every
         architecture of its class whose LB could lower UB_K, and keep each identity's best cost."""
         for lay in layouts:
-            dom, g_used = lay.domains, lay.gpus_per_domain_used
             for a in self.of_perf.get(perf, ()):
-                if self.arch_lower_bound_usd(a, dom, spare_rule, g_used) > self.limit_usd:
-                    continue
-                self.offered += 1
-                cost = cost_of(self.scenario, self.catalog, a, dom, costed, g_used)
-                if cost is None or not self._offered(a, cost, dom, costed, g_used):
-                    continue
-                value = costing.cost_for_objective_usd(cost, self.objective)
-                key = (a.platform,) if self.by_platform else a.identity(cost.fabric.tiers)
-                if key not in self.best or value < self.best[key][0]:
-                    self.best[key] = (value, a, lay)
-                    self._update()
+                self.offer_design(a, lay, spare_rule, costed)
+
+    def offer_design(self, a: Architecture, lay: Layout, spare_rule, costed: dict) -> None:
+        """One design known to meet memory, the target and the margins: its cost when the model offers it and the
+        scenario accepts it, and when its LB could lower UB_K."""
+        dom, g_used = lay.domains, lay.gpus_per_domain_used
+        if self.arch_lower_bound_usd(a, dom, spare_rule, g_used) > self.limit_usd:
+            return
+        self.offered += 1
+        cost = cost_of(self.scenario, self.catalog, a, dom, costed, g_used)
+        if cost is None or not self._offered(a, cost, dom, costed, g_used):
+            return
+        value = costing.cost_for_objective_usd(cost, self.objective)
+        key = (a.platform,) if self.by_platform else a.identity(cost.fabric.tiers)
+        if key not in self.best or value < self.best[key][0]:
+            self.best[key] = (value, a, lay)
+            self._update()
 
     def _offered(self, a: Architecture, cost, dom: int, costed: dict, g_used: int | None) -> bool:
         """The design is one the model offers and the scenario accepts (as `optimize.data.points` and

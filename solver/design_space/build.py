@@ -41,8 +41,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     objective) and catalog (`scan.ScanMemo`: the points it evaluated and, at a lower target, where its scans start).
     top_k (with "dominated"; `distinct_by` as the ranking's): the space is ranked for only its K best designs at this
     target, so the dominance scan also stops where every point's cost lower bound is over the K-th best design
-    found so far (`bound.CostBound`; `pruned["cost_bound"]` counts the points it cut); `seed`: designs known to be
-    accepted, each (architecture, layout, tier count, cost), that set the bound before the scan.
+    found so far (`bound.CostBound`; `pruned["cost_bound"]` counts the points it cut); `seed`: (architecture, layout)
+    of designs known to meet this scenario's memory, target and margins, offered to the bound before the scan.
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
@@ -55,6 +55,9 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     archs = architectures(scenario, catalog)
     bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) if top_k and prune == "dominated" else None
     ctx = _Context(scenario, catalog, prune, memo, bound)
+    if bound is not None:
+        for arch, layout in bound.seed:
+            bound.offer_design(arch, layout, ctx.spares, ctx.costed)
     platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})
     switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class

@@ -17,6 +17,7 @@ from ..fabrics.links import facility_of
 from ..failures import Inputs, SpareRule, inputs_for, spare_rule
 from ..failures import point_goodput as failures_point_goodput
 from ..inputs.catalog import provenance
+from ..inputs.schema import Scenario
 
 MUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sane)
 
@@ -109,6 +110,15 @@ def model_data(space: DesignSpace) -> ModelData:
         pin_tiers=sc.pin.tiers, pin_nodes=sc.pin.nodes, dropped=dropped, owned=sc.owned_counts(), costed=space.costed,
         goodput=_in_target(inputs_for(sc, space.catalog)),
     )
+
+
+def with_pod_tiers(sc: Scenario) -> Scenario:
+    """The scenario as every optimisation over it reads it: a pinned oversubscribed tier above the pods without a
+    pinned tier count pins 3 tiers (only a 3-tier fabric has a tier above the pods; a fully pinned evaluate
+    builds one too). `solve`, the next faster design and the frontier all solve this scenario."""
+    if sc.pin.above_pod_oversubscription not in (None, 1) and sc.pin.tiers is None:
+        return sc.model_copy(update={"pin": sc.pin.model_copy(update={"tiers": 3})})
+    return sc
 
 
 def _in_target(inputs: Inputs | None) -> Inputs | None:

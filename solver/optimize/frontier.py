@@ -45,7 +45,7 @@ from ..inputs import LoadedScenario
 from ..inputs.schema import Catalog, Scenario
 from ..results import Design, SolveResult
 from . import model as milp
-from .data import MUSD, ModelData, model_data, unbuildable_error
+from .data import MUSD, ModelData, model_data, unbuildable_error, with_pod_tiers
 from .highs import HighsAdapter, SolveOutcome
 from .ranking import SAME_SPEED_REL, _design_of, _prune_by_bounds, _prune_points_over_caps, same_speed
 
@@ -127,7 +127,7 @@ class FrontierModel:
         `DesignSpace.memo` (the solve's), which the design space reuses where it serves."""
         start = time.perf_counter()
         self.deadline = deadline
-        sc = scenario.scenario if isinstance(scenario, LoadedScenario) else scenario
+        sc = with_pod_tiers(scenario.scenario if isinstance(scenario, LoadedScenario) else scenario)
         self.prune = prune
         # the next faster design (prune "dominated") is the cheapest meeting a lowered target and, of that cost, the
         # fastest: of the points of one class on as many domains (one cost) only the fastest can be it
@@ -387,10 +387,10 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
 
 
 def _faster_ranked(result: SolveResult, lowered_s: float) -> tuple:
-    """The solve's ranked designs that meet the lowered target (its caps, tiers and dominance do not depend on the
-    target): each an upper bound on the next faster design's cost that seeds its design space's cost bound, as
-    (architecture, layout, tier count, cost)."""
-    return tuple((d.architecture, d.layout, d.tiers, d.objective_usd) for d in result.designs[1:]
+    """The solve's ranked designs whose step time meets the lowered target (with the margins), as (architecture,
+    layout): the next faster design's build offers them to its cost bound before its scan, which costs them and
+    judges the caps, tiers and dominance in the lowered scenario itself (`CostBound.offer_design`)."""
+    return tuple((d.architecture, d.layout) for d in result.designs[1:]
                  if dataclasses.replace(d, target_step_time_s=lowered_s).meets_target)
 
 

@@ -18,6 +18,7 @@ from ..inputs.catalog import layered_paths  # noqa: F401 - re-exported: its old 
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
 from ..results import Design, SolveResult, binding_constraints, cap_problems, make_design
+from .data import with_pod_tiers
 
 DISTINCT_BY = ("architecture", "platform", "layout")
 
@@ -62,9 +63,7 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
     sc = ls.scenario
-    if sc.pin.above_pod_oversubscription not in (None, 1) and sc.pin.tiers is None:
-        # only a 3-tier fabric has a tier above the pods: the pin builds one (as a fully pinned evaluate does)
-        sc = sc.model_copy(update={"pin": sc.pin.model_copy(update={"tiers": 3})})
+    sc = with_pod_tiers(sc)
     k = top_k or sc.top_k
     t1 = time.perf_counter()
     if distinct_by not in DISTINCT_BY:

@@ -9,12 +9,14 @@ import copy
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import enumerated_designs
 
 import solver
 from solver import costing
-from solver.design_space import build_design_space
+from solver.design_space import build_design_space, dominated_by_fat_tree
 from solver.design_space.bound import CENT_USD, COST_REL
+from solver.optimize.data import model_data, points
 from solver.optimize.frontier import lowered_target
 from solver.optimize.ranking import admissible_design, best_distinct, k_best
 from solver.results import Design
@@ -139,14 +141,23 @@ def spaces(default_catalog):
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_every_design_that_sets_the_bound_is_one_the_ranking_accepts(name, spaces):
-    """Each identity's best cost the bound keeps is the evaluator's cost of an admissible design of that identity."""
+def test_every_design_that_sets_the_bound_is_one_the_model_offers(name, spaces):
+    """Each identity's best cost the bound keeps is the evaluator's cost of a design of that identity the ranking
+    accepts (`admissible_design`: memory, target, caps, allowed tiers) and the model offers (not dominated by the fat
+    tree, on the fewest tiers that hold its nodes: `optimize.data.points`)."""
     bounded, _, _ = spaces[name]
     assert bounded.bound.best
+    data = model_data(bounded)
+    offered = {(data.archs[a].arch, bounded.shapes[i].layout(bounded.shapes[i].d_values[j]))
+               for (i, j, a) in points(data)}
     for key, (cost, arch, layout) in bounded.bound.best.items():
         design = admissible_design(bounded, arch, layout)
         assert design is not None
         assert design.identity == key and design.objective_usd == pytest.approx(cost, rel=1e-12)
+        assert not dominated_by_fat_tree(bounded.scenario, bounded.catalog, arch, layout.domains,
+                                         bounded.architectures, {}, layout.gpus_per_domain_used)
+        if (arch, layout) not in offered:  # a point the one-per-cost rule left out: a twin on as many domains is in
+            assert any(a == arch and lay.domains == layout.domains for a, lay in offered)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -172,32 +183,62 @@ def test_a_bounded_build_s_scan_starts_serve_an_unbounded_build(default_catalog)
         [(s.key, s.d_values, s.step_time_s) for s in fresh.shapes]
 
 
-def test_a_seed_sets_the_bound_before_the_scan_by_hand(toy_catalog):
-    """K = 1 seeded with fast-box d = 8 ($241,000, a design the scenario accepts): the bound is known before any
-    scan; cheap-box's $161,000 still lowers it, and slow-box's d = 32 ($320,000 of LB) is cut."""
+def test_a_seed_sets_the_bound_before_the_scan_by_hand(toy_catalog, monkeypatch):
+    """K = 1 seeded with fast-box d = 8 ($241,000): UB_1 is known when the first platform's scan starts (unseeded it
+    is not); cheap-box's d = 32 ($161,000) then lowers it, and the answer is the same."""
+    from solver.design_space import build
+
+    limits: list[float] = []
+    scan = build._platform_shapes
+
+    def record(ctx, *args):
+        limits.append(ctx.bound.limit_usd)
+        return scan(ctx, *args)
+
     sc = _scenario(toy())
     fast = solver.solve(toy(constraints=dict(platforms=["fast-box"])), toy_catalog, top_k=1).designs[0]
-    space = build_design_space(sc, toy_catalog, "dominated", one_layout_per_cost=True, top_k=1,
-                               seed=((fast.architecture, fast.layout, fast.tiers, fast.objective_usd),))
-    assert space.bound.limit_usd == pytest.approx(_limit(161_000.0), rel=1e-15)
-    assert space.pruned["cost_bound"] == 4 + 2  # fast-box from d = 8 and slow-box from d = 32, as unseeded
+    monkeypatch.setattr(build, "_platform_shapes", record)
+    seeded = build_design_space(sc, toy_catalog, "dominated", top_k=1, seed=((fast.architecture, fast.layout),))
+    assert limits[0] == pytest.approx(_limit(241_000.0), rel=1e-15)
+    limits.clear()
+    unseeded = build_design_space(sc, toy_catalog, "dominated", top_k=1)
+    assert limits[0] == float("inf")
+    assert seeded.bound.limit_usd == unseeded.bound.limit_usd == pytest.approx(_limit(161_000.0), rel=1e-15)
 
 
-def test_the_next_faster_design_seeded_by_the_ranked_designs_equals_the_unseeded(default_catalog, monkeypatch):
+def test_a_seed_the_scenario_does_not_accept_is_not_counted(toy_catalog):
+    """A seed is costed and judged like any offered point: fast-box d = 8 ($241,000) over a $200,000 budget does not
+    set the bound."""
+    doc = toy(constraints=dict(budget_usd=200_000, platforms=["slow-box", "fast-box"]))
+    fast = solver.solve(toy(constraints=dict(platforms=["fast-box"])), toy_catalog, top_k=1).designs[0]
+    space = build_design_space(_scenario(doc), toy_catalog, "dominated", top_k=1,
+                               seed=((fast.architecture, fast.layout),))
+    assert space.bound.best == {} and space.bound.offered >= 1
+
+
+@pytest.mark.parametrize("name, pin", [("llama3-70b", {}), ("llama3-70b", {"above_pod_oversubscription": 2})])
+def test_the_next_faster_design_seeded_by_the_ranked_designs_equals_the_unseeded(name, pin, default_catalog):
     """`frontier.next_faster` seeds its design space's bound with the solve's ranked designs that meet the lowered
-    target; the answer equals the one found without the seed."""
+    target: more is cut, the answer is the same. With a pinned oversubscribed tier above the pods the next faster
+    design is solved, like the solve, on 3 tiers (`data.with_pod_tiers`)."""
     from solver.optimize import frontier
 
-    ls = solver.load_scenario(ROOT / "scenarios" / "llama3-70b.yaml")
+    doc = yaml.safe_load((ROOT / "scenarios" / f"{name}.yaml").read_text(encoding="utf-8"))
+    doc["pin"] = {**doc.get("pin", {}), **pin}
+    ls = solver.load_scenario(doc)
     result = solver.solve(ls, default_catalog, top_k=5)
     lowered_s = result.designs[0].perf.step_time_s * (1 - frontier.FRONTIER_REL)
     seed = frontier._faster_ranked(result, lowered_s)
-    assert seed and all(d.perf.step_time_s <= lowered_s for d in result.designs[1:]
-                        if (d.architecture, d.layout) in {(a, lay) for a, lay, _, _ in seed})
-    seeded = frontier.next_faster(result, ls, default_catalog)
-    monkeypatch.setattr(frontier, "_faster_ranked", lambda *_: ())
-    result.space_memo = None
-    unseeded = frontier.next_faster(result, ls, default_catalog)
-    for nf in (seeded, unseeded):
-        nf.pop("time_s")
-    assert seeded == unseeded and seeded["found"]
+    assert seed
+    lowered = frontier.lowered_target(ls.scenario, lowered_s)
+    models = [frontier.FrontierModel(lowered, default_catalog, frontier.Deadline(None), prune="dominated", seed=s)
+              for s in (seed, ())]
+    assert models[0].space.pruned.get("cost_bound", 0) > models[1].space.pruned.get("cost_bound", 0)
+    found = [m.cheapest_faster(None)[0] for m in models]
+    assert found[0] is not None and found[1] is not None
+    assert (found[0].label, found[0].layout, round(found[0].objective_usd, 2)) == \
+        (found[1].label, found[1].layout, round(found[1].objective_usd, 2))
+    if pin:
+        assert found[0].tiers == 3 and all(d.tiers == 3 for d in result.designs)
+    nf = frontier.next_faster(result, ls, default_catalog)
+    assert nf["found"] and nf["design_id"] == frontier.design_id(found[0])
