@@ -55,9 +55,13 @@ class CostBound:
         self.contingency = scenario.constraints.contingency_fraction
         self.owned = scenario.owned_counts()
         self._parts: dict[Architecture, costing.Parts | None] = {}
-        self._lb: dict[tuple, float] = {}  # (platform, NIC, rails, domains, G_u) → the least LB
+        self._lb: dict[tuple, tuple[float, float]] = {}  # (platform, NIC, rails, domains, G_u) → (UB_K, least LB)
+        # (architecture, domains, G_u) → the design's cost for the objective, and the build's costed designs: both
+        # the scan memo's (`build_design_space` sets them), so the next faster design's build reads the solve's
+        self.costs: dict[tuple, float] = {}
+        self.costed: dict = {}
         self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
-        self._platform_lb: dict[tuple, float] = {}  # (platform, domains, G_u) → the least LB of its architectures
+        self._platform_lb: dict[tuple, tuple[float, float]] = {}  # (platform, domains, G_u) → (UB_K, least LB)
         self._tiers: dict[Architecture, tuple[int, ...]] = {}
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
@@ -100,19 +104,39 @@ class CostBound:
         return self._parts_lower_bound_usd((perf.platform, perf.nic, perf.rails_per_node), domains, spare_rule, g_used)
 
     def _parts_lower_bound_usd(self, parts: tuple, domains: int, spare_rule, g_used: int | None) -> float:
+        """The least `point_bound_usd` over the architectures of one platform, NIC and rails (cached while UB_K
+        stays the same: which architectures are costed exactly depends on it)."""
         key = (*parts, domains, g_used)
-        if key not in self._lb:
-            self._lb[key] = min((self.arch_lower_bound_usd(a, domains, spare_rule, g_used)
-                                 for a in self.of_parts.get(parts, ())), default=math.inf)
-        return self._lb[key]
+        hit = self._lb.get(key)
+        if hit is None or hit[0] != self.limit_usd:
+            hit = self._lb[key] = (self.limit_usd, min((self.point_bound_usd(a, domains, spare_rule, g_used)
+                                                        for a in self.of_parts.get(parts, ())), default=math.inf))
+        return hit[1]
+
+    def point_bound_usd(self, a: Architecture, domains: int, spare_rule, g_used: int | None) -> float:
+        """A lower bound on the cost of the architecture's design on these domains: the bill-of-materials LB
+        (`arch_lower_bound_usd`) where that is already over UB_K, else the design's own closed-form cost (the
+        evaluator's and the model's: `costing.design_cost` on the scenario's pinned or fewest tiers; inf when it
+        cannot be built), which decides the points near UB_K more sharply."""
+        cheap = self.arch_lower_bound_usd(a, domains, spare_rule, g_used)
+        if cheap > self.limit_usd or self.limit_usd == math.inf:
+            return cheap
+        key = (a, domains, g_used)
+        if key not in self.costs:
+            # a design the dominance rule or an offer already costed is read; else only its cost is kept, not the design
+            cost = self.costed[key] if key in self.costed else cost_of(self.scenario, self.catalog, a, domains, {}, g_used)
+            self.costs[key] = math.inf if cost is None else costing.cost_for_objective_usd(cost, self.objective)
+        return self.costs[key]
 
     def platform_lower_bound_usd(self, platform: str, domains: int, spare_rule, g_used: int | None) -> float:
         """The least LB over every architecture of the platform (`lower_bound_usd` of each of its NICs and rails)."""
         key = (platform, domains, g_used)
-        if key not in self._platform_lb:
-            self._platform_lb[key] = min((self._parts_lower_bound_usd(parts, domains, spare_rule, g_used)
-                                          for parts in self.of_parts if parts[0] == platform), default=math.inf)
-        return self._platform_lb[key]
+        hit = self._platform_lb.get(key)
+        if hit is None or hit[0] != self.limit_usd:
+            hit = self._platform_lb[key] = (self.limit_usd, min(
+                (self._parts_lower_bound_usd(parts, domains, spare_rule, g_used)
+                 for parts in self.of_parts if parts[0] == platform), default=math.inf))
+        return hit[1]
 
     def over(self, lower_bounds) -> bool:
         """Every one of these lower bounds is over UB_K (then none of their points can be among the K best)."""

@@ -56,6 +56,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) if top_k and prune == "dominated" else None
     ctx = _Context(scenario, catalog, prune, memo, bound)
     if bound is not None:
+        bound.costed, bound.costs = ctx.costed, ctx.memo.costs.setdefault(bound.objective, {})
         for arch, layout in bound.seed:
             bound.offer_design(arch, layout, ctx.spares, ctx.costed)
     platforms = catalog.by_id("platforms")

@@ -19,7 +19,7 @@ from ..perf.uncertainty import point_factor
 from .bound import CostBound
 from .identity import Condition, Exposure, PerfClass, Shape
 
-MAX_KEPT_POINTS = 20_000  # kept evaluations a memo holds (each a few kB; the 10M-combination case keeps far more)
+MAX_KEPT_POINTS = 4_000  # kept evaluations a memo holds (≈ 4.5 kB each; the shipped examples keep ≤ 1,646, the 10M case far more)
 
 
 class ScanMemo:
@@ -40,6 +40,7 @@ class ScanMemo:
         self.kept: dict[tuple, dict[int, Performance]] = {}  # the same key → index → evaluation of a kept point
         self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
         self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
+        self.costs: dict[str, dict] = {}  # objective → (architecture, domains, G_u) → cost (`bound.CostBound`)
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
         """The same catalog object and the same scenario but for its target and objective."""
