@@ -36,10 +36,11 @@ class CostBound:
     """UB_K of a build (`limit_usd`), the cost lower bound of its points and the designs that set UB_K."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, archs: list[Architecture], k: int,
-                 distinct_by: str = "architecture", seed: tuple = ()):
+                 distinct_by: str = "architecture", seed: tuple = (), objective: str | None = None):
         """`seed`: (architecture, layout) of designs the caller knows meet this scenario's memory, target and margins
         (the next faster design: the solve's ranked designs that meet the lowered target); they are costed and
-        judged as every offered point is (`offer_design`) before the scan."""
+        judged as every offered point is (`offer_design`) before the scan. `objective` (default the scenario's):
+        "capex" for the budget cut (`budget_cut`)."""
         self.scenario, self.catalog, self.archs = scenario, catalog, archs
         self.k, self.by_platform = k, distinct_by == "platform"
         self.platforms = catalog.by_id("platforms")
@@ -48,7 +49,7 @@ class CostBound:
         for a in archs:
             self.of_perf.setdefault(a.perf, []).append(a)
             self.of_parts.setdefault((a.platform, a.nic, a.rails_per_node), []).append(a)
-        self.objective = scenario.objective
+        self.objective = objective or scenario.objective
         pue, usd_per_kwh = costing.pue_and_usd_per_kwh(scenario, facility_of(catalog))
         tco = self.objective in ("tco", "rent_or_buy")
         self.energy = (pue, scenario.tco.years, usd_per_kwh) if tco else None
@@ -142,19 +143,30 @@ class CostBound:
         """Every one of these lower bounds is over UB_K (then none of their points can be among the K best)."""
         return self.limit_usd < math.inf and min(lower_bounds, default=math.inf) > self.limit_usd
 
-    def cut_index(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None) -> int:
-        """The first index of a layout's points (ascending d) from which every point's LB is over UB_K (the suffix
-        minimum of the LBs is over it); len(domains) when there is none or UB_K is not known yet."""
+    def cut_index(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None,
+                  limit_usd: float | None = None) -> int:
+        """The first index of a layout's points (ascending d) from which every point's LB is over `limit_usd`
+        (default UB_K; the suffix minimum of the LBs is over it); len(domains) when there is none or the limit is
+        not known yet."""
+        limit = self.limit_usd if limit_usd is None else limit_usd
         n = len(domains)
-        if self.limit_usd == math.inf:
+        if limit == math.inf:
             return n
         cut, low = n, math.inf
         for j in range(n - 1, -1, -1):
             low = min(low, self.lower_bound_usd(perf, domains[j], spare_rule, g_used))
-            if low <= self.limit_usd:
+            if low <= limit:
                 break
             cut = j
         return cut
+
+    def budget_cut(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None) -> int:
+        """The first index from which every point's capex LB (owned parts netted, as the cap is judged) is over
+        `budget_usd` (beyond its 10⁻⁹ tolerance): no design of those points is within the budget (the ranking's caps
+        pre-check, `ranking._prune_points_over_caps`, drops them too). len(domains) without a budget."""
+        budget = self.scenario.constraints.budget_usd
+        n = len(domains)
+        return n if budget is None else self.cut_index(perf, domains, spare_rule, g_used, budget * (1 + 1e-9))
 
     # ------------------------------------------------------------------ the upper bound
 

@@ -40,7 +40,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     memo: an earlier build's `DesignSpace.memo`, reused when it is of the same scenario (but for the target and
     objective) and catalog (`scan.ScanMemo`: the points it evaluated and, at a lower target, where its scans start).
     top_k (with "dominated"; `distinct_by` as the ranking's): the space is ranked for only its K best designs at this
-    target, so the dominance scan also stops where every point's cost lower bound is over the K-th best design
+    target, so the scan also drops the points whose capex lower bound is over `budget_usd` (points and dominated;
+    counted under "caps"), and the dominance scan also stops where every point's cost lower bound is over the K-th best design
     found so far (`bound.CostBound`; `pruned["cost_bound"]` counts the points it cut); `seed`: (architecture, layout)
     of designs known to meet this scenario's memory, target and margins, offered to the bound before the scan.
     """
@@ -55,6 +56,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     archs = architectures(scenario, catalog)
     bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) if top_k and prune == "dominated" else None
     ctx = _Context(scenario, catalog, prune, memo, bound)
+    if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
+        ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
     if bound is not None:
         bound.costed, bound.costs = ctx.costed, ctx.memo.costs.setdefault(bound.objective, {})
         for arch, layout in bound.seed:

@@ -66,6 +66,7 @@ class _Context:
                  bound: CostBound | None = None):
         self.scenario, self.catalog, self.prune = scenario, catalog, prune
         self.bound = bound if prune == "dominated" else None  # the cost bound holds only for the dominance scan
+        self.budget: CostBound | None = None  # the budget cut of a build for a ranking (`build_design_space`)
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
         self.memo = memo if memo is not None and memo.serves(scenario, catalog) else ScanMemo(scenario, catalog)
@@ -286,18 +287,22 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     records where it stopped as its segment's start (no feasible point lies before it).
     """
     n = len(points.ds)
+    # from `over` on, no point is within the budget (`CostBound.budget_cut`): counted under "caps", never evaluated
+    over = n if ctx.budget is None else ctx.budget.budget_cut(perf, points.domains, ctx.spares, points.g_used)
+    if over < n:
+        ctx.pruned["caps"] += n - over
     if ctx.prune != "dominated":
-        closed = points.first_open(n)  # the points before it fail memory or T_comp + bubble
-        checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(n)]
-        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(n) if checked[j][0]]
+        closed = points.first_open(over)  # the points before it fail memory or T_comp + bubble
+        checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(over)]
+        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(over) if checked[j][0]]
         if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
             every = []
         ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
-        return every, [checked[j][1] for j in every], 0
+        return every, [checked[j][1] for j in every], n - over
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
     faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
     bound = ctx.bound
-    stop = n if bound is None else bound.cut_index(perf, points.domains, ctx.spares, points.g_used)
+    stop = min(over, n if bound is None else bound.cut_index(perf, points.domains, ctx.spares, points.g_used))
     cut = False
     keep: dict[int, float] = {}
     found_here: dict[int, int | None] = {}
@@ -323,13 +328,13 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
         first = min(keep)
         keep = {j: st for j, st in keep.items() if j >= first}
-    past = n - stop if cut else 0
+    past = over - stop if cut else 0  # cut by the cost bound (those from `over` on are over the budget)
     if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
-        ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep) - past
+        ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep) - past - (n - over)
     if bound is not None:
         ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + past
     js = sorted(keep)
-    return js, [keep[j] for j in js], past
+    return js, [keep[j] for j in js], past + n - over
 
 
 def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,

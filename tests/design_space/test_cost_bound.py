@@ -101,7 +101,8 @@ def test_a_tco_bound_is_set_by_tco(toy_catalog):
 
 def test_a_design_over_a_cap_does_not_set_the_bound(toy_catalog):
     """max_racks or a budget below cheap-box's $161,000: cheap-box's d = 32 is no design, so it cannot set UB_1;
-    with a $250,000 budget fast-box ($241,000) is the answer and slow-box's d = 32 ($321,000) is cut."""
+    with a $250,000 budget fast-box ($241,000) is the second design; the budget cut (capex LBs over $250,000:
+    slow-box from d = 32, fast-box from d = 16, cheap-box from d = 64) leaves the cost bound nothing to cut."""
     doc = toy(constraints=dict(budget_usd=150_000, platforms=["cheap-box", "fast-box"]))
     space = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True, top_k=1)
     assert space.bound.best == {} and space.bound.limit_usd == float("inf")
@@ -109,7 +110,7 @@ def test_a_design_over_a_cap_does_not_set_the_bound(toy_catalog):
     space = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True, top_k=2)
     assert [_summary(d) for d in solver.solve(doc, toy_catalog, top_k=2).designs] == [
         ("cheap-box", 32, 161_000.0), ("fast-box", 8, 241_000.0)]
-    assert space.pruned["cost_bound"] == 2
+    assert (space.pruned["caps"], space.pruned["cost_bound"]) == (2 + 3 + 1, 0)
 
 
 def test_distinct_by_platform_counts_platforms(toy_catalog):
@@ -242,3 +243,27 @@ def test_the_next_faster_design_seeded_by_the_ranked_designs_equals_the_unseeded
         assert found[0].tiers == 3 and all(d.tiers == 3 for d in result.designs)
     nf = frontier.next_faster(result, ls, default_catalog)
     assert nf["found"] and nf["design_id"] == frontier.design_id(found[0])
+
+
+def test_the_budget_cut_by_hand(toy_catalog):
+    """A $200,000 budget (K = 1): capex LBs of 30,000·d (fast-box), 10,000·d (slow-box) and 5,000·d (cheap-box) are
+    over it from d = 8, 32 and 64: 4 + 2 + 1 points are dropped unevaluated, counted under "caps" (a build that is
+    not for a ranking keeps them). The answer is cheap-box's d = 32, $161,000."""
+    doc = toy(constraints=dict(budget_usd=200_000))
+    bounded = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True, top_k=1)
+    plain = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True)
+    assert (bounded.pruned["caps"], plain.pruned["caps"]) == (7, 0)
+    assert [_summary(d) for d in solver.solve(doc, toy_catalog, top_k=1).designs] == [("cheap-box", 32, 161_000.0)]
+
+
+def test_fastest_within_a_budget_equals_the_enumeration(toy_catalog):
+    """`fastest` (prune level `points`, no cost bound) within $500,000: the points over the budget are dropped in
+    the design space, and the three fastest designs are the enumeration's."""
+    doc = toy(objective="fastest", target={"step_time_s": None}, constraints=dict(budget_usd=500_000))
+    sc = _scenario(doc)
+    space = build_design_space(sc, toy_catalog, "points", top_k=3)
+    assert space.pruned["caps"] > 0
+    result = solver.solve(doc, toy_catalog, top_k=3)
+    expected = best_distinct(sorted(enumerated_designs(sc, toy_catalog), key=Design.sort_key), 3)
+    assert [_summary(d) for d in result.designs] == [_summary(d) for d in expected]
+    assert [d.perf.step_time_s for d in result.designs] == pytest.approx([d.perf.step_time_s for d in expected])
