@@ -80,8 +80,8 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     if not space.shapes:
         if not space.complete:
             raise _out_of_time(time_limit_s, "design space")
-        return SolveResult(sc.name, "infeasible", [], 0.0, None, _explain(space, deadline), timings, stats, solver_info,
-                           stack=sc.workload.stack)
+        return SolveResult(sc.name, "infeasible", [], 0.0, None, _explain(space, deadline, prune, distinct_by), timings,
+                           stats, solver_info, stack=sc.workload.stack)
     search = k_best(space, k, distinct_by, deadline, progress)
     timings.update(search.timings)
     for key in ("model_variables", "model_constraints", "architectures_pruned_by_bounds"):
@@ -90,8 +90,8 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     if not search.designs:
         first = search.outcomes[0] if search.outcomes else None
         if search.complete and first is not None and first.status == "infeasible":
-            return SolveResult(sc.name, "infeasible", [], solve_time_s, None, _explain(space, deadline), timings, stats,
-                               solver_info, stack=sc.workload.stack)
+            return SolveResult(sc.name, "infeasible", [], solve_time_s, None, _explain(space, deadline, prune, distinct_by),
+                               timings, stats, solver_info, stack=sc.workload.stack)
         if search.stopped_in is not None:
             raise _out_of_time(time_limit_s, search.stopped_in)
         assert first is not None  # a complete search ran at least one solve
@@ -122,9 +122,14 @@ def _out_of_time(time_limit_s: float | None, stage: str) -> SolverFailure:
                          f"{stage}); allow more time")
 
 
-def _explain(space, deadline: Deadline) -> str:
+def _explain(space, deadline: Deadline, prune: str, distinct_by: str) -> str:
+    """Why no design exists, read off the design space built without the ranking's cuts (the budget cut drops the
+    points over the budget unevaluated, which the explanation names: what the target needs, what the caps buy)."""
     from .diagnose import explain_infeasible  # lazy: Pyomo is only needed to solve
 
+    if space.complete and not deadline.expired():
+        space = build_design_space(space.scenario, space.catalog, prune, one_layout_per_cost=(distinct_by != "layout"),
+                                   deadline=deadline)
     return explain_infeasible(space, deadline)
 
 
