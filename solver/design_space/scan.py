@@ -160,7 +160,8 @@ class _Points:
         return self._memory[j]
 
     def first_open(self, hi: int) -> int:
-        """The first index below `hi` that is `open` (`hi` when none is), by bisection: memory and T_comp + bubble
+        """The first index that is `open`, searched below `hi` (an index ≥ `hi` when none below it is: `hi`, or
+        where an earlier, wider search found none before), by bisection: memory and T_comp + bubble
         never grow with d (docs/model.md "Monotone in d": the optimizer shard and the in-flight microbatches
         shrink, m·τ shrinks, the bubble's (p − 1)/v microbatch computes do not depend on d), so the open points
         are a suffix of the ascending d values (tests/design_space/test_monotone_in_d.py checks it on every layout

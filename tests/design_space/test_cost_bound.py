@@ -20,20 +20,9 @@ from solver.optimize.data import model_data, points
 from solver.optimize.frontier import lowered_target
 from solver.optimize.ranking import admissible_design, best_distinct, k_best
 from solver.results import Design
+from tests.optimize.test_optimizer import toy  # the toy scenario whose arithmetic test_optimizer works by hand
 
 ROOT = Path(__file__).resolve().parents[2]
-TOY_MODEL = dict(layers=1, hidden_size=256, ffn_hidden_size=256, ffn_type="gelu", attention_heads=1,
-                 vocab_size=2048, seq_len=256)
-
-
-def toy(**changes) -> dict:
-    doc = dict(name="toy", workload=dict(model=TOY_MODEL, global_batch_size=64, activation_recompute="none",
-                                         grad_reduce_dtype="bf16"),
-               target=dict(step_time_s=0.004), overlap=dict(tp=1, cp=1, pp=1, dp=1),
-               parallelism=dict(tp=1, cp=1, pp=1, vp=1, microbatch_size=1))
-    for key, value in changes.items():
-        doc[key] = {**doc[key], **value} if isinstance(value, dict) and key in doc else value
-    return doc
 
 
 def _scenario(doc: dict):
