@@ -103,6 +103,20 @@ def _catalog_args(catalogs: list[str] | None) -> list[str]:
     return [a for c in (catalogs or []) for a in ("--catalog", str(c))]
 
 
+def _timed_runs(row: dict, label: str, cmd: list[str], runs: int, timeout_s: float) -> tuple[float | None, float | None]:
+    """Run a command `runs` times (`_run_timed`); (median wall s, largest peak RSS MB). The first failure is
+    recorded in row["errors"] as "<label>: <error>" and ends the runs."""
+    times, peaks = [], []
+    for _ in range(runs):
+        wall_s, peak_mb, err = _run_timed(cmd, timeout_s)
+        if err:
+            row["errors"].append(f"{label}: {err}")
+            break
+        times.append(wall_s)
+        peaks.append(peak_mb)
+    return _median(times), max([p for p in peaks if p is not None], default=None)
+
+
 def _median(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -146,18 +160,10 @@ def measure_case(case: dict, runs: int, enum_timeout_s: float, tmp: Path) -> dic
     row["k10_process_s"] = _median([s["process_wall_s"] for s in k10])
     row["k10_solve_s"] = _median([s["solve_s"] for s in k10])
 
-    cli = []
-    for _ in range(runs):
-        wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "solve", str(path), *cats, "--json",
-                                                  str(tmp / f"{case['name']}.json"), "--xlsx",
-                                                  str(tmp / f"{case['name']}.xlsx")), 600)
-        if err:
-            row["errors"].append(f"cli: {err}")
-            break
-        cli.append(wall_s)
-        peaks.append(peak_mb)
-    row["cli_e2e_s"] = _median(cli)
-    row["peak_rss_mb"] = max([p for p in peaks if p is not None], default=None)
+    row["cli_e2e_s"], peak_mb = _timed_runs(row, "cli", _python("-m", "solver", "solve", str(path), *cats, "--json",
+                                                             str(tmp / f"{case['name']}.json"), "--xlsx",
+                                                             str(tmp / f"{case['name']}.xlsx")), runs, 600)
+    row["peak_rss_mb"] = max([p for p in [*peaks, peak_mb] if p is not None], default=None)
 
     _measure_enumeration(row, case, path, cats, enum_timeout_s, k10)
     return row
@@ -192,19 +198,11 @@ def measure_sweep(tmp: Path, path: Path, points: int, runs: int = 1, timeout_s: 
     name = path.stem
     row = {"scenario": f"{name} ({points} pts, --jobs 2)", "series": "sweep", "path": str(path), "points": points,
            "errors": []}
-    times, peaks = [], []
-    for _ in range(runs):
-        wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "sweep", str(path), "--jobs", "2",
-                                                  "--json", str(tmp / f"{name}.json"), "--xlsx", str(tmp / f"{name}.xlsx"),
-                                                  "--plot", str(tmp / f"{name}.png")), timeout_s)
-        if err:
-            row["errors"].append(f"sweep: {err}")
-            row["sweep_note"] = err
-            break
-        times.append(wall_s)
-        peaks.append(peak_mb)
-    row["sweep_s"] = _median(times)
-    row["peak_rss_mb"] = max([p for p in peaks if p is not None], default=None)
+    row["sweep_s"], row["peak_rss_mb"] = _timed_runs(row, "sweep", _python(
+        "-m", "solver", "sweep", str(path), "--jobs", "2", "--json", str(tmp / f"{name}.json"),
+        "--xlsx", str(tmp / f"{name}.xlsx"), "--plot", str(tmp / f"{name}.png")), runs, timeout_s)
+    if row["errors"]:
+        row["sweep_note"] = row["errors"][-1].removeprefix("sweep: ")
     return row
 
 
@@ -212,18 +210,9 @@ def measure_plan(tmp: Path, runs: int, path: Path = PLAN_SCENARIO, timeout_s: fl
     """`fabricplan plan` end to end with its comparison solves, JSON + workbook + plot (as the command
     writes by default); median of `runs`."""
     row = {"scenario": f"{path.stem} (plan)", "series": "plan", "path": str(path), "errors": []}
-    times, peaks = [], []
-    for _ in range(runs):
-        wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "plan", str(path), "--json", str(tmp / "plan.json"),
-                                                  "--xlsx", str(tmp / "plan.xlsx"), "--plot", str(tmp / "plan.png")),
-                                          timeout_s)
-        if err:
-            row["errors"].append(f"plan: {err}")
-            break
-        times.append(wall_s)
-        peaks.append(peak_mb)
-    row["cli_e2e_s"] = _median(times)
-    row["peak_rss_mb"] = max([p for p in peaks if p is not None], default=None)
+    row["cli_e2e_s"], row["peak_rss_mb"] = _timed_runs(row, "plan", _python(
+        "-m", "solver", "plan", str(path), "--json", str(tmp / "plan.json"), "--xlsx", str(tmp / "plan.xlsx"),
+        "--plot", str(tmp / "plan.png")), runs, timeout_s)
     return row
 
 
@@ -250,15 +239,7 @@ def measure_commands(tmp: Path, quick: bool, runs: int, only: str | None) -> lis
 def measure_help(runs: int) -> dict:
     """`fabricplan --help` (python -m solver --help) wall time, median of `runs`."""
     row = {"scenario": "--help", "series": "help", "errors": []}
-    times = []
-    for _ in range(max(3, runs)):
-        wall_s, peak_mb, err = _run_timed(_python("-m", "solver", "--help"), 60)
-        if err:
-            row["errors"].append(f"help: {err}")
-            break
-        times.append(wall_s)
-        row["peak_rss_mb"] = peak_mb
-    row["help_s"] = _median(times)
+    row["help_s"], row["peak_rss_mb"] = _timed_runs(row, "help", _python("-m", "solver", "--help"), max(3, runs), 60)
     return row
 
 

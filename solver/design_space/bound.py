@@ -200,9 +200,7 @@ class CostBound:
         if a not in self._tiers:
             self._tiers[a] = allowed_tiers(a, self.archs, sc)
         if cost.fabric.tiers not in self._tiers[a] or costing.caps_exceeded(cost, sc.constraints):
-            return False
-        if sc.pin.nodes is not None and cost.job_nodes != sc.pin.nodes:
-            return False
+            return False  # (a pinned node count is never checked here: it builds without the dominance scan)
         return not dominated_by_fat_tree(sc, self.catalog, a, dom, self.archs, costed, g_used)
 
     def _update(self) -> None:

@@ -284,8 +284,8 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     smallest feasible d above each tier boundary, found by scanning d upward and
     stopping at the first feasible point of each segment — the points it skips are never kept at this level.
     A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
-    segment proves none exists on this one either, so the scan starts there. A scan the cost bound stops
-    records where it stopped as its segment's start (no feasible point lies before it).
+    segment proves none exists on this one either, so the scan starts there. A scan the cost bound or the budget
+    stops records where it stopped as a lower bound on its segment's first feasible index (none lies before it).
     """
     n = len(points.ds)
     # from `over` on, no point is within the budget (`CostBound.budget_cut`): counted under "caps", never evaluated
