@@ -225,8 +225,10 @@ def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: lis
     """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
     with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
     the leanest."""
-    layout = lay.layout(dp=ds[-1], gpus_per_domain_used=g_used)
-    lean = memory_per_gpu_gb(ctx.wl, layout, ctx.params)
+    shared = ctx.layout_memo(lay, g_used)
+    lean = shared.memory.get(ds[-1])
+    if lean is None:
+        lean = shared.memory[ds[-1]] = memory_per_gpu_gb(ctx.wl, shared.layout(ds[-1]), ctx.params)
     if lean < ctx.best["leanest"][0]:
         ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
     if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):

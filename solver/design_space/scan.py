@@ -84,6 +84,8 @@ class _Context:
         self.spares = spare_rule(scenario, catalog)
         self._domains: dict[tuple, list[int]] = {}
         self._nodes: dict[tuple, int] = {}
+        self._by_layout: dict[tuple, _LayoutMemo] = {}
+        self._compute_ids: dict[tuple, int] = {}
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
 
@@ -91,8 +93,23 @@ class _Context:
         """The NVLink domains of each d (`Layout.domains`), once per (layout, G_u) of a build."""
         key = (lay, g_used)
         if key not in self._domains:
-            self._domains[key] = [lay.layout(dp=d, gpus_per_domain_used=g_used).domains for d in ds]
+            shared = self.layout_memo(lay, g_used)
+            self._domains[key] = [shared.layout(d).domains for d in ds]
         return self._domains[key]
+
+    def layout_memo(self, lay: LayoutShape, g_used: int) -> _LayoutMemo:
+        """What every platform and fabric structure of a build shares for one (layout, G_u)."""
+        key = (lay, g_used)
+        memo = self._by_layout.get(key)
+        if memo is None:
+            memo = self._by_layout[key] = _LayoutMemo(lay, g_used)
+        return memo
+
+    def compute_id(self, hw: Hardware) -> int:
+        """A small number for what T_comp + bubble read of `hw` (`perf.step.compute_and_bubble_s`: the compute
+        model, the flat efficiency and peak, HBM bandwidth, the expert efficiency), equal for equal readings."""
+        key = (hw.gpu_id, hw.peak_tflops, hw.compute_efficiency, hw.compute, hw.hbm_tbyte_s, hw.expert_efficiency)
+        return self._compute_ids.setdefault(key, len(self._compute_ids))
 
     def nodes_of(self, plat, domains: int, g_used: int) -> int:
         """`costing.total_nodes` (spares included), once per (platform, domains, G_u) of a build."""
@@ -112,17 +129,34 @@ class _Context:
         return points
 
 
+class _LayoutMemo:
+    """One (layout, G_u)'s layouts, memory per GPU and T_comp + bubble by d, made on first use and shared by every
+    platform and fabric structure of a build (none of them depends on the NIC, the fabric or the platform's
+    price; T_comp + bubble is kept per compute reading, `_Context.compute_id`)."""
+
+    __slots__ = ("lay", "g_used", "layouts", "memory", "compute")
+
+    def __init__(self, lay: LayoutShape, g_used: int):
+        self.lay, self.g_used = lay, g_used
+        self.layouts: dict[int, Layout] = {}
+        self.memory: dict[int, float] = {}
+        self.compute: dict[tuple[int, int], float] = {}
+
+    def layout(self, d: int) -> Layout:
+        made = self.layouts.get(d)
+        if made is None:
+            made = self.layouts[d] = self.lay.layout(dp=d, gpus_per_domain_used=self.g_used)
+        return made
+
+
 class _LazyLayouts:
     """The layouts of a `_Points`' d values, made on first use (a scan the cost bound stops never needs most)."""
 
-    def __init__(self, lay: LayoutShape, g_used: int, ds: list[int]):
-        self.lay, self.g_used, self.ds = lay, g_used, ds
-        self._made: dict[int, Layout] = {}
+    def __init__(self, memo: _LayoutMemo, ds: list[int]):
+        self.memo, self.ds = memo, ds
 
     def __getitem__(self, j: int) -> Layout:
-        if j not in self._made:
-            self._made[j] = self.lay.layout(dp=self.ds[j], gpus_per_domain_used=self.g_used)
-        return self._made[j]
+        return self.memo.layout(self.ds[j])
 
     def __len__(self) -> int:
         return len(self.ds)
@@ -137,13 +171,13 @@ class _Points:
 
     def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
         self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
-        self.layouts = _LazyLayouts(lay, g_used, ds)
+        self.shared = ctx.layout_memo(lay, g_used)
+        self.layouts = _LazyLayouts(self.shared, ds)
+        self.compute_id = ctx.compute_id(hw)
         self.domains = ctx.domains_of(lay, g_used, ds)
         self.nodes = [ctx.nodes_of(plat, dom, g_used) for dom in self.domains]  # non-decreasing in d
         self.gpus_per_node = plat.gpus_per_node
         self._perf: dict[int, Performance] = {}
-        self._compute_and_bubble: dict[int, float] = {}
-        self._memory: dict[int, float] = {}
         self._closed_below = 0  # `first_open`'s bisection: no index below this one is open
         self._open_from = len(ds)  # and this one is (len(ds): none known)
         self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
@@ -155,9 +189,11 @@ class _Points:
         return self._perf[j]
 
     def memory_gb(self, j: int) -> float:
-        if j not in self._memory:
-            self._memory[j] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
-        return self._memory[j]
+        d, memory = self.ds[j], self.shared.memory
+        gb = memory.get(d)
+        if gb is None:
+            gb = memory[d] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
+        return gb
 
     def first_open(self, hi: int) -> int:
         """The first index that is `open`, searched below `hi` (an index ≥ `hi` when none below it is: `hi`, or
@@ -181,9 +217,11 @@ class _Points:
         any NIC: exposure and capacity are ≥ 0) meets the target."""
         if self.memory_gb(j) > self.hw.hbm_usable_gb * (1 + 1e-9):
             return False
-        if j not in self._compute_and_bubble:
-            self._compute_and_bubble[j] = compute_and_bubble_s(self.ctx.wl, self.layouts[j], self.hw, self.ctx.params)
-        return self._compute_and_bubble[j] <= self.ctx.target * (1 + 1e-9)
+        key, compute = (self.compute_id, self.ds[j]), self.shared.compute
+        seconds = compute.get(key)
+        if seconds is None:
+            seconds = compute[key] = compute_and_bubble_s(self.ctx.wl, self.layouts[j], self.hw, self.ctx.params)
+        return seconds <= self.ctx.target * (1 + 1e-9)
 
 
 def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
