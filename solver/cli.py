@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from .cli_common import (
@@ -292,6 +293,7 @@ def cmd_solve(args, out, err) -> int:
     from .files import check_writable, output_set
     from .optimize.frontier import MAX_POINTS, add_to_result
     from .reports.frontier import print_frontier, print_next_faster, write_frontier_plot
+    from .reports.plot_process import plot_alongside, plot_process
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
@@ -307,37 +309,38 @@ def cmd_solve(args, out, err) -> int:
     plot_path = _frontier_plot_path(args, ls.scenario.name)
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
-    with err.status("solving…") as status:
-        result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
-                           progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
-        status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
-        add_to_result(result, ls, cat, args.frontier, args.time_limit,
-                      progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
-    from .optimize.budget import budget_note
+    # the workbook's process (forked now, before any thread starts) imports openpyxl while this one solves
+    with plot_process("workbook", xlsx_path is not None) as book_writer:
+        with err.status("solving…") as status:
+            result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
+                               progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
+            status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
+            add_to_result(result, ls, cat, args.frontier, args.time_limit,
+                          progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
+        from .optimize.budget import budget_note
 
-    note = budget_note(ls.scenario, cat, result)
-    result.notes += [note] if note else []
-    result.input_warnings = _input_warnings(ls)
-    print_solve(result, out, wide=getattr(args, "wide", False))
-    print_next_faster(result, out)
-    if result.frontier is not None:
-        print_frontier(result.frontier, result.scenario, out, wide=getattr(args, "wide", False))
-    with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-        if plot_path is not None and result.frontier is not None and result.frontier["points"]:
-            write_frontier_plot(result.frontier, result.scenario, plot_path)
-        _write_json(result.to_dict(), json_path)
-        if xlsx_path is not None and result.designs:
-            from .reports.excel import write_workbook
+        note = budget_note(ls.scenario, cat, result)
+        result.notes += [note] if note else []
+        result.input_warnings = _input_warnings(ls)
+        book = xlsx_path if result.designs else None
+        with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
+            # the workbook is written by its process while this one prints and writes the JSON (or here, after)
+            with plot_alongside(book_writer, "workbook", (replace(result, space_memo=None), ls, cat), book):
+                print_solve(result, out, wide=getattr(args, "wide", False))
+                print_next_faster(result, out)
+                if result.frontier is not None:
+                    print_frontier(result.frontier, result.scenario, out, wide=getattr(args, "wide", False))
+                if plot_path is not None and result.frontier is not None and result.frontier["points"]:
+                    write_frontier_plot(result.frontier, result.scenario, plot_path)
+                _write_json(result.to_dict(), json_path)
+            if book is None:
+                outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+            if bom_path is not None and result.designs:
+                from .reports.bom_csv import write_bom_csv
 
-            write_workbook(result, ls, cat, xlsx_path)
-        else:
-            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
-        if bom_path is not None and result.designs:
-            from .reports.bom_csv import write_bom_csv
-
-            write_bom_csv(result.designs[0], bom_path)
-        elif bom_path is not None:
-            outputs.remove_on_commit(bom_path)
+                write_bom_csv(result.designs[0], bom_path)
+            elif bom_path is not None:
+                outputs.remove_on_commit(bom_path)
     _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
@@ -349,6 +352,7 @@ def cmd_evaluate(args, out, err) -> int:
     """Evaluate the pinned design; decisions the pin block leaves open are optimised (SPEC §8.1)."""
     from . import api
     from .files import output_set
+    from .reports.plot_process import plot_alongside, plot_process
     from .reports.terminal import print_design, print_solve
     from .results import SCHEMA, SolveResult
 
@@ -356,33 +360,31 @@ def cmd_evaluate(args, out, err) -> int:
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
-    result = api.evaluate_pins(ls, cat)
-    if not result.designs:
-        print_solve(result, out, wide=getattr(args, "wide", False))
-        with output_set() as outputs:
-            _write_json(result.to_dict(), json_path)
-            outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
-        _say_written(outputs, out)
-        return EXIT_INFEASIBLE
-    design = result.designs[0]
-    if result.explanation:
-        out.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
-    print_design(design, out, wide=getattr(args, "wide", False))
-    status = "infeasible" if result.status == "infeasible" or not (design.meets_target and design.perf.fits_memory) \
-        else "feasible"
-    data = {"schema": SCHEMA, "scenario": ls.scenario.name, "stack": result.stack, "status": status,
-            "solve_time_s": result.solve_time_s,
-            "pinned": result.stats.get("pinned", []), "designs": [design.to_dict()]}
-    if result.explanation:
-        data["explanation"] = result.explanation
-    with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
-        _write_json(data, json_path)
-        if xlsx_path is not None:
-            from .reports.excel import write_workbook
-
-            book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
-                               result.timings_s, result.stats, result.solver, stack=ls.scenario.workload.stack)
-            write_workbook(book, ls, cat, xlsx_path)
+    with plot_process("workbook", xlsx_path is not None) as book_writer:  # imports openpyxl while this one evaluates
+        result = api.evaluate_pins(ls, cat)
+        if not result.designs:
+            print_solve(result, out, wide=getattr(args, "wide", False))
+            with output_set() as outputs:
+                _write_json(result.to_dict(), json_path)
+                outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
+            _say_written(outputs, out)
+            return EXIT_INFEASIBLE
+        design = result.designs[0]
+        status = "infeasible" if result.status == "infeasible" or not (design.meets_target and design.perf.fits_memory) \
+            else "feasible"
+        data = {"schema": SCHEMA, "scenario": ls.scenario.name, "stack": result.stack, "status": status,
+                "solve_time_s": result.solve_time_s,
+                "pinned": result.stats.get("pinned", []), "designs": [design.to_dict()]}
+        if result.explanation:
+            data["explanation"] = result.explanation
+        book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
+                           result.timings_s, result.stats, result.solver, stack=ls.scenario.workload.stack)
+        with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
+            with plot_alongside(book_writer, "workbook", (book, ls, cat), xlsx_path):  # written while this one prints
+                if result.explanation:
+                    out.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
+                print_design(design, out, wide=getattr(args, "wide", False))
+                _write_json(data, json_path)
     _say_written(outputs, out)
     return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE
 

@@ -18,7 +18,7 @@ from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound
 from .dominance import dominated_by_fat_tree
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
-from .scan import ScanMemo, _Context, _shape
+from .scan import ScanMemo, _Context, _shape, add_conditions
 
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
@@ -56,6 +56,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     archs = architectures(scenario, catalog)
     bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) if top_k and prune == "dominated" else None
     ctx = _Context(scenario, catalog, prune, memo, bound)
+    ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
     if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
         ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
     if bound is not None:
@@ -79,6 +80,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         before = sum(len(s.d_values) for s in shapes)
         shapes = _one_point_per_cost(shapes)
         pruned["equal_cost"] = before - sum(len(s.d_values) for s in shapes)
+    if ctx.defer_conditions:
+        add_conditions(ctx, shapes)
     kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,

@@ -85,6 +85,10 @@ class _Context:
         self._domains: dict[tuple, list[int]] = {}
         self._nodes: dict[tuple, int] = {}
         self._by_layout: dict[tuple, _LayoutMemo] = {}
+        # shapes whose condition rows wait for the build's last pruning (`defer_conditions`): id → (hw of the
+        # evaluation, hw of the class); `add_conditions` makes them for the shapes that are left
+        self.defer_conditions = False
+        self.pending: dict[int, tuple[Hardware, Hardware]] = {}
         self._compute_ids: dict[tuple, int] = {}
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
@@ -386,7 +390,7 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
         return None
     kept_ds = [ds[j] for j in keep]
     perfs = [points.perf(j) for j in keep]
-    conditions = _conditions(ctx, kept_ds, perfs, hw)
+    conditions = [] if ctx.defer_conditions else _conditions(ctx, kept_ds, perfs, hw)
     mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
     steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
@@ -395,6 +399,20 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     shape = Shape(key=key, perf=perf, layout_shape=lay, gpus_per_domain_used=g_used, d_values=kept_ds,
                   domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
                   step_time_s=steps)
+    if ctx.defer_conditions:
+        ctx.pending[id(shape)] = (points.hw, hw)
     if ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
         ctx.bound.offer(perf, [points.layouts[j] for j in keep], ctx.spares, ctx.costed)
     return shape
+
+
+def add_conditions(ctx: _Context, shapes: list[Shape]) -> None:
+    """The condition rows of shapes made with `defer_conditions` (most of a large build's shapes are dropped by
+    `_one_point_per_cost`; only those left need their rows): their kept points evaluated again, as the scan did
+    (`performance` on the evaluation's hardware, `_conditions` re-timed on the class's)."""
+    for shape in shapes:
+        evaluated_on, hw = ctx.pending.pop(id(shape))
+        memo = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
+        perfs = [performance(ctx.wl, memo.layout(d), evaluated_on, ctx.overlap) for d in shape.d_values]
+        shape.conditions = _conditions(ctx, shape.d_values, perfs, hw)
+    ctx.pending.clear()

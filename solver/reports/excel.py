@@ -161,6 +161,7 @@ from .xlsx import (  # noqa: F401 - re-exported
     text_categories,
     top,
     wrap,
+    write_file,
 )
 
 
@@ -196,3 +197,11 @@ def write_workbook(result, scenario: LoadedScenario, catalog: Catalog, path) -> 
     An existing file is replaced only when the whole write succeeded; the temp file never survives.
     """
     return save_workbook(build_workbook(result, scenario, catalog), path)
+
+
+def write_workbook_file(inputs: tuple, file: Path, run_id: str | None) -> None:
+    """The workbook of `write_workbook` for `inputs` = (result, loaded scenario, catalog), written to `file` as it
+    is, with `run_id` (what the process of `reports/plot_process.py` writes into the caller's temporary file; the
+    caller renames it into place)."""
+    result, scenario, catalog = inputs
+    write_file(build_workbook(result, scenario, catalog), file, run_id)

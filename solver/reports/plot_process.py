@@ -1,16 +1,21 @@
-"""The sweep's and the plan's PNG drawn in a second process (issue 26).
+"""A file written by a second process while the command works (issue 26): the sweep's and the plan's PNG, and
+the solve's workbook.
 
 `fabricplan plan` runs on one core; importing matplotlib (about 0.5 s of CPU) and drawing (0.2–1 s)
 used to come after the solve, on the same core. `PlotProcess` starts a process when the command
 has checked its inputs: it imports matplotlib while this process solves, then draws into the
 temporary file of this process's atomic write while this process writes the JSON and the workbook.
-What is written is unchanged: the same drawing function (`plot.draw_plot`, `plan_plot.draw_plan_plot`)
-with the output set's run id; the file is renamed into place by this process's `atomic_path`, so
-the JSON, workbook and plot are still replaced together or not at all.
+`fabricplan solve` likewise has its workbook written by a process forked once the inputs are loaded: it imports
+openpyxl (0.1–0.2 s) while this process solves, then builds and saves the workbook (0.15–0.3 s) while this process
+prints the table and writes the JSON. It is sent the result (without the scan memo, which no report reads), the
+loaded scenario as the solve left it (with its stack resolved) and the catalog.
+What is written is unchanged: the same function (`plot.draw_plot`, `plan_plot.draw_plan_plot`,
+`excel.write_workbook_file`) with the output set's run id; the file is renamed into place by this process's
+`atomic_path`, so the JSON, workbook and plot are still replaced together or not at all.
 
-If matplotlib is already loaded here, or the process cannot be started or dies, the plot is drawn here
-as before. An error in the drawing
-(a full disk) is raised here. On any exception while the plot is pending (Ctrl-C, a failed JSON
+If the module the process would import (matplotlib, openpyxl) is already loaded here, or the process cannot be
+started or dies, the file is written here as before. An error in the writing
+(a full disk) is raised here. On any exception while the file is pending (Ctrl-C, a failed JSON
 write) the process is stopped before the temporary file is removed. The process ignores Ctrl-C
 (this process handles it); it is ended when the command is done, and ends by itself at end of file on
 its pipe when this process is killed.
@@ -19,30 +24,44 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import pickle
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..files import atomic_path, current_run_id
 
-DRAWERS = {"sweep": ("solver.reports.plot", "draw_plot"), "plan": ("solver.reports.plan_plot", "draw_plan_plot")}
+# kind → (module, function writing `(report, file, run_id)`, the library the process imports early)
+DRAWERS = {"sweep": ("solver.reports.plot", "draw_plot", "matplotlib"),
+           "plan": ("solver.reports.plan_plot", "draw_plan_plot", "matplotlib"),
+           "workbook": ("solver.reports.excel", "write_workbook_file", "openpyxl")}
+# how the process starts: the workbook's is forked (it inherits the loaded inputs and every module this process has
+# imported, so it is ready in the time openpyxl takes to import); the plots' are fresh interpreters (a sweep's
+# workers and Dask may be running threads by the time they are needed)
+START_METHOD = {"sweep": "spawn", "plan": "spawn", "workbook": "fork"}
 STOP_WAIT_S = 5.0
 
 
 def _drawer(kind: str):
-    module, name = DRAWERS[kind]
+    module, name, _ = DRAWERS[kind]
     return getattr(importlib.import_module(module), name)
 
 
-def _serve(conn, kind: str) -> None:
-    """The plot process: import the drawing code and matplotlib, then draw each request; end at end of file."""
+def _serve(conn, kind: str, parent_end=None) -> None:
+    """The process: import the writing code and its library, then write each request; end at end of file.
+    A forked process is given the parent's end of the pipe too, and closes it: it would otherwise hold it open and
+    never see the end of file when the parent dies (`kill -9`)."""
+    if parent_end is not None:
+        parent_end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     draw = _drawer(kind)
-    import matplotlib
+    if DRAWERS[kind][2] == "matplotlib":
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: F401 - imported now, while the parent solves
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401 - imported now, while the parent solves
 
     while True:
         try:
@@ -61,7 +80,8 @@ def _serve(conn, kind: str) -> None:
 
 
 class PlotProcess:
-    """A running plot process of one kind ("sweep" or "plan"); `start` returns None if none can be started."""
+    """A running process of one kind ("sweep" or "plan": the PNG of a report; "workbook": the solve's workbook of
+    a (result, loaded scenario, catalog)); `start` returns None if none can be started."""
 
     def __init__(self, kind: str, process, conn):
         self.kind, self._process, self._conn = kind, process, conn
@@ -70,21 +90,29 @@ class PlotProcess:
     def start(cls, kind: str) -> PlotProcess | None:
         import multiprocessing
 
-        ctx = multiprocessing.get_context("spawn")
+        ctx: Any
+        try:
+            ctx = multiprocessing.get_context(START_METHOD[kind])
+        except ValueError:  # no fork on this platform
+            return None
+        sys.stdout.flush()  # a forked process must not write this process's buffered output again
+        sys.stderr.flush()
         try:
             conn, child = ctx.Pipe()
-            process = ctx.Process(target=_serve, args=(child, kind), name=f"fabricplan-{kind}-plot", daemon=True)
+            forked = START_METHOD[kind] == "fork"
+            process = ctx.Process(target=_serve, args=(child, kind, conn if forked else None),
+                                  name=f"fabricplan-{kind}-plot", daemon=True)
             process.start()
         except (OSError, ValueError, RuntimeError):
             return None
         child.close()
         return cls(kind, process, conn)
 
-    def send(self, report: dict, file: Path, run_id: str | None) -> bool:
-        """Ask for the plot; False if the process is gone (the caller draws it)."""
+    def send(self, report, file: Path, run_id: str | None) -> bool:
+        """Ask for the file; False if the process is gone or the report does not pickle (the caller writes it)."""
         try:
             self._conn.send((report, str(file), run_id))
-        except (OSError, ValueError):
+        except (OSError, ValueError, TypeError, AttributeError, pickle.PicklingError):
             return False
         return True
 
@@ -108,18 +136,18 @@ class PlotProcess:
         self._process.join(STOP_WAIT_S)
 
 
-def worth_a_process() -> bool:
-    """A process pays for itself when this one would have to import matplotlib (a fresh command); once
-    matplotlib is loaded here (a long-lived caller, the test suite), drawing here costs less than a new
-    interpreter importing it again."""
-    return "matplotlib" not in sys.modules
+def worth_a_process(kind: str = "sweep") -> bool:
+    """A process pays for itself when this one would have to import the library (matplotlib, openpyxl: a fresh
+    command); once it is loaded here (a long-lived caller, the test suite), writing here costs less than a
+    second process importing it again."""
+    return DRAWERS[kind][2] not in sys.modules
 
 
 @contextlib.contextmanager
 def plot_process(kind: str, wanted: bool) -> Iterator[PlotProcess | None]:
-    """A plot process for the command's lifetime (None when no plot is wanted, matplotlib is already loaded
+    """A process for the command's lifetime (None when no file is wanted, the library is already loaded
     here, or no process can be started)."""
-    proc = PlotProcess.start(kind) if wanted and worth_a_process() else None
+    proc = PlotProcess.start(kind) if wanted and worth_a_process(kind) else None
     try:
         yield proc
     finally:
@@ -128,9 +156,9 @@ def plot_process(kind: str, wanted: bool) -> Iterator[PlotProcess | None]:
 
 
 @contextlib.contextmanager
-def plot_alongside(proc: PlotProcess | None, kind: str, report: dict, path: str | Path | None) -> Iterator[None]:
-    """Write the plot of `report` to `path` (atomically, in the enclosing output set) while the block runs:
-    drawn by `proc` if there is one, else here after the block. No `path`: nothing is drawn."""
+def plot_alongside(proc: PlotProcess | None, kind: str, report, path: str | Path | None) -> Iterator[None]:
+    """Write the file of `report` to `path` (atomically, in the enclosing output set) while the block runs:
+    written by `proc` if there is one, else here after the block. No `path`: nothing is written."""
     if path is None:
         yield
         return

@@ -269,13 +269,19 @@ def col_letter(col: int) -> str:
 
 def save_workbook(wb: Workbook, path: str | Path) -> Path:
     """Write `wb` to `path` atomically (temp file + rename) with every formula's cached value."""
-    cache = cached_values(wb)
-    wb.properties.identifier = current_run_id()  # the output set's run id (commit.py)
     with atomic_path(path) as tmp:
-        wb.save(tmp)
-        if cache:
-            _store_cached_values(tmp, cache)
+        write_file(wb, tmp, current_run_id())  # the output set's run id (commit.py)
     return Path(path)
+
+
+def write_file(wb: Workbook, file: Path, run_id: str | None) -> None:
+    """Write `wb` to `file` as it is (the temporary file of an atomic write) with every formula's cached value and
+    `run_id` as the workbook's identifier."""
+    cache = cached_values(wb)
+    wb.properties.identifier = run_id
+    wb.save(file)
+    if cache:
+        _store_cached_values(file, cache)
 
 
 _NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",

@@ -32,7 +32,7 @@ SWEEP_REPORT = {
 @pytest.fixture(autouse=True)
 def _fresh_command(monkeypatch):
     """As in a fresh `fabricplan` process: matplotlib not loaded yet, so the plot process is worth starting."""
-    monkeypatch.setattr(plot_process_module, "worth_a_process", lambda: True)
+    monkeypatch.setattr(plot_process_module, "worth_a_process", lambda kind="sweep": True)
 
 
 def test_no_plot_process_once_matplotlib_is_loaded_here(monkeypatch):
@@ -122,3 +122,77 @@ def test_the_plan_plot_process_draws_the_plan_plot(tmp_path):
             pass
     draw_plan_plot(report, tmp_path / "here.png", None)
     assert _png(tmp_path / "there.png") == _png(tmp_path / "here.png")
+
+
+# ----------------------------------------------------------------------------------- the solve's workbook
+
+PINNED = "scenarios/evaluate-llama3-70b-h100.yaml"  # a pinned design: its solve takes a fraction of a second
+
+
+@pytest.fixture(scope="module")
+def solved_inputs():
+    from dataclasses import replace
+
+    from conftest import REPO
+
+    from solver import api
+
+    ls = api.load_scenario(REPO / PINNED)
+    cat = api.catalog_for(ls)
+    result = api.solve(ls, cat)
+    assert result.designs
+    return replace(result, space_memo=None), ls, cat
+
+
+def _parts(path: Path) -> dict[str, bytes]:
+    """The workbook's zip members but its creation and modification times (docProps/core.xml)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return {n: z.read(n) for n in z.namelist() if n != "docProps/core.xml"}
+
+
+def test_the_workbook_process_writes_the_workbook_this_process_would(tmp_path, solved_inputs):
+    # Forked, sent the same (result, scenario, catalog) and run id: every sheet's XML byte for byte the same.
+    from solver.reports.excel import write_workbook_file
+
+    here, there = tmp_path / "here.xlsx", tmp_path / "there.xlsx"
+    with output_set() as outputs:
+        write_workbook_file(solved_inputs, here, outputs.run_id)
+        with plot_process("workbook", True) as proc:
+            assert proc is not None and proc._process.pid is not None
+            with plot_alongside(proc, "workbook", solved_inputs, there):
+                assert not there.exists()  # staged until the output set commits
+    assert _parts(there) == _parts(here)
+    assert len(_parts(here)) > 10 and openpyxl_identifier(there) == outputs.run_id
+
+
+def openpyxl_identifier(path: Path) -> str:
+    import openpyxl
+
+    return openpyxl.load_workbook(path).properties.identifier
+
+
+def test_a_workbook_error_in_its_process_is_raised_here_and_leaves_no_file(tmp_path):
+    target = tmp_path / "bad.xlsx"
+    with plot_process("workbook", True) as proc, pytest.raises(AttributeError):
+        with plot_alongside(proc, "workbook", (None, None, None), target):  # no result: building fails
+            pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fresh_solve_leaves_openpyxl_to_the_workbook_process(tmp_path):
+    # A `fabricplan solve` process never imports openpyxl itself (its forked process writes the workbook), and
+    # the workbook it leaves carries the JSON's run id.
+    import json
+    import subprocess
+
+    from conftest import REPO
+
+    code = ("import sys; from solver.cli import main; code = main(['solve', sys.argv[1], '--json', sys.argv[2], "
+            "'--xlsx', sys.argv[3]]); print('openpyxl' in sys.modules); sys.exit(code)")
+    out = subprocess.run([sys.executable, "-c", code, str(REPO / PINNED), str(tmp_path / "r.json"),
+                          str(tmp_path / "r.xlsx")], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False"
+    assert openpyxl_identifier(tmp_path / "r.xlsx") == json.loads((tmp_path / "r.json").read_text())["run_id"]
