@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..inputs.schema import Scenario, Workload
 from .crossing import forwarded_nvlink_bytes, pod_crossing
@@ -59,6 +60,16 @@ class StepContext:
     gemm_s: float = 0.0  # linear GEMMs of the whole step on one GPU (what TP comm overlap could use)
     attention_s: float = 0.0  # attention core of the whole step on one GPU (what CP overlaps with)
     shared_expert_s: float = 0.0  # MoE: the shared experts' compute of the whole step (what the all-to-all may hide behind)
+
+    @cached_property
+    def dp_groups(self) -> list[tuple[ParamGroup, float]]:
+        """The data-parallel parameter groups and their ranks per domain (`moe.parameter_groups`): dense models one
+        group, P/(t·p) over the d ranks at stride t·c; Mixture-of-Experts models also the routed experts,
+        P_exp/(etp·ep·p) over the edp expert-data-parallel ranks at stride etp·ep (their gradients reduce and their
+        parameters gather over that group; SPEC 4.7). Made once per step: every DP class reads them."""
+        lay = self.layout
+        return [(g, ranks_in_domain(g.size, g.stride, lay.gpus_per_domain_used))
+                for g in parameter_groups(self.workload, lay, self.params)]
 
 
 Pieces = tuple[tuple[float, float], ...]  # (a_i, W_i): exposed = max(0, max_i a_i·T − W_i)
@@ -318,13 +329,8 @@ def _fsdp_gathers(wl: Workload) -> int:
 
 
 def _dp_groups(ctx: StepContext) -> list[tuple[ParamGroup, float]]:
-    """The data-parallel parameter groups and their ranks per domain (`moe.parameter_groups`): dense models one
-    group, P/(t·p) over the d ranks at stride t·c; Mixture-of-Experts models also the routed experts,
-    P_exp/(etp·ep·p) over the edp expert-data-parallel ranks at stride etp·ep (their gradients reduce and their
-    parameters gather over that group; SPEC 4.7)."""
-    lay = ctx.layout
-    return [(g, ranks_in_domain(g.size, g.stride, lay.gpus_per_domain_used))
-            for g in parameter_groups(ctx.workload, lay, ctx.params)]
+    """`StepContext.dp_groups`."""
+    return ctx.dp_groups
 
 
 def dp_rs_bytes(ctx: StepContext) -> tuple[float, float]:
@@ -367,7 +373,7 @@ def dp_launches(ctx: StepContext, group: ParamGroup | None = None) -> float:
     group, P/(t·p) over d for a dense model): fsdp one per layer of the stage; otherwise Megatron's buckets,
     ⌈shard / max(40M, 1M·size)⌉."""
     if group is None:
-        group = parameter_groups(ctx.workload, ctx.layout, ctx.params)[0]
+        group = ctx.dp_groups[0][0]
     if ctx.workload.optimizer == "fsdp":
         return ctx.workload.model.layers / ctx.layout.pp
     bucket = max(DP_BUCKET_PARAMS_MIN, DP_BUCKET_PARAMS_PER_RANK * group.size)
