@@ -90,6 +90,7 @@ class _Context:
         self.defer_conditions = False
         self.pending: dict[int, tuple[Hardware, Hardware]] = {}
         self._compute_ids: dict[tuple, int] = {}
+        self._faster: dict[tuple[int, int], tuple[Hardware, Hardware, bool]] = {}
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
 
@@ -114,6 +115,15 @@ class _Context:
         model, the flat efficiency and peak, HBM bandwidth, the expert efficiency), equal for equal readings."""
         key = (hw.gpu_id, hw.peak_tflops, hw.compute_efficiency, hw.compute, hw.hbm_tbyte_s, hw.expert_efficiency)
         return self._compute_ids.setdefault(key, len(self._compute_ids))
+
+    def faster_or_equal(self, a: Hardware, b: Hardware) -> bool:
+        """`_faster_or_equal`, once per pair of hardware objects of a build (the entry holds both, so their ids stay
+        theirs)."""
+        key = (id(a), id(b))
+        known = self._faster.get(key)
+        if known is None:
+            known = self._faster[key] = (a, b, _faster_or_equal(a, b))
+        return known[2]
 
     def nodes_of(self, plat, domains: int, g_used: int) -> int:
         """`costing.total_nodes` (spares included), once per (platform, domains, G_u) of a build."""
@@ -343,7 +353,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
         ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
         return every, [checked[j][1] for j in every], n - over
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
-    faster = [found for key, found in points.first_ok.items() if _faster_or_equal(key[0], hw)]
+    faster = [found for key, found in points.first_ok.items() if ctx.faster_or_equal(key[0], hw)]
     bound = ctx.bound
     stop = min(over, n if bound is None else bound.cut_index(perf, points.domains, ctx.spares, points.g_used))
     cut = False
