@@ -91,9 +91,11 @@ class PlotProcess:
         import multiprocessing
 
         ctx: Any
+        if START_METHOD[kind] == "fork" and not sys.platform.startswith("linux"):
+            return None  # fork is safe only on Linux (macOS: not after system frameworks are loaded; Windows: none)
         try:
             ctx = multiprocessing.get_context(START_METHOD[kind])
-        except ValueError:  # no fork on this platform
+        except ValueError:  # no such start method on this platform
             return None
         sys.stdout.flush()  # a forked process must not write this process's buffered output again
         sys.stderr.flush()

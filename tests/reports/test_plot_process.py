@@ -196,3 +196,15 @@ def test_a_fresh_solve_leaves_openpyxl_to_the_workbook_process(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "False"
     assert openpyxl_identifier(tmp_path / "r.xlsx") == json.loads((tmp_path / "r.json").read_text())["run_id"]
+
+
+def test_no_forked_workbook_process_off_linux(tmp_path, monkeypatch, solved_inputs):
+    # fork is used only on Linux; elsewhere the workbook is written here, as before
+    monkeypatch.setattr(sys, "platform", "darwin")
+    target = tmp_path / "w.xlsx"
+    with plot_process("workbook", True) as proc:
+        assert proc is None
+        with output_set():
+            with plot_alongside(proc, "workbook", solved_inputs, target):
+                pass
+    assert _parts(target)
