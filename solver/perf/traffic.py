@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from ..inputs.schema import Scenario, Workload
 from .crossing import forwarded_nvlink_bytes, pod_crossing
@@ -75,9 +76,10 @@ class StepContext:
 Pieces = tuple[tuple[float, float], ...]  # (a_i, W_i): exposed = max(0, max_i a_i·T − W_i)
 
 
-@dataclass(frozen=True)
-class Steps:
-    """Latency counts of one class per step: collective launches, ring steps over NVLink and over the network."""
+class Steps(NamedTuple):
+    """Latency counts of one class per step: collective launches, ring steps over NVLink and over the network.
+    (A named tuple, as `ClassTraffic`: immutable, and made about 3× faster than a frozen dataclass; the design
+    space makes several per evaluated point.)"""
 
     launches: float = 0.0
     nvlink_steps: float = 0.0
@@ -106,8 +108,7 @@ class TrafficClass:
     timing: Callable[[StepContext], str] = lambda ctx: "collective"  # a key of TIMINGS: how bytes become time
 
 
-@dataclass(frozen=True)
-class ClassTraffic:
+class ClassTraffic(NamedTuple):
     """One class of one evaluated step: bytes, latency counts, transfer time, window pieces, exposure."""
 
     name: str
