@@ -120,8 +120,7 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
     plat_archs = [a for a in archs if a.platform == plat.id]
     thresholds = _tier_thresholds(catalog, plat_archs)
     if ctx.prune == "dominated":
-        placeable_domains = {(lay.layout(dp=d, gpus_per_domain_used=g_used).domains, g_used)
-                             for g_used, lay, ds in regimes for d in ds}
+        placeable_domains = {(dom, g_used) for g_used, lay, ds in regimes for dom in ctx.domains_of(lay, g_used, ds)}
         thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, placeable_domains, plat_archs, archs)))
     for g_used, lay, ds in regimes:
         if deadline.expired("design_space"):
@@ -184,15 +183,16 @@ def _share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict) -> 
     return rest
 
 
-def _crosses_nothing(lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
+def _crosses_nothing(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
     """No class of the layout forwards bytes between planes or crosses an oversubscribed tier above the
     pods at any of the d values (perf/crossing.py): the step time is then the plain fat tree's at
     every d. Always true on a fat tree without an oversubscribed tier above the pods."""
     planes, pods = hw.rail_planes > 1, hw.above_pod_oversubscription != 1
     if not planes and not pods:
         return True
+    shared = ctx.layout_memo(lay, g_used)
     for d in ds:
-        layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
+        layout = shared.layout(d)
         for n in CLASS_NAMES:
             if (planes and cross_plane_share(n, layout, hw)) or (pods and pod_crossing(n, layout, hw)):
                 return False
@@ -252,7 +252,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
     for ref, members in structures:
         if ctx.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, made)
-        if members and _crosses_nothing(lay, g_used, ds, hws[ref]):
+        if members and _crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = _share_plain_shapes(ctx, members, made)
         if not members:
             continue
