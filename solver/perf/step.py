@@ -68,7 +68,6 @@ class Performance:
     memory_activations_gb: float
     hbm_usable_gb: float
     peak_tflops: float
-    dominant_terms: tuple[str, ...] = field(default=())
     capacity_s: float = 0.0  # what the busiest link adds beyond the schedule (0 unless a link is the bottleneck)
     scaleout_busy_s: float = 0.0  # Σ_k scale-out time of every class
     nvlink_busy_s: float = 0.0  # Σ_k NVLink time of every class
@@ -77,6 +76,14 @@ class Performance:
     # per class (NVLink bytes, scale-out bytes, χ, χ_pod, NIC-independent latency s, network steps, pieces, timing): what
     # re-timing on another NIC needs, flattened once (the design space re-times every point per NIC)
     retiming: tuple = field(default=(), compare=False, repr=False)
+
+    @property
+    def dominant_terms(self) -> tuple[str, ...]:
+        """The terms from DOMINANT_SHARE of the step upward, largest first (`_dominant`): compute, bubble, each
+        class's exposure, the capacity term. Derived when read (reports), not on every evaluation."""
+        named = {"compute": self.compute_s, "bubble": self.bubble_s,
+                 **{k: t.exposed_s for k, t in self.traffic.items()}, "capacity": self.capacity_s}
+        return _dominant(named, self.step_time_s)
 
     @property
     def exposed_comm_s(self) -> float:
@@ -289,14 +296,12 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
     so_busy, nvl_busy = link_busy_s(traffic, hw)
     step = max(schedule, so_busy, nvl_busy)
     capacity = step - schedule
-    named = {"compute": terms.compute_s, "bubble": bubble, **{k: t.exposed_s for k, t in traffic.items()},
-             "capacity": capacity}
     return Performance(
         params=params, flops_model=flops_model, flops_hardware=flops_hw, gpus=n, microbatches=micro,
         compute_s=terms.compute_s, bubble_s=bubble, traffic=traffic, step_time_s=step,
         memory_states_gb=memory_states_gb(workload, layout, params),
         memory_activations_gb=memory_activations_gb(workload, layout, micro),
-        hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops, dominant_terms=_dominant(named, step),
+        hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops,
         capacity_s=capacity, scaleout_busy_s=so_busy, nvlink_busy_s=nvl_busy, compute=terms, hw=hw,
         retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi, t.pod_crossing,
                         t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * NVLINK_STEP_LATENCY_S,
