@@ -26,7 +26,8 @@ class ScanMemo:
     """What a build of a scenario's design space learnt that a later build of the same scenario and catalog at the
     same or a lower target reuses (the next faster design is the cheapest at the target T₁·(1 − ε)): where each
     dominance scan found its segment's first feasible d (with that point's evaluation, where the next scan starts),
-    and the costed designs of the fat-tree dominance rule.
+    the costed designs of the fat-tree dominance rule, and each (layout, G_u)'s layouts, memory and T_comp + bubble
+    (`_LayoutMemo`: no target changes them).
     Feasibility only narrows as the target falls (every row is step ≤ target × a factor independent of it), so a
     segment's first feasible index at T is a lower bound at T' ≤ T and a segment with none at T has none at T'
     (`_kept_points` starts its scans there). A build at a higher target forgets those indices. Of the evaluated
@@ -41,6 +42,9 @@ class ScanMemo:
         self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
         self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
         self.costs: dict[str, dict] = {}  # objective → (architecture, domains, G_u) → cost (`bound.CostBound`)
+        # (layout, G_u) → its layouts, memory and T_comp + bubble by d (`_LayoutMemo`: none depends on the target)
+        self.by_layout: dict[tuple, _LayoutMemo] = {}
+        self.compute_ids: dict[tuple, int] = {}  # `_Context.compute_id`
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
         """The same catalog object and the same scenario but for its target and objective."""
@@ -84,12 +88,10 @@ class _Context:
         self.spares = spare_rule(scenario, catalog)
         self._domains: dict[tuple, list[int]] = {}
         self._nodes: dict[tuple, int] = {}
-        self._by_layout: dict[tuple, _LayoutMemo] = {}
         # shapes whose condition rows wait for the build's last pruning (`defer_conditions`): id → (hw of the
         # evaluation, hw of the class); `add_conditions` makes them for the shapes that are left
         self.defer_conditions = False
         self.pending: dict[int, tuple[Hardware, Hardware]] = {}
-        self._compute_ids: dict[tuple, int] = {}
         self._faster: dict[tuple[int, int], tuple[Hardware, Hardware, bool]] = {}
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
@@ -103,18 +105,20 @@ class _Context:
         return self._domains[key]
 
     def layout_memo(self, lay: LayoutShape, g_used: int) -> _LayoutMemo:
-        """What every platform and fabric structure of a build shares for one (layout, G_u)."""
-        key = (lay, g_used)
-        memo = self._by_layout.get(key)
+        """What every platform and fabric structure shares for one (layout, G_u): kept in the scan memo, so the
+        builds that share it (the next faster design's) share these too."""
+        key, by_layout = (lay, g_used), self.memo.by_layout
+        memo = by_layout.get(key)
         if memo is None:
-            memo = self._by_layout[key] = _LayoutMemo(lay, g_used)
+            memo = by_layout[key] = _LayoutMemo(lay, g_used)
         return memo
 
     def compute_id(self, hw: Hardware) -> int:
         """A small number for what T_comp + bubble read of `hw` (`perf.step.compute_and_bubble_s`: the compute
         model, the flat efficiency and peak, HBM bandwidth, the expert efficiency), equal for equal readings."""
         key = (hw.gpu_id, hw.peak_tflops, hw.compute_efficiency, hw.compute, hw.hbm_tbyte_s, hw.expert_efficiency)
-        return self._compute_ids.setdefault(key, len(self._compute_ids))
+        ids = self.memo.compute_ids
+        return ids.setdefault(key, len(ids))
 
     def faster_or_equal(self, a: Hardware, b: Hardware) -> bool:
         """`_faster_or_equal`, once per pair of hardware objects of a build (the entry holds both, so their ids stay
