@@ -202,7 +202,7 @@ def _crosses_nothing(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int]
 def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[int]:
     """The d values of one layout that can be placed and fit max_gpus (ascending); the combinations and pruned
     points counted per switch choice. Placement does not depend on the platform, only on G_u: each (layout, G_u)
-    is checked once per build (`_Context.placeable`) and counted for every platform."""
+    is checked once per scan memo (`ScanMemo.placeable`: the builds sharing it share it) and counted for every platform."""
     key = (lay, g_used)
     if key not in ctx.placeable:
         ds, placement, caps = [], 0, 0

@@ -37,14 +37,17 @@ class ScanMemo:
         self.catalog = catalog
         self.key = scenario_key(scenario)
         self.target_s = scenario.target_step_time_s()
-        self.first_ok: dict[tuple, dict] = {}  # (platform, G_u, layout, d values, structure) → `_Points.first_ok`
-        self.kept: dict[tuple, dict[int, Performance]] = {}  # the same key → index → evaluation of a kept point
+        # (platform, G_u, layout, d values, structure's hardware number) → (`_Points.first_ok`, `_Points.kept`: index →
+        # evaluation of a kept point)
+        self.scans: dict[tuple, tuple[dict, dict[int, Performance]]] = {}
         self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
         self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
         self.costs: dict[str, dict] = {}  # objective → (architecture, domains, G_u) → cost (`bound.CostBound`)
         # (layout, G_u) → its layouts, memory and T_comp + bubble by d (`_LayoutMemo`: none depends on the target)
         self.by_layout: dict[tuple, _LayoutMemo] = {}
         self.compute_ids: dict[tuple, int] = {}  # `_Context.compute_id`
+        self.hardware_ids: dict[Hardware, int] = {}  # `_Context.hardware_id`
+        self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
         """The same catalog object and the same scenario but for its target and objective."""
@@ -52,8 +55,7 @@ class ScanMemo:
 
     def at_target(self, target_s: float) -> None:
         if target_s > self.target_s * (1 + 1e-12):  # the first feasible indices found at a lower target are too high
-            self.first_ok.clear()
-            self.kept.clear()
+            self.scans.clear()
             self.kept_points = 0
         self.target_s = target_s
 
@@ -82,7 +84,7 @@ class _Context:
         self.max_gpus = scenario.constraints.max_gpus
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
-        self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
+        self.placeable = self.memo.placeable  # no target changes it
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
         self.costed = self.memo.costed
         self.spares = spare_rule(scenario, catalog)
@@ -93,6 +95,7 @@ class _Context:
         self.defer_conditions = False
         self.pending: dict[int, tuple[Hardware, Hardware]] = {}
         self._faster: dict[tuple[int, int], tuple[Hardware, Hardware, bool]] = {}
+        self._hardware_ids: dict[int, tuple[Hardware, int]] = {}
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
 
@@ -140,11 +143,22 @@ class _Context:
         """The `_Points` of one layout, placement and fabric structure, with the scan starts the memo holds for it."""
         points = _Points(self, lay, g_used, ds, hw, plat)
         if self.prune == "dominated":  # only the dominance scan reads and writes the starts
-            key = (plat.id, g_used, lay, tuple(ds), hw)
-            points.first_ok = self.memo.first_ok.setdefault(key, {})
-            points.kept = self.memo.kept.setdefault(key, {})
+            key = (plat.id, g_used, lay, tuple(ds), self.hardware_id(hw))
+            state = self.memo.scans.get(key)
+            if state is None:
+                state = self.memo.scans[key] = ({}, {})
+            points.first_ok, points.kept = state
             points._perf.update(points.kept)
         return points
+
+    def hardware_id(self, hw: Hardware) -> int:
+        """A number for `hw`'s value, the same in every build of the memo (hashing the hardware, with its compute
+        model, once per object of a build rather than at every lookup)."""
+        hit = self._hardware_ids.get(id(hw))
+        if hit is None:
+            ids = self.memo.hardware_ids
+            hit = self._hardware_ids[id(hw)] = (hw, ids.setdefault(hw, len(ids)))
+        return hit[1]
 
 
 class _LayoutMemo:
