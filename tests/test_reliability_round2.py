@@ -563,7 +563,7 @@ def test_ctrl_c_while_the_plot_process_draws_keeps_the_earlier_set(tmp_path, mon
         real_stop(self)
 
     def interrupt():
-        monkeypatch.setattr(plot_process, "worth_a_process", lambda kind="sweep": True)  # as in a fresh command
+        monkeypatch.setattr(plot_process, "worth_a_process", lambda kind: True)  # as in a fresh command
         monkeypatch.setattr(PlotProcess, "receive", interrupted_receive)
         monkeypatch.setattr(PlotProcess, "stop", stop)
 

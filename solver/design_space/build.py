@@ -177,7 +177,8 @@ def _share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict) -> 
             if shape is not None:
                 shape.also.append(perf)
                 if ctx.bound is not None:
-                    ctx.bound.offer(perf, [shape.layout(d) for d in shape.d_values], ctx.spares, ctx.costed)
+                    shared = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
+                    ctx.bound.offer(perf, [shared.layout(d) for d in shape.d_values], ctx.spares, ctx.costed)
         else:
             rest.append(perf)
     return rest

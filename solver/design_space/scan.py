@@ -31,7 +31,8 @@ class ScanMemo:
     Feasibility only narrows as the target falls (every row is step ≤ target × a factor independent of it), so a
     segment's first feasible index at T is a lower bound at T' ≤ T and a segment with none at T has none at T'
     (`_kept_points` starts its scans there). A build at a higher target forgets those indices. Of the evaluated
-    points only the kept ones are held, as many as the design space has: a 10M-combination space's memo stays small."""
+    points only the kept ones are held (at most MAX_KEPT_POINTS); the per-layout terms, placements and costs it keeps
+    grow with the layouts a build reaches (≈ 400 MB peak for the 10M-combination bench case, docs/performance.md)."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog):
         self.catalog = catalog
@@ -90,12 +91,12 @@ class _Context:
         self.spares = spare_rule(scenario, catalog)
         self._domains: dict[tuple, list[int]] = {}
         self._nodes: dict[tuple, int] = {}
-        # shapes whose condition rows wait for the build's last pruning (`defer_conditions`): id → (hw of the
-        # evaluation, hw of the class); `add_conditions` makes them for the shapes that are left
+        # shapes whose condition rows wait for the build's last pruning (`defer_conditions`): id → (the shape, hw of
+        # the evaluation, hw of the class); `add_conditions` makes them for the shapes that are left
         self.defer_conditions = False
-        self.pending: dict[int, tuple[Hardware, Hardware]] = {}
+        self.pending: dict[int, tuple[Shape, Hardware, Hardware]] = {}
         self._faster: dict[tuple[int, int], tuple[Hardware, Hardware, bool]] = {}
-        self._hardware_ids: dict[int, tuple[Hardware, int]] = {}
+        self._hardware_ids: dict[int, tuple[Hardware, int, int]] = {}  # id → (hw, `hardware_id`, `compute_id`)
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
 
@@ -119,9 +120,7 @@ class _Context:
     def compute_id(self, hw: Hardware) -> int:
         """A small number for what T_comp + bubble read of `hw` (`perf.step.compute_and_bubble_s`: the compute
         model, the flat efficiency and peak, HBM bandwidth, the expert efficiency), equal for equal readings."""
-        key = (hw.gpu_id, hw.peak_tflops, hw.compute_efficiency, hw.compute, hw.hbm_tbyte_s, hw.expert_efficiency)
-        ids = self.memo.compute_ids
-        return ids.setdefault(key, len(ids))
+        return self._numbers(hw)[2]
 
     def faster_or_equal(self, a: Hardware, b: Hardware) -> bool:
         """`_faster_or_equal`, once per pair of hardware objects of a build (the entry holds both, so their ids stay
@@ -154,17 +153,24 @@ class _Context:
     def hardware_id(self, hw: Hardware) -> int:
         """A number for `hw`'s value, the same in every build of the memo (hashing the hardware, with its compute
         model, once per object of a build rather than at every lookup)."""
+        return self._numbers(hw)[1]
+
+    def _numbers(self, hw: Hardware) -> tuple[Hardware, int, int]:
+        """(hw, its `hardware_id`, its `compute_id`), worked out once per hardware object of a build (the entry holds
+        the object, so its id stays its own)."""
         hit = self._hardware_ids.get(id(hw))
         if hit is None:
-            ids = self.memo.hardware_ids
-            hit = self._hardware_ids[id(hw)] = (hw, ids.setdefault(hw, len(ids)))
-        return hit[1]
+            ids, computes = self.memo.hardware_ids, self.memo.compute_ids
+            reading = (hw.gpu_id, hw.peak_tflops, hw.compute_efficiency, hw.compute, hw.hbm_tbyte_s, hw.expert_efficiency)
+            hit = self._hardware_ids[id(hw)] = (hw, ids.setdefault(hw, len(ids)),
+                                                computes.setdefault(reading, len(computes)))
+        return hit
 
 
 class _LayoutMemo:
     """One (layout, G_u)'s layouts, memory per GPU and T_comp + bubble by d, made on first use and shared by every
-    platform and fabric structure of a build (none of them depends on the NIC, the fabric or the platform's
-    price; T_comp + bubble is kept per compute reading, `_Context.compute_id`)."""
+    platform and fabric structure, and by every build of the scan memo (none of them depends on the NIC, the fabric,
+    the platform's price or the target; T_comp + bubble is kept per compute reading, `_Context.compute_id`)."""
 
     __slots__ = ("lay", "g_used", "layouts", "memory", "compute")
 
@@ -213,7 +219,7 @@ class _Points:
         self._closed_below = 0  # `first_open`'s bisection: no index below this one is open
         self._open_from = len(ds)  # and this one is (len(ds): none known)
         self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
-        self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.kept`)
+        self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.scans`)
 
     def perf(self, j: int) -> Performance:
         if j not in self._perf:
@@ -428,7 +434,7 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
                   domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
                   step_time_s=steps)
     if ctx.defer_conditions:
-        ctx.pending[id(shape)] = (points.hw, hw)
+        ctx.pending[id(shape)] = (shape, points.hw, hw)
     if ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
         ctx.bound.offer(perf, [points.layouts[j] for j in keep], ctx.spares, ctx.costed)
     return shape
@@ -439,7 +445,7 @@ def add_conditions(ctx: _Context, shapes: list[Shape]) -> None:
     `_one_point_per_cost`; only those left need their rows): their kept points evaluated again, as the scan did
     (`performance` on the evaluation's hardware, `_conditions` re-timed on the class's)."""
     for shape in shapes:
-        evaluated_on, hw = ctx.pending.pop(id(shape))
+        _, evaluated_on, hw = ctx.pending.pop(id(shape))
         memo = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
         perfs = [performance(ctx.wl, memo.layout(d), evaluated_on, ctx.overlap) for d in shape.d_values]
         shape.conditions = _conditions(ctx, shape.d_values, perfs, hw)

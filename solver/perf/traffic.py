@@ -329,11 +329,6 @@ def _fsdp_gathers(wl: Workload) -> int:
     return 2 if wl.fsdp_reshard_after_forward else 1
 
 
-def _dp_groups(ctx: StepContext) -> list[tuple[ParamGroup, float]]:
-    """`StepContext.dp_groups`."""
-    return ctx.dp_groups
-
-
 def dp_rs_bytes(ctx: StepContext) -> tuple[float, float]:
     """dp_rs: the gradient reduction at β_grad (workload.grad_reduce_dtype), summed over the parameter groups.
     SPEC 4.3, 4.7.
@@ -345,7 +340,7 @@ def dp_rs_bytes(ctx: StepContext) -> tuple[float, float]:
     kappa = 2 if wl.optimizer == "replicated" else 1
     count = ctx.microbatches if wl.optimizer == "fsdp" else 1
     nvl = so = 0.0
-    for group, n_in in _dp_groups(ctx):
+    for group, n_in in ctx.dp_groups:
         part = collective_bytes(kappa, group.size, n_in, group.shard * GRAD_BYTES[wl.grad_reduce_dtype])
         nvl, so = nvl + part[0] * count, so + part[1] * count
     return nvl, so
@@ -363,7 +358,7 @@ def dp_ag_bytes(ctx: StepContext) -> tuple[float, float]:
         return 0.0, 0.0
     count = ctx.microbatches * _fsdp_gathers(wl) if wl.optimizer == "fsdp" else 1
     nvl = so = 0.0
-    for group, n_in in _dp_groups(ctx):
+    for group, n_in in ctx.dp_groups:
         part = collective_bytes(1, group.size, n_in, group.shard * _param_gather_bytes(wl))
         nvl, so = nvl + part[0] * count, so + part[1] * count
     return nvl, so
@@ -389,7 +384,7 @@ def dp_rs_latency(ctx: StepContext) -> Steps:
     wl = ctx.workload
     passes = ctx.microbatches if wl.optimizer == "fsdp" else 1
     rounds = 2 if wl.optimizer == "replicated" else 1
-    return _sum_steps([ring_steps(dp_launches(ctx, g) * passes, g.size, n_in, rounds) for g, n_in in _dp_groups(ctx)])
+    return _sum_steps([ring_steps(dp_launches(ctx, g) * passes, g.size, n_in, rounds) for g, n_in in ctx.dp_groups])
 
 
 def dp_ag_latency(ctx: StepContext) -> Steps:
@@ -397,7 +392,7 @@ def dp_ag_latency(ctx: StepContext) -> Steps:
     if wl.optimizer == "replicated":
         return NO_STEPS
     passes = ctx.microbatches * _fsdp_gathers(wl) if wl.optimizer == "fsdp" else 1
-    return _sum_steps([ring_steps(dp_launches(ctx, g) * passes, g.size, n_in) for g, n_in in _dp_groups(ctx)])
+    return _sum_steps([ring_steps(dp_launches(ctx, g) * passes, g.size, n_in) for g, n_in in ctx.dp_groups])
 
 
 def ep_class_bytes(ctx: StepContext) -> tuple[float, float]:

@@ -37,8 +37,8 @@ from ..files import atomic_path, current_run_id
 DRAWERS = {"sweep": ("solver.reports.plot", "draw_plot", "matplotlib"),
            "plan": ("solver.reports.plan_plot", "draw_plan_plot", "matplotlib"),
            "workbook": ("solver.reports.excel", "write_workbook_file", "openpyxl")}
-# how the process starts: the workbook's is forked (it inherits the loaded inputs and every module this process has
-# imported, so it is ready in the time openpyxl takes to import); the plots' are fresh interpreters (a sweep's
+# how the process starts: the workbook's is forked (it inherits every module this process has imported, so it is
+# ready in the time openpyxl takes to import; it is sent its inputs as the solve left them); the plots' are fresh interpreters (a sweep's
 # workers and Dask may be running threads by the time they are needed)
 START_METHOD = {"sweep": "spawn", "plan": "spawn", "workbook": "fork"}
 STOP_WAIT_S = 5.0
@@ -90,20 +90,16 @@ class PlotProcess:
     def start(cls, kind: str) -> PlotProcess | None:
         import multiprocessing
 
-        ctx: Any
-        if START_METHOD[kind] == "fork" and not sys.platform.startswith("linux"):
+        method = START_METHOD[kind]
+        if method == "fork" and not sys.platform.startswith("linux"):
             return None  # fork is safe only on Linux (macOS: not after system frameworks are loaded; Windows: none)
-        try:
-            ctx = multiprocessing.get_context(START_METHOD[kind])
-        except ValueError:  # no such start method on this platform
-            return None
+        ctx: Any = multiprocessing.get_context(method)
         sys.stdout.flush()  # a forked process must not write this process's buffered output again
         sys.stderr.flush()
         try:
             conn, child = ctx.Pipe()
-            forked = START_METHOD[kind] == "fork"
-            process = ctx.Process(target=_serve, args=(child, kind, conn if forked else None),
-                                  name=f"fabricplan-{kind}-plot", daemon=True)
+            process = ctx.Process(target=_serve, args=(child, kind, conn if method == "fork" else None),
+                                  name=f"fabricplan-{kind}", daemon=True)
             process.start()
         except (OSError, ValueError, RuntimeError):
             return None
@@ -119,7 +115,7 @@ class PlotProcess:
         return True
 
     def receive(self) -> bool:
-        """Wait for the plot: True when drawn, False if the process died first; its drawing error is raised."""
+        """Wait for the file: True when written, False if the process died first; its writing error is raised."""
         try:
             ok, exc = self._conn.recv()
         except (EOFError, OSError):
@@ -129,8 +125,8 @@ class PlotProcess:
         return True
 
     def stop(self) -> None:
-        """End the process at once (it has nothing left to do once its plot is received, or none is wanted;
-        if it is drawing, its temporary file is removed by the caller's atomic write) and wait for it."""
+        """End the process at once (it has nothing left to do once its file is received, or none is wanted;
+        if it is writing, its temporary file is removed by the caller's atomic write) and wait for it."""
         with contextlib.suppress(OSError):
             self._conn.close()
         if self._process.is_alive():
@@ -138,7 +134,7 @@ class PlotProcess:
         self._process.join(STOP_WAIT_S)
 
 
-def worth_a_process(kind: str = "sweep") -> bool:
+def worth_a_process(kind: str) -> bool:
     """A process pays for itself when this one would have to import the library (matplotlib, openpyxl: a fresh
     command); once it is loaded here (a long-lived caller, the test suite), writing here costs less than a
     second process importing it again."""

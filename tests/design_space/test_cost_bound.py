@@ -89,10 +89,12 @@ def test_a_tco_bound_is_set_by_tco(toy_catalog):
 
 
 def test_a_design_over_a_cap_does_not_set_the_bound(toy_catalog):
-    """max_racks or a budget below cheap-box's $161,000: cheap-box's d = 32 is no design, so it cannot set UB_1;
-    with a $250,000 budget fast-box ($241,000) is the second design; the budget cut (capex LBs over $250,000:
-    slow-box from d = 32, fast-box from d = 16, cheap-box from d = 64) leaves the cost bound nothing to cut."""
-    doc = toy(constraints=dict(budget_usd=150_000, platforms=["cheap-box", "fast-box"]))
+    """A facility power cap below cheap-box's 64 kW (32 boxes of 2 kW at d = 32, more at every larger d): its points
+    meet the target but are no design, so none can set UB_1 (the build has no power cut of its own: only the bound's
+    cap check keeps them out). With a $250,000 budget fast-box ($241,000) is the second design; the budget cut
+    (capex LBs over $250,000: slow-box from d = 32, fast-box from d = 16, cheap-box from d = 64) leaves the cost bound
+    nothing to cut."""
+    doc = toy(constraints=dict(facility_power_kw=50, platforms=["cheap-box"]))
     space = build_design_space(_scenario(doc), toy_catalog, "dominated", one_layout_per_cost=True, top_k=1)
     assert space.bound.best == {} and space.bound.limit_usd == float("inf")
     doc = toy(constraints=dict(budget_usd=250_000), objective="capex")

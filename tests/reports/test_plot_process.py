@@ -1,5 +1,6 @@
-"""The sweep's and the plan's PNG drawn in a second process (solver/reports/plot_process.py, issue 26):
-the same file as drawn here, errors raised here, drawn here when the process is gone."""
+"""The sweep's and the plan's PNG, and the solve's workbook, written by a second process
+(solver/reports/plot_process.py, issue 26): the same file as written here, errors raised here, written here when
+the process is gone or cannot be started."""
 from __future__ import annotations
 
 import sys
@@ -32,7 +33,7 @@ SWEEP_REPORT = {
 @pytest.fixture(autouse=True)
 def _fresh_command(monkeypatch):
     """As in a fresh `fabricplan` process: matplotlib not loaded yet, so the plot process is worth starting."""
-    monkeypatch.setattr(plot_process_module, "worth_a_process", lambda kind="sweep": True)
+    monkeypatch.setattr(plot_process_module, "worth_a_process", lambda kind: True)
 
 
 def test_no_plot_process_once_matplotlib_is_loaded_here(monkeypatch):
