@@ -7,7 +7,6 @@ from collections import Counter
 from ..costing import compute_units, total_nodes
 from ..deadline import NO_LIMIT, Deadline
 from ..fabrics import DEFAULT_FAMILY, family
-from ..failures import goodput_in_target
 from ..inputs.schema import Catalog, Scenario
 from ..perf.crossing import cross_plane_share, pod_crossing
 from ..perf.hardware import Hardware
@@ -18,7 +17,7 @@ from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound
 from .dominance import dominated_by_fat_tree
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
-from .scan import ScanMemo, _Context, _shape, add_conditions
+from .scan import ArchGoodput, ScanMemo, _Context, _shape, add_conditions
 
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
@@ -51,12 +50,12 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
     if prune == "dominated" and scenario.objective == "fastest":
         prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
-    if prune == "dominated" and catalog.reliability is not None and goodput_in_target(scenario):
-        prune = "points"  # the goodput in the target differs per switch: a class's first feasible d is not every one's
     archs = architectures(scenario, catalog)
     bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) if top_k and prune == "dominated" else None
     ctx = _Context(scenario, catalog, prune, memo, bound)
     ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
+    if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
+        ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)
     if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
         ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
     if bound is not None:
@@ -86,6 +85,16 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
                        ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound)
+
+
+def _goodput_archs(ctx: _Context, catalog: Catalog, archs: list[Architecture]) -> dict[PerfClass, list[ArchGoodput]]:
+    """With the goodput in the target, each performance class's architectures as the dominance scan judges them on
+    their own goodput (`scan._scan_segment`); empty without it."""
+    out: dict[PerfClass, list[ArchGoodput]] = {}
+    if ctx.goodput is not None:
+        for a in archs:
+            out.setdefault(a.perf, []).append(ArchGoodput.of(a, fabric_spec_of(catalog, a)))
+    return out
 
 
 def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: list[str]) -> list[str]:
@@ -253,7 +262,8 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
     for ref, members in structures:
         if ctx.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, made)
-        if members and _crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
+        # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
+        if members and ctx.goodput is None and _crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = _share_plain_shapes(ctx, members, made)
         if not members:
             continue
@@ -323,20 +333,26 @@ def _within_platform_bound(ctx: _Context, plat, domain_counts: list[int], g_used
 
 
 def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
-    """The fastest point per (performance class, domains): equal cost on every architecture of the
-    class, so the other points are twins."""
-    best: dict = {}
+    """The fastest point per (performance class, domains, G_u): equal cost on every architecture of the
+    class, so the other points are twins. With the goodput in the target (`Shape.needed_goodput`) every point
+    that needs less goodput than each faster one stays too: an architecture's fastest point of the group among
+    those whose goodput need it meets (its goodput is the same at each: same GPUs, nodes and fabric) is one of them."""
+    groups: dict[tuple, list] = {}
     for i, s in enumerate(shapes):
         for j, dom in enumerate(s.domains):
             rank = (s.step_time_s[j], s.key, s.d_values[j])
+            need = s.needed_goodput[j] if s.needed_goodput else 0.0
             for perf in s.perfs:  # a shared shape's point stays when it is the fastest for any of its classes
                 key = (perf, dom, s.gpus_per_domain_used)  # G_u decides the spares and the GPUs (goodput)
-                if key not in best or rank < best[key][0]:
-                    best[key] = (rank, i, j)
+                groups.setdefault(key, []).append((rank, need, i, j))
     keep: dict[int, list[int]] = {}
-    for _, i, j in best.values():
-        if j not in keep.get(i, []):
-            keep.setdefault(i, []).append(j)
+    for group in groups.values():
+        least_need = math.inf
+        for _, need, i, j in sorted(group):
+            if need < least_need:  # the fastest, then each that needs less than every faster one
+                least_need = need
+                if j not in keep.get(i, []):
+                    keep.setdefault(i, []).append(j)
     out = []
     for i, s in enumerate(shapes):
         if i in keep:

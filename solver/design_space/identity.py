@@ -114,6 +114,10 @@ class Shape:
     # class whose layout forwards nothing between planes and crosses no oversubscribed pod tier):
     # their architectures share the shape's points.
     also: list[PerfClass] = field(default_factory=list)
+    # With the goodput in the target (dominance scan): the goodput each point needs, the largest of its step times
+    # under the demanded conditions ÷ the target (an architecture whose goodput at the point is at least this meets
+    # the target there); empty otherwise.
+    needed_goodput: list[float] = field(default_factory=list)
 
     @property
     def tp(self) -> int:
@@ -158,6 +162,7 @@ class Shape:
         self.domains = [self.domains[j] for j in js]
         self.step_time_s = [self.step_time_s[j] for j in js]
         self.mem = [self.mem[j] for j in js]
+        self.needed_goodput = [self.needed_goodput[j] for j in js] if self.needed_goodput else []
         for c in self.conditions:
             c.comp = [c.comp[j] for j in js]
             c.capacity = [c.capacity[j] for j in js]

@@ -4,9 +4,10 @@ from the kept points."""
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import NamedTuple
 
 from ..costing import total_nodes
-from ..fabrics import DEFAULT_FAMILY
+from ..fabrics import DEFAULT_FAMILY, FabricSpec, family
 from ..failures import inputs_for, point_goodput, spare_rule
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware, alltoall_bandwidths_gbyte_s
@@ -17,7 +18,7 @@ from ..perf.totals import parameter_count
 from ..perf.traffic import overlap_for
 from ..perf.uncertainty import point_factor
 from .bound import CostBound
-from .identity import Condition, Exposure, PerfClass, Shape
+from .identity import Architecture, Condition, Exposure, PerfClass, Shape
 
 MAX_KEPT_POINTS = 4_000  # kept evaluations a memo holds (≈ 4.5 kB each; the shipped examples keep ≤ 1,646, the 10M case far more)
 
@@ -66,6 +67,18 @@ def scenario_key(scenario: Scenario) -> str:
     return scenario.model_dump_json(exclude={"target", "objective", "name", "description"})
 
 
+class ArchGoodput(NamedTuple):
+    """What an architecture's goodput at a point reads: its fabric family's sizing inputs and tier capacities."""
+
+    arch: Architecture
+    spec: FabricSpec
+    cap: dict[int, int]  # tier count → max nodes
+
+    @classmethod
+    def of(cls, arch: Architecture, spec: FabricSpec) -> ArchGoodput:
+        return cls(arch, spec, family(arch.fabric).constants(spec).cap)
+
+
 class _Context:
     """What every shape of one build shares, and the counters it keeps."""
 
@@ -99,6 +112,24 @@ class _Context:
         self._hardware_ids: dict[int, tuple[Hardware, int, int]] = {}  # id → (hw, `hardware_id`, `compute_id`)
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
+        # with the goodput in the target, the dominance scan judges each architecture of a class on its own goodput
+        # (`build_design_space` fills it): class → its architectures' fabric sizing
+        self.goodput_archs: dict[PerfClass, list[ArchGoodput]] = {}
+        self._arch_goodputs: dict[tuple, float | None] = {}
+
+    def arch_goodput(self, info: ArchGoodput, gpus: int, gpus_per_node: int, nodes: int) -> float | None:
+        """The goodput of a point on one architecture, as the MILP's step-time rows scale its target
+        (`optimize.data.point_goodput`: the fabric sized for the point's nodes on the pinned tier count, else the
+        fewest that hold them); None when no allowed size of the family holds the nodes (nor any larger count)."""
+        key = (info.arch, gpus, nodes)
+        if key not in self._arch_goodputs:
+            assert self.goodput is not None  # only a build with the goodput in the target has `goodput_archs`
+            pinned = self.scenario.pin.tiers
+            fits = [t for t in (1, 2, 3) if nodes <= info.cap.get(t, 0)]
+            tiers = pinned if pinned is not None else (fits[0] if fits else None)
+            self._arch_goodputs[key] = None if tiers is None or tiers not in fits else point_goodput(
+                self.goodput, info.arch.fabric, info.spec, gpus, gpus_per_node, nodes, info.arch.rails_per_node, tiers)
+        return self._arch_goodputs[key]
 
     def domains_of(self, lay: LayoutShape, g_used: int, ds: list[int]) -> list[int]:
         """The NVLink domains of each d (`Layout.domains`), once per (layout, G_u) of a build."""
@@ -124,11 +155,13 @@ class _Context:
 
     def faster_or_equal(self, a: Hardware, b: Hardware) -> bool:
         """`_faster_or_equal`, once per pair of hardware objects of a build (the entry holds both, so their ids stay
-        theirs)."""
+        theirs). With the goodput in the target, `a` must also have no more rails than `b`: its goodput bound
+        (`goodput_bound`: the rails' NICs and links fail) is then at least `b`'s."""
         key = (id(a), id(b))
         known = self._faster.get(key)
         if known is None:
-            known = self._faster[key] = (a, b, _faster_or_equal(a, b))
+            ok = _faster_or_equal(a, b) and (self.goodput is None or a.rails_per_node <= b.rails_per_node)
+            known = self._faster[key] = (a, b, ok)
         return known[2]
 
     def nodes_of(self, plat, domains: int, g_used: int) -> int:
@@ -314,11 +347,27 @@ def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[boo
     not evaluated). The NIC-independent checks come first (`_Points.open`)."""
     if not points.open(j):
         return False, float("inf")
+    need, step = _point_need(ctx, points, j, hw)
+    return need <= ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw), step
+
+
+def _point_need(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[float, float]:
+    """(the largest of the point's step times on `hw` under every demanded condition and k_q times the nominal one:
+    the point meets the target where this is ≤ target × goodput; its nominal step time); (inf, inf) when it fails
+    memory or T_comp + bubble (`_Points.open`)."""
+    if not points.open(j):
+        return float("inf"), float("inf")
     q = points.perf(j)
-    limit = ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw)
     steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
     k = _quantile_factor(ctx, hw, q.compute_s + q.bubble_s, steps[0])
-    return all(st <= limit for st in steps) and steps[0] * k <= limit, steps[0]
+    return max(*steps, steps[0] * k), steps[0]
+
+
+def _arch_ok(ctx: _Context, points: _Points, j: int, need: float, info: ArchGoodput) -> bool | None:
+    """The point meets the target on one architecture of its class, on that architecture's own goodput (`need`:
+    `_point_need`); None when no allowed fabric size of the architecture holds the point's nodes (nor a larger d's)."""
+    good = ctx.arch_goodput(info, points.layouts[j].gpus, points.gpus_per_node, points.nodes[j])
+    return None if good is None else need <= ctx.target * (1 + 1e-9) * good
 
 
 def _quantile_factor(ctx: _Context, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
@@ -383,6 +432,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     cut = False
     keep: dict[int, float] = {}
     found_here: dict[int, int | None] = {}
+    per_arch = ctx.goodput_archs.get(perf, []) if ctx.goodput is not None else None
     for start in starts:
         lower = start if start >= stop else max(start, points.first_open(stop))
         for found in faster:
@@ -390,13 +440,10 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
             lower = n if first is None else max(lower, first)
         # where this segment's first feasible point may lie: nowhere, or (cut by the bound) at `stop` or later
         found_here[start] = max(lower, stop) if lower < n and stop < n else None
-        for j in range(lower, stop):
-            ok, step = _point_ok(ctx, points, j, hw)
-            if ok:
-                keep[j] = step
-                found_here[start] = j
-                break
-        else:
+        first, ran_out = _scan_segment(ctx, points, hw, lower, stop, per_arch, keep)
+        if first is not None:
+            found_here[start] = first
+        if ran_out:
             cut = cut or (lower < n and stop < n)
     points.first_ok[(hw,)] = found_here
     if points.ctx.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
@@ -412,6 +459,34 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
         ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + past
     js = sorted(keep)
     return js, [keep[j] for j in js], past + n - over
+
+
+def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int, archs: list[ArchGoodput] | None,
+                  keep: dict[int, float]) -> tuple[int | None, bool]:
+    """Scan one segment's points from `lower` up to `stop` (excluded), adding the kept ones to `keep` (index → nominal
+    step time): the first feasible one; with the goodput in the target (`archs`: the class's architectures), each
+    architecture's first point feasible on its own goodput (`_arch_ok`), which is at or after the first point
+    feasible on the goodput bound. Returns (that first point feasible on the bound, None if none: what a slower NIC's
+    scan starts from; True when the scan reached `stop` without being done)."""
+    looking = list(archs) if archs is not None else None
+    first = None
+    for j in range(lower, stop):
+        if not points.open(j):
+            continue
+        need, step = _point_need(ctx, points, j, hw)
+        if need > ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw):
+            continue
+        first = j if first is None else first
+        if looking is None:
+            keep[j] = step
+            return first, False
+        verdicts = [(info, _arch_ok(ctx, points, j, need, info)) for info in looking]
+        if any(verdict for _, verdict in verdicts):
+            keep[j] = step
+        looking = [info for info, verdict in verdicts if verdict is False]  # served, or never buildable: done
+        if not looking:
+            return first, False
+    return first, True
 
 
 def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
@@ -435,7 +510,15 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
                   step_time_s=steps)
     if ctx.defer_conditions:
         ctx.pending[id(shape)] = (shape, points.hw, hw)
-    if ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
+    if ctx.goodput is not None and ctx.prune == "dominated":
+        needs = [_point_need(ctx, points, j, hw)[0] for j in keep]
+        shape.needed_goodput = [need / ctx.target for need in needs]
+        if ctx.bound is not None:  # each point is a real design of the architectures whose own goodput it meets
+            for j, need in zip(keep, needs):
+                for info in ctx.goodput_archs.get(perf, []):
+                    if _arch_ok(ctx, points, j, need, info):
+                        ctx.bound.offer_design(info.arch, points.layouts[j], ctx.spares, ctx.costed)
+    elif ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
         ctx.bound.offer(perf, [points.layouts[j] for j in keep], ctx.spares, ctx.costed)
     return shape
 
