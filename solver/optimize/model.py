@@ -291,7 +291,11 @@ def add_fabric(m: Any) -> None:
 
 def add_link_modules(m: Any) -> None:
     """link_modules[a,tier,end]: modules·links_per_module ≥ links — whole modules; a twin-port
-    module serves two links."""
+    module serves two links. Where links ÷ links_per_module is a whole number at every integer point (each
+    coefficient of the link count, integer counts times integer constants, divides by it: `_whole_modules`), the
+    least modules is that number, and a module's positive price or power holds the count there at the optimum: the
+    variable is left continuous (exact). HiGHS's root reduced-cost fixing walks up to 1,024 values of every
+    general integer; these walks were most of each solve's time (docs/performance.md, issue 26's fifth pass)."""
     archs = m.data.archs
 
     def rule(_, a, tier, end):
@@ -299,6 +303,23 @@ def add_link_modules(m: Any) -> None:
         return per * m.modules[a, tier, end] >= m.links[a][tier]
 
     m.link_modules = pyo.Constraint(m.MOD, rule=rule)
+    for a, tier, end in m.MOD:
+        if _whole_modules(m.links[a][tier], costing.module_price(archs[a].parts.links[tier], end)[2]):
+            m.modules[a, tier, end].domain = pyo.NonNegativeReals
+
+
+def _whole_modules(links: Any, per: int) -> bool:
+    """links ÷ per is a whole number whenever every variable of `links` is integer: each is, and each coefficient
+    and the constant are whole multiples of `per`."""
+    from pyomo.repn import generate_standard_repn
+
+    if isinstance(links, (int, float)):
+        return float(links) % per == 0
+    repn = generate_standard_repn(links, compute_values=True, quadratic=False)
+    if repn.nonlinear_expr is not None or not all(v.is_integer() for v in repn.linear_vars):
+        return False
+    numbers = [repn.constant, *repn.linear_coefs]
+    return all(float(c).is_integer() and int(c) % per == 0 for c in numbers)
 
 
 def _total_switches(m: Any, a: int) -> Any:

@@ -186,3 +186,26 @@ def test_tco_objective_adds_energy():
     #   TCO = 1,250,600 + 225,252.45 = $1,475,852.45.
     model, _ = solve([shape(ONE_RAIL, [4], comp0=12)], [ONE_RAIL], 5.0, objective="tco")
     assert decode(model).objective_usd == pytest.approx(1_475_852.45, abs=0.01)
+
+
+# ------------------------------------------------------------------ link_modules: continuous where always whole
+
+
+def test_whole_modules_by_hand():
+    """`_whole_modules`: links ÷ links per module is whole at every integer point when every coefficient (and the
+    constant) of the link count divides by it, and every variable of it is integer."""
+    import pyomo.core as pyo
+
+    from solver.optimize.model import _whole_modules
+
+    m = pyo.ConcreteModel()
+    m.n = pyo.Var(domain=pyo.NonNegativeIntegers)
+    m.k = pyo.Var(domain=pyo.NonNegativeIntegers)
+    m.r = pyo.Var(domain=pyo.NonNegativeReals)
+    assert _whole_modules(8 * m.n, 2)  # 8 NICs per node, twin-port: 4·nodes modules
+    assert _whole_modules(8 * m.n + 4 * m.k, 4)
+    assert not _whole_modules(1 * m.n, 2)  # one rail, twin-port: ⌈nodes/2⌉ needs an integer count
+    assert not _whole_modules(6 * m.n + 3 * m.k, 2)
+    assert not _whole_modules(2 * m.r, 2)  # a continuous variable: nothing is known
+    assert _whole_modules(m.n, 1)
+    assert _whole_modules(0, 2) and not _whole_modules(3, 2)
