@@ -23,6 +23,12 @@ _THREADS_IN_PROCESS: int | None = None  # HiGHS fixes its thread pool at the fir
 # exact again (tests/optimize/test_presolve_exact.py).
 PRESOLVE_RULES_OFF = 1 << 12
 
+# HiGHS's feasibility-jump heuristic runs before the root LP of every solve; on this tool's models the root LP's own
+# rounding finds the optimum (one node), so the jump only costs time: over the 56 first-and-K-best models of 9 bench
+# and shipped scenarios HiGHS took 565 ms with it and 358 ms without, no model more than 30 % slower (issue 26's fifth
+# pass, docs/performance.md). A heuristic: the proven optimum does not depend on it.
+FEASIBILITY_JUMP = False
+
 
 @dataclass(frozen=True)
 class SolveOutcome:
@@ -88,7 +94,8 @@ class HighsAdapter:
             raise_exception_on_nonoptimal_result=False,
             load_solutions=False,
             solver_options={"mip_feasibility_tolerance": 1e-7, "primal_feasibility_tolerance": 1e-8, "random_seed": 0,
-                            "presolve": presolve, "presolve_rule_off": PRESOLVE_RULES_OFF},
+                            "presolve": presolve, "presolve_rule_off": PRESOLVE_RULES_OFF,
+                            "mip_heuristic_run_feasibility_jump": FEASIBILITY_JUMP},
         )
         if limit is not None:
             options["time_limit"] = max(0.01, float(limit))
