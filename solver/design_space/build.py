@@ -7,6 +7,7 @@ from collections import Counter
 from ..costing import compute_units, total_nodes
 from ..deadline import NO_LIMIT, Deadline
 from ..fabrics import DEFAULT_FAMILY, family
+from ..failures import goodput_in_target
 from ..inputs.schema import Catalog, Scenario
 from ..perf.crossing import cross_plane_share, pod_crossing
 from ..perf.hardware import Hardware
@@ -48,11 +49,15 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
     if prune == "dominated" and scenario.pin.nodes is not None:
         prune = "points"  # a pinned node count may need a d above the cheapest: dominance no longer holds
-    if prune == "dominated" and scenario.objective == "fastest":
-        prune = "points"  # `fastest`: more domains cost more but may run faster, so no d dominates another
+    fastest = scenario.objective == "fastest"
+    if prune == "dominated" and fastest and catalog.reliability is not None and goodput_in_target(scenario):
+        prune = "points"  # `fastest` with the goodput in the target: feasibility differs per switch, speed per point
     archs = architectures(scenario, catalog)
-    bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) if top_k and prune == "dominated" else None
+    # the cost bound ranks by cost; `fastest` ranks by step time
+    bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) \
+        if top_k and prune == "dominated" and not fastest else None
     ctx = _Context(scenario, catalog, prune, memo, bound)
+    ctx.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
     ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
     if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
         ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)

@@ -116,6 +116,8 @@ class _Context:
         # (`build_design_space` fills it): class → its architectures' fabric sizing
         self.goodput_archs: dict[PerfClass, list[ArchGoodput]] = {}
         self._arch_goodputs: dict[tuple, float | None] = {}
+        # `fastest` (`build_design_space`): a segment keeps each feasible point faster than every smaller d of it
+        self.pareto = False
 
     def arch_goodput(self, info: ArchGoodput, gpus: int, gpus_per_node: int, nodes: int) -> float | None:
         """The goodput of a point on one architecture, as the MILP's step-time rows scale its target
@@ -466,10 +468,13 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
     """Scan one segment's points from `lower` up to `stop` (excluded), adding the kept ones to `keep` (index → nominal
     step time): the first feasible one; with the goodput in the target (`archs`: the class's architectures), each
     architecture's first point feasible on its own goodput (`_arch_ok`), which is at or after the first point
-    feasible on the goodput bound. Returns (that first point feasible on the bound, None if none: what a slower NIC's
-    scan starts from; True when the scan reached `stop` without being done)."""
+    feasible on the goodput bound; for `fastest` (`_Context.pareto`), each feasible point faster than every one before
+    it (a larger d of the segment costs no less on every architecture and is as constrained by every cap, so a point
+    no faster than a smaller d's never ranks above it: SPEC §7 ranks the faster first, the cheaper among equally fast).
+    Returns (that first point feasible on the bound, None if none: what a slower NIC's scan starts from; True when
+    the scan reached `stop` without being done)."""
     looking = list(archs) if archs is not None else None
-    first = None
+    first, fastest = None, float("inf")
     for j in range(lower, stop):
         if not points.open(j):
             continue
@@ -477,6 +482,10 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
         if need > ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw):
             continue
         first = j if first is None else first
+        if ctx.pareto:  # a larger d costs no less on every architecture: only a faster one can rank above
+            if step < fastest:
+                keep[j] = fastest = step
+            continue
         if looking is None:
             keep[j] = step
             return first, False
