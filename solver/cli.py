@@ -312,7 +312,7 @@ def cmd_solve(args, out, err) -> int:
     from .files import check_writable, output_set
     from .optimize.frontier import MAX_POINTS, add_to_result
     from .reports.frontier import print_frontier, print_next_faster, write_frontier_plot
-    from .reports.plot_process import plot_alongside, plot_process
+    from .reports.side_process import side_process, write_alongside
     from .reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
@@ -329,7 +329,7 @@ def cmd_solve(args, out, err) -> int:
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
     # the workbook's process (forked now, before any thread starts) imports openpyxl while this one solves
-    with plot_process("workbook", xlsx_path is not None) as book_writer:
+    with side_process("workbook", xlsx_path is not None) as book_writer:
         with err.status("solving…") as status:
             result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                                progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
@@ -344,7 +344,7 @@ def cmd_solve(args, out, err) -> int:
         book = xlsx_path if result.designs else None
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
             # the workbook is written by its process while this one prints and writes the JSON (or here, after)
-            with plot_alongside(book_writer, "workbook", (replace(result, space_memo=None), ls, cat), book):
+            with write_alongside(book_writer, "workbook", (replace(result, space_memo=None), ls, cat), book):
                 print_solve(result, out, wide=getattr(args, "wide", False))
                 print_next_faster(result, out)
                 if result.frontier is not None:
@@ -371,7 +371,7 @@ def cmd_evaluate(args, out, err) -> int:
     """Evaluate the pinned design; decisions the pin block leaves open are optimised (SPEC §8.1)."""
     from . import api
     from .files import output_set
-    from .reports.plot_process import plot_alongside, plot_process
+    from .reports.side_process import side_process, write_alongside
     from .reports.terminal import print_design, print_solve
     from .results import SCHEMA, SolveResult
 
@@ -379,7 +379,7 @@ def cmd_evaluate(args, out, err) -> int:
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
-    with plot_process("workbook", xlsx_path is not None) as book_writer:  # imports openpyxl while this one evaluates
+    with side_process("workbook", xlsx_path is not None) as book_writer:  # imports openpyxl while this one evaluates
         result = api.evaluate_pins(ls, cat)
         if not result.designs:
             print_solve(result, out, wide=getattr(args, "wide", False))
@@ -399,7 +399,7 @@ def cmd_evaluate(args, out, err) -> int:
         book = SolveResult(ls.scenario.name, status, [design], result.solve_time_s, result.gap, result.explanation,
                            result.timings_s, result.stats, result.solver, stack=ls.scenario.workload.stack)
         with output_set() as outputs:  # JSON and workbook replace the earlier pair together, or not at all
-            with plot_alongside(book_writer, "workbook", (book, ls, cat), xlsx_path):  # written while this one prints
+            with write_alongside(book_writer, "workbook", (book, ls, cat), xlsx_path):  # written while this one prints
                 if result.explanation:
                     out.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
                 print_design(design, out, wide=getattr(args, "wide", False))

@@ -24,7 +24,7 @@ def cmd_plan(args, out, err) -> int:
     from .files import check_writable, output_set
     from .plan.periods import plan_periods
     from .reports.plan_terminal import print_plan
-    from .reports.plot_process import plot_alongside, plot_process
+    from .reports.side_process import side_process, write_alongside
 
     _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
@@ -34,14 +34,14 @@ def cmd_plan(args, out, err) -> int:
     xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
     plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png"))
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
-    with plot_process("plan", plot_path is not None) as plotter:  # imports matplotlib on the other core
+    with side_process("plan", plot_path is not None) as plotter:  # imports matplotlib on the other core
         with err.status("planning…") as status:
             result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare,
                               progress=status.update)
         report = result.to_dict()
         planned = report["status"] != "infeasible"
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-            with plot_alongside(plotter, "plan", report, plot_path if planned else None):  # drawn meanwhile
+            with write_alongside(plotter, "plan", report, plot_path if planned else None):  # drawn meanwhile
                 print_plan(report, out)
                 _write_json(report, json_path)
                 if planned and xlsx_path is not None:

@@ -27,7 +27,7 @@ def cmd_sweep(args, out, err) -> int:
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
     from .files import check_writable, is_discard, output_set
-    from .reports.plot_process import plot_alongside, plot_process
+    from .reports.side_process import side_process, write_alongside
     from .reports.terminal import print_report
     from .sweep.plan import plan_sweep
     from .sweep.run import results_path_for
@@ -50,13 +50,13 @@ def cmd_sweep(args, out, err) -> int:
         err.print(safe(f"note: {note}"))
     args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
                            "to continue")
-    with plot_process("sweep", plot_path is not None) as plotter:  # imports matplotlib while the points solve
+    with side_process("sweep", plot_path is not None) as plotter:  # imports matplotlib while the points solve
         rows = _run_with_progress(plan, args, results_path, err)
         args.interrupt_hint = ""
         report = sweep_report(plan, rows)
         report["warnings"] = _input_warnings(ls)
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-            with plot_alongside(plotter, "sweep", report, plot_path):  # drawn while the rest is written
+            with write_alongside(plotter, "sweep", report, plot_path):  # drawn while the rest is written
                 print_report(report, out, wide=getattr(args, "wide", False))
                 _write_json(report, json_path)
                 if xlsx_path is not None:

@@ -56,7 +56,7 @@ def test_solve_without_workbook_imports_no_excel_plotting_or_pandas(tmp_path):
 
 
 def test_solve_with_workbook_leaves_openpyxl_to_its_workbook_process(tmp_path):
-    """A solve writing its workbook has it written by a forked process (reports/plot_process.py), which imports
+    """A solve writing its workbook has it written by a forked process (reports/side_process.py), which imports
     openpyxl: this one does not. The probe can fail: `compare` writing its workbook loads openpyxl here."""
     code, loaded = loaded_by("solve", str(ROOT / "scenarios" / "evaluate-llama3-70b-h100.yaml"), "--json",
                              str(tmp_path / "out.json"), "--xlsx", str(tmp_path / "out.xlsx"), cwd=tmp_path)

@@ -529,31 +529,31 @@ def _sweep_twice_interrupted(tmp_path, capsys, interrupt) -> None:
 
 
 def test_ctrl_c_during_the_sweep_plot_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
-    # The plot drawn in this process (no plot process could be started, reports/plot_process.py),
+    # The plot drawn in this process (no plot process could be started, reports/side_process.py),
     # interrupted mid-save (before issue 18, JSON and workbook were replaced).
     from matplotlib.figure import Figure
 
-    from solver.reports.plot_process import PlotProcess
+    from solver.reports.side_process import SideProcess
 
     def interrupted_savefig(self, fname, *a, **k):
         Path(fname).write_bytes(b"\x89PNG half")
         raise KeyboardInterrupt
 
     def interrupt():
-        monkeypatch.setattr(PlotProcess, "start", classmethod(lambda cls, kind: None))
+        monkeypatch.setattr(SideProcess, "start", classmethod(lambda cls, kind: None))
         monkeypatch.setattr(Figure, "savefig", interrupted_savefig)
 
     _sweep_twice_interrupted(tmp_path, capsys, interrupt)
 
 
-def test_ctrl_c_while_the_plot_process_draws_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
+def test_ctrl_c_while_the_side_process_draws_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
     # Ctrl-C while this process waits for the plot process (issue 26): the plot process is stopped
     # before the temporary PNG it may be writing is removed.
-    from solver.reports import plot_process
-    from solver.reports.plot_process import PlotProcess
+    from solver.reports import side_process
+    from solver.reports.side_process import SideProcess
 
     stopped = []
-    real_stop = PlotProcess.stop
+    real_stop = SideProcess.stop
 
     def interrupted_receive(self):
         raise KeyboardInterrupt
@@ -563,12 +563,12 @@ def test_ctrl_c_while_the_plot_process_draws_keeps_the_earlier_set(tmp_path, mon
         real_stop(self)
 
     def interrupt():
-        monkeypatch.setattr(plot_process, "worth_a_process", lambda kind: True)  # as in a fresh command
-        monkeypatch.setattr(PlotProcess, "receive", interrupted_receive)
-        monkeypatch.setattr(PlotProcess, "stop", stop)
+        monkeypatch.setattr(side_process, "worth_a_process", lambda kind: True)  # as in a fresh command
+        monkeypatch.setattr(SideProcess, "receive", interrupted_receive)
+        monkeypatch.setattr(SideProcess, "stop", stop)
 
     _sweep_twice_interrupted(tmp_path, capsys, interrupt)
-    assert stopped == ["sweep", "sweep"]  # by plot_alongside, then by plot_process on the way out
+    assert stopped == ["sweep", "sweep"]  # by write_alongside, then by side_process on the way out
 
 
 # ------------------------------------------------------------------------------ 13. durability

@@ -89,7 +89,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound)
+                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound,
+                       budget_cut=ctx.budget_cut)
 
 
 def _goodput_archs(ctx: _Context, catalog: Catalog, archs: list[Architecture]) -> dict[PerfClass, list[ArchGoodput]]:

@@ -39,7 +39,7 @@ class ScanMemo:
         self.catalog = catalog
         self.key = scenario_key(scenario)
         self.target_s = scenario.target_step_time_s()
-        # (platform, G_u, layout, d values, structure's hardware number) → (`_Points.first_ok`, `_Points.kept`: index →
+        # (platform, G_u, layout, structure's hardware number) → (`_Points.first_ok`, `_Points.kept`: index →
         # evaluation of a kept point)
         self.scans: dict[tuple, tuple[dict, dict[int, Performance]]] = {}
         self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
@@ -87,6 +87,7 @@ class _Context:
         self.scenario, self.catalog, self.prune = scenario, catalog, prune
         self.bound = bound if prune == "dominated" else None  # the cost bound holds only for the dominance scan
         self.budget: CostBound | None = None  # the budget cut of a build for a ranking (`build_design_space`)
+        self.budget_cut = 0  # points it left unevaluated (`DesignSpace.budget_cut`)
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
         self.memo = memo if memo is not None and memo.serves(scenario, catalog) else ScanMemo(scenario, catalog)
@@ -177,7 +178,7 @@ class _Context:
         """The `_Points` of one layout, placement and fabric structure, with the scan starts the memo holds for it."""
         points = _Points(self, lay, g_used, ds, hw, plat)
         if self.prune == "dominated":  # only the dominance scan reads and writes the starts
-            key = (plat.id, g_used, lay, tuple(ds), self.hardware_id(hw))
+            key = (plat.id, g_used, lay, self.hardware_id(hw))  # d values: `ScanMemo.placeable`'s for (lay, G_u)
             state = self.memo.scans.get(key)
             if state is None:
                 state = self.memo.scans[key] = ({}, {})
@@ -222,19 +223,6 @@ class _LayoutMemo:
         return made
 
 
-class _LazyLayouts:
-    """The layouts of a `_Points`' d values, made on first use (a scan the cost bound stops never needs most)."""
-
-    def __init__(self, memo: _LayoutMemo, ds: list[int]):
-        self.memo, self.ds = memo, ds
-
-    def __getitem__(self, j: int) -> Layout:
-        return self.memo.layout(self.ds[j])
-
-    def __len__(self) -> int:
-        return len(self.ds)
-
-
 MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
 
 
@@ -243,9 +231,8 @@ class _Points:
     shares the bytes, compute and memory; `perf.step.point_terms` re-times them per NIC)."""
 
     def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
-        self.ctx, self.lay, self.g_used, self.ds, self.hw = ctx, lay, g_used, ds, hw
+        self.ctx, self.g_used, self.ds, self.hw = ctx, g_used, ds, hw
         self.shared = ctx.layout_memo(lay, g_used)
-        self.layouts = _LazyLayouts(self.shared, ds)
         self.compute_id = ctx.compute_id(hw)
         self.domains = ctx.domains_of(lay, g_used, ds)
         self.nodes = [ctx.nodes_of(plat, dom, g_used) for dom in self.domains]  # non-decreasing in d
@@ -256,16 +243,20 @@ class _Points:
         self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
         self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.scans`)
 
+    def layout(self, j: int) -> Layout:
+        """The layout of the j-th d value (made on first use: a scan the cost bound stops never needs most)."""
+        return self.shared.layout(self.ds[j])
+
     def perf(self, j: int) -> Performance:
         if j not in self._perf:
-            self._perf[j] = performance(self.ctx.wl, self.layouts[j], self.hw, self.ctx.overlap)
+            self._perf[j] = performance(self.ctx.wl, self.layout(j), self.hw, self.ctx.overlap)
         return self._perf[j]
 
     def memory_gb(self, j: int) -> float:
         d, memory = self.ds[j], self.shared.memory
         gb = memory.get(d)
         if gb is None:
-            gb = memory[d] = memory_per_gpu_gb(self.ctx.wl, self.layouts[j], self.ctx.params)
+            gb = memory[d] = memory_per_gpu_gb(self.ctx.wl, self.layout(j), self.ctx.params)
         return gb
 
     def first_open(self, hi: int) -> int:
@@ -293,7 +284,7 @@ class _Points:
         key, compute = (self.compute_id, self.ds[j]), self.shared.compute
         seconds = compute.get(key)
         if seconds is None:
-            seconds = compute[key] = compute_and_bubble_s(self.ctx.wl, self.layouts[j], self.hw, self.ctx.params)
+            seconds = compute[key] = compute_and_bubble_s(self.ctx.wl, self.layout(j), self.hw, self.ctx.params)
         return seconds <= self.ctx.target * (1 + 1e-9)
 
 
@@ -368,7 +359,7 @@ def _point_need(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[f
 def _arch_ok(ctx: _Context, points: _Points, j: int, need: float, info: ArchGoodput) -> bool | None:
     """The point meets the target on one architecture of its class, on that architecture's own goodput (`need`:
     `_point_need`); None when no allowed fabric size of the architecture holds the point's nodes (nor a larger d's)."""
-    good = ctx.arch_goodput(info, points.layouts[j].gpus, points.gpus_per_node, points.nodes[j])
+    good = ctx.arch_goodput(info, points.layout(j).gpus, points.gpus_per_node, points.nodes[j])
     return None if good is None else need <= ctx.target * (1 + 1e-9) * good
 
 
@@ -384,7 +375,7 @@ def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float
     so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
     if ctx.goodput is None:
         return 1.0
-    return point_goodput(ctx.goodput, "fat-tree", None, points.layouts[j].gpus, points.gpus_per_node,
+    return point_goodput(ctx.goodput, "fat-tree", None, points.layout(j).gpus, points.gpus_per_node,
                          points.nodes[j], hw.rails_per_node, None)
 
 
@@ -419,6 +410,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     over = n if ctx.budget is None else ctx.budget.budget_cut(perf, points.domains, ctx.spares, points.g_used)
     if over < n:
         ctx.pruned["caps"] += n - over
+        ctx.budget_cut += n - over
     if ctx.prune != "dominated":
         closed = points.first_open(over)  # the points before it fail memory or T_comp + bubble
         checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(over)]
@@ -526,9 +518,9 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
             for j, need in zip(keep, needs):
                 for info in ctx.goodput_archs.get(perf, []):
                     if _arch_ok(ctx, points, j, need, info):
-                        ctx.bound.offer_design(info.arch, points.layouts[j], ctx.spares, ctx.costed)
+                        ctx.bound.offer_design(info.arch, points.layout(j), ctx.spares, ctx.costed)
     elif ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
-        ctx.bound.offer(perf, [points.layouts[j] for j in keep], ctx.spares, ctx.costed)
+        ctx.bound.offer(perf, [points.layout(j) for j in keep], ctx.spares, ctx.costed)
     return shape
 
 

@@ -123,11 +123,13 @@ def _out_of_time(time_limit_s: float | None, stage: str) -> SolverFailure:
 
 
 def _explain(space, deadline: Deadline, prune: str, distinct_by: str) -> str:
-    """Why no design exists, read off the design space built without the ranking's cuts (the budget cut drops the
-    points over the budget unevaluated, which the explanation names: what the target needs, what the caps buy)."""
+    """Why no design exists, read off the design space built without the ranking's cuts: the budget cut drops the
+    points over the budget unevaluated, which the explanation names (what the target needs, what the caps buy), so a
+    space it cut is built again without it. (The cost bound cuts nothing where no design exists: it cuts only once K
+    designs that meet every requirement are known.)"""
     from .diagnose import explain_infeasible  # lazy: Pyomo is only needed to solve
 
-    if space.complete and not deadline.expired():
+    if space.budget_cut and space.complete and not deadline.expired():
         space = build_design_space(space.scenario, space.catalog, prune, one_layout_per_cost=(distinct_by != "layout"),
                                    deadline=deadline)
     return explain_infeasible(space, deadline)

@@ -201,7 +201,7 @@ def write_workbook(result, scenario: LoadedScenario, catalog: Catalog, path) -> 
 
 def write_workbook_file(inputs: tuple, file: Path, run_id: str | None) -> None:
     """The workbook of `write_workbook` for `inputs` = (result, loaded scenario, catalog), written to `file` as it
-    is, with `run_id` (what the process of `reports/plot_process.py` writes into the caller's temporary file; the
+    is, with `run_id` (what the process of `reports/side_process.py` writes into the caller's temporary file; the
     caller renames it into place)."""
     result, scenario, catalog = inputs
     write_file(build_workbook(result, scenario, catalog), file, run_id)

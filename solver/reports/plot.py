@@ -58,8 +58,8 @@ def write_plot(report: dict, path: str | Path) -> Path:
 
 @quiet_plotting
 def draw_plot(report: dict, file: Path, run_id: str | None) -> None:
-    """Draw the sweep's plot into `file` (PNG, carrying `run_id`); `write_plot` or the plot process
-    (`plot_process.py`) gives it the temporary file of an atomic write."""
+    """Draw the sweep's plot into `file` (PNG, carrying `run_id`); `write_plot` or the side process
+    (`side_process.py`) gives it the temporary file of an atomic write."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -2,7 +2,7 @@
 the solve's workbook.
 
 `fabricplan plan` runs on one core; importing matplotlib (about 0.5 s of CPU) and drawing (0.2–1 s)
-used to come after the solve, on the same core. `PlotProcess` starts a process when the command
+used to come after the solve, on the same core. `SideProcess` starts a process when the command
 has checked its inputs: it imports matplotlib while this process solves, then draws into the
 temporary file of this process's atomic write while this process writes the JSON and the workbook.
 `fabricplan solve` likewise has its workbook written by a process forked once the inputs are loaded: it imports
@@ -79,7 +79,7 @@ def _serve(conn, kind: str, parent_end=None) -> None:
             conn.send((False, RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
 
 
-class PlotProcess:
+class SideProcess:
     """A running process of one kind ("sweep" or "plan": the PNG of a report; "workbook": the solve's workbook of
     a (result, loaded scenario, catalog)); `start` returns None if none can be started."""
 
@@ -87,7 +87,7 @@ class PlotProcess:
         self.kind, self._process, self._conn = kind, process, conn
 
     @classmethod
-    def start(cls, kind: str) -> PlotProcess | None:
+    def start(cls, kind: str) -> SideProcess | None:
         import multiprocessing
 
         method = START_METHOD[kind]
@@ -142,10 +142,10 @@ def worth_a_process(kind: str) -> bool:
 
 
 @contextlib.contextmanager
-def plot_process(kind: str, wanted: bool) -> Iterator[PlotProcess | None]:
+def side_process(kind: str, wanted: bool) -> Iterator[SideProcess | None]:
     """A process for the command's lifetime (None when no file is wanted, the library is already loaded
     here, or no process can be started)."""
-    proc = PlotProcess.start(kind) if wanted and worth_a_process(kind) else None
+    proc = SideProcess.start(kind) if wanted and worth_a_process(kind) else None
     try:
         yield proc
     finally:
@@ -154,7 +154,7 @@ def plot_process(kind: str, wanted: bool) -> Iterator[PlotProcess | None]:
 
 
 @contextlib.contextmanager
-def plot_alongside(proc: PlotProcess | None, kind: str, report, path: str | Path | None) -> Iterator[None]:
+def write_alongside(proc: SideProcess | None, kind: str, report, path: str | Path | None) -> Iterator[None]:
     """Write the file of `report` to `path` (atomically, in the enclosing output set) while the block runs:
     written by `proc` if there is one, else here after the block. No `path`: nothing is written."""
     if path is None:

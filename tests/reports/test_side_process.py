@@ -1,5 +1,5 @@
 """The sweep's and the plan's PNG, and the solve's workbook, written by a second process
-(solver/reports/plot_process.py, issue 26): the same file as written here, errors raised here, written here when
+(solver/reports/side_process.py, issue 26): the same file as written here, errors raised here, written here when
 the process is gone or cannot be started."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from solver.files import output_set
-from solver.reports import plot_process as plot_process_module
+from solver.reports import side_process as side_process_module
 from solver.reports.plan_plot import draw_plan_plot
 from solver.reports.plot import draw_plot
-from solver.reports.plot_process import PlotProcess, plot_alongside, plot_process
+from solver.reports.side_process import SideProcess, side_process, write_alongside
 
 # A two-point growth sweep's report: only the fields the plot reads (reports/plot.py, sweep/summary.py x_axis).
 SWEEP_REPORT = {
@@ -33,18 +33,18 @@ SWEEP_REPORT = {
 @pytest.fixture(autouse=True)
 def _fresh_command(monkeypatch):
     """As in a fresh `fabricplan` process: matplotlib not loaded yet, so the plot process is worth starting."""
-    monkeypatch.setattr(plot_process_module, "worth_a_process", lambda kind: True)
+    monkeypatch.setattr(side_process_module, "worth_a_process", lambda kind: True)
 
 
-def test_no_plot_process_once_matplotlib_is_loaded_here(monkeypatch):
+def test_no_side_process_once_matplotlib_is_loaded_here(monkeypatch):
     import types
 
     monkeypatch.undo()  # the real rule
     monkeypatch.setitem(sys.modules, "matplotlib", types.ModuleType("matplotlib"))
-    with plot_process("sweep", True) as proc:
+    with side_process("sweep", True) as proc:
         assert proc is None
     monkeypatch.delitem(sys.modules, "matplotlib")
-    with plot_process("sweep", True) as proc:
+    with side_process("sweep", True) as proc:
         assert proc is not None
 
 
@@ -54,72 +54,72 @@ def _png(path: Path) -> bytes:
     return data
 
 
-def test_the_plot_process_writes_the_file_this_process_would(tmp_path):
+def test_the_side_process_writes_the_file_this_process_would(tmp_path):
     # Same drawing function, same run id: byte for byte the file drawn here.
     here, there = tmp_path / "here.png", tmp_path / "there.png"
     with output_set() as outputs:
         draw_plot(SWEEP_REPORT, here, outputs.run_id)
-        with plot_process("sweep", True) as proc:
+        with side_process("sweep", True) as proc:
             assert proc is not None
-            with plot_alongside(proc, "sweep", SWEEP_REPORT, there):
+            with write_alongside(proc, "sweep", SWEEP_REPORT, there):
                 assert not there.exists()  # staged until the output set commits
     assert _png(there) == _png(here)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.png", "there.png"]
 
 
-def test_a_drawing_error_in_the_plot_process_is_raised_here_and_leaves_no_file(tmp_path):
+def test_a_drawing_error_in_the_side_process_is_raised_here_and_leaves_no_file(tmp_path):
     bad = {**SWEEP_REPORT, "points": [{"index": 0}]}  # no status: the drawing fails with KeyError
     target = tmp_path / "bad.png"
-    with plot_process("plan", True) as proc, pytest.raises(KeyError):
-        with plot_alongside(proc, "plan", bad, target):
+    with side_process("plan", True) as proc, pytest.raises(KeyError):
+        with write_alongside(proc, "plan", bad, target):
             pass
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_plot_is_drawn_here_when_the_plot_process_is_gone(tmp_path):
+def test_the_plot_is_drawn_here_when_the_side_process_is_gone(tmp_path):
     target = tmp_path / "s.png"
-    with plot_process("sweep", True) as proc:
+    with side_process("sweep", True) as proc:
         assert proc is not None
         proc.stop()  # gone before the request: send fails, the plot is drawn in this process
-        with plot_alongside(proc, "sweep", SWEEP_REPORT, target):
+        with write_alongside(proc, "sweep", SWEEP_REPORT, target):
             pass
     draw_plot(SWEEP_REPORT, tmp_path / "here.png", None)
     assert _png(target) == _png(tmp_path / "here.png")
 
 
-def test_without_a_plot_process_or_a_path(tmp_path):
+def test_without_a_side_process_or_a_path(tmp_path):
     target = tmp_path / "s.png"
-    with plot_process("sweep", False) as proc:
+    with side_process("sweep", False) as proc:
         assert proc is None  # no plot wanted: no process
-        with plot_alongside(proc, "sweep", SWEEP_REPORT, None):
+        with write_alongside(proc, "sweep", SWEEP_REPORT, None):
             pass
         assert list(tmp_path.iterdir()) == []
-        with plot_alongside(proc, "sweep", SWEEP_REPORT, target):
+        with write_alongside(proc, "sweep", SWEEP_REPORT, target):
             pass
     assert _png(target)
 
 
 def test_an_exception_while_the_plot_is_pending_stops_the_process_and_removes_the_file(tmp_path, monkeypatch):
     stopped = []
-    real_stop = PlotProcess.stop
-    monkeypatch.setattr(PlotProcess, "stop", lambda self: (stopped.append(self.kind), real_stop(self)))
+    real_stop = SideProcess.stop
+    monkeypatch.setattr(SideProcess, "stop", lambda self: (stopped.append(self.kind), real_stop(self)))
     target = tmp_path / "s.png"
     with pytest.raises(RuntimeError, match="the JSON failed"):
-        with plot_process("sweep", True) as proc:
-            with plot_alongside(proc, "sweep", SWEEP_REPORT, target):
+        with side_process("sweep", True) as proc:
+            with write_alongside(proc, "sweep", SWEEP_REPORT, target):
                 raise RuntimeError("the JSON failed")
     assert stopped == ["sweep", "sweep"]
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_plan_plot_process_draws_the_plan_plot(tmp_path):
+def test_the_plan_side_process_draws_the_plan_plot(tmp_path):
     report = {"scenario": "p", "objective": "capex", "totals": {"discounted_usd": 1.5e8},
               "periods": [{"label": "2026", "spend_usd": 1e8, "architecture": "dgx-b200 · 1×cx7-ndr · qm9700, 2-tier",
                            "cluster": 1, "gpus_owned": 1024},
                           {"label": "2027", "spend_usd": 5e7, "architecture": "dgx-b200 · 1×cx7-ndr · qm9700, 2-tier",
                            "cluster": 1, "gpus_owned": 1536}]}
-    with plot_process("plan", True) as proc:
-        with plot_alongside(proc, "plan", report, tmp_path / "there.png"):
+    with side_process("plan", True) as proc:
+        with write_alongside(proc, "plan", report, tmp_path / "there.png"):
             pass
     draw_plan_plot(report, tmp_path / "here.png", None)
     assert _png(tmp_path / "there.png") == _png(tmp_path / "here.png")
@@ -160,9 +160,9 @@ def test_the_workbook_process_writes_the_workbook_this_process_would(tmp_path, s
     here, there = tmp_path / "here.xlsx", tmp_path / "there.xlsx"
     with output_set() as outputs:
         write_workbook_file(solved_inputs, here, outputs.run_id)
-        with plot_process("workbook", True) as proc:
+        with side_process("workbook", True) as proc:
             assert proc is not None and proc._process.pid is not None
-            with plot_alongside(proc, "workbook", solved_inputs, there):
+            with write_alongside(proc, "workbook", solved_inputs, there):
                 assert not there.exists()  # staged until the output set commits
     assert _parts(there) == _parts(here)
     assert len(_parts(here)) > 10 and openpyxl_identifier(there) == outputs.run_id
@@ -176,8 +176,8 @@ def openpyxl_identifier(path: Path) -> str:
 
 def test_a_workbook_error_in_its_process_is_raised_here_and_leaves_no_file(tmp_path):
     target = tmp_path / "bad.xlsx"
-    with plot_process("workbook", True) as proc, pytest.raises(AttributeError):
-        with plot_alongside(proc, "workbook", (None, None, None), target):  # no result: building fails
+    with side_process("workbook", True) as proc, pytest.raises(AttributeError):
+        with write_alongside(proc, "workbook", (None, None, None), target):  # no result: building fails
             pass
     assert list(tmp_path.iterdir()) == []
 
@@ -203,9 +203,9 @@ def test_no_forked_workbook_process_off_linux(tmp_path, monkeypatch, solved_inpu
     # fork is used only on Linux; elsewhere the workbook is written here, as before
     monkeypatch.setattr(sys, "platform", "darwin")
     target = tmp_path / "w.xlsx"
-    with plot_process("workbook", True) as proc:
+    with side_process("workbook", True) as proc:
         assert proc is None
         with output_set():
-            with plot_alongside(proc, "workbook", solved_inputs, target):
+            with write_alongside(proc, "workbook", solved_inputs, target):
                 pass
     assert _parts(target)
