@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 import yaml
 
 import solver
@@ -15,6 +16,21 @@ from solver.optimize.diagnose import explain_infeasible
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture
+def builds(monkeypatch) -> list:
+    """The design spaces `solve` builds, in order."""
+    made: list = []
+    real = solve_module.build_design_space
+
+    def counting(*args, **kwargs):
+        space = real(*args, **kwargs)
+        made.append(space)
+        return space
+
+    monkeypatch.setattr(solve_module, "build_design_space", counting)
+    return made
+
+
 def _llama(**constraints):
     doc = yaml.safe_load((REPO / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
     doc = copy.deepcopy(doc)
@@ -22,19 +38,10 @@ def _llama(**constraints):
     return solver.load_scenario(doc)
 
 
-def test_a_budget_below_every_design_is_explained_as_without_the_cut(default_catalog, monkeypatch):
+def test_a_budget_below_every_design_is_explained_as_without_the_cut(default_catalog, builds):
     """$10M buys no 3 s llama3-70b cluster (the cheapest design is $103.8M: docs/performance.md's shipped answer): the
     ranking's build cuts points over the budget unevaluated, and the explanation is the uncut space's."""
     ls = _llama(budget_usd=10e6)
-    builds = []
-    real = solve_module.build_design_space
-
-    def counting(*args, **kwargs):
-        space = real(*args, **kwargs)
-        builds.append(space)
-        return space
-
-    monkeypatch.setattr(solve_module, "build_design_space", counting)
     result = solver.solve(ls, default_catalog)
     assert result.status == "infeasible" and not result.designs
     assert builds[0].budget_cut > 0 and len(builds) == 2  # the cut space, then the explanation's
@@ -46,20 +53,11 @@ def test_a_budget_below_every_design_is_explained_as_without_the_cut(default_cat
     assert explain_infeasible(builds[0]) != result.explanation
 
 
-def test_a_target_no_design_meets_is_explained_from_the_one_build(default_catalog, monkeypatch):
+def test_a_target_no_design_meets_is_explained_from_the_one_build(default_catalog, builds):
     """No budget: nothing is cut unevaluated, so the explanation reads the ranking's own build."""
     doc = yaml.safe_load((REPO / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
     doc["target"] = {"step_time_s": 0.01}
     ls = solver.load_scenario(doc)
-    builds = []
-    real = solve_module.build_design_space
-
-    def counting(*args, **kwargs):
-        space = real(*args, **kwargs)
-        builds.append(space)
-        return space
-
-    monkeypatch.setattr(solve_module, "build_design_space", counting)
     result = solver.solve(ls, default_catalog)
     assert result.status == "infeasible"
     assert len(builds) == 1 and builds[0].budget_cut == 0
