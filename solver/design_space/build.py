@@ -345,20 +345,19 @@ def _one_point_per_cost(shapes: list[Shape]) -> list[Shape]:
     those whose goodput need it meets (its goodput is the same at each: same GPUs, nodes and fabric) is one of them."""
     groups: dict[tuple, list] = {}
     for i, s in enumerate(shapes):
+        needs = s.needed_goodput or [0.0] * len(s.d_values)
         for j, dom in enumerate(s.domains):
-            rank = (s.step_time_s[j], s.key, s.d_values[j])
-            need = s.needed_goodput[j] if s.needed_goodput else 0.0
+            entry = ((s.step_time_s[j], s.key, s.d_values[j]), needs[j], i, j)
             for perf in s.perfs:  # a shared shape's point stays when it is the fastest for any of its classes
-                key = (perf, dom, s.gpus_per_domain_used)  # G_u decides the spares and the GPUs (goodput)
-                groups.setdefault(key, []).append((rank, need, i, j))
-    keep: dict[int, list[int]] = {}
+                # G_u decides the spares and the GPUs (goodput)
+                groups.setdefault((perf, dom, s.gpus_per_domain_used), []).append(entry)
+    keep: dict[int, set[int]] = {}
     for group in groups.values():
         least_need = math.inf
-        for _, need, i, j in sorted(group):
+        for _, need, i, j in (sorted(group) if any(entry[1] for entry in group) else [min(group)]):
             if need < least_need:  # the fastest, then each that needs less than every faster one
                 least_need = need
-                if j not in keep.get(i, []):
-                    keep.setdefault(i, []).append(j)
+                keep.setdefault(i, set()).add(j)
     out = []
     for i, s in enumerate(shapes):
         if i in keep:
