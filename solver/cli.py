@@ -149,13 +149,13 @@ def _xlsx_flags(sp, default: str) -> None:
 
 def run() -> None:
     """The console entry (`fabricplan`, `python -m solver`): `main`, then leave without the interpreter's teardown.
-    By then every output file is closed (output sets commit whole, `files.py`) and every helper process is joined;
-    freeing Pyomo's, pydantic's and the design space's objects one by one took about 0.09 s of every command
-    (issue 26, measured on its VM). A stream that cannot be flushed (a closed pipe) leaves the usual way, which
-    reports it as it always did; so does a run under a profiler or a tracer (cProfile, coverage: they write their
-    results at the interpreter's exit)."""
+    By then every output file is closed (output sets commit whole, `files.py`), every helper process is joined and
+    standard output is flushed (`main`: a write failure there is an error naming it, exit 2); freeing Pyomo's,
+    pydantic's and the design space's objects one by one took about 0.09 s of every command (issue 26, measured on
+    its VM). A stream that still cannot be flushed leaves the usual way; so does a run under a profiler, a tracer or
+    coverage (cProfile, `coverage run`, which write their results at the interpreter's exit)."""
     code = main()
-    if sys.getprofile() is not None or sys.gettrace() is not None:
+    if sys.getprofile() is not None or sys.gettrace() is not None or "coverage" in sys.modules:
         sys.exit(code)
     try:
         sys.stdout.flush()
@@ -188,7 +188,9 @@ def main(argv=None) -> int:
 
     mark = commit_mark()
     try:
-        return _COMMANDS[args.command](args, out, err)
+        code = _COMMANDS[args.command](args, out, err)
+        sys.stdout.flush()  # what the stream still holds fails here, named (`Stdout`), not at the exit
+        return code
     except KeyboardInterrupt:
         err.print(safe(_interrupted_message(mark) + getattr(args, "interrupt_hint", "")))
         return EXIT_INTERRUPTED

@@ -698,6 +698,22 @@ def test_broken_pipe_on_stdout_is_an_output_error(tmp_path):
     assert "error: standard output: cannot write: Broken pipe" in err
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_output_held_until_the_command_ends_fails_as_an_output_error(tmp_path):
+    """A command whose last output is still in the stream's buffer when it returns: the flush fails in `main`, named,
+    exit 2 (the console entry then leaves without the interpreter's own exit flush, `cli.run`)."""
+    code = ("import sys\nfrom solver import cli\n"
+            "def held(args, out, err):\n    sys.stdout.write('ten chars!')\n    return 0\n"
+            "cli._COMMANDS['validate'] = held\nsys.argv = ['fabricplan', 'validate', 'sc.yaml']\ncli.run()\n")
+    write_yaml(tmp_path / "sc.yaml", tiny_scenario())
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2, proc.stderr
+    assert "error: standard output: cannot write: No space left on device" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_full_disk_while_writing_the_json_names_the_file(tmp_path, monkeypatch, capsys):
     import errno
 

@@ -31,7 +31,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     layouts with no d that fits in memory and meets the target; "points" also drops each d whose
     own rows fail; "dominated" (default) keeps, per layout, the smallest feasible d and, for each
     tier boundary of the class's switches, the smallest feasible d above it (a bigger fabric is a
-    distinct architecture, so ranking needs its cheapest point too).
+    distinct architecture, so ranking needs its cheapest point too); with the goodput in the target, each
+    architecture's smallest feasible d; for `fastest`, each feasible d faster than every smaller one.
     one_layout_per_cost (with "dominated"): of the points of one performance class that occupy the
     same number of domains — and so cost exactly the same on every architecture — keep only the
     fastest. Exact when ranking distinct architectures, not distinct layouts.

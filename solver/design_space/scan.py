@@ -1,6 +1,7 @@
 """The points scan of one layout: lazy evaluation of its d values (`_Points`), the feasibility of each
-point, the dominance scan that keeps the smallest feasible d per segment, and the rows of the shape made
-from the kept points."""
+point, the dominance scan that keeps the smallest feasible d per segment (with the goodput in the target, each
+architecture's; for `fastest`, each feasible d faster than every smaller one), and the rows of the shape made from
+the kept points."""
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -31,7 +32,8 @@ class ScanMemo:
     (`_LayoutMemo`: no target changes them).
     Feasibility only narrows as the target falls (every row is step ≤ target × a factor independent of it), so a
     segment's first feasible index at T is a lower bound at T' ≤ T and a segment with none at T has none at T'
-    (`_kept_points` starts its scans there). A build at a higher target forgets those indices. Of the evaluated
+    (`_kept_points` starts its scans there). A build at a higher target, or with the goodput in the target where the
+    earlier build had none or the reverse (`at_target`: the factor changes), forgets those indices. Of the evaluated
     points only the kept ones are held (at most MAX_KEPT_POINTS); the per-layout terms, placements and costs it keeps
     grow with the layouts a build reaches (≈ 400 MB peak for the 10M-combination bench case, docs/performance.md)."""
 
@@ -39,6 +41,7 @@ class ScanMemo:
         self.catalog = catalog
         self.key = scenario_key(scenario)
         self.target_s = scenario.target_step_time_s()
+        self.goodput_in_target: bool | None = None  # the rule the scan starts were found with (`at_target`)
         # (platform, G_u, layout, structure's hardware number) → (`_Points.first_ok`, `_Points.kept`: index →
         # evaluation of a kept point)
         self.scans: dict[tuple, tuple[dict, dict[int, Performance]]] = {}
@@ -55,11 +58,14 @@ class ScanMemo:
         """The same catalog object and the same scenario but for its target and objective."""
         return catalog is self.catalog and scenario_key(scenario) == self.key
 
-    def at_target(self, target_s: float) -> None:
-        if target_s > self.target_s * (1 + 1e-12):  # the first feasible indices found at a lower target are too high
+    def at_target(self, target_s: float, goodput_in_target: bool) -> None:
+        """A build at `target_s`: the scan starts found at a lower target are too high, and those found with the other
+        feasibility rule (the goodput in the target or not: the next faster design's lowered scenario drops a target
+        in training days) bound nothing here; both are forgotten."""
+        if target_s > self.target_s * (1 + 1e-12) or goodput_in_target != self.goodput_in_target:
             self.scans.clear()
             self.kept_points = 0
-        self.target_s = target_s
+        self.target_s, self.goodput_in_target = target_s, goodput_in_target
 
 
 def scenario_key(scenario: Scenario) -> str:
@@ -91,7 +97,6 @@ class _Context:
         self.wl = scenario.workload
         self.target = scenario.target_step_time_s()
         self.memo = memo if memo is not None and memo.serves(scenario, catalog) else ScanMemo(scenario, catalog)
-        self.memo.at_target(self.target)
         self.overlap = overlap_for(scenario)
         self.params = parameter_count(scenario.workload.model)
         self.conditions = _wanted_conditions(self)
@@ -113,6 +118,7 @@ class _Context:
         self._hardware_ids: dict[int, tuple[Hardware, int, int]] = {}  # id → (hw, `hardware_id`, `compute_id`)
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
+        self.memo.at_target(self.target, self.goodput is not None)
         # with the goodput in the target, the dominance scan judges each architecture of a class on its own goodput
         # (`build_design_space` fills it): class → its architectures' fabric sizing
         self.goodput_archs: dict[PerfClass, list[ArchGoodput]] = {}
@@ -400,7 +406,9 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
 
     none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
     smallest feasible d above each tier boundary, found by scanning d upward and
-    stopping at the first feasible point of each segment — the points it skips are never kept at this level.
+    stopping at the first feasible point of each segment — the points it skips are never kept at this level (with
+    the goodput in the target, each architecture's first; for `fastest`, every feasible point faster than each
+    before it: `_scan_segment`).
     A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
     segment proves none exists on this one either, so the scan starts there. A scan the cost bound or the budget
     stops records where it stopped as a lower bound on its segment's first feasible index (none lies before it).
@@ -443,9 +451,6 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     if points.ctx.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
         points.ctx.memo.kept_points += len(keep)
         points.kept.update((j, points.perf(j)) for j in keep)
-    if keep:  # a segment's first feasible point below the overall first feasible one cannot exist
-        first = min(keep)
-        keep = {j: st for j, st in keep.items() if j >= first}
     past = over - stop if cut else 0  # cut by the cost bound (those from `over` on are over the budget)
     if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
         ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep) - past - (n - over)

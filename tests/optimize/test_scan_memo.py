@@ -93,3 +93,26 @@ def test_placement_checked_once_per_layout_still_counts_every_platform(toy_catal
     space = build_design_space(sc, toy_catalog, "dominated")
     assert space.combinations == 21
     assert space.pruned["caps"] == 9 and space.pruned["placement"] == 0
+
+
+def test_the_next_faster_design_when_its_target_drops_the_goodput(default_catalog):
+    """A target in training days puts the goodput in the target; the next faster design's lowered scenario is a step
+    time, without it. The solve's scan starts (the first point feasible on T·goodput bound) bound nothing there, and
+    the memo forgets them. Before it did, this next faster design came out +95.8 % capex, −28.5 % step time: an
+    equal-cost slower layout (t2·p4·d512 for t2·p2·d1024; found by a review of issue 26's fifth pass)."""
+    import yaml
+
+    doc = yaml.safe_load((ROOT / "scenarios" / "rent-or-buy.yaml").read_text(encoding="utf-8"))
+    doc.update(reliability={"restart_min": 600}, target={"train_tokens": 2.0e12, "train_days": 16}, objective="capex",
+               constraints={"max_gpus": 6000, "platforms": ["hgx-b200"], "nics": ["cx7-ndr"], "fabrics": "fat-tree"},
+               parallelism={"tp": [2], "cp": 1, "pp": [2, 4], "vp": 1, "microbatch_size": [1, 2]})
+    ls = solver.load_scenario(doc)
+    result = solve(ls, default_catalog)
+    assert result.space_memo is not None and result.space_memo.goodput_in_target
+    with_memo = next_faster(result, ls, default_catalog)
+    result.space_memo = None
+    without = next_faster(result, ls, default_catalog)
+    for nf in (with_memo, without):
+        nf.pop("time_s")
+    assert with_memo == without and with_memo["found"]
+    assert "−44.0 % step time" in with_memo["text"]
