@@ -69,17 +69,23 @@ def test_a_memo_of_another_scenario_is_not_used(default_catalog):
     _same(built, build_design_space(other, default_catalog, "dominated"))
 
 
+def _next_faster_with_and_without_the_memo(result, ls, catalog) -> dict:
+    """The next faster design found with the solve's memo, checked equal to the one found without it."""
+    with_memo = next_faster(result, ls, catalog)
+    result.space_memo = None
+    without = next_faster(result, ls, catalog)
+    for nf in (with_memo, without):
+        nf.pop("time_s")
+    assert with_memo == without and with_memo["found"]
+    return with_memo
+
+
 @pytest.mark.parametrize("name", ["llama3-70b", "gpt3-175b"])
 def test_the_next_faster_design_with_the_memo_equals_the_one_without(name, default_catalog):
     ls = solver.load_scenario(ROOT / "scenarios" / f"{name}.yaml")
     result = solve(ls, default_catalog, top_k=1)
     assert result.space_memo is not None
-    with_memo = next_faster(result, ls, default_catalog)
-    result.space_memo = None
-    without = next_faster(result, ls, default_catalog)
-    for nf in (with_memo, without):
-        nf.pop("time_s")
-    assert with_memo == without and with_memo["found"]
+    with_memo = _next_faster_with_and_without_the_memo(result, ls, default_catalog)
 
 
 def test_placement_checked_once_per_layout_still_counts_every_platform(toy_catalog):
@@ -109,10 +115,5 @@ def test_the_next_faster_design_when_its_target_drops_the_goodput(default_catalo
     ls = solver.load_scenario(doc)
     result = solve(ls, default_catalog)
     assert result.space_memo is not None and result.space_memo.goodput_in_target
-    with_memo = next_faster(result, ls, default_catalog)
-    result.space_memo = None
-    without = next_faster(result, ls, default_catalog)
-    for nf in (with_memo, without):
-        nf.pop("time_s")
-    assert with_memo == without and with_memo["found"]
+    with_memo = _next_faster_with_and_without_the_memo(result, ls, default_catalog)
     assert "−44.0 % step time" in with_memo["text"]
