@@ -85,7 +85,7 @@ def test_the_next_faster_design_with_the_memo_equals_the_one_without(name, defau
     ls = solver.load_scenario(ROOT / "scenarios" / f"{name}.yaml")
     result = solve(ls, default_catalog, top_k=1)
     assert result.space_memo is not None
-    with_memo = _next_faster_with_and_without_the_memo(result, ls, default_catalog)
+    _next_faster_with_and_without_the_memo(result, ls, default_catalog)
 
 
 def test_placement_checked_once_per_layout_still_counts_every_platform(toy_catalog):
