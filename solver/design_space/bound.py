@@ -36,11 +36,14 @@ class CostBound:
     """UB_K of a build (`limit_usd`), the cost lower bound of its points and the designs that set UB_K."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, archs: list[Architecture], k: int,
-                 distinct_by: str = "architecture", seed: tuple = (), objective: str | None = None):
+                 distinct_by: str = "architecture", seed: tuple = (), objective: str | None = None,
+                 costed: dict | None = None, costs: dict | None = None, spare_rule=None):
         """`seed`: (architecture, layout) of designs the caller knows meet this scenario's memory, target and margins
         (the next faster design: the solve's ranked designs that meet the lowered target); they are costed and
-        judged as every offered point is (`offer_design`) before the scan. `objective` (default the scenario's):
-        "capex" for the budget cut (`budget_cut`)."""
+        judged as every offered point is (`offer_design`, with `spare_rule`) here, before the scan. `objective`
+        (default the scenario's): "capex" for the budget cut (`budget_cut`). `costed`, `costs`: the build's costed
+        designs and this objective's cost cache, both the scan memo's, so the next faster design's build reads the
+        solve's (`build_design_space`); new dicts by default."""
         self.scenario, self.catalog, self.archs = scenario, catalog, archs
         self.k, self.by_platform = k, distinct_by == "platform"
         self.platforms = catalog.by_id("platforms")
@@ -57,17 +60,18 @@ class CostBound:
         self.owned = scenario.owned_counts()
         self._parts: dict[Architecture, costing.Parts | None] = {}
         self._lb: dict[tuple, tuple[float, float]] = {}  # (platform, NIC, rails, domains, G_u) → (UB_K, least LB)
-        # (architecture, domains, G_u) → the design's cost for the objective, and the build's costed designs: both
-        # the scan memo's (`build_design_space` sets them), so the next faster design's build reads the solve's
-        self.costs: dict[tuple, float] = {}
-        self.costed: dict = {}
+        # (architecture, domains, G_u) → the design's cost for the objective, and the build's costed designs
+        self.costs: dict[tuple, float] = costs if costs is not None else {}
+        self.costed: dict = costed if costed is not None else {}
         self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
         self._platform_lb: dict[tuple, tuple[float, float]] = {}  # (platform, domains, G_u) → (UB_K, least LB)
         self._tiers: dict[Architecture, tuple[int, ...]] = {}
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
         self.offered = 0  # (point, architecture) pairs costed for the bound
-        self.seed = tuple(seed)  # offered once the build's cost cache exists (`build_design_space`)
+        self.seed = tuple(seed)
+        for arch, layout in self.seed:
+            self.offer_design(arch, layout, spare_rule, self.costed)
 
     # ------------------------------------------------------------------ the lower bound
 
@@ -164,6 +168,8 @@ class CostBound:
         """The first index from which every point's capex LB (owned parts netted, as the cap is judged) is over
         `budget_usd` (beyond its 10⁻⁹ tolerance): no design of those points is within the budget (the ranking's caps
         pre-check, `ranking._prune_points_over_caps`, drops them too). len(domains) without a budget."""
+        if self.objective != "capex":  # the lower bounds of another objective (TCO: energy too) are not capex's
+            raise ValueError("budget_cut needs a CostBound with objective='capex'")
         budget = self.scenario.constraints.budget_usd
         n = len(domains)
         return n if budget is None else self.cut_index(perf, domains, spare_rule, g_used, budget * (1 + 1e-9))

@@ -54,20 +54,16 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     if prune == "dominated" and fastest and catalog.reliability is not None and goodput_in_target(scenario):
         prune = "points"  # `fastest` with the goodput in the target: feasibility differs per switch, speed per point
     archs = architectures(scenario, catalog)
-    # the cost bound ranks by cost; `fastest` ranks by step time
-    bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed) \
-        if top_k and prune == "dominated" and not fastest else None
-    ctx = _Context(scenario, catalog, prune, memo, bound)
+    ctx = _Context(scenario, catalog, prune, memo)
+    if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
+        ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
+                              costs=ctx.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.spares)
     ctx.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
     ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
     if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
         ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)
     if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
         ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
-    if bound is not None:
-        bound.costed, bound.costs = ctx.costed, ctx.memo.costs.setdefault(bound.objective, {})
-        for arch, layout in bound.seed:
-            bound.offer_design(arch, layout, ctx.spares, ctx.costed)
     platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})
     switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class

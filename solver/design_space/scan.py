@@ -88,10 +88,9 @@ class ArchGoodput(NamedTuple):
 class _Context:
     """What every shape of one build shares, and the counters it keeps."""
 
-    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None,
-                 bound: CostBound | None = None):
+    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None):
         self.scenario, self.catalog, self.prune = scenario, catalog, prune
-        self.bound = bound if prune == "dominated" else None  # the cost bound holds only for the dominance scan
+        self.bound: CostBound | None = None  # the cost bound of a dominance scan for the K best (`build_design_space`)
         self.budget: CostBound | None = None  # the budget cut of a build for a ranking (`build_design_space`)
         self.budget_cut = 0  # points it left unevaluated (`DesignSpace.budget_cut`)
         self.wl = scenario.workload

@@ -247,6 +247,19 @@ def test_the_budget_cut_by_hand(toy_catalog):
     assert [_summary(d) for d in solver.solve(doc, toy_catalog, top_k=1).designs] == [("cheap-box", 32, 161_000.0)]
 
 
+def test_the_budget_cut_reads_capex_lower_bounds_only(toy_catalog):
+    """A TCO scenario's budget is judged on capex: the TCO bound's lower bounds (energy too) would cut designs within
+    the budget, so a budget cut asked of it is refused (the build makes a capex bound for the cut)."""
+    from solver.design_space import architectures
+    from solver.design_space.bound import CostBound
+
+    sc = _scenario(toy(objective="tco", constraints=dict(budget_usd=200_000)))
+    archs = architectures(sc, toy_catalog)
+    with pytest.raises(ValueError, match="objective='capex'"):
+        CostBound(sc, toy_catalog, archs, 1).budget_cut(archs[0].perf, [1, 2], None, None)
+    assert CostBound(sc, toy_catalog, archs, 1, objective="capex").budget_cut(archs[0].perf, [], None, None) == 0
+
+
 def test_fastest_within_a_budget_equals_the_enumeration(toy_catalog):
     """`fastest` (prune level `points`, no cost bound) within $500,000: the points over the budget are dropped in
     the design space, and the three fastest designs are the enumeration's."""
