@@ -506,8 +506,9 @@ def decode(m: Any) -> Choice:
     data = m.data
     a, tiers, i, j = chosen_point(m)
     shape = data.space.shapes[i]
-    obj_k = pyo.value(m.total_tco_musd if data.objective == "tco" else m.total_capex_musd)
-    return Choice(a, tiers, i, shape.d_values[j], shape.domains[j], obj_k / MUSD, pyo.value(m.total_capex_musd) / MUSD)
+    capex = pyo.value(m.total_capex_musd)  # one walk of the cost expression (the TCO adds the energy to it)
+    obj_k = pyo.value(m.total_tco_musd) if data.objective == "tco" else capex
+    return Choice(a, tiers, i, shape.d_values[j], shape.domains[j], obj_k / MUSD, capex / MUSD)
 
 
 def add_no_good(m: Any, choice: Choice, distinct_by: str, index: int) -> None:
