@@ -729,9 +729,10 @@ def test_temp_files_of_killed_runs_are_cleaned(tmp_path, capsys):
 
 
 def test_concurrent_resume_of_the_same_sweep_is_refused(tmp_path):
-    # Run A solves a 17-point growth sweep (≈ 0.2–0.6 s a point); run B, started on the same
+    # Run A solves a 33-point growth sweep (≈ 0.1–0.2 s a point since issue 26's fifth pass: 17 points took 2.5 s,
+    # about what run B needs to start); run B, started on the same
     # outputs while A holds the results file, must stop at once instead of solving every point again.
-    args = ["sweep", REPO / "scenarios" / "growth-sweep.yaml", "--vary", "workload.global_batch_size=2048:4096:128",
+    args = ["sweep", REPO / "scenarios" / "growth-sweep.yaml", "--vary", "workload.global_batch_size=2048:6144:128",
             "--json", tmp_path / "s.json", "--xlsx", tmp_path / "s.xlsx", "--plot", tmp_path / "s.png"]
     first = subprocess.Popen([sys.executable, "-m", "solver", *map(str, args)], cwd=REPO, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -753,7 +754,7 @@ def test_concurrent_resume_of_the_same_sweep_is_refused(tmp_path):
             first.communicate()
     assert first.returncode == 0, err
     rows = point_rows(tmp_path / "s.points.jsonl")
-    assert sorted(r["index"] for r in rows) == list(range(17))  # each point once: B added nothing
+    assert sorted(r["index"] for r in rows) == list(range(33))  # each point once: B added nothing
     assert not (tmp_path / "s.points.jsonl.lock").exists()
 
 
@@ -791,12 +792,14 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
 def test_pool_workers_exit_when_the_sweep_process_is_killed(tmp_path):
-    # `sweep --jobs 2` over eight dense-10k points (each a few seconds of CPU). Once both spawn workers
+    # `sweep --jobs 2` over 32 dense-10k points (about 0.9 s of CPU each since issue 26's fifth pass: eight points
+    # were done within the 3 s below). Once both spawn workers
     # are inside a solve (points are still left to solve), SIGKILL only the main process (as the OOM killer or a parent's timeout does).
     # The workers and multiprocessing's resource tracker must all be gone within 5 s, so the pipes
     # they inherited reach end of file. Before issue 18 each worker finished its point (and the
     # next queued one) first.
-    args = ["sweep", REPO / "bench" / "scenarios" / "dense-10k.yaml", "--vary", "workload.global_batch_size=4096,5120,6144,7168,8192,9216,10240,11264",
+    batches = ",".join(str(4096 + 512 * k) for k in range(32))
+    args = ["sweep", REPO / "bench" / "scenarios" / "dense-10k.yaml", "--vary", f"workload.global_batch_size={batches}",
             "--jobs", "2", "--json", tmp_path / "s.json", "--xlsx", tmp_path / "s.xlsx", "--plot", tmp_path / "s.png"]
     proc = subprocess.Popen([sys.executable, "-m", "solver", *map(str, args)], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
@@ -810,7 +813,7 @@ def test_pool_workers_exit_when_the_sweep_process_is_killed(tmp_path):
             time.sleep(0.05)
         assert proc.poll() is None and len(helpers) >= 3, "the pool did not start"
         time.sleep(3)  # the workers import the solver and start their first point
-        assert len(point_rows(tmp_path / "s.points.jsonl")) < 6, "the sweep nearly finished before the kill"
+        assert len(point_rows(tmp_path / "s.points.jsonl")) < 24, "the sweep nearly finished before the kill"
         proc.kill()
         killed = time.monotonic()
         proc.communicate(timeout=30)  # end of file on stdout and stderr: nobody holds them any more
