@@ -342,19 +342,24 @@ def _quantile_condition(ctx: _Context, ds: list[int], perfs: list[Performance], 
 
 def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
     """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
-    not evaluated). The NIC-independent checks come first (`_Points.open`)."""
+    not evaluated): `_point_check` without the goodput need."""
+    ok, step, _ = _point_check(ctx, points, j, hw)
+    return ok, step
+
+
+def _point_check(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float, float]:
+    """(the point meets memory, the target and every demanded margin on `hw` on the goodput bound, its nominal step
+    time, its goodput need: `_point_need`); (False, inf, inf) when it fails memory or T_comp + bubble, the
+    NIC-independent checks that come first (`_Points.open`)."""
     if not points.open(j):
-        return False, float("inf")
+        return False, float("inf"), float("inf")
     need, step = _point_need(ctx, points, j, hw)
-    return need <= ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw), step
+    return need <= ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw), step, need
 
 
 def _point_need(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[float, float]:
-    """(the largest of the point's step times on `hw` under every demanded condition and k_q times the nominal one:
-    the point meets the target where this is ≤ target × goodput; its nominal step time); (inf, inf) when it fails
-    memory or T_comp + bubble (`_Points.open`)."""
-    if not points.open(j):
-        return float("inf"), float("inf")
+    """(the largest of an open point's step times on `hw` under every demanded condition and k_q times the nominal
+    one: the point meets the target where this is ≤ target × goodput; its nominal step time)."""
     q = points.perf(j)
     steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
     k = _quantile_factor(ctx, hw, q.compute_s + q.bubble_s, steps[0])
@@ -472,10 +477,8 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
     looking = list(archs) if archs is not None else None
     first, fastest = None, float("inf")
     for j in range(lower, stop):
-        if not points.open(j):
-            continue
-        need, step = _point_need(ctx, points, j, hw)
-        if need > ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw):
+        ok, step, need = _point_check(ctx, points, j, hw)
+        if not ok:
             continue
         first = j if first is None else first
         if ctx.pareto:  # a larger d costs no less on every architecture: only a faster one can rank above

@@ -297,14 +297,11 @@ def add_link_modules(m: Any) -> None:
     variable is left continuous (exact). HiGHS's root reduced-cost fixing walks up to 1,024 values of every
     general integer; these walks were most of each solve's time (docs/performance.md, issue 26's fifth pass)."""
     archs = m.data.archs
-
-    def rule(_, a, tier, end):
-        _, _, per = costing.module_price(archs[a].parts.links[tier], end)
-        return per * m.modules[a, tier, end] >= m.links[a][tier]
-
-    m.link_modules = pyo.Constraint(m.MOD, rule=rule)
+    per = {(a, tier, end): costing.module_price(archs[a].parts.links[tier], end)[2] for a, tier, end in m.MOD}
+    m.link_modules = pyo.Constraint(m.MOD, rule=lambda _, a, tier, end: per[a, tier, end] * m.modules[a, tier, end]
+                                    >= m.links[a][tier])
     for a, tier, end in m.MOD:
-        if _whole_modules(m.links[a][tier], costing.module_price(archs[a].parts.links[tier], end)[2]):
+        if _whole_modules(m.links[a][tier], per[a, tier, end]):
             m.modules[a, tier, end].domain = pyo.NonNegativeReals
 
 
