@@ -65,6 +65,7 @@ class CostBound:
         self.costed: dict = costed if costed is not None else {}
         self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
         self._platform_lb: dict[tuple, tuple[float, float]] = {}  # (platform, domains, G_u) → (UB_K, least LB)
+        self._cuts: dict[tuple, tuple[float, int]] = {}  # (platform, NIC, rails, G_u, domain counts) → (limit, cut)
         self._tiers: dict[Architecture, tuple[int, ...]] = {}
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
@@ -156,12 +157,19 @@ class CostBound:
         n = len(domains)
         if limit == math.inf:
             return n
+        # the layouts of one model-parallel size share their domain counts: the cut is kept per class's parts and
+        # domain counts while the limit stays the same
+        key = (perf.platform, perf.nic, perf.rails_per_node, g_used, tuple(domains))
+        hit = self._cuts.get(key)
+        if hit is not None and hit[0] == limit:
+            return hit[1]
         cut, low = n, math.inf
         for j in range(n - 1, -1, -1):
             low = min(low, self.lower_bound_usd(perf, domains[j], spare_rule, g_used))
             if low <= limit:
                 break
             cut = j
+        self._cuts[key] = (limit, cut)
         return cut
 
     def budget_cut(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None) -> int:

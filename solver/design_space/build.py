@@ -12,7 +12,6 @@ from ..inputs.schema import Catalog, Scenario
 from ..perf.crossing import cross_plane_share, pod_crossing
 from ..perf.hardware import Hardware
 from ..perf.layout import LayoutShape, dp_candidates, layout_shapes, placement_problem
-from ..perf.memory import memory_per_gpu_gb
 from ..perf.traffic import CLASS_NAMES
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound
@@ -137,14 +136,43 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
     for g_used, lay, ds in regimes:
         if deadline.expired("design_space"):
             return False
-        if ctx.bound is not None and ctx.bound.over(ctx.bound.platform_lower_bound_usd(plat.id, dom, ctx.spares, g_used)
-                                                    for dom in ctx.domains_of(lay, g_used, ds)):
-            ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + len(ds) * len(plat_perfs)
-            continue  # no point of the layout on any class of the platform can be among the K best
         if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
             continue
+        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, hws[plat_perfs[0]], plat_perfs):
+            continue  # no point of the layout on any class of the platform can be among the K best
         shapes += _shapes_of_layout(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
     return True
+
+
+def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
+                         perfs: list[PerfClass]) -> bool:
+    """Every open point of the layout on the platform (`_Context.open_from`: the points before it fail memory or
+    T_comp + bubble on every class of the platform) has every architecture's cost lower bound over UB_K (or none
+    is open while UB_K is known, so K designs meet the target: no infeasibility to explain); its points are then
+    counted (`_count_unscanned`)."""
+    bound = ctx.bound
+    assert bound is not None
+    if bound.limit_usd == math.inf:
+        return False
+    first = ctx.open_from(lay, g_used, ds, hw)
+    domains = ctx.domains_of(lay, g_used, ds)
+    if not bound.over(bound.platform_lower_bound_usd(plat.id, dom, ctx.spares, g_used) for dom in domains[first:]):
+        return False
+    for perf in perfs:
+        _count_unscanned(ctx, perf, domains, g_used, first)
+    return True
+
+
+def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used: int, cut: int) -> None:
+    """Count the points of a class the scan skips because none from index `cut` on can be among the K best and none
+    before it is open: those over the budget (`CostBound.budget_cut`) under "caps", as the scan does; of the others,
+    those before `cut` under "target", the rest under "cost_bound"."""
+    n = len(domains)
+    over = n if ctx.budget is None else ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
+    ctx.pruned["caps"] += n - over
+    ctx.budget_cut += n - over
+    ctx.pruned["target"] += min(cut, over)
+    ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + over - min(cut, over)
 
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
@@ -241,10 +269,7 @@ def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: lis
     """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
     with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
     the leanest."""
-    shared = ctx.layout_memo(lay, g_used)
-    lean = shared.memory.get(ds[-1])
-    if lean is None:
-        lean = shared.memory[ds[-1]] = memory_per_gpu_gb(ctx.wl, shared.layout(ds[-1]), ctx.params)
+    lean = ctx.memory_gb(ctx.layout_memo(lay, g_used), ds[-1])
     if lean < ctx.best["leanest"][0]:
         ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
     if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
@@ -264,7 +289,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
     made: dict[PerfClass, Shape | None] = {}
     for ref, members in structures:
         if ctx.bound is not None:
-            members = _within_bound(ctx, members, lay, g_used, ds, made)
+            members = _within_bound(ctx, members, lay, g_used, ds, hws[ref], made)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
         if members and ctx.goodput is None and _crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = _share_plain_shapes(ctx, members, made)
@@ -280,18 +305,22 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
 
 
 def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
-                  made: dict) -> list[PerfClass]:
-    """The classes of which some point of the layout may be among the K best (`bound.CostBound.cut_index`
-    above 0); each other one has no shape (`made`: nor have the classes that would share it) and its points
-    are counted as cut by the cost bound."""
+                  hw: Hardware, made: dict) -> list[PerfClass]:
+    """The classes of which some open point of the layout may be among the K best (`bound.CostBound.cut_index`
+    above the first open index, `_Context.open_from`: the points before it fail memory or T_comp + bubble on
+    every class of the platform); each other one has no shape (`made`: nor have the classes that would share it)
+    and its points are counted (`_count_unscanned`).
+    (A known UB_K means K designs meet the target: no infeasibility explanation needs these classes' fastest point.)"""
     bound = ctx.bound
     assert bound is not None
     domains = ctx.domains_of(lay, g_used, ds)
+    first = ctx.open_from(lay, g_used, ds, hw)
     out = []
     for perf in members:
-        if bound.cut_index(perf, domains, ctx.spares, g_used) == 0:
+        cut = bound.cut_index(perf, domains, ctx.spares, g_used)
+        if cut <= first and cut < len(ds):
             made[perf] = None
-            ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + len(ds)
+            _count_unscanned(ctx, perf, domains, g_used, cut)
         else:
             out.append(perf)
     return out

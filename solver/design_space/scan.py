@@ -114,6 +114,7 @@ class _Context:
         self.defer_conditions = False
         self.pending: dict[int, tuple[Shape, Hardware, Hardware]] = {}
         self._faster: dict[tuple[int, int], tuple[Hardware, Hardware, bool]] = {}
+        self._open_from: dict[tuple, int] = {}  # (layout, G_u, compute id, usable HBM) → `open_from`
         self._hardware_ids: dict[int, tuple[Hardware, int, int]] = {}  # id → (hw, `hardware_id`, `compute_id`)
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
@@ -146,6 +147,47 @@ class _Context:
             shared = self.layout_memo(lay, g_used)
             self._domains[key] = [shared.layout(d).domains for d in ds]
         return self._domains[key]
+
+    def open_from(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> int:
+        """The first index of `ds` whose point is open on `hw`'s GPU (`is_open`: memory fits, T_comp + bubble meets
+        the target); len(ds) when none is. Neither check reads the NIC, the rails or the fabric, so the index is one
+        per (layout, G_u) and GPU reading: every class of a platform shares it. Found by bisection: memory and
+        T_comp + bubble never grow with d (docs/model.md "Monotone in d": the optimizer shard and the in-flight
+        microbatches shrink, m·τ shrinks, the bubble's (p − 1)/v microbatch computes do not depend on d), so the
+        open points are a suffix of the ascending d values (tests/design_space/test_monotone_in_d.py checks it on
+        every layout of the shipped and bench scenarios)."""
+        compute_id = self.compute_id(hw)
+        key = (lay, g_used, compute_id, hw.hbm_usable_gb)
+        found = self._open_from.get(key)
+        if found is None:
+            shared = self.layout_memo(lay, g_used)
+            lo, hi = 0, len(ds)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self.is_open(shared, ds[mid], compute_id, hw):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            found = self._open_from[key] = lo
+        return found
+
+    def is_open(self, shared: _LayoutMemo, d: int, compute_id: int, hw: Hardware) -> bool:
+        """The NIC-independent checks of a point pass: memory fits, and T_comp + bubble (a lower bound on the step
+        time on any NIC: exposure and capacity are ≥ 0) meets the target."""
+        if self.memory_gb(shared, d) > hw.hbm_usable_gb * (1 + 1e-9):
+            return False
+        key, compute = (compute_id, d), shared.compute
+        seconds = compute.get(key)
+        if seconds is None:
+            seconds = compute[key] = compute_and_bubble_s(self.wl, shared.layout(d), hw, self.params)
+        return seconds <= self.target * (1 + 1e-9)
+
+    def memory_gb(self, shared: _LayoutMemo, d: int) -> float:
+        """Memory per GPU of the layout at d (`perf.memory.memory_per_gpu_gb`), once per (layout, G_u, d) of the memo."""
+        gb = shared.memory.get(d)
+        if gb is None:
+            gb = shared.memory[d] = memory_per_gpu_gb(self.wl, shared.layout(d), self.params)
+        return gb
 
     def layout_memo(self, lay: LayoutShape, g_used: int) -> _LayoutMemo:
         """What every platform and fabric structure shares for one (layout, G_u): kept in the scan memo, so the
@@ -183,7 +225,9 @@ class _Context:
         """The `_Points` of one layout, placement and fabric structure, with the scan starts the memo holds for it."""
         points = _Points(self, lay, g_used, ds, hw, plat)
         if self.prune == "dominated":  # only the dominance scan reads and writes the starts
-            key = (plat.id, g_used, lay, self.hardware_id(hw))  # d values: `ScanMemo.placeable`'s for (lay, G_u)
+            # what the scan reads of the platform is its nodes at each d and its GPUs per node: platforms that differ
+            # only in price or vendor (the same board sold by several) share their scans
+            key = (plat.gpus_per_node, tuple(points.nodes), g_used, lay, self.hardware_id(hw))
             state = self.memo.scans.get(key)
             if state is None:
                 state = self.memo.scans[key] = ({}, {})
@@ -238,14 +282,14 @@ class _Points:
     def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
         self.ctx, self.g_used, self.ds, self.hw = ctx, g_used, ds, hw
         self.shared = ctx.layout_memo(lay, g_used)
-        self.compute_id = ctx.compute_id(hw)
         self.domains = ctx.domains_of(lay, g_used, ds)
         self.nodes = [ctx.nodes_of(plat, dom, g_used) for dom in self.domains]  # non-decreasing in d
         self.gpus_per_node = plat.gpus_per_node
         self._perf: dict[int, Performance] = {}
-        self._closed_below = 0  # `first_open`'s bisection: no index below this one is open
-        self._open_from = len(ds)  # and this one is (len(ds): none known)
-        self.first_ok: dict[tuple, dict[int, int | None]] = {}  # NIC speed key -> segment start -> first feasible
+        self.open_from = ctx.open_from(lay, g_used, ds, hw)  # the first open index (`_Context.open_from`)
+        # hardware number (`_Context.hardware_id`) → (its hardware, segment start → first feasible index at or after
+        # it, None if none: `_kept_points`)
+        self.first_ok: dict[int, tuple[Hardware, dict[int, int | None]]] = {}
         self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.scans`)
 
     def layout(self, j: int) -> Layout:
@@ -258,39 +302,15 @@ class _Points:
         return self._perf[j]
 
     def memory_gb(self, j: int) -> float:
-        d, memory = self.ds[j], self.shared.memory
-        gb = memory.get(d)
-        if gb is None:
-            gb = memory[d] = memory_per_gpu_gb(self.ctx.wl, self.layout(j), self.ctx.params)
-        return gb
+        return self.ctx.memory_gb(self.shared, self.ds[j])
 
     def first_open(self, hi: int) -> int:
-        """The first index that is `open`, searched below `hi` (an index ≥ `hi` when none below it is: `hi`, or
-        where an earlier, wider search found none before), by bisection: memory and T_comp + bubble
-        never grow with d (docs/model.md "Monotone in d": the optimizer shard and the in-flight microbatches
-        shrink, m·τ shrinks, the bubble's (p − 1)/v microbatch computes do not depend on d), so the open points
-        are a suffix of the ascending d values (tests/design_space/test_monotone_in_d.py checks it on every layout
-        of the shipped and bench scenarios)."""
-        lo = self._closed_below  # every index below it is known not to be open
-        hi = min(hi, self._open_from)  # the index known to be open (len(ds) until one is found)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.open(mid):
-                hi = self._open_from = mid
-            else:
-                lo = self._closed_below = mid + 1
-        return lo
+        """The first open index (`_Context.open_from`); an index ≥ `hi` when none below `hi` is."""
+        return self.open_from
 
     def open(self, j: int) -> bool:
-        """The NIC-independent checks pass: memory fits, and T_comp + bubble (a lower bound on the step time on
-        any NIC: exposure and capacity are ≥ 0) meets the target."""
-        if self.memory_gb(j) > self.hw.hbm_usable_gb * (1 + 1e-9):
-            return False
-        key, compute = (self.compute_id, self.ds[j]), self.shared.compute
-        seconds = compute.get(key)
-        if seconds is None:
-            seconds = compute[key] = compute_and_bubble_s(self.ctx.wl, self.layout(j), self.hw, self.ctx.params)
-        return seconds <= self.ctx.target * (1 + 1e-9)
+        """The NIC-independent checks pass (`_Context.is_open`): the open points are those from `open_from` on."""
+        return j >= self.open_from
 
 
 def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
@@ -432,7 +452,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
         ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
         return every, [checked[j][1] for j in every], n - over
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
-    faster = [found for key, found in points.first_ok.items() if ctx.faster_or_equal(key[0], hw)]
+    faster = [found for other, found in points.first_ok.values() if ctx.faster_or_equal(other, hw)]
     bound = ctx.bound
     stop = min(over, n if bound is None else bound.cut_index(perf, points.domains, ctx.spares, points.g_used))
     cut = False
@@ -451,7 +471,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
             found_here[start] = first
         if ran_out:
             cut = cut or (lower < n and stop < n)
-    points.first_ok[(hw,)] = found_here
+    points.first_ok[ctx.hardware_id(hw)] = (hw, found_here)
     if points.ctx.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
         points.ctx.memo.kept_points += len(keep)
         points.kept.update((j, points.perf(j)) for j in keep)
