@@ -67,6 +67,7 @@ class CostBound:
         self._platform_lb: dict[tuple, tuple[float, float]] = {}  # (platform, domains, G_u) → (UB_K, least LB)
         self._cuts: dict[tuple, tuple[float, int]] = {}  # (platform, NIC, rails, G_u, domain counts) → (limit, cut)
         self._tiers: dict[Architecture, tuple[int, ...]] = {}
+        self._dominated: dict[tuple, bool] = {}  # (architecture, domains, G_u) → `dominated_by_fat_tree`
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
         self.offered = 0  # (point, architecture) pairs costed for the bound
@@ -215,7 +216,10 @@ class CostBound:
             self._tiers[a] = allowed_tiers(a, self.archs, sc)
         if cost.fabric.tiers not in self._tiers[a] or costing.caps_exceeded(cost, sc.constraints):
             return False  # (a pinned node count is never checked here: it builds without the dominance scan)
-        return not dominated_by_fat_tree(sc, self.catalog, a, dom, self.archs, costed, g_used)
+        key = (a, dom, g_used)  # the build's scenario and architectures: the same answer every time it is asked
+        if key not in self._dominated:
+            self._dominated[key] = dominated_by_fat_tree(sc, self.catalog, a, dom, self.archs, costed, g_used)
+        return not self._dominated[key]
 
     def _update(self) -> None:
         if len(self.best) >= self.k:

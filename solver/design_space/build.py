@@ -15,7 +15,6 @@ from ..perf.layout import LayoutShape, dp_candidates, layout_shapes, placement_p
 from ..perf.traffic import CLASS_NAMES
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound
-from .dominance import dominated_by_fat_tree
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
 from .scan import ArchGoodput, ScanMemo, _Context, _shape, add_conditions
 
@@ -126,8 +125,9 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
     plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
                                    hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
     structures = _structure_groups(plat_perfs, hws)
+    shapes_of_scenario = layout_shapes(scenario)
     regimes = [(g_used, lay, ds) for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used)
-               for lay in layout_shapes(scenario) if (ds := _placeable(ctx, lay, g_used, n_switch))]
+               for lay in shapes_of_scenario if (ds := _placeable(ctx, lay, g_used, n_switch))]
     plat_archs = [a for a in archs if a.platform == plat.id]
     thresholds = _tier_thresholds(catalog, plat_archs)
     if ctx.prune == "dominated":
@@ -345,7 +345,7 @@ def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], 
         for g_used in sorted(per_g_used):
             offered_before = False
             for dom in per_g_used[g_used]:
-                offered = not dominated_by_fat_tree(ctx.scenario, ctx.catalog, a, dom, all_archs, ctx.costed, g_used)
+                offered = not ctx.dominated(a, dom, g_used, all_archs)
                 if offered and not offered_before:
                     out.append(total_nodes(plat, dom, ctx.spares, g_used) - 1)
                 offered_before = offered

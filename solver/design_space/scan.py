@@ -19,6 +19,7 @@ from ..perf.totals import parameter_count
 from ..perf.traffic import overlap_for
 from ..perf.uncertainty import point_factor
 from .bound import CostBound
+from .dominance import dominated_by_fat_tree
 from .identity import Architecture, Condition, Exposure, PerfClass, Shape
 
 MAX_KEPT_POINTS = 4_000  # kept evaluations a memo holds (≈ 4.5 kB each; the shipped examples keep ≤ 1,646, the 10M case far more)
@@ -115,6 +116,7 @@ class _Context:
         self.pending: dict[int, tuple[Shape, Hardware, Hardware]] = {}
         self._faster: dict[tuple[int, int], tuple[Hardware, Hardware, bool]] = {}
         self._open_from: dict[tuple, int] = {}  # (layout, G_u, compute id, usable HBM) → `open_from`
+        self._dominated: dict[tuple, bool] = {}  # (architecture, domains, G_u) → `dominated`
         self._hardware_ids: dict[int, tuple[Hardware, int, int]] = {}  # id → (hw, `hardware_id`, `compute_id`)
         failures = inputs_for(scenario, catalog)
         self.goodput = failures if failures is not None and failures.in_target else None
@@ -181,6 +183,15 @@ class _Context:
         if seconds is None:
             seconds = compute[key] = compute_and_bubble_s(self.wl, shared.layout(d), hw, self.params)
         return seconds <= self.target * (1 + 1e-9)
+
+    def dominated(self, arch: Architecture, domains: int, g_used: int, all_archs: list[Architecture]) -> bool:
+        """`dominance.dominated_by_fat_tree` of the build's scenario and architectures, once per (architecture,
+        domains, G_u) of the build (each platform's offer thresholds ask it of every domain count)."""
+        key = (arch, domains, g_used)
+        if key not in self._dominated:
+            self._dominated[key] = dominated_by_fat_tree(self.scenario, self.catalog, arch, domains, all_archs,
+                                                         self.costed, g_used)
+        return self._dominated[key]
 
     def memory_gb(self, shared: _LayoutMemo, d: int) -> float:
         """Memory per GPU of the layout at d (`perf.memory.memory_per_gpu_gb`), once per (layout, G_u, d) of the memo."""
