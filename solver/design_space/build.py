@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import NamedTuple
 
 from ..costing import compute_units, total_nodes
 from ..deadline import NO_LIMIT, Deadline
@@ -11,7 +12,7 @@ from ..failures import goodput_in_target
 from ..inputs.schema import Catalog, Scenario
 from ..perf.crossing import cross_plane_share, pod_crossing
 from ..perf.hardware import Hardware
-from ..perf.layout import LayoutShape, dp_candidates, layout_shapes, placement_problem
+from ..perf.layout import LayoutShape, dp_candidates, placement_problem
 from ..perf.traffic import CLASS_NAMES
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound
@@ -125,13 +126,18 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
     plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
                                    hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
     structures = _structure_groups(plat_perfs, hws)
-    shapes_of_scenario = layout_shapes(scenario)
-    regimes = [(g_used, lay, ds) for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used)
-               for lay in shapes_of_scenario if (ds := _placeable(ctx, lay, g_used, n_switch))]
+    regimes: list[tuple[int, LayoutShape, list[int]]] = []
+    placeable_domains: set[tuple[int, int]] = set()
+    for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
+        placed = _placeable_layouts(ctx, g_used)
+        ctx.combinations += placed.candidates * n_switch
+        ctx.pruned["placement"] += placed.placement * n_switch
+        ctx.pruned["caps"] += placed.caps * n_switch
+        regimes += [(g_used, lay, ds) for lay, ds in placed.layouts]
+        placeable_domains |= {(dom, g_used) for dom in placed.domains}
     plat_archs = [a for a in archs if a.platform == plat.id]
     thresholds = _tier_thresholds(catalog, plat_archs)
     if ctx.prune == "dominated":
-        placeable_domains = {(dom, g_used) for g_used, lay, ds in regimes for dom in ctx.domains_of(lay, g_used, ds)}
         thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, placeable_domains, plat_archs, archs)))
     for g_used, lay, ds in regimes:
         if deadline.expired("design_space"):
@@ -240,10 +246,36 @@ def _crosses_nothing(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int]
     return True
 
 
-def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> list[int]:
-    """The d values of one layout that can be placed and fit max_gpus (ascending); the combinations and pruned
-    points counted per switch choice. Placement does not depend on the platform, only on G_u: each (layout, G_u)
-    is checked once per scan memo (`ScanMemo.placeable`: the builds sharing it share it) and counted for every platform."""
+class _Placed(NamedTuple):
+    """The layouts of one G_u with a placeable d (`_placeable`), and what a platform of that G_u counts."""
+
+    layouts: list[tuple[LayoutShape, list[int]]]  # (layout, its placeable d values), in `layout_shapes` order
+    candidates: int  # d values of every layout, placeable or not (combinations per switch choice)
+    placement: int  # of them, not placeable
+    caps: int  # of them, over max_gpus
+    domains: set[int]  # the domain counts of every placeable point
+
+
+def _placeable_layouts(ctx: _Context, g_used: int) -> _Placed:
+    """`_placeable` of every layout of the scenario at one G_u, once per build (every platform with that domain size
+    reads it; each platform counts its combinations and pruned points per switch choice)."""
+    placed = ctx.placed.get(g_used)
+    if placed is None:
+        layouts, candidates, placement, caps = [], 0, 0, 0
+        for lay in ctx.layout_shapes:
+            ds, n, unplaced, over = _placeable(ctx, lay, g_used)
+            candidates, placement, caps = candidates + n, placement + unplaced, caps + over
+            if ds:
+                layouts.append((lay, ds))
+        domains = {dom for lay, ds in layouts for dom in ctx.domains_of(lay, g_used, ds)}
+        placed = ctx.placed[g_used] = _Placed(layouts, candidates, placement, caps, domains)
+    return placed
+
+
+def _placeable(ctx: _Context, lay: LayoutShape, g_used: int) -> tuple[list[int], int, int, int]:
+    """(the d values of one layout that can be placed and fit max_gpus (ascending), how many d values it has, of them
+    not placeable, of them over max_gpus). Placement does not depend on the platform, only on G_u: each (layout, G_u)
+    is checked once per scan memo (`ScanMemo.placeable`: the builds sharing it share it)."""
     key = (lay, g_used)
     if key not in ctx.placeable:
         ds, placement, caps = [], 0, 0
@@ -257,11 +289,7 @@ def _placeable(ctx: _Context, lay: LayoutShape, g_used: int, n_switch: int) -> l
             else:
                 ds.append(d)
         ctx.placeable[key] = (ds, len(candidates), placement, caps)
-    ds, candidates, placement, caps = ctx.placeable[key]
-    ctx.combinations += candidates * n_switch
-    ctx.pruned["placement"] += placement * n_switch
-    ctx.pruned["caps"] += caps * n_switch
-    return ds
+    return ctx.placeable[key]
 
 
 def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,

@@ -5,14 +5,14 @@ the kept points."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..costing import total_nodes
 from ..fabrics import DEFAULT_FAMILY, FabricSpec, family
 from ..failures import inputs_for, point_goodput, spare_rule
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware, alltoall_bandwidths_gbyte_s
-from ..perf.layout import Layout, LayoutShape
+from ..perf.layout import Layout, LayoutShape, layout_shapes
 from ..perf.memory import memory_per_gpu_gb
 from ..perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
 from ..perf.totals import parameter_count
@@ -54,6 +54,7 @@ class ScanMemo:
         self.compute_ids: dict[tuple, int] = {}  # `_Context.compute_id`
         self.hardware_ids: dict[Hardware, int] = {}  # `_Context.hardware_id`
         self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
+        self.layout_shapes: list[LayoutShape] | None = None  # `perf.layout.layout_shapes` (no target changes it)
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
         """The same catalog object and the same scenario but for its target and objective."""
@@ -105,6 +106,10 @@ class _Context:
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
         self.combinations = 0
         self.placeable = self.memo.placeable  # no target changes it
+        if self.memo.layout_shapes is None:
+            self.memo.layout_shapes = layout_shapes(scenario)
+        self.layout_shapes: list[LayoutShape] = self.memo.layout_shapes  # the scenario's, once per memo
+        self.placed: dict[int, Any] = {}  # G_u → `build._Placed` of the build
         self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
         self.costed = self.memo.costed
         self.spares = spare_rule(scenario, catalog)
