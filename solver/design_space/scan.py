@@ -171,23 +171,28 @@ class _Context:
             lo, hi = 0, len(ds)
             while lo < hi:
                 mid = (lo + hi) // 2
-                if self.is_open(shared, ds[mid], compute_id, hw):
+                if self.is_open(shared, ds[mid], hw):
                     hi = mid
                 else:
                     lo = mid + 1
             found = self._open_from[key] = lo
         return found
 
-    def is_open(self, shared: _LayoutMemo, d: int, compute_id: int, hw: Hardware) -> bool:
+    def is_open(self, shared: _LayoutMemo, d: int, hw: Hardware) -> bool:
         """The NIC-independent checks of a point pass: memory fits, and T_comp + bubble (a lower bound on the step
         time on any NIC: exposure and capacity are ≥ 0) meets the target."""
         if self.memory_gb(shared, d) > hw.hbm_usable_gb * (1 + 1e-9):
             return False
-        key, compute = (compute_id, d), shared.compute
+        return self.compute_and_bubble_s(shared, d, hw) <= self.target * (1 + 1e-9)
+
+    def compute_and_bubble_s(self, shared: _LayoutMemo, d: int, hw: Hardware) -> float:
+        """T_comp + bubble of the layout at d on `hw` (`perf.step.compute_and_bubble_s`), once per (layout, G_u, d)
+        and compute reading of the memo (`compute_id`)."""
+        key, compute = (self.compute_id(hw), d), shared.compute
         seconds = compute.get(key)
         if seconds is None:
             seconds = compute[key] = compute_and_bubble_s(self.wl, shared.layout(d), hw, self.params)
-        return seconds <= self.target * (1 + 1e-9)
+        return seconds
 
     def dominated(self, arch: Architecture, domains: int, g_used: int, all_archs: list[Architecture]) -> bool:
         """`dominance.dominated_by_fat_tree` of the build's scenario and architectures, once per (architecture,
