@@ -65,7 +65,8 @@ class CostBound:
         self.costed: dict = costed if costed is not None else {}
         self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
         self._platform_lb: dict[tuple, tuple[float, float]] = {}  # (platform, domains, G_u) → (UB_K, least LB)
-        self._cuts: dict[tuple, tuple[float, int]] = {}  # (platform, NIC, rails, G_u, domain counts) → (limit, cut)
+        self._cuts: dict[tuple, tuple[float, int]] = {}
+        self._platform_over: dict[tuple, tuple[float, bool]] = {}  # (platform, domain counts, G_u) → (UB_K, over)  # (platform, NIC, rails, G_u, domain counts) → (limit, cut)
         self._tiers: dict[Architecture, tuple[int, ...]] = {}
         self._dominated: dict[tuple, bool] = {}  # (architecture, domains, G_u) → `dominated_by_fat_tree`
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
@@ -143,6 +144,17 @@ class CostBound:
             hit = self._platform_lb[key] = (self.limit_usd, min(
                 (self._parts_lower_bound_usd(parts, domains, spare_rule, g_used)
                  for parts in self.of_parts if parts[0] == platform), default=math.inf))
+        return hit[1]
+
+    def platform_over(self, platform: str, domains: tuple[int, ...], spare_rule, g_used: int | None) -> bool:
+        """Every architecture of the platform has its LB over UB_K at each of these domain counts (`over` of
+        `platform_lower_bound_usd`), kept per (platform, domain counts, G_u) while UB_K stays the same: the layouts of
+        one model-parallel size share their domain counts."""
+        key = (platform, domains, g_used)
+        hit = self._platform_over.get(key)
+        if hit is None or hit[0] != self.limit_usd:
+            hit = self._platform_over[key] = (self.limit_usd, self.over(
+                self.platform_lower_bound_usd(platform, dom, spare_rule, g_used) for dom in domains))
         return hit[1]
 
     def over(self, lower_bounds) -> bool:

@@ -162,7 +162,7 @@ def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds:
         return False
     first = ctx.open_from(lay, g_used, ds, hw)
     domains = ctx.domains_of(lay, g_used, ds)
-    if not bound.over(bound.platform_lower_bound_usd(plat.id, dom, ctx.spares, g_used) for dom in domains[first:]):
+    if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.spares, g_used):
         return False
     for perf in perfs:
         _count_unscanned(ctx, perf, domains, g_used, first)

@@ -115,18 +115,34 @@ class ParamGroup:
     stride: int
 
 
-def parameter_groups(workload: Workload, layout: Layout, params: float) -> list[ParamGroup]:
+_GROUPS: dict[int, tuple[Layout, Workload, float, tuple[ParamGroup, ...]]] = {}  # id(layout) → `parameter_groups`
+MAX_GROUPS = 50_000  # layouts remembered (a design space's evaluated ones); then it starts again
+
+
+def parameter_groups(workload: Workload, layout: Layout, params: float) -> tuple[ParamGroup, ...]:
     """Dense models: P/(t·p) over the d data-parallel ranks (stride t·c). MoE ([M10], docs/model.md §MoE):
     routed experts P_exp/(etp·ep·p) over the edp expert-data-parallel ranks (stride etp·ep), the rest
-    (P_stored − P_exp)/(t·p) over the d ranks."""
+    (P_stored − P_exp)/(t·p) over the d ranks. Kept per layout object (the memory, the compute and every
+    data-parallel class of one evaluation ask for it; each entry holds its layout and workload, so an id is
+    never reused while it lives)."""
+    hit = _GROUPS.get(id(layout))
+    if hit is not None and hit[0] is layout and hit[1] is workload and hit[2] == params:
+        return hit[3]
+    if len(_GROUPS) >= MAX_GROUPS:
+        _GROUPS.clear()
+    groups = _GROUPS[id(layout)] = (layout, workload, params, _parameter_groups(workload, layout, params))
+    return groups[3]
+
+
+def _parameter_groups(workload: Workload, layout: Layout, params: float) -> tuple[ParamGroup, ...]:
     t, p = layout.tp, layout.pp
     dense = ParamGroup(params / (t * p), layout.dp, t * layout.cp)
     if workload.model.moe is None:
-        return [dense]
+        return (dense,)
     counts = parameter_counts(workload.model)
     rest = ParamGroup((counts.stored - counts.routed) / (t * p), layout.dp, t * layout.cp)
     experts = ParamGroup(counts.routed / (layout.etp * layout.ep * p), layout.edp, layout.etp * layout.ep)
-    return [rest, experts]
+    return (rest, experts)
 
 
 @dataclass(frozen=True)
