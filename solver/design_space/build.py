@@ -127,18 +127,19 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
                                    hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
     structures = _structure_groups(plat_perfs, hws)
     regimes: list[tuple[int, LayoutShape, list[int]]] = []
-    placeable_domains: set[tuple[int, int]] = set()
     for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
         placed = _placeable_layouts(ctx, g_used)
         ctx.combinations += placed.candidates * n_switch
         ctx.pruned["placement"] += placed.placement * n_switch
         ctx.pruned["caps"] += placed.caps * n_switch
         regimes += [(g_used, lay, ds) for lay, ds in placed.layouts]
-        placeable_domains |= {(dom, g_used) for dom in placed.domains}
     plat_archs = [a for a in archs if a.platform == plat.id]
     thresholds = _tier_thresholds(catalog, plat_archs)
     if ctx.prune == "dominated":
-        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, placeable_domains, plat_archs, archs)))
+        gpu = hws[plat_perfs[0]]  # memory and T_comp + bubble read the GPU only (`_Context.open_from`)
+        open_domains = {(dom, g_used) for g_used, lay, ds in regimes
+                        for dom in ctx.domains_of(lay, g_used, ds)[ctx.open_from(lay, g_used, ds, gpu):]}
+        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, open_domains, plat_archs, archs)))
     for g_used, lay, ds in regimes:
         if deadline.expired("design_space"):
             return False
@@ -253,7 +254,6 @@ class _Placed(NamedTuple):
     candidates: int  # d values of every layout, placeable or not (combinations per switch choice)
     placement: int  # of them, not placeable
     caps: int  # of them, over max_gpus
-    domains: set[int]  # the domain counts of every placeable point
 
 
 def _placeable_layouts(ctx: _Context, g_used: int) -> _Placed:
@@ -267,8 +267,7 @@ def _placeable_layouts(ctx: _Context, g_used: int) -> _Placed:
             candidates, placement, caps = candidates + n, placement + unplaced, caps + over
             if ds:
                 layouts.append((lay, ds))
-        domains = {dom for lay, ds in layouts for dom in ctx.domains_of(lay, g_used, ds)}
-        placed = ctx.placed[g_used] = _Placed(layouts, candidates, placement, caps, domains)
+        placed = ctx.placed[g_used] = _Placed(layouts, candidates, placement, caps)
     return placed
 
 
@@ -359,9 +358,11 @@ def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], 
     """Node counts just below each run of domain counts at which a multi-plane or rail-only
     architecture is offered (not `dominated_by_fat_tree`): with them as segment bounds of the dominance
     scan (`_kept_points`), the cheapest offered point of every architecture and tier count is kept,
-    although its smaller, dominated points are not offered. `domain_counts` are those of every placeable
-    point of the platform (a superset of any shape's: between two consecutive bounds the offered points
-    come first, so the first feasible point of a segment is offered whenever any is). Counts are
+    although its smaller, dominated points are not offered. `domain_counts` are those of every open point
+    of the platform (`_Context.open_from`; a superset of any kept point's: between two consecutive bounds the
+    offered points come first, so the first feasible point of a segment is offered whenever any is). A count no
+    layout has an open point at holds no feasible point: leaving it out moves a run's bound up past counts where
+    no scan finds anything, so every segment's first feasible point is the same. Counts are
     (domains, G_u) pairs: the spares, and so the nodes, depend on G_u (in-domain spares); each G_u is
     scanned on its own."""
     out: list[int] = []
