@@ -1,5 +1,5 @@
 """Monotone in d (docs/model.md): within one layout shape and G_u, a point's memory per GPU and its T_comp + bubble
-never grow with the data-parallel degree d. The design space relies on it twice: `_Points.first_open` finds the
+never grow with the data-parallel degree d. The design space relies on it twice: `_Context.open_from` finds the
 first point passing both checks by bisection, and `_fits_memory_somewhere` / `_record_fastest` read the largest d
 as the leanest. Checked on every layout, G_u and platform of shipped scenarios covering the GEMM-shape compute
 model (dense and MoE, deep pipelines, interleaving, distributed and replicated optimizers, full recompute) and on
@@ -71,3 +71,31 @@ def test_the_flat_compute_model_never_grows_with_d(toy_catalog):
                                                                 microbatch_size=[1, 2]))
     checked, bad = _violations(solver.load_scenario(doc).scenario, toy_catalog)
     assert checked > 10 and bad == []
+
+
+@pytest.mark.parametrize("step_time_s", [2.0, 8.0, 30.0])
+def test_the_bisection_finds_the_first_open_point(step_time_s, default_catalog):
+    """`_Context.open_from` (bisection) equals the first d, scanned one by one, at which memory fits and T_comp + bubble
+    meets the target, on every placeable layout of llama3-70b on hgx-h100 (at 2 s few layouts have an open point, at
+    30 s most do from their smallest d)."""
+    from solver.design_space.scan import _Context
+
+    doc = yaml.safe_load((ROOT / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
+    doc["target"] = {"step_time_s": step_time_s}
+    sc = solver.load_scenario(doc).scenario
+    wl, params = sc.workload, parameter_count(sc.workload.model)
+    perf = next(a.perf for a in sorted(architectures(sc, default_catalog)) if a.perf.platform == "hgx-h100")
+    hw = hardware_of(sc, default_catalog, perf)
+    ctx = _Context(sc, default_catalog, "dominated")
+    seen = set()
+    for lay in layout_shapes(sc):
+        ds = [d for d in dp_candidates(sc, lay)
+              if placement_problem(lay.layout(dp=d, gpus_per_domain_used=8), wl, 8) is None]
+        if not ds:
+            continue
+        layouts = [lay.layout(dp=d, gpus_per_domain_used=8) for d in ds]
+        first = next((j for j, x in enumerate(layouts) if memory_per_gpu_gb(wl, x, params) <= hw.hbm_usable_gb
+                      and compute_and_bubble_s(wl, x, hw, params) <= step_time_s), len(ds))
+        assert ctx.open_from(lay, 8, ds, hw) == first, lay.describe()
+        seen.add(first == len(ds))
+    assert seen == {True, False} or step_time_s == 30.0
