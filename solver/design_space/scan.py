@@ -36,15 +36,15 @@ class ScanMemo:
     (`_kept_points` starts its scans there). A build at a higher target, or with the goodput in the target where the
     earlier build had none or the reverse (`at_target`: the factor changes), forgets those indices. Of the evaluated
     points only the kept ones are held (at most MAX_KEPT_POINTS); the per-layout terms, placements and costs it keeps
-    grow with the layouts a build reaches (≈ 400 MB peak for the 10M-combination bench case, docs/performance.md)."""
+    grow with the layouts a build reaches (≈ 180 MB peak for the 10M-combination bench case, docs/performance.md)."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog):
         self.catalog = catalog
         self.key = scenario_key(scenario)
         self.target_s = scenario.target_step_time_s()
         self.goodput_in_target: bool | None = None  # the rule the scan starts were found with (`at_target`)
-        # (platform, G_u, layout, structure's hardware number) → (`_Points.first_ok`, `_Points.kept`: index →
-        # evaluation of a kept point)
+        # (GPUs per node, node counts by d, G_u, layout, structure's hardware number: `_Context.points`) →
+        # (`_Points.first_ok`, `_Points.kept`: index → evaluation of a kept point)
         self.scans: dict[tuple, tuple[dict, dict[int, Performance]]] = {}
         self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
         self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
