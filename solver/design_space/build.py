@@ -66,15 +66,10 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     platforms = catalog.by_id("platforms")
     perfs = sorted({a.perf for a in archs})
     switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class
-    per_platform: dict[str, list[Shape]] = {}
-    complete = True
-    for plat_id in _most_promising_first(scenario, catalog, sorted({p.platform for p in perfs})):
-        per_platform[plat_id] = []
-        complete = _platform_shapes(ctx, platforms[plat_id], [p for p in perfs if p.platform == plat_id], archs,
-                                    switches_per_perf, per_platform[plat_id], deadline)
-        if not complete:
-            break
-    shapes = [s for plat_id in sorted(per_platform) for s in per_platform[plat_id]]  # the canonical order
+    scans: dict[str, _PlatformScan] = {}
+    complete = _scan_platforms(ctx, platforms, perfs, archs, switches_per_perf, scans, deadline)
+    # the canonical order: platforms by id, each platform's layouts in `layout_shapes` order
+    shapes = [s for plat_id in sorted(scans) for i in sorted(scans[plat_id].made) for s in scans[plat_id].made[i]]
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
@@ -87,6 +82,23 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
                        ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound,
                        budget_cut=ctx.budget_cut)
+
+
+def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
+                    switches_per_perf: dict, scans: dict, deadline: Deadline) -> bool:
+    """Scan every platform, most promising first (`_most_promising_first`), into `scans`; False if the deadline
+    stopped it. With a cost bound, first each platform's PROBES cheapest-looking layouts, so that UB_K is known (K
+    distinct designs: more than one platform may be needed) before any platform's other layouts are scanned."""
+    scenario, catalog = ctx.scenario, ctx.catalog
+    order = _most_promising_first(scenario, catalog, sorted({p.platform for p in perfs}))
+    for phase in ("probes", "rest") if ctx.bound is not None else ("all",):
+        for plat_id in order:
+            if plat_id not in scans:
+                scans[plat_id] = _prepare_platform(ctx, platforms[plat_id], [p for p in perfs if p.platform == plat_id],
+                                                   archs, switches_per_perf)
+            if not _platform_shapes(ctx, scans[plat_id], phase, deadline):
+                return False
+    return True
 
 
 def _goodput_archs(ctx: _Context, catalog: Catalog, archs: list[Architecture]) -> dict[PerfClass, list[ArchGoodput]]:
@@ -116,16 +128,41 @@ def _most_promising_first(scenario: Scenario, catalog: Catalog, platform_ids: li
     return sorted(platform_ids, key=lambda p: (usd_per_tflops(p), p))
 
 
-def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture],
-                     switches_per_perf: dict, shapes: list[Shape], deadline: Deadline) -> bool:
-    """Append the shapes of one platform's performance classes; False if the deadline stopped it."""
+PROBES = 16  # layouts per platform scanned in the first pass of a build with a cost bound (`_PlatformScan.probes`)
+
+
+class _PlatformScan:
+    """One platform's part of a build: its classes' hardware, fabric structures, (G_u, layout, d values) regimes and
+    the shapes made so far per regime index (`made`)."""
+
+    def __init__(self, plat, plat_perfs: list[PerfClass], plat_archs: list[Architecture], all_archs: list[Architecture],
+                 hws: dict, structures: list, regimes: list[tuple[int, LayoutShape, list[int]]]):
+        self.plat, self.plat_perfs, self.plat_archs, self.all_archs = plat, plat_perfs, plat_archs, all_archs
+        self.hws, self.structures, self.regimes = hws, structures, regimes
+        self.made: dict[int, list[Shape]] = {}
+        self.probed: set[int] = set()
+
+    def probes(self, ctx: _Context) -> list[int]:
+        """The PROBES regimes whose first open point (`_Context.open_from`) uses the fewest GPUs: likely the
+        platform's cheapest designs, which set UB_K early (any order gives the same answer: the bound only cuts)."""
+        gpu, ranked = self.hws[self.plat_perfs[0]], []
+        for i, (g_used, lay, ds) in enumerate(self.regimes):
+            first = ctx.open_from(lay, g_used, ds, gpu)
+            if first < len(ds):
+                ranked.append((ctx.domains_of(lay, g_used, ds)[first] * g_used, i))
+        return sorted(i for _, i in sorted(ranked)[:PROBES])
+
+
+def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture],
+                      switches_per_perf: dict) -> _PlatformScan:
+    """The platform's classes (fastest NIC first), structures and regimes; its combinations and unplaceable
+    points counted."""
     scenario, catalog = ctx.scenario, ctx.catalog
     n_switch = sum(switches_per_perf[p] for p in plat_perfs)
     hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
     # fastest NICs first, so that slower ones can start their scans where the faster ones found points
     plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
                                    hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
-    structures = _structure_groups(plat_perfs, hws)
     regimes: list[tuple[int, LayoutShape, list[int]]] = []
     for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
         placed = _placeable_layouts(ctx, g_used)
@@ -133,21 +170,37 @@ def _platform_shapes(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: li
         ctx.pruned["placement"] += placed.placement * n_switch
         ctx.pruned["caps"] += placed.caps * n_switch
         regimes += [(g_used, lay, ds) for lay, ds in placed.layouts]
-    plat_archs = [a for a in archs if a.platform == plat.id]
-    thresholds = _tier_thresholds(catalog, plat_archs)
+    return _PlatformScan(plat, plat_perfs, [a for a in archs if a.platform == plat.id], archs, hws,
+                         _structure_groups(plat_perfs, hws), regimes)
+
+
+def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: Deadline) -> bool:
+    """Make the shapes of one platform's regimes of a phase ("all"; "probes", then "rest": `_PlatformScan.probes`);
+    False if the deadline stopped it. The segment bounds are worked out for each phase (UB_K narrows them)."""
+    plat, hws, gpu = scan.plat, scan.hws, scan.hws[scan.plat_perfs[0]]
+    if phase == "probes":
+        indices = scan.probes(ctx)
+        scan.probed.update(indices)
+    else:
+        indices = [i for i in range(len(scan.regimes)) if i not in scan.probed]
+    if not indices:
+        return True
+    thresholds = _tier_thresholds(ctx.catalog, scan.plat_archs)
     if ctx.prune == "dominated":
-        gpu = hws[plat_perfs[0]]  # memory and T_comp + bubble read the GPU only (`_Context.open_from`)
-        open_domains = {(dom, g_used) for g_used, lay, ds in regimes
+        # memory and T_comp + bubble read the GPU only (`_Context.open_from`)
+        open_domains = {(dom, g_used) for g_used, lay, ds in scan.regimes
                         for dom in ctx.domains_of(lay, g_used, ds)[ctx.open_from(lay, g_used, ds, gpu):]}
-        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, open_domains, plat_archs, archs)))
-    for g_used, lay, ds in regimes:
+        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, open_domains, scan.plat_archs,
+                                                                    scan.all_archs)))
+    for i in indices:
+        g_used, lay, ds = scan.regimes[i]
         if deadline.expired("design_space"):
             return False
-        if not _fits_memory_somewhere(ctx, lay, g_used, ds, hws[plat_perfs[0]], len(plat_perfs)):
+        if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, len(scan.plat_perfs)):
             continue
-        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, hws[plat_perfs[0]], plat_perfs):
+        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, gpu, scan.plat_perfs):
             continue  # no point of the layout on any class of the platform can be among the K best
-        shapes += _shapes_of_layout(ctx, structures, hws, g_used, lay, ds, plat, thresholds)
+        scan.made[i] = _shapes_of_layout(ctx, scan.structures, hws, g_used, lay, ds, plat, thresholds)
     return True
 
 
