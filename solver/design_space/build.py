@@ -141,13 +141,29 @@ class _PlatformScan:
         self.hws, self.structures, self.regimes = hws, structures, regimes
         self.made: dict[int, list[Shape]] = {}
         self.probed: set[int] = set()
+        self._open: list[int] | None = None
+        self._open_domains: set[tuple[int, int]] | None = None
+
+    def open_from(self, ctx: _Context) -> list[int]:
+        """Each regime's first open index (`_Context.open_from`: memory and T_comp + bubble read the GPU only, so
+        every class of the platform shares it), once per platform."""
+        if self._open is None:
+            gpu = self.hws[self.plat_perfs[0]]
+            self._open = [ctx.open_from(lay, g_used, ds, gpu) for g_used, lay, ds in self.regimes]
+        return self._open
+
+    def open_domains(self, ctx: _Context) -> set[tuple[int, int]]:
+        """The (domains, G_u) of every open point of the platform (`_offer_thresholds`), once per platform."""
+        if self._open_domains is None:
+            self._open_domains = {(dom, g_used) for (g_used, lay, ds), first in zip(self.regimes, self.open_from(ctx))
+                                  for dom in ctx.domains_of(lay, g_used, ds)[first:]}
+        return self._open_domains
 
     def probes(self, ctx: _Context) -> list[int]:
         """The PROBES regimes whose first open point (`_Context.open_from`) uses the fewest GPUs: likely the
         platform's cheapest designs, which set UB_K early (any order gives the same answer: the bound only cuts)."""
-        gpu, ranked = self.hws[self.plat_perfs[0]], []
-        for i, (g_used, lay, ds) in enumerate(self.regimes):
-            first = ctx.open_from(lay, g_used, ds, gpu)
+        ranked = []
+        for i, ((g_used, lay, ds), first) in enumerate(zip(self.regimes, self.open_from(ctx))):
             if first < len(ds):
                 ranked.append((ctx.domains_of(lay, g_used, ds)[first] * g_used, i))
         return sorted(i for _, i in sorted(ranked)[:PROBES])
@@ -187,24 +203,22 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
         return True
     thresholds = _tier_thresholds(ctx.catalog, scan.plat_archs)
     if ctx.prune == "dominated":
-        # memory and T_comp + bubble read the GPU only (`_Context.open_from`)
-        open_domains = {(dom, g_used) for g_used, lay, ds in scan.regimes
-                        for dom in ctx.domains_of(lay, g_used, ds)[ctx.open_from(lay, g_used, ds, gpu):]}
-        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, open_domains, scan.plat_archs,
+        thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, scan.open_domains(ctx), scan.plat_archs,
                                                                     scan.all_archs)))
+    opens = scan.open_from(ctx)
     for i in indices:
         g_used, lay, ds = scan.regimes[i]
         if deadline.expired("design_space"):
             return False
         if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, len(scan.plat_perfs)):
             continue
-        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, gpu, scan.plat_perfs):
+        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.plat_perfs):
             continue  # no point of the layout on any class of the platform can be among the K best
-        scan.made[i] = _shapes_of_layout(ctx, scan.structures, hws, g_used, lay, ds, plat, thresholds)
+        scan.made[i] = _shapes_of_layout(ctx, scan.structures, hws, g_used, lay, ds, plat, thresholds, opens[i])
     return True
 
 
-def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
+def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds: list[int], first: int,
                          perfs: list[PerfClass]) -> bool:
     """Every open point of the layout on the platform (`_Context.open_from`: the points before it fail memory or
     T_comp + bubble on every class of the platform) has every architecture's cost lower bound over UB_K (or none
@@ -214,7 +228,6 @@ def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds:
     assert bound is not None
     if bound.limit_usd == math.inf:
         return False
-    first = ctx.open_from(lay, g_used, ds, hw)
     domains = ctx.domains_of(lay, g_used, ds)
     if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.spares, g_used):
         return False
@@ -359,17 +372,19 @@ def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: lis
 
 
 def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
-                      plat, thresholds: list[int]) -> list[Shape]:
+                      plat, thresholds: list[int],
+                      first_open: int) -> list[Shape]:
     """The shapes of one layout and placement on every performance class of the platform.
 
     One lazy evaluation per fabric structure and d (`_Points`): bytes, compute, bubble and memory do not
     depend on the NIC; each performance class only re-times the traffic (perf.step.point_terms). A class
-    whose layout crosses nothing at any d shares the plain fat-tree class's shape (`_share_plain_shapes`)."""
+    whose layout crosses nothing at any d shares the plain fat-tree class's shape (`_share_plain_shapes`).
+    `first_open`: the layout's first open index on the platform (`_PlatformScan.open_from`)."""
     out: list[Shape] = []
     made: dict[PerfClass, Shape | None] = {}
     for ref, members in structures:
         if ctx.bound is not None:
-            members = _within_bound(ctx, members, lay, g_used, ds, hws[ref], made)
+            members = _within_bound(ctx, members, lay, g_used, ds, first_open, made)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
         if members and ctx.goodput is None and _crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = _share_plain_shapes(ctx, members, made)
@@ -385,7 +400,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
 
 
 def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
-                  hw: Hardware, made: dict) -> list[PerfClass]:
+                  first: int, made: dict) -> list[PerfClass]:
     """The classes of which some open point of the layout may be among the K best (`bound.CostBound.cut_index`
     above the first open index, `_Context.open_from`: the points before it fail memory or T_comp + bubble on
     every class of the platform); each other one has no shape (`made`: nor have the classes that would share it)
@@ -394,7 +409,6 @@ def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_u
     bound = ctx.bound
     assert bound is not None
     domains = ctx.domains_of(lay, g_used, ds)
-    first = ctx.open_from(lay, g_used, ds, hw)
     out = []
     for perf in members:
         cut = bound.cut_index(perf, domains, ctx.spares, g_used)
