@@ -70,3 +70,19 @@ def test_k_best_with_a_copy_equal_enumeration(tmp_path, price_factor, step_time_
     result = solver.solve(ls, cat, top_k=5)
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
     assert [round(d.objective_usd, 2) for d in result.designs] == [round(d.objective_usd, 2) for d in expected]
+
+
+@pytest.mark.parametrize("name", ["llama3-405b", "frontier-100k"])
+def test_the_probes_change_what_is_cut_not_the_answer(name, default_catalog, monkeypatch):
+    """A build with a cost bound scans each platform's PROBES cheapest-looking layouts before the rest
+    (`build._scan_platforms`): the order changes only what the bound cuts, so the ranked designs (identities, costs,
+    layouts) are those of a build without probes (PROBES = 0: every platform scanned whole in turn, as before)."""
+    from solver.design_space import build
+
+    ls = solver.load_scenario(REPO / "scenarios" / f"{name}.yaml")
+    with_probes = solver.solve(ls, default_catalog, top_k=5)
+    monkeypatch.setattr(build, "PROBES", 0)
+    without = solver.solve(solver.load_scenario(REPO / "scenarios" / f"{name}.yaml"), default_catalog, top_k=5)
+    assert [d.identity for d in with_probes.designs] == [d.identity for d in without.designs]
+    assert [round(d.objective_usd, 2) for d in with_probes.designs] == [round(d.objective_usd, 2) for d in without.designs]
+    assert [d.layout for d in with_probes.designs] == [d.layout for d in without.designs]
