@@ -65,8 +65,8 @@ class CostBound:
         self.costed: dict = costed if costed is not None else {}
         self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
         self._platform_lb: dict[tuple, tuple[float, float]] = {}  # (platform, domains, G_u) → (UB_K, least LB)
-        self._cuts: dict[tuple, tuple[float, int]] = {}
-        self._platform_over: dict[tuple, tuple[float, bool]] = {}  # (platform, domain counts, G_u) → (UB_K, over)  # (platform, NIC, rails, G_u, domain counts) → (limit, cut)
+        self._cuts: dict[tuple, tuple[float, int]] = {}  # (platform, NIC, rails, G_u, domain counts) → (limit, cut)
+        self._platform_over: dict[tuple, tuple[float, bool]] = {}  # (platform, domain counts, G_u) → (UB_K, over)
         self._tiers: dict[Architecture, tuple[int, ...]] = {}
         self._dominated: dict[tuple, bool] = {}  # (architecture, domains, G_u) → `dominated_by_fat_tree`
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)

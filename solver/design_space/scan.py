@@ -162,7 +162,8 @@ class _Context:
         T_comp + bubble never grow with d (docs/model.md "Monotone in d": the optimizer shard and the in-flight
         microbatches shrink, m·τ shrinks, the bubble's (p − 1)/v microbatch computes do not depend on d), so the
         open points are a suffix of the ascending d values (tests/design_space/test_monotone_in_d.py checks it on
-        every layout of the shipped and bench scenarios)."""
+        every layout of the shipped and bench scenarios). `ds` must be the placeable d values of (layout, G_u)
+        (`ScanMemo.placeable`): the index is kept without them."""
         compute_id = self.compute_id(hw)
         key = (lay, g_used, compute_id, hw.hbm_usable_gb)
         found = self._open_from.get(key)
@@ -330,8 +331,10 @@ class _Points:
         return self.open_from
 
     def open(self, j: int) -> bool:
-        """The NIC-independent checks pass (`_Context.is_open`): the open points are those from `open_from` on."""
-        return j >= self.open_from
+        """The NIC-independent checks pass (`_Context.is_open`). The open points are those from `open_from` on when
+        memory and T_comp + bubble never grow with d, which the search relies on; the point's own checks (cached) are
+        read too, so a point kept is one that fits memory and meets T_comp + bubble even if that ever failed."""
+        return j >= self.open_from and self.ctx.is_open(self.shared, self.ds[j], self.hw)
 
 
 def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
@@ -434,7 +437,7 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
     """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
     if ctx.best["fastest"][0] <= ctx.target:
         return  # some point meets the target: the explanation will not need it
-    j = len(points.ds) - 1  # memory never grows with d (`_Points.first_open`): the largest d fits if any does
+    j = len(points.ds) - 1  # memory never grows with d (`_Context.open_from`): the largest d fits if any does
     if points.memory_gb(j) > hw.hbm_usable_gb * (1 + 1e-9):
         return
     st = step_time_on(points.perf(j), hw)

@@ -56,8 +56,9 @@ def _serve(conn, kind: str, parent_end=None) -> None:
     never see the end of file when the parent dies (`kill -9`)."""
     if parent_end is not None:
         parent_end.close()
-    # no cyclic garbage collection: the process writes a file or two and ends, and the collector's passes over what
-    # it inherited and unpickles took 0.05–0.1 s of the workbook's time (docs/performance.md "Sixth pass")
+    # no cyclic garbage collection (every kind: each command sends it one request): the process writes its file and
+    # ends, and the collector's passes over what it inherited and unpickled took 0.05–0.1 s of the workbook's time
+    # (docs/performance.md "Sixth pass")
     gc.freeze()
     gc.disable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
