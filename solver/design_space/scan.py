@@ -326,10 +326,6 @@ class _Points:
     def memory_gb(self, j: int) -> float:
         return self.ctx.memory_gb(self.shared, self.ds[j])
 
-    def first_open(self, hi: int) -> int:
-        """The first open index (`_Context.open_from`); an index ≥ `hi` when none below `hi` is."""
-        return self.open_from
-
     def open(self, j: int) -> bool:
         """The NIC-independent checks pass (`_Context.is_open`). The open points are those from `open_from` on when
         memory and T_comp + bubble never grow with d, which the search relies on; the point's own checks (cached) are
@@ -468,7 +464,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
         ctx.pruned["caps"] += n - over
         ctx.budget_cut += n - over
     if ctx.prune != "dominated":
-        closed = points.first_open(over)  # the points before it fail memory or T_comp + bubble
+        closed = points.open_from  # the points before it fail memory or T_comp + bubble
         checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(over)]
         every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(over) if checked[j][0]]
         if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
@@ -484,7 +480,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     found_here: dict[int, int | None] = {}
     per_arch = ctx.goodput_archs.get(perf, []) if ctx.goodput is not None else None
     for start in starts:
-        lower = start if start >= stop else max(start, points.first_open(stop))
+        lower = start if start >= stop else max(start, points.open_from)
         for found in faster:
             first = found.get(start, start)
             lower = n if first is None else max(lower, first)
