@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import enumerated_designs
 
 import solver
-from conftest import enumerated_designs
 from solver.design_space import build_design_space
 from solver.optimize.frontier import FRONTIER_REL, lowered_target, next_faster
 from solver.optimize.solve import solve
