@@ -237,3 +237,51 @@ class CostBound:
         if len(self.best) >= self.k:
             kth = sorted(v[0] for v in self.best.values())[self.k - 1]
             self.limit_usd = kth * (1 + COST_REL) + CENT_USD
+
+
+# relative tolerance on the step-time bound: far above the ranking's tie rule (`optimize.ranking.SAME_SPEED_REL`, 1e-9),
+# so it never cuts a design as fast as the K-th (the cheaper of equally fast designs ranks first)
+STEP_REL = 1e-6
+
+
+class StepBound(CostBound):
+    """UB_K of a `fastest` build (`limit_s`): the K-th smallest step time of K distinct designs known to be real.
+
+    Every kept point of the dominance scan meets memory and the margins; each is offered on every architecture of
+    its class, and is a real design when the model offers it and the scenario accepts it (`CostBound._offered`:
+    built on an allowed tier count, within every cap — the budget too —, not dominated by the fat tree of the same
+    parts). The best step time per ranking identity is kept; once K identities are known,
+
+        UB_K = the K-th smallest of them           (the K fastest distinct designs step in ≤ UB_K)
+
+    and a point whose T_comp + bubble (a lower bound on its step time on any NIC: exposure and capacity are ≥ 0)
+    is over UB_K cannot be one of them. T_comp + bubble never grows with d (docs/model.md "Monotone in d"), so a
+    segment's scan starts at the first d whose T_comp + bubble is within UB_K (`scan._kept_points`). Exact for a
+    space ranked for its K fastest designs (`solve` with `objective: fastest`); SPEC §7 ranks the faster first, so
+    a design tied at UB_K is never cut."""
+
+    def __init__(self, scenario: Scenario, catalog: Catalog, archs: list[Architecture], k: int,
+                 distinct_by: str = "architecture", costed: dict | None = None, spare_rule=None):
+        super().__init__(scenario, catalog, archs, k, distinct_by, objective="capex", costed=costed,
+                         spare_rule=spare_rule)
+        self.limit_s = math.inf  # UB_K with its tolerance; inf until K identities are known
+        self.best_s: dict[tuple, float] = {}  # ranking identity → its best step time so far
+        self.slower = 0  # feasible points the scan found slower than UB_K (not kept)
+
+    def offer_steps(self, perf: PerfClass, points: list[tuple[Layout, float]], spare_rule, costed: dict) -> None:
+        """The kept points of a new shape, (layout, nominal step time), each meeting memory and the margins: on every
+        architecture of the class that makes it a real design, each identity's best step time."""
+        for lay, step_s in points:
+            if step_s > self.limit_s:
+                continue
+            for a in self.of_perf.get(perf, ()):
+                dom, g_used = lay.domains, lay.gpus_per_domain_used
+                self.offered += 1
+                cost = cost_of(self.scenario, self.catalog, a, dom, costed, g_used)
+                if cost is None or not self._offered(a, cost, dom, costed, g_used):
+                    continue
+                key = (a.platform,) if self.by_platform else a.identity(cost.fabric.tiers)
+                if step_s < self.best_s.get(key, math.inf):
+                    self.best_s[key] = step_s
+                    if len(self.best_s) >= self.k:
+                        self.limit_s = sorted(self.best_s.values())[self.k - 1] * (1 + STEP_REL)

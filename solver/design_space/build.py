@@ -15,9 +15,10 @@ from ..perf.hardware import Hardware
 from ..perf.layout import LayoutShape, dp_candidates, placement_problem
 from ..perf.traffic import CLASS_NAMES
 from .allowlists import architectures, fabric_spec_of, hardware_of
-from .bound import CostBound
+from .bound import CostBound, StepBound
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
-from .scan import ArchGoodput, ScanMemo, _Context, _shape, add_conditions
+from .memo import ScanMemo
+from .scan import ArchGoodput, _Context, _shape, add_conditions
 
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
@@ -38,7 +39,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     deadline: the build stops when its share of the time limit is used (`complete` is then False and
     the shapes are those of the platforms and layouts reached so far, in the deterministic order).
     memo: an earlier build's `DesignSpace.memo`, reused when it is of the same scenario (but for the target and
-    objective) and catalog (`scan.ScanMemo`: the points it evaluated and, at a lower target, where its scans start).
+    objective) and catalog (`memo.ScanMemo`: the points it evaluated and, at a lower target, where its scans start).
     top_k (with "dominated"; `distinct_by` as the ranking's): the space is ranked for only its K best designs at this
     target, so the scan also drops the points whose capex lower bound is over `budget_usd` (points and dominated;
     counted under "caps"), and the dominance scan also stops where every point's cost lower bound is over the K-th best design
@@ -57,6 +58,8 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
         ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
                               costs=ctx.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.spares)
+    elif top_k and prune == "dominated":  # `fastest`: the K-th best step time (the scan starts where T_comp + bubble is within it)
+        ctx.step_bound = StepBound(scenario, catalog, archs, top_k, distinct_by, costed=ctx.costed, spare_rule=ctx.spares)
     ctx.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
     ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
     if prune == "dominated":  # the goodput in the target differs per architecture (none without it)

@@ -201,7 +201,7 @@ class DesignSpace:
     leanest: tuple = (float("inf"), 0.0, "")  # smallest memory per GPU of any point (GB, usable GB, shape)
     costed: dict = field(default_factory=dict)  # (architecture, domains) → CostedDesign | None (dominance)
     complete: bool = True  # False when the time limit stopped the build: shapes is then a subset
-    memo: Any = field(default=None, repr=False, compare=False)  # scan.ScanMemo: what a later build of it reuses
+    memo: Any = field(default=None, repr=False, compare=False)  # memo.ScanMemo: what a later build of it reuses
     bound: Any = field(default=None, repr=False, compare=False)  # bound.CostBound of a build for the K best, or None
     budget_cut: int = 0  # of pruned["caps"], the points the budget cut left unevaluated (`CostBound.budget_cut`)
 

@@ -18,61 +18,10 @@ from ..perf.step import Performance, compute_and_bubble_s, performance, point_te
 from ..perf.totals import parameter_count
 from ..perf.traffic import overlap_for
 from ..perf.uncertainty import point_factor
-from .bound import CostBound
+from .bound import CostBound, StepBound
 from .dominance import dominated_by_fat_tree
 from .identity import Architecture, Condition, Exposure, PerfClass, Shape
-
-MAX_KEPT_POINTS = 4_000  # kept evaluations a memo holds (≈ 4.5 kB each; the shipped examples keep ≤ 1,646, the 10M case far more)
-
-
-class ScanMemo:
-    """What a build of a scenario's design space learnt that a later build of the same scenario and catalog at the
-    same or a lower target reuses (the next faster design is the cheapest at the target T₁·(1 − ε)): where each
-    dominance scan found its segment's first feasible d (with that point's evaluation, where the next scan starts),
-    the costed designs of the fat-tree dominance rule, and each (layout, G_u)'s layouts, memory and T_comp + bubble
-    (`_LayoutMemo`: no target changes them).
-    Feasibility only narrows as the target falls (every row is step ≤ target × a factor independent of it), so a
-    segment's first feasible index at T is a lower bound at T' ≤ T and a segment with none at T has none at T'
-    (`_kept_points` starts its scans there). A build at a higher target, or with the goodput in the target where the
-    earlier build had none or the reverse (`at_target`: the factor changes), forgets those indices. Of the evaluated
-    points only the kept ones are held (at most MAX_KEPT_POINTS); the per-layout terms, placements and costs it keeps
-    grow with the layouts a build reaches (≈ 180 MB peak for the 10M-combination bench case, docs/performance.md)."""
-
-    def __init__(self, scenario: Scenario, catalog: Catalog):
-        self.catalog = catalog
-        self.key = scenario_key(scenario)
-        self.target_s = scenario.target_step_time_s()
-        self.goodput_in_target: bool | None = None  # the rule the scan starts were found with (`at_target`)
-        # (GPUs per node, node counts by d, G_u, layout, structure's hardware number: `_Context.points`) →
-        # (`_Points.first_ok`, `_Points.kept`: index → evaluation of a kept point)
-        self.scans: dict[tuple, tuple[dict, dict[int, Performance]]] = {}
-        self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
-        self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
-        self.costs: dict[str, dict] = {}  # objective → (architecture, domains, G_u) → cost (`bound.CostBound`)
-        # (layout, G_u) → its layouts, memory and T_comp + bubble by d (`_LayoutMemo`: none depends on the target)
-        self.by_layout: dict[tuple, _LayoutMemo] = {}
-        self.compute_ids: dict[tuple, int] = {}  # `_Context.compute_id`
-        self.hardware_ids: dict[Hardware, int] = {}  # `_Context.hardware_id`
-        self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
-        self.layout_shapes: list[LayoutShape] | None = None  # `perf.layout.layout_shapes` (no target changes it)
-
-    def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
-        """The same catalog object and the same scenario but for its target and objective."""
-        return catalog is self.catalog and scenario_key(scenario) == self.key
-
-    def at_target(self, target_s: float, goodput_in_target: bool) -> None:
-        """A build at `target_s`: the scan starts found at a lower target are too high, and those found with the other
-        feasibility rule (the goodput in the target or not: the next faster design's lowered scenario drops a target
-        in training days) bound nothing here; both are forgotten."""
-        if target_s > self.target_s * (1 + 1e-12) or goodput_in_target != self.goodput_in_target:
-            self.scans.clear()
-            self.kept_points = 0
-        self.target_s, self.goodput_in_target = target_s, goodput_in_target
-
-
-def scenario_key(scenario: Scenario) -> str:
-    """The scenario without its target and objective (what a `ScanMemo` may be shared across)."""
-    return scenario.model_dump_json(exclude={"target", "objective", "name", "description"})
+from .memo import MAX_KEPT_POINTS, LayoutMemo, ScanMemo
 
 
 class ArchGoodput(NamedTuple):
@@ -93,6 +42,7 @@ class _Context:
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None):
         self.scenario, self.catalog, self.prune = scenario, catalog, prune
         self.bound: CostBound | None = None  # the cost bound of a dominance scan for the K best (`build_design_space`)
+        self.step_bound: StepBound | None = None  # `fastest`'s: the K-th best step time (`build_design_space`)
         self.budget: CostBound | None = None  # the budget cut of a build for a ranking (`build_design_space`)
         self.budget_cut = 0  # points it left unevaluated (`DesignSpace.budget_cut`)
         self.wl = scenario.workload
@@ -179,14 +129,14 @@ class _Context:
             found = self._open_from[key] = lo
         return found
 
-    def is_open(self, shared: _LayoutMemo, d: int, hw: Hardware) -> bool:
+    def is_open(self, shared: LayoutMemo, d: int, hw: Hardware) -> bool:
         """The NIC-independent checks of a point pass: memory fits, and T_comp + bubble (a lower bound on the step
         time on any NIC: exposure and capacity are ≥ 0) meets the target."""
         if self.memory_gb(shared, d) > hw.hbm_usable_gb * (1 + 1e-9):
             return False
         return self.compute_and_bubble_s(shared, d, hw) <= self.target * (1 + 1e-9)
 
-    def compute_and_bubble_s(self, shared: _LayoutMemo, d: int, hw: Hardware) -> float:
+    def compute_and_bubble_s(self, shared: LayoutMemo, d: int, hw: Hardware) -> float:
         """T_comp + bubble of the layout at d on `hw` (`perf.step.compute_and_bubble_s`), once per (layout, G_u, d)
         and compute reading of the memo (`compute_id`)."""
         key, compute = (self.compute_id(hw), d), shared.compute
@@ -204,20 +154,20 @@ class _Context:
                                                          self.costed, g_used)
         return self._dominated[key]
 
-    def memory_gb(self, shared: _LayoutMemo, d: int) -> float:
+    def memory_gb(self, shared: LayoutMemo, d: int) -> float:
         """Memory per GPU of the layout at d (`perf.memory.memory_per_gpu_gb`), once per (layout, G_u, d) of the memo."""
         gb = shared.memory.get(d)
         if gb is None:
             gb = shared.memory[d] = memory_per_gpu_gb(self.wl, shared.layout(d), self.params)
         return gb
 
-    def layout_memo(self, lay: LayoutShape, g_used: int) -> _LayoutMemo:
+    def layout_memo(self, lay: LayoutShape, g_used: int) -> LayoutMemo:
         """What every platform and fabric structure shares for one (layout, G_u): kept in the scan memo, so the
         builds that share it (the next faster design's) share these too."""
         key, by_layout = (lay, g_used), self.memo.by_layout
         memo = by_layout.get(key)
         if memo is None:
-            memo = by_layout[key] = _LayoutMemo(lay, g_used)
+            memo = by_layout[key] = LayoutMemo(lay, g_used)
         return memo
 
     def compute_id(self, hw: Hardware) -> int:
@@ -272,26 +222,6 @@ class _Context:
             hit = self._hardware_ids[id(hw)] = (hw, ids.setdefault(hw, len(ids)),
                                                 computes.setdefault(reading, len(computes)))
         return hit
-
-
-class _LayoutMemo:
-    """One (layout, G_u)'s layouts, memory per GPU and T_comp + bubble by d, made on first use and shared by every
-    platform and fabric structure, and by every build of the scan memo (none of them depends on the NIC, the fabric,
-    the platform's price or the target; T_comp + bubble is kept per compute reading, `_Context.compute_id`)."""
-
-    __slots__ = ("lay", "g_used", "layouts", "memory", "compute")
-
-    def __init__(self, lay: LayoutShape, g_used: int):
-        self.lay, self.g_used = lay, g_used
-        self.layouts: dict[int, Layout] = {}
-        self.memory: dict[int, float] = {}
-        self.compute: dict[tuple[int, int], float] = {}
-
-    def layout(self, d: int) -> Layout:
-        made = self.layouts.get(d)
-        if made is None:
-            made = self.layouts[d] = self.lay.layout(dp=d, gpus_per_domain_used=self.g_used)
-        return made
 
 
 MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
@@ -464,13 +394,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
         ctx.pruned["caps"] += n - over
         ctx.budget_cut += n - over
     if ctx.prune != "dominated":
-        closed = points.open_from  # the points before it fail memory or T_comp + bubble
-        checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(over)]
-        every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(over) if checked[j][0]]
-        if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
-            every = []
-        ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
-        return every, [checked[j][1] for j in every], n - over
+        return _every_point(ctx, points, hw, over)
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
     faster = [found for other, found in points.first_ok.values() if ctx.faster_or_equal(other, hw)]
     bound = ctx.bound
@@ -479,6 +403,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     keep: dict[int, float] = {}
     found_here: dict[int, int | None] = {}
     per_arch = ctx.goodput_archs.get(perf, []) if ctx.goodput is not None else None
+    skipped: set[int] = set()  # points the step-time bound left unevaluated (`fastest`; the segments' scans overlap)
     for start in starts:
         lower = start if start >= stop else max(start, points.open_from)
         for found in faster:
@@ -486,8 +411,12 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
             lower = n if first is None else max(lower, first)
         # where this segment's first feasible point may lie: nowhere, or (cut by the bound) at `stop` or later
         found_here[start] = max(lower, stop) if lower < n and stop < n else None
-        first, ran_out = _scan_segment(ctx, points, hw, lower, stop, per_arch, keep)
-        if first is not None:
+        begin = _within_step_bound(ctx, points, hw, lower, stop)
+        first, ran_out = _scan_segment(ctx, points, hw, begin, stop, per_arch, keep)
+        if begin > lower:  # points before `begin` were not evaluated: the first feasible may lie anywhere from `lower`
+            skipped.update(range(lower, begin))
+            found_here[start] = lower
+        elif first is not None:
             found_here[start] = first
         if ran_out:
             cut = cut or (lower < n and stop < n)
@@ -495,13 +424,47 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     if points.ctx.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
         points.ctx.memo.kept_points += len(keep)
         points.kept.update((j, points.perf(j)) for j in keep)
+    slow = len(skipped)
     past = over - stop if cut else 0  # cut by the cost bound (those from `over` on are over the budget)
     if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
-        ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep) - past - (n - over)
+        ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep) - past - (n - over) - slow
     if bound is not None:
         ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + past
+    if ctx.step_bound is not None:
+        ctx.pruned["step_bound"] = ctx.pruned.get("step_bound", 0) + slow
     js = sorted(keep)
-    return js, [keep[j] for j in js], past + n - over
+    return js, [keep[j] for j in js], past + n - over + slow
+
+
+def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int) -> tuple[list[int], list[float], int]:
+    """`_kept_points` at the levels below `dominated`: none / shapes, every point (shapes: none when no point is
+    feasible); points, every feasible point (those from `over` on are over the budget)."""
+    n = len(points.ds)
+    closed = points.open_from  # the points before it fail memory or T_comp + bubble
+    checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(over)]
+    every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(over) if checked[j][0]]
+    if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
+        every = []
+    ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
+    return every, [checked[j][1] for j in every], n - over
+
+
+def _within_step_bound(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int) -> int:
+    """The first index of [lower, stop) whose T_comp + bubble is within `fastest`'s step-time bound (`StepBound`:
+    UB_K; none of the points before it can be among the K fastest designs); `lower` without the bound, `stop` when
+    no point is within it. Bisection: T_comp + bubble never grows with d (as `_Context.open_from`'s)."""
+    sb = ctx.step_bound
+    if sb is None or sb.limit_s == float("inf") or lower >= stop:
+        return lower
+    shared = points.shared
+    lo, hi = lower, stop
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ctx.compute_and_bubble_s(shared, points.ds[mid], hw) <= sb.limit_s:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int, archs: list[ArchGoodput] | None,
@@ -523,7 +486,11 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
         first = j if first is None else first
         if ctx.pareto:  # a larger d costs no less on every architecture: only a faster one can rank above
             if step < fastest:
-                keep[j] = fastest = step
+                fastest = step
+                if ctx.step_bound is None or step <= ctx.step_bound.limit_s:
+                    keep[j] = step
+                else:  # feasible, but slower than the K-th fastest design: not among the K fastest
+                    ctx.step_bound.slower += 1
             continue
         if looking is None:
             keep[j] = step
@@ -541,9 +508,13 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
            thresholds: list[int]) -> Shape | None:
     ds, domains = points.ds, points.domains
     _record_fastest(ctx, perf, lay, points, hw)
+    slower = ctx.step_bound.slower if ctx.step_bound is not None else 0
     keep, steps, past = _kept_points(ctx, perf, points, hw, thresholds)
-    if not keep:
-        ctx.pruned["target"] += len(ds) - past
+    if not keep:  # none feasible, or (`fastest`) those feasible all slower than the K-th fastest design
+        slow = ctx.step_bound.slower - slower if ctx.step_bound is not None else 0
+        ctx.pruned["target"] += len(ds) - past - slow
+        if slow:
+            ctx.pruned["step_bound"] = ctx.pruned.get("step_bound", 0) + slow
         return None
     kept_ds = [ds[j] for j in keep]
     perfs = [points.perf(j) for j in keep]
@@ -568,6 +539,9 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
                         ctx.bound.offer_design(info.arch, points.layout(j), ctx.spares, ctx.costed)
     elif ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
         ctx.bound.offer(perf, [points.layout(j) for j in keep], ctx.spares, ctx.costed)
+    if ctx.step_bound is not None:  # `fastest`: each kept point on every architecture of its class
+        ctx.step_bound.offer_steps(perf, [(points.layout(j), step) for j, step in zip(keep, steps)], ctx.spares,
+                                   ctx.costed)
     return shape
 
 

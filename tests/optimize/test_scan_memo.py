@@ -1,4 +1,4 @@
-"""The design-space memo (`design_space.scan.ScanMemo`, issue 26): a build of the same scenario at the same or a
+"""The design-space memo (`design_space.memo.ScanMemo`, issue 26): a build of the same scenario at the same or a
 lower target reuses the points an earlier build evaluated and starts its dominance scans where that build found
 the first feasible d. Exactness: every build with a memo equals the build from scratch, shape by shape, at a
 lower target, at a higher one (the memo then forgets its scan starts), and a memo of another scenario is not

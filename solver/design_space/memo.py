@@ -1,0 +1,81 @@
+"""What builds of one scenario share (issue 26): the scan memo (`ScanMemo`: the points a build evaluated, where its
+dominance scans found each segment's first feasible d, the costed designs) and each (layout, G_u)'s layouts,
+memory and T_comp + bubble by d (`LayoutMemo`)."""
+from __future__ import annotations
+
+from ..inputs.schema import Catalog, Scenario
+from ..perf.hardware import Hardware
+from ..perf.layout import Layout, LayoutShape
+from ..perf.step import Performance
+
+MAX_KEPT_POINTS = 4_000  # kept evaluations a memo holds (≈ 4.5 kB each; the shipped examples keep ≤ 1,646, the 10M case far more)
+
+
+class ScanMemo:
+    """What a build of a scenario's design space learnt that a later build of the same scenario and catalog at the
+    same or a lower target reuses (the next faster design is the cheapest at the target T₁·(1 − ε)): where each
+    dominance scan found its segment's first feasible d (with that point's evaluation, where the next scan starts),
+    the costed designs of the fat-tree dominance rule, and each (layout, G_u)'s layouts, memory and T_comp + bubble
+    (`LayoutMemo`: no target changes them).
+    Feasibility only narrows as the target falls (every row is step ≤ target × a factor independent of it), so a
+    segment's first feasible index at T is a lower bound at T' ≤ T and a segment with none at T has none at T'
+    (`_kept_points` starts its scans there). A build at a higher target, or with the goodput in the target where the
+    earlier build had none or the reverse (`at_target`: the factor changes), forgets those indices. Of the evaluated
+    points only the kept ones are held (at most MAX_KEPT_POINTS); the per-layout terms, placements and costs it keeps
+    grow with the layouts a build reaches (≈ 180 MB peak for the 10M-combination bench case, docs/performance.md)."""
+
+    def __init__(self, scenario: Scenario, catalog: Catalog):
+        self.catalog = catalog
+        self.key = scenario_key(scenario)
+        self.target_s = scenario.target_step_time_s()
+        self.goodput_in_target: bool | None = None  # the rule the scan starts were found with (`at_target`)
+        # (GPUs per node, node counts by d, G_u, layout, structure's hardware number: `_Context.points`) →
+        # (`_Points.first_ok`, `_Points.kept`: index → evaluation of a kept point)
+        self.scans: dict[tuple, tuple[dict, dict[int, Performance]]] = {}
+        self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
+        self.costed: dict = {}  # (architecture, domains, G_u) → CostedDesign | None (`dominated_by_fat_tree`)
+        self.costs: dict[str, dict] = {}  # objective → (architecture, domains, G_u) → cost (`bound.CostBound`)
+        # (layout, G_u) → its layouts, memory and T_comp + bubble by d (`LayoutMemo`: none depends on the target)
+        self.by_layout: dict[tuple, LayoutMemo] = {}
+        self.compute_ids: dict[tuple, int] = {}  # `_Context.compute_id`
+        self.hardware_ids: dict[Hardware, int] = {}  # `_Context.hardware_id`
+        self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
+        self.layout_shapes: list[LayoutShape] | None = None  # `perf.layout.layout_shapes` (no target changes it)
+
+    def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
+        """The same catalog object and the same scenario but for its target and objective."""
+        return catalog is self.catalog and scenario_key(scenario) == self.key
+
+    def at_target(self, target_s: float, goodput_in_target: bool) -> None:
+        """A build at `target_s`: the scan starts found at a lower target are too high, and those found with the other
+        feasibility rule (the goodput in the target or not: the next faster design's lowered scenario drops a target
+        in training days) bound nothing here; both are forgotten."""
+        if target_s > self.target_s * (1 + 1e-12) or goodput_in_target != self.goodput_in_target:
+            self.scans.clear()
+            self.kept_points = 0
+        self.target_s, self.goodput_in_target = target_s, goodput_in_target
+
+
+def scenario_key(scenario: Scenario) -> str:
+    """The scenario without its target and objective (what a `ScanMemo` may be shared across)."""
+    return scenario.model_dump_json(exclude={"target", "objective", "name", "description"})
+
+
+class LayoutMemo:
+    """One (layout, G_u)'s layouts, memory per GPU and T_comp + bubble by d, made on first use and shared by every
+    platform and fabric structure, and by every build of the scan memo (none of them depends on the NIC, the fabric,
+    the platform's price or the target; T_comp + bubble is kept per compute reading, `_Context.compute_id`)."""
+
+    __slots__ = ("lay", "g_used", "layouts", "memory", "compute")
+
+    def __init__(self, lay: LayoutShape, g_used: int):
+        self.lay, self.g_used = lay, g_used
+        self.layouts: dict[int, Layout] = {}
+        self.memory: dict[int, float] = {}
+        self.compute: dict[tuple[int, int], float] = {}
+
+    def layout(self, d: int) -> Layout:
+        made = self.layouts.get(d)
+        if made is None:
+            made = self.layouts[d] = self.lay.layout(dp=d, gpus_per_domain_used=self.g_used)
+        return made
