@@ -14,6 +14,7 @@ from ..perf.crossing import cross_plane_share, pod_crossing
 from ..perf.hardware import Hardware
 from ..perf.layout import LayoutShape, dp_candidates, placement_problem
 from ..perf.traffic import CLASS_NAMES
+from . import parallel
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
@@ -53,26 +54,18 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     fastest = scenario.objective == "fastest"
     if prune == "dominated" and fastest and catalog.reliability is not None and goodput_in_target(scenario):
         prune = "points"  # `fastest` with the goodput in the target: feasibility differs per switch, speed per point
-    archs = architectures(scenario, catalog)
-    ctx = _Context(scenario, catalog, prune, memo)
-    if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
-        ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
-                              costs=ctx.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.spares)
-    elif top_k and prune == "dominated":  # `fastest`: the K-th best step time (the scan starts where T_comp + bubble is within it)
-        ctx.step_bound = StepBound(scenario, catalog, archs, top_k, distinct_by, costed=ctx.costed, spare_rule=ctx.spares)
-    ctx.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
-    ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
-    if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
-        ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)
-    if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
-        ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
-    platforms = catalog.by_id("platforms")
-    perfs = sorted({a.perf for a in archs})
-    switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per performance class
-    scans: dict[str, _PlatformScan] = {}
-    complete = _scan_platforms(ctx, platforms, perfs, archs, switches_per_perf, scans, deadline)
+    build = _Build(scenario, catalog, prune, memo, top_k, distinct_by, seed, one_layout_per_cost)
+    ctx = build.ctx
+    order = _most_promising_first(scenario, catalog, sorted({p.platform for p in build.perfs}))
+    helper = None if len(order) < 2 else parallel.helper_for(catalog, len(build.archs) * len(ctx.layout_shapes),
+                                                              _helper_part)
+    if helper is None:
+        complete = build.scan(order, deadline)
+    else:
+        complete = _scan_with_helper(build, helper, order, deadline, (top_k, distinct_by, seed, one_layout_per_cost))
     # the canonical order: platforms by id, each platform's layouts in `layout_shapes` order
-    shapes = [s for plat_id in sorted(scans) for i in sorted(scans[plat_id].made) for s in scans[plat_id].made[i]]
+    made = build.made
+    shapes = [s for plat_id in sorted(made) for i in sorted(made[plat_id]) for s in made[plat_id][i]]
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
         before = sum(len(s.d_values) for s in shapes)
@@ -81,19 +74,113 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     if ctx.defer_conditions:
         add_conditions(ctx, shapes)
     kept_perf = {p for s in shapes for p in s.perfs}
-    archs = [a for a in archs if a.perf in kept_perf]
+    archs = [a for a in build.archs if a.perf in kept_perf]
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
                        ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound,
                        budget_cut=ctx.budget_cut)
 
 
+class _Build:
+    """One build's context (`scan._Context`, with its cost or step bound), architectures and performance classes,
+    and the shapes it made per platform (`made`: platform → regime index → shapes)."""
+
+    def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None, top_k: int | None,
+                 distinct_by: str, seed: tuple, one_layout_per_cost: bool):
+        self.archs = archs = architectures(scenario, catalog)
+        self.ctx = ctx = _Context(scenario, catalog, prune, memo)
+        fastest = scenario.objective == "fastest"
+        if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
+            ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
+                                  costs=ctx.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.spares)
+        elif top_k and prune == "dominated":  # `fastest`: the K-th best step time (scans start within it)
+            ctx.step_bound = StepBound(scenario, catalog, archs, top_k, distinct_by, costed=ctx.costed,
+                                       spare_rule=ctx.spares)
+        ctx.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
+        ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
+        if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
+            ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)
+        if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
+            ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
+        self.platforms = catalog.by_id("platforms")
+        self.perfs = sorted({a.perf for a in archs})
+        self.switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per class
+        self.made: dict[str, dict[int, list[Shape]]] = {}
+
+    def scan(self, order: list[str], deadline: Deadline) -> bool:
+        """Scan the platforms of `order`, in that order (`_scan_platforms`); False if the deadline stopped it."""
+        scans: dict[str, _PlatformScan] = {}
+        complete = _scan_platforms(self.ctx, self.platforms, self.perfs, self.archs, self.switches_per_perf, scans,
+                                   deadline, order)
+        self.made.update((plat_id, scan.made) for plat_id, scan in scans.items())
+        return complete
+
+
+def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], deadline: Deadline,
+                      args: tuple) -> bool:
+    """Scan every second platform of `order` here and the others in the helper process (`parallel`), sharing UB_K,
+    and take in what it made (its shapes, their deferred rows' hardware, its counts). `args`: the build's top_k,
+    distinct_by, seed and one_layout_per_cost."""
+    ctx = build.ctx
+    if ctx.memo.token is None:
+        ctx.memo.token = parallel.new_token()
+    theirs = order[1::2]
+    helper.shared.reset()
+    top_k, distinct_by, seed, one_layout_per_cost = args
+    request = dict(scenario=ctx.scenario, prune=ctx.prune, token=ctx.memo.token, top_k=top_k, distinct_by=distinct_by,
+                   seed=seed, one_layout_per_cost=one_layout_per_cost, platforms=theirs, deadline=deadline)
+    if not helper.send(request):
+        parallel.forget()
+        return build.scan(order, deadline)
+    if ctx.bound is not None:
+        ctx.bound.shared = helper.shared
+    received = False
+    try:
+        complete = build.scan(order[0::2], deadline)
+        part = helper.receive()
+        received = True
+    finally:
+        if ctx.bound is not None:
+            ctx.bound.shared = None
+        if not received:
+            parallel.forget()  # its answer is still on the way: a later build must not read it
+    if part is None:  # the helper died: its platforms are scanned here
+        parallel.forget()
+        return build.scan(theirs, deadline) and complete
+    build.made.update(part["made"])
+    for shape, evaluated_on, hw in part["pending"]:
+        ctx.pending[id(shape)] = (shape, evaluated_on, hw)
+    for key, count in part["pruned"].items():
+        ctx.pruned[key] = ctx.pruned.get(key, 0) + count
+    ctx.combinations += part["combinations"]
+    ctx.budget_cut += part["budget_cut"]
+    for key, record in part["best"].items():  # on a tie, this process's record (either names an equal point)
+        if record[0] < ctx.best[key][0]:
+            ctx.best[key] = record
+    return complete and part["complete"]
+
+
+def _helper_part(catalog: Catalog, memos: dict, shared: parallel.SharedBound, request: dict) -> dict:
+    """The helper's part of a build (`parallel._serve`): its platforms scanned with its own scan memo for the main
+    process's memo token, sharing UB_K."""
+    token = request["token"]
+    build = _Build(request["scenario"], catalog, request["prune"], memos.get(token), request["top_k"],
+                   request["distinct_by"], request["seed"], request["one_layout_per_cost"])
+    ctx = build.ctx
+    memos.pop(token, None)
+    memos[token] = ctx.memo  # the most recently used last (`parallel.MEMOS_KEPT`)
+    if ctx.bound is not None:
+        ctx.bound.shared = shared
+    complete = build.scan(request["platforms"], request["deadline"])
+    return dict(made=build.made, pending=list(ctx.pending.values()), pruned=ctx.pruned,
+                combinations=ctx.combinations, budget_cut=ctx.budget_cut, best=ctx.best, complete=complete)
+
+
 def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
-                    switches_per_perf: dict, scans: dict, deadline: Deadline) -> bool:
-    """Scan every platform, most promising first (`_most_promising_first`), into `scans`; False if the deadline
-    stopped it. With a cost bound, first each platform's PROBES cheapest-looking layouts, so that UB_K is known (K
-    distinct designs: more than one platform may be needed) before any platform's other layouts are scanned."""
-    scenario, catalog = ctx.scenario, ctx.catalog
-    order = _most_promising_first(scenario, catalog, sorted({p.platform for p in perfs}))
+                    switches_per_perf: dict, scans: dict, deadline: Deadline, order: list[str]) -> bool:
+    """Scan the platforms of `order` (most promising first, `_most_promising_first`) into `scans`; False if the
+    deadline stopped it. With a cost bound, first each platform's PROBES cheapest-looking layouts, so that UB_K is
+    known (K distinct designs: more than one platform may be needed) before any platform's other layouts are
+    scanned."""
     for phase in ("probes", "rest") if ctx.bound is not None else ("all",):
         for plat_id in order:
             if plat_id not in scans:
@@ -215,6 +302,8 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
             return False
         if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, len(scan.plat_perfs)):
             continue
+        if ctx.bound is not None:
+            ctx.bound.sync()  # the helper process's UB_K, when it is the smaller (`parallel`)
         if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.plat_perfs):
             continue  # no point of the layout on any class of the platform can be among the K best
         scan.made[i] = _shapes_of_layout(ctx, scan.structures, hws, g_used, lay, ds, plat, thresholds, opens[i])

@@ -27,6 +27,7 @@ class ScanMemo:
     def __init__(self, scenario: Scenario, catalog: Catalog):
         self.catalog = catalog
         self.key = scenario_key(scenario)
+        self.token: int | None = None  # names the helper process's memo of the same builds (`parallel`)
         self.target_s = scenario.target_step_time_s()
         self.goodput_in_target: bool | None = None  # the rule the scan starts were found with (`at_target`)
         # (GPUs per node, node counts by d, G_u, layout, structure's hardware number: `_Context.points`) →

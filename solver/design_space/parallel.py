@@ -1,0 +1,164 @@
+"""A second process for large design spaces (issue 26): on a machine with two or more cores, a build of at least
+PARALLEL_MIN_SIZE (architectures × layout shapes) hands every second platform of its scan order to a helper
+process forked once per command and catalog, and scans the others itself.
+
+Exactness: each platform's scan reads only the build's scenario, catalog and UB_K, and a build's shapes are put
+back in their canonical order, so the shapes are those of the serial build but for what UB_K cuts. The two
+processes share UB_K through one double in shared memory (`SharedBound`): each CostBound takes the smaller of its
+own and the other's (both are the K-th best cost of K real designs of distinct identities, so either bounds the K
+best), which only cuts more of what no K-best design holds.
+The helper keeps its own scan memos (`memo.ScanMemo`, the points it evaluated on its platforms), one per memo of
+this process (`ScanMemo.token`), so the next faster design's build reuses them as a serial build would.
+The helper is started only in the main thread of the main process (a sweep's workers run one scenario each, a core
+apiece), only on Linux (fork), and never for a catalog other than the one it was forked with; FABRICPLAN_SERIAL=1
+switches it off. If it dies or cannot be started, its
+platforms are scanned here.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+PARALLEL_MIN_SIZE = 150_000  # architectures × layout shapes from which a build uses the helper
+MEMOS_KEPT = 2  # scan memos the helper holds (the solve's and the next faster design's share one)
+_TOKENS = itertools.count(1)
+
+
+def cores() -> int:
+    """Cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class SharedBound:
+    """UB_K shared by the two processes of a build (a double in shared memory; inf until either knows one)."""
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def reset(self) -> None:
+        self.cell.value = math.inf
+
+    def read(self) -> float:
+        return float(self.cell.value)
+
+    def offer(self, limit: float) -> None:
+        """Publish a smaller UB_K (a race can only leave the other process's, which is a valid bound too)."""
+        if limit < self.cell.value:
+            self.cell.value = limit
+
+
+class Helper:
+    """The helper process of one catalog: `build(request)` scans its platforms and returns what it made."""
+
+    def __init__(self, catalog, process, conn, shared: SharedBound):
+        self.catalog, self._process, self._conn, self.shared = catalog, process, conn, shared
+
+    def send(self, request: dict) -> bool:
+        try:
+            self._conn.send(request)
+        except (OSError, ValueError, TypeError, AttributeError):
+            return False
+        return True
+
+    def receive(self) -> Any:
+        """The helper's part of the build, or None if it died; its exception is raised here."""
+        try:
+            ok, payload = self._conn.recv()
+        except (EOFError, OSError):
+            self.stop()
+            return None
+        if not ok:
+            raise payload
+        return payload
+
+    def alive(self) -> bool:
+        return self._process.is_alive()
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self._conn.close()
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join(5.0)
+
+
+_HELPER: Helper | None = None
+
+
+def helper_for(catalog, size: int, serve: Callable[[Any, dict, SharedBound, dict], Any]) -> Helper | None:
+    """The helper process for a build of `size` (architectures × layout shapes) on `catalog`, started on first use;
+    None when the build is small, the machine has one core, this is not the main process, or fork is unavailable.
+    `serve(catalog, memos, shared, request)` makes the helper's part of a build."""
+    global _HELPER
+    if size < PARALLEL_MIN_SIZE or cores() < 2 or multiprocessing.parent_process() is not None:
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return None  # one helper, one pipe: only the main thread's builds use it (a threaded sweep does not)
+    if not sys.platform.startswith("linux") or os.environ.get("FABRICPLAN_SERIAL"):
+        return None
+    if _HELPER is not None and _HELPER.catalog is catalog and _HELPER.alive():
+        return _HELPER
+    if _HELPER is not None:
+        _HELPER.stop()
+        _HELPER = None
+    ctx: Any = multiprocessing.get_context("fork")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        shared = SharedBound(ctx.RawValue("d", math.inf))
+        conn, child = ctx.Pipe()
+        process = ctx.Process(target=_serve, args=(child, conn, catalog, shared, serve), name="fabricplan-build",
+                              daemon=True)
+        process.start()
+    except (OSError, ValueError, RuntimeError):
+        return None
+    child.close()
+    _HELPER = Helper(catalog, process, conn, shared)
+    return _HELPER
+
+
+def forget() -> None:
+    """Stop the helper (after a build it was part of failed or was interrupted: its pipe may hold a stale answer)."""
+    global _HELPER
+    if _HELPER is not None:
+        _HELPER.stop()
+        _HELPER = None
+
+
+def new_token() -> int:
+    """A number naming one scan memo of this process (the helper keeps its own memo under it)."""
+    return next(_TOKENS)
+
+
+def _serve(conn, parent_end, catalog, shared: SharedBound, serve) -> None:
+    """The helper: answer each request with (True, its part) or (False, the exception); end at end of file."""
+    parent_end.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and ends this one
+    memos: OrderedDict[int, Any] = OrderedDict()
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply: tuple = (True, serve(catalog, memos, shared, request))
+        except Exception as exc:  # noqa: BLE001 - raised in the main process
+            reply = (False, exc)
+        while len(memos) > MEMOS_KEPT:
+            memos.popitem(last=False)
+        try:
+            conn.send(reply)
+        except Exception:  # noqa: BLE001 - an exception that does not pickle: its text instead
+            conn.send((False, RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
