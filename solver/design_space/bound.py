@@ -27,7 +27,6 @@ from ..perf.layout import Layout
 from .allowlists import allowed_tiers
 from .dominance import cost_of, dominated_by_fat_tree
 from .identity import Architecture, PerfClass
-from .parallel import SharedBound
 
 COST_REL = 1e-9  # relative tolerance on UB_K (with a cent): the bound never cuts a design tied at the K-th cost
 CENT_USD = 0.01
@@ -72,7 +71,6 @@ class CostBound:
         self._dominated: dict[tuple, bool] = {}  # (architecture, domains, G_u) → `dominated_by_fat_tree`
         self.best: dict[tuple, tuple[float, Architecture, Layout]] = {}  # ranking identity → (cost, architecture, layout)
         self.limit_usd = math.inf  # UB_K with its tolerance; inf until K identities are known
-        self.shared: SharedBound | None = None  # UB_K of a build split between two processes (`sync`, `_update`)
         self.offered = 0  # (point, architecture) pairs costed for the bound
         self.seed = tuple(seed)
         for arch, layout in self.seed:
@@ -238,17 +236,7 @@ class CostBound:
     def _update(self) -> None:
         if len(self.best) >= self.k:
             kth = sorted(v[0] for v in self.best.values())[self.k - 1]
-            self.limit_usd = min(self.limit_usd, kth * (1 + COST_REL) + CENT_USD)
-            if self.shared is not None:
-                self.shared.offer(self.limit_usd)
-
-    def sync(self) -> None:
-        """Take the other process's UB_K when it is smaller (a build split between two processes, `parallel`): it is
-        the K-th best cost of K real designs of distinct identities too, so it bounds the K best as this one does."""
-        if self.shared is not None:
-            other = self.shared.read()
-            if other < self.limit_usd:
-                self.limit_usd = other
+            self.limit_usd = kth * (1 + COST_REL) + CENT_USD
 
 
 # relative tolerance on the step-time bound: far above the ranking's tie rule (`optimize.ranking.SAME_SPEED_REL`, 1e-9),

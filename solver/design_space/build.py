@@ -117,30 +117,26 @@ class _Build:
 
 def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], deadline: Deadline,
                       args: tuple) -> bool:
-    """Scan every second platform of `order` here and the others in the helper process (`parallel`), sharing UB_K,
+    """Scan about half the platforms of `order` here and the others in the helper process (`parallel`, `_split`),
+    each with its own UB_K,
     and take in what it made (its shapes, their deferred rows' hardware, its counts). `args`: the build's top_k,
     distinct_by, seed and one_layout_per_cost."""
     ctx = build.ctx
     if ctx.memo.token is None:
         ctx.memo.token = parallel.new_token()
-    theirs = order[1::2]
-    helper.shared.reset()
+    mine, theirs = _split(order, build.platforms)
     top_k, distinct_by, seed, one_layout_per_cost = args
     request = dict(scenario=ctx.scenario, prune=ctx.prune, token=ctx.memo.token, top_k=top_k, distinct_by=distinct_by,
                    seed=seed, one_layout_per_cost=one_layout_per_cost, platforms=theirs, deadline=deadline)
     if not helper.send(request):
         parallel.forget()
         return build.scan(order, deadline)
-    if ctx.bound is not None:
-        ctx.bound.shared = helper.shared
     received = False
     try:
-        complete = build.scan(order[0::2], deadline)
+        complete = build.scan(mine, deadline)
         part = helper.receive()
         received = True
     finally:
-        if ctx.bound is not None:
-            ctx.bound.shared = None
         if not received:
             parallel.forget()  # its answer is still on the way: a later build must not read it
     if part is None:  # the helper died: its platforms are scanned here
@@ -159,17 +155,35 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
     return complete and part["complete"]
 
 
-def _helper_part(catalog: Catalog, memos: dict, shared: parallel.SharedBound, request: dict) -> dict:
+def _split(order: list[str], platforms: dict) -> tuple[list[str], list[str]]:
+    """The platforms this process scans and those the helper scans, each in `order`: platforms that differ only in
+    price and ids (one board from several vendors) share their scans (`scan._Context.points`), so they go to one
+    process; the groups go, most promising first, to the process with fewer platforms (this one on a tie). Only the
+    balance depends on it, not the answer; the same scenario and catalog split the same way (the next faster
+    design's build finds its scans in the same process)."""
+    groups: dict[tuple, list[str]] = {}
+    for plat_id in order:
+        p = platforms[plat_id]
+        key = (p.gpu, p.gpus_per_domain, p.gpus_per_node, p.nodes_per_domain, p.nvlink_gbyte_s, p.nvlink_efficiency,
+               p.hbm_reserve_gb, p.alltoall_efficiency, tuple(p.scaleout_nics_per_node))
+        groups.setdefault(key, []).append(plat_id)
+    mine: list[str] = []
+    theirs: list[str] = []
+    for members in groups.values():  # in the order of their most promising member
+        (mine if len(mine) <= len(theirs) else theirs).extend(members)
+    rank = {plat_id: i for i, plat_id in enumerate(order)}
+    return sorted(mine, key=rank.__getitem__), sorted(theirs, key=rank.__getitem__)
+
+
+def _helper_part(catalog: Catalog, memos: dict, request: dict) -> dict:
     """The helper's part of a build (`parallel._serve`): its platforms scanned with its own scan memo for the main
-    process's memo token, sharing UB_K."""
+    process's memo token, and its own cost bound."""
     token = request["token"]
     build = _Build(request["scenario"], catalog, request["prune"], memos.get(token), request["top_k"],
                    request["distinct_by"], request["seed"], request["one_layout_per_cost"])
     ctx = build.ctx
     memos.pop(token, None)
     memos[token] = ctx.memo  # the most recently used last (`parallel.MEMOS_KEPT`)
-    if ctx.bound is not None:
-        ctx.bound.shared = shared
     complete = build.scan(request["platforms"], request["deadline"])
     return dict(made=build.made, pending=list(ctx.pending.values()), pruned=ctx.pruned,
                 combinations=ctx.combinations, budget_cut=ctx.budget_cut, best=ctx.best, complete=complete)
@@ -302,8 +316,6 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
             return False
         if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, len(scan.plat_perfs)):
             continue
-        if ctx.bound is not None:
-            ctx.bound.sync()  # the helper process's UB_K, when it is the smaller (`parallel`)
         if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.plat_perfs):
             continue  # no point of the layout on any class of the platform can be among the K best
         scan.made[i] = _shapes_of_layout(ctx, scan.structures, hws, g_used, lay, ds, plat, thresholds, opens[i])

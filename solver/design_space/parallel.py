@@ -1,24 +1,24 @@
 """A second process for large design spaces (issue 26): on a machine with two or more cores, a build of at least
-PARALLEL_MIN_SIZE (architectures × layout shapes) hands every second platform of its scan order to a helper
-process forked once per command and catalog, and scans the others itself.
+PARALLEL_MIN_SIZE (architectures × layout shapes) hands about half its platforms to a helper process forked once
+per command and catalog (`build._split`: platforms that share their scans stay together), and scans the others
+itself.
 
-Exactness: each platform's scan reads only the build's scenario, catalog and UB_K, and a build's shapes are put
-back in their canonical order, so the shapes are those of the serial build but for what UB_K cuts. The two
-processes share UB_K through one double in shared memory (`SharedBound`): each CostBound takes the smaller of its
-own and the other's (both are the K-th best cost of K real designs of distinct identities, so either bounds the K
-best), which only cuts more of what no K-best design holds.
+Exactness: each platform's scan reads only the build's scenario, catalog and its process's UB_K, and the shapes are
+put back in their canonical order, so they are those of the serial build but for what each process's UB_K cuts
+(the K-th best cost of K real designs of distinct identities found by that process, a bound on the K best as the
+serial build's is). Each process's bound is its own, so a build is the same every time it is run. (UB_K shared
+through shared memory was measured: no faster on the 10M-combination case, where each half finds a tight UB_K in its
+own probes, and the shapes kept then varied from run to run.)
 The helper keeps its own scan memos (`memo.ScanMemo`, the points it evaluated on its platforms), one per memo of
 this process (`ScanMemo.token`), so the next faster design's build reuses them as a serial build would.
 The helper is started only in the main thread of the main process (a sweep's workers run one scenario each, a core
 apiece), only on Linux (fork), and never for a catalog other than the one it was forked with; FABRICPLAN_SERIAL=1
-switches it off. If it dies or cannot be started, its
-platforms are scanned here.
+switches it off. If it dies or cannot be started, its platforms are scanned here.
 """
 from __future__ import annotations
 
 import contextlib
 import itertools
-import math
 import multiprocessing
 import os
 import signal
@@ -41,29 +41,11 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-class SharedBound:
-    """UB_K shared by the two processes of a build (a double in shared memory; inf until either knows one)."""
-
-    def __init__(self, cell):
-        self.cell = cell
-
-    def reset(self) -> None:
-        self.cell.value = math.inf
-
-    def read(self) -> float:
-        return float(self.cell.value)
-
-    def offer(self, limit: float) -> None:
-        """Publish a smaller UB_K (a race can only leave the other process's, which is a valid bound too)."""
-        if limit < self.cell.value:
-            self.cell.value = limit
-
-
 class Helper:
     """The helper process of one catalog: `build(request)` scans its platforms and returns what it made."""
 
-    def __init__(self, catalog, process, conn, shared: SharedBound):
-        self.catalog, self._process, self._conn, self.shared = catalog, process, conn, shared
+    def __init__(self, catalog, process, conn):
+        self.catalog, self._process, self._conn = catalog, process, conn
 
     def send(self, request: dict) -> bool:
         try:
@@ -97,10 +79,10 @@ class Helper:
 _HELPER: Helper | None = None
 
 
-def helper_for(catalog, size: int, serve: Callable[[Any, dict, SharedBound, dict], Any]) -> Helper | None:
+def helper_for(catalog, size: int, serve: Callable[[Any, dict, dict], Any]) -> Helper | None:
     """The helper process for a build of `size` (architectures × layout shapes) on `catalog`, started on first use;
     None when the build is small, the machine has one core, this is not the main process, or fork is unavailable.
-    `serve(catalog, memos, shared, request)` makes the helper's part of a build."""
+    `serve(catalog, memos, request)` makes the helper's part of a build."""
     global _HELPER
     if size < PARALLEL_MIN_SIZE or cores() < 2 or multiprocessing.parent_process() is not None:
         return None
@@ -117,15 +99,14 @@ def helper_for(catalog, size: int, serve: Callable[[Any, dict, SharedBound, dict
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        shared = SharedBound(ctx.RawValue("d", math.inf))
         conn, child = ctx.Pipe()
-        process = ctx.Process(target=_serve, args=(child, conn, catalog, shared, serve), name="fabricplan-build",
+        process = ctx.Process(target=_serve, args=(child, conn, catalog, serve), name="fabricplan-build",
                               daemon=True)
         process.start()
     except (OSError, ValueError, RuntimeError):
         return None
     child.close()
-    _HELPER = Helper(catalog, process, conn, shared)
+    _HELPER = Helper(catalog, process, conn)
     return _HELPER
 
 
@@ -142,7 +123,7 @@ def new_token() -> int:
     return next(_TOKENS)
 
 
-def _serve(conn, parent_end, catalog, shared: SharedBound, serve) -> None:
+def _serve(conn, parent_end, catalog, serve) -> None:
     """The helper: answer each request with (True, its part) or (False, the exception); end at end of file."""
     parent_end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and ends this one
@@ -153,7 +134,7 @@ def _serve(conn, parent_end, catalog, shared: SharedBound, serve) -> None:
         except (EOFError, OSError):
             return
         try:
-            reply: tuple = (True, serve(catalog, memos, shared, request))
+            reply: tuple = (True, serve(catalog, memos, request))
         except Exception as exc:  # noqa: BLE001 - raised in the main process
             reply = (False, exc)
         while len(memos) > MEMOS_KEPT:

@@ -1,6 +1,6 @@
-"""A large build split between this process and a helper process (`design_space.parallel`, issue 26): every second
-platform of the scan order is scanned by the helper, UB_K is shared through shared memory, and what the helper made
-is taken in. Checked against the serial build of the same scenario (PARALLEL_MIN_SIZE lowered so that the shipped
+"""A large build split between this process and a helper process (`design_space.parallel`, issue 26): about half the
+platforms are scanned by the helper (`build._split`), each process with its own UB_K, and what the helper made is
+taken in. Checked against the serial build of the same scenario (PARALLEL_MIN_SIZE lowered so that the shipped
 scenarios use the helper): without a bound the shapes are the same, shape by shape, with the same counts; with one
 the K best designs and the next faster design are the same; a helper that died is replaced by a scan here."""
 from __future__ import annotations
@@ -60,12 +60,15 @@ def test_without_a_bound_the_shapes_are_the_serial_builds(default_catalog, split
 @pytest.mark.parametrize("name", ["llama3-405b", "frontier-100k", "budget-60m-fastest", "capped-budget-power"])
 def test_the_k_best_and_the_next_faster_design_are_the_serial_ones(default_catalog, split, monkeypatch, name):
     """With a cost bound (or `fastest`'s step bound) the helper and this process cut different points, not the
-    K best; the next faster design's build reuses the helper's scan memo (the same memo token)."""
+    K best; the next faster design's build reuses the helper's scan memo (the same memo token). A split build is the
+    same every time it runs."""
     from solver.optimize.frontier import next_faster
 
     ls = solver.load_scenario(ROOT / "scenarios" / f"{name}.yaml")
     both = solver.solve(ls, default_catalog, top_k=5)
     assert both.space_memo is not None and both.space_memo.token is not None
+    again = build_design_space(ls.scenario, default_catalog, "dominated", top_k=5)
+    assert _shapes(again) == _shapes(build_design_space(ls.scenario, default_catalog, "dominated", top_k=5))
     faster_both = next_faster(both, ls, default_catalog)
     _serial(monkeypatch)
     ls = solver.load_scenario(ROOT / "scenarios" / f"{name}.yaml")
@@ -122,3 +125,27 @@ def test_an_unmet_target_records_the_serial_fastest_point(default_catalog, split
     alone = build_design_space(sc, default_catalog, "dominated")
     assert both.shapes == [] == alone.shapes
     assert both.fastest == alone.fastest and both.fastest[0] > 0.01
+
+
+def test_platforms_that_share_their_scans_go_to_one_process(tmp_path):
+    """The 4× bench catalog (bench/synth_catalog.py): each shipped platform and its three price copies go to one
+    process; the groups alternate, most promising first, to the process with fewer platforms."""
+    import sys
+
+    from solver.design_space.build import _most_promising_first, _split
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import synth_catalog
+
+    cat = solver.load_catalog([ROOT / "catalogs" / "default.yaml", synth_catalog.write_overlay(tmp_path)])
+    platforms = cat.by_id("platforms")
+    ls = solver.load_scenario(ROOT / "scenarios" / "llama3-70b.yaml")
+    order = _most_promising_first(ls.scenario, cat, sorted(platforms))
+    mine, theirs = _split(order, platforms)
+    assert sorted(mine + theirs) == sorted(order) and not set(mine) & set(theirs)
+    for plat_id in platforms:
+        base = plat_id.rsplit("-s", 1)[0] if plat_id[-3:-1] == "-s" else plat_id
+        side = mine if plat_id in mine else theirs
+        assert all(copy in side for copy in [base] + [f"{base}-s{i}" for i in (1, 2, 3)])
+    assert len(mine) - len(theirs) in (0, 4)  # nine groups of four
+    assert mine == [p for p in order if p in mine] and theirs == [p for p in order if p in theirs]
