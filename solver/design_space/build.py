@@ -46,6 +46,10 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     counted under "caps"), and the dominance scan also stops where every point's cost lower bound is over the K-th best design
     found so far (`bound.CostBound`; `pruned["cost_bound"]` counts the points it cut); `seed`: (architecture, layout)
     of designs known to meet this scenario's memory, target and margins, offered to the bound before the scan.
+    With top_k and `fastest`, the scan starts each segment where T_comp + bubble is within the K-th best step time
+    found so far (`bound.StepBound`).
+    A large build (`parallel.PARALLEL_MIN_SIZE`) scans about half its platforms in a helper process
+    (`_scan_with_helper`); the shapes are put back in the same canonical order.
     """
     if prune not in PRUNE_LEVELS:
         raise ValueError(f"prune must be one of {PRUNE_LEVELS}")
@@ -118,9 +122,8 @@ class _Build:
 def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], deadline: Deadline,
                       args: tuple) -> bool:
     """Scan about half the platforms of `order` here and the others in the helper process (`parallel`, `_split`),
-    each with its own UB_K,
-    and take in what it made (its shapes, their deferred rows' hardware, its counts). `args`: the build's top_k,
-    distinct_by, seed and one_layout_per_cost."""
+    each process with its own UB_K, and take in what the helper made (its shapes, their deferred rows' hardware, its
+    counts). `args`: the build's top_k, distinct_by, seed and one_layout_per_cost."""
     ctx = build.ctx
     if ctx.memo.token is None:
         ctx.memo.token = parallel.new_token()
