@@ -266,7 +266,7 @@ class StepBound(CostBound):
                          spare_rule=spare_rule)
         self.limit_s = math.inf  # UB_K with its tolerance; inf until K identities are known
         self.best_s: dict[tuple, float] = {}  # ranking identity → its best step time so far
-        self.slower = 0  # feasible points the scan found slower than UB_K (not kept)
+        self.slow: set[int] = set()  # the current layout scan's feasible points slower than UB_K (`scan._kept_points`)
 
     def offer_steps(self, perf: PerfClass, points: list[tuple[Layout, float]], spare_rule, costed: dict) -> None:
         """The kept points of a new shape, (layout, nominal step time), each meeting memory and the margins: on every

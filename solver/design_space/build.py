@@ -142,7 +142,7 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
     finally:
         if not received:
             parallel.forget()  # its answer is still on the way: a later build must not read it
-    if part is None:  # the helper died: its platforms are scanned here
+    if part is None:  # the helper died or failed: its platforms are scanned here (an error is raised here, as itself)
         parallel.forget()
         return build.scan(theirs, deadline) and complete
     build.made.update(part["made"])

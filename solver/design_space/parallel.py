@@ -13,7 +13,7 @@ The helper keeps its own scan memos (`memo.ScanMemo`, the points it evaluated on
 this process (`ScanMemo.token`), so the next faster design's build reuses them as a serial build would.
 The helper is started only in the main thread of the main process (a sweep's workers run one scenario each, a core
 apiece), only on Linux (fork), and never for a catalog other than the one it was forked with; FABRICPLAN_SERIAL=1
-switches it off. If it dies or cannot be started, its platforms are scanned here.
+switches it off. If it dies, raises or cannot be started, its platforms are scanned here.
 """
 from __future__ import annotations
 
@@ -55,15 +55,16 @@ class Helper:
         return True
 
     def receive(self) -> Any:
-        """The helper's part of the build, or None if it died; its exception is raised here."""
+        """The helper's part of the build, or None if it died or raised (the caller then scans its platforms itself,
+        so an error is raised there with its own type and text: not every exception survives the pipe's pickling)."""
         try:
             ok, payload = self._conn.recv()
         except (EOFError, OSError):
             self.stop()
             return None
-        if not ok:
-            raise payload
-        return payload
+        except Exception:  # noqa: BLE001 - an answer that does not unpickle (an exception of its own arguments)
+            return None
+        return payload if ok else None
 
     def alive(self) -> bool:
         return self._process.is_alive()

@@ -490,7 +490,7 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
                 if ctx.step_bound is None or step <= ctx.step_bound.limit_s:
                     keep[j] = step
                 else:  # feasible, but slower than the K-th fastest design: not among the K fastest
-                    ctx.step_bound.slower += 1
+                    ctx.step_bound.slow.add(j)  # a set: the segments' scans overlap
             continue
         if looking is None:
             keep[j] = step
@@ -508,10 +508,11 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
            thresholds: list[int]) -> Shape | None:
     ds, domains = points.ds, points.domains
     _record_fastest(ctx, perf, lay, points, hw)
-    slower = ctx.step_bound.slower if ctx.step_bound is not None else 0
+    if ctx.step_bound is not None:
+        ctx.step_bound.slow.clear()  # this layout's feasible points slower than UB_K (`_scan_segment`)
     keep, steps, past = _kept_points(ctx, perf, points, hw, thresholds)
     if not keep:  # none feasible, or (`fastest`) those feasible all slower than the K-th fastest design
-        slow = ctx.step_bound.slower - slower if ctx.step_bound is not None else 0
+        slow = len(ctx.step_bound.slow) if ctx.step_bound is not None else 0
         ctx.pruned["target"] += len(ds) - past - slow
         if slow:
             ctx.pruned["step_bound"] = ctx.pruned.get("step_bound", 0) + slow

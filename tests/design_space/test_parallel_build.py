@@ -149,3 +149,26 @@ def test_platforms_that_share_their_scans_go_to_one_process(tmp_path):
         assert all(copy in side for copy in [base] + [f"{base}-s{i}" for i in (1, 2, 3)])
     assert len(mine) - len(theirs) in (0, 4)  # nine groups of four
     assert mine == [p for p in order if p in mine] and theirs == [p for p in order if p in theirs]
+
+
+class _Unpicklable(Exception):
+    """An exception whose pickled form does not rebuild it (as `errors.InputError`'s list of problems does not)."""
+
+    def __init__(self, problems: list, where: str):
+        super().__init__(f"{len(problems)} problems in {where}")
+
+
+def test_a_helper_that_raises_is_replaced_by_a_scan_here(default_catalog, split, monkeypatch):
+    """The helper's exception is not sent back as itself (not every exception survives the pipe): its platforms are
+    scanned here, where a real error would be raised with its own type and text."""
+    from solver.design_space import build
+
+    def failing(catalog, memos, request):
+        raise _Unpicklable([1, 2], "the helper")
+
+    monkeypatch.setattr(build, "_helper_part", failing)
+    sc = solver.load_scenario(ROOT / "scenarios" / "llama3-405b.yaml").scenario
+    both = build_design_space(sc, default_catalog, "dominated")
+    assert parallel._HELPER is None  # forgotten after it failed
+    _serial(monkeypatch)
+    assert _shapes(both) == _shapes(build_design_space(sc, default_catalog, "dominated"))

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import enumerated_designs
 
 import solver
@@ -99,3 +100,17 @@ def test_a_shipped_budget_ranks_the_same_without_the_bound(default_catalog, dist
     assert [(d.identity, d.layout, round(d.cost.capex_usd, 2)) for d in ranked[0]] == \
            [(d.identity, d.layout, round(d.cost.capex_usd, 2)) for d in ranked[1]]
     assert [d.perf.step_time_s for d in ranked[0]] == pytest.approx([d.perf.step_time_s for d in ranked[1]], rel=1e-12)
+
+
+def test_points_slower_than_the_bound_are_counted_once(default_catalog):
+    """The segments' scans overlap (each runs to the layout's last point), so a point slower than UB_K can be met by
+    several: it is counted once (a count per meeting made `pruned.target` negative, found by a review of the change):
+    deepseek-v3 as `fastest` within $300M, leaf oversubscription 1:1 or 2:1, K = 1."""
+    doc = yaml.safe_load((ROOT / "scenarios" / "deepseek-v3.yaml").read_text(encoding="utf-8"))
+    doc["objective"] = "fastest"
+    doc.setdefault("constraints", {}).update(budget_usd=300e6, oversubscription=[1, 2])
+    sc = solver.load_scenario(doc).scenario
+    space = build_design_space(sc, default_catalog, "dominated", one_layout_per_cost=True, top_k=1)
+    assert space.pruned["step_bound"] > 0
+    assert min(space.pruned.values()) >= 0
+    assert sum(space.pruned.values()) + space.points == space.combinations
