@@ -266,7 +266,6 @@ class StepBound(CostBound):
                          spare_rule=spare_rule)
         self.limit_s = math.inf  # UB_K with its tolerance; inf until K identities are known
         self.best_s: dict[tuple, float] = {}  # ranking identity → its best step time so far
-        self.slow: set[int] = set()  # the current layout scan's feasible points slower than UB_K (`scan._kept_points`)
 
     def offer_steps(self, perf: PerfClass, points: list[tuple[Layout, float]], spare_rule, costed: dict) -> None:
         """The kept points of a new shape, (layout, nominal step time), each meeting memory and the margins: on every
@@ -274,8 +273,8 @@ class StepBound(CostBound):
         for lay, step_s in points:
             if step_s > self.limit_s:
                 continue
+            dom, g_used = lay.domains, lay.gpus_per_domain_used
             for a in self.of_perf.get(perf, ()):
-                dom, g_used = lay.domains, lay.gpus_per_domain_used
                 self.offered += 1
                 cost = cost_of(self.scenario, self.catalog, a, dom, costed, g_used)
                 if cost is None or not self._offered(a, cost, dom, costed, g_used):

@@ -66,7 +66,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     if helper is None:
         complete = build.scan(order, deadline)
     else:
-        complete = _scan_with_helper(build, helper, order, deadline, (top_k, distinct_by, seed, one_layout_per_cost))
+        complete = _scan_with_helper(build, helper, order, deadline)
     # the canonical order: platforms by id, each platform's layouts in `layout_shapes` order
     made = build.made
     shapes = [s for plat_id in sorted(made) for i in sorted(made[plat_id]) for s in made[plat_id][i]]
@@ -90,6 +90,9 @@ class _Build:
 
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None, top_k: int | None,
                  distinct_by: str, seed: tuple, one_layout_per_cost: bool):
+        # what the helper process's part of the build is made with (`_helper_part`)
+        self.options = dict(prune=prune, top_k=top_k, distinct_by=distinct_by, seed=seed,
+                            one_layout_per_cost=one_layout_per_cost)
         self.archs = archs = architectures(scenario, catalog)
         self.ctx = ctx = _Context(scenario, catalog, prune, memo)
         fastest = scenario.objective == "fastest"
@@ -119,18 +122,16 @@ class _Build:
         return complete
 
 
-def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], deadline: Deadline,
-                      args: tuple) -> bool:
+def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], deadline: Deadline) -> bool:
     """Scan about half the platforms of `order` here and the others in the helper process (`parallel`, `_split`),
     each process with its own UB_K, and take in what the helper made (its shapes, their deferred rows' hardware, its
-    counts). `args`: the build's top_k, distinct_by, seed and one_layout_per_cost."""
+    counts)."""
     ctx = build.ctx
     if ctx.memo.token is None:
         ctx.memo.token = parallel.new_token()
     mine, theirs = _split(order, build.platforms)
-    top_k, distinct_by, seed, one_layout_per_cost = args
-    request = dict(scenario=ctx.scenario, prune=ctx.prune, token=ctx.memo.token, top_k=top_k, distinct_by=distinct_by,
-                   seed=seed, one_layout_per_cost=one_layout_per_cost, platforms=theirs, deadline=deadline)
+    request = dict(scenario=ctx.scenario, options=build.options, token=ctx.memo.token, platforms=theirs,
+                   deadline=deadline)
     if not helper.send(request):
         parallel.forget()
         return build.scan(order, deadline)
@@ -182,8 +183,7 @@ def _helper_part(catalog: Catalog, memos: dict, request: dict) -> dict:
     """The helper's part of a build (`parallel._serve`): its platforms scanned with its own scan memo for the main
     process's memo token, and its own cost bound."""
     token = request["token"]
-    build = _Build(request["scenario"], catalog, request["prune"], memos.get(token), request["top_k"],
-                   request["distinct_by"], request["seed"], request["one_layout_per_cost"])
+    build = _Build(request["scenario"], catalog, memo=memos.get(token), **request["options"])
     ctx = build.ctx
     memos.pop(token, None)
     memos[token] = ctx.memo  # the most recently used last (`parallel.MEMOS_KEPT`)

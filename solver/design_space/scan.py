@@ -4,7 +4,7 @@ architecture's; for `fastest`, each feasible d faster than every smaller one), a
 the kept points."""
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Any, NamedTuple
 
 from ..costing import total_nodes
@@ -119,14 +119,7 @@ class _Context:
         found = self._open_from.get(key)
         if found is None:
             shared = self.layout_memo(lay, g_used)
-            lo, hi = 0, len(ds)
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if self.is_open(shared, ds[mid], hw):
-                    hi = mid
-                else:
-                    lo = mid + 1
-            found = self._open_from[key] = lo
+            found = self._open_from[key] = bisect_left(ds, True, key=lambda d: self.is_open(shared, d, hw))
         return found
 
     def is_open(self, shared: LayoutMemo, d: int, hw: Hardware) -> bool:
@@ -374,9 +367,11 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
 
 
 def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
-                 thresholds: list[int]) -> tuple[list[int], list[float], int]:
-    """The points the prune level keeps (ascending), their nominal step times and how many points the cost
-    bound cut (`bound.CostBound`: from the first index whose points' cost lower bounds are all over UB_K).
+                 thresholds: list[int]) -> tuple[list[int], list[float], int, int]:
+    """The points the prune level keeps (ascending), their nominal step times, how many points the bounds and the
+    budget cut (`bound.CostBound`: from the first index whose points' cost lower bounds are all over UB_K;
+    `bound.StepBound`: those before each segment's first d within it) and how many feasible points `fastest`'s step
+    bound found slower than UB_K.
 
     none / shapes: every point; points: every feasible point; dominated: the smallest feasible d and the
     smallest feasible d above each tier boundary, found by scanning d upward and
@@ -404,6 +399,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     found_here: dict[int, int | None] = {}
     per_arch = ctx.goodput_archs.get(perf, []) if ctx.goodput is not None else None
     skipped: set[int] = set()  # points the step-time bound left unevaluated (`fastest`; the segments' scans overlap)
+    slower: set[int] = set()  # feasible points it found slower than UB_K (`_scan_segment`)
     for start in starts:
         lower = start if start >= stop else max(start, points.open_from)
         for found in faster:
@@ -412,7 +408,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
         # where this segment's first feasible point may lie: nowhere, or (cut by the bound) at `stop` or later
         found_here[start] = max(lower, stop) if lower < n and stop < n else None
         begin = _within_step_bound(ctx, points, hw, lower, stop)
-        first, ran_out = _scan_segment(ctx, points, hw, begin, stop, per_arch, keep)
+        first, ran_out = _scan_segment(ctx, points, hw, begin, stop, per_arch, keep, slower)
         if begin > lower:  # points before `begin` were not evaluated: the first feasible may lie anywhere from `lower`
             skipped.update(range(lower, begin))
             found_here[start] = lower
@@ -433,10 +429,10 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     if ctx.step_bound is not None:
         ctx.pruned["step_bound"] = ctx.pruned.get("step_bound", 0) + slow
     js = sorted(keep)
-    return js, [keep[j] for j in js], past + n - over + slow
+    return js, [keep[j] for j in js], past + n - over + slow, len(slower)
 
 
-def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int) -> tuple[list[int], list[float], int]:
+def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int) -> tuple[list[int], list[float], int, int]:
     """`_kept_points` at the levels below `dominated`: none / shapes, every point (shapes: none when no point is
     feasible); points, every feasible point (those from `over` on are over the budget)."""
     n = len(points.ds)
@@ -446,7 +442,7 @@ def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int) -> tup
     if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
         every = []
     ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
-    return every, [checked[j][1] for j in every], n - over
+    return every, [checked[j][1] for j in every], n - over, 0
 
 
 def _within_step_bound(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int) -> int:
@@ -456,19 +452,12 @@ def _within_step_bound(ctx: _Context, points: _Points, hw: Hardware, lower: int,
     sb = ctx.step_bound
     if sb is None or sb.limit_s == float("inf") or lower >= stop:
         return lower
-    shared = points.shared
-    lo, hi = lower, stop
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ctx.compute_and_bubble_s(shared, points.ds[mid], hw) <= sb.limit_s:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    return bisect_left(points.ds, True, lower, stop,
+                       key=lambda d: ctx.compute_and_bubble_s(points.shared, d, hw) <= sb.limit_s)
 
 
 def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int, archs: list[ArchGoodput] | None,
-                  keep: dict[int, float]) -> tuple[int | None, bool]:
+                  keep: dict[int, float], slower: set[int]) -> tuple[int | None, bool]:
     """Scan one segment's points from `lower` up to `stop` (excluded), adding the kept ones to `keep` (index → nominal
     step time): the first feasible one; with the goodput in the target (`archs`: the class's architectures), each
     architecture's first point feasible on its own goodput (`_arch_ok`), which is at or after the first point
@@ -490,7 +479,7 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
                 if ctx.step_bound is None or step <= ctx.step_bound.limit_s:
                     keep[j] = step
                 else:  # feasible, but slower than the K-th fastest design: not among the K fastest
-                    ctx.step_bound.slow.add(j)  # a set: the segments' scans overlap
+                    slower.add(j)  # a set: the segments' scans overlap
             continue
         if looking is None:
             keep[j] = step
@@ -508,11 +497,8 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
            thresholds: list[int]) -> Shape | None:
     ds, domains = points.ds, points.domains
     _record_fastest(ctx, perf, lay, points, hw)
-    if ctx.step_bound is not None:
-        ctx.step_bound.slow.clear()  # this layout's feasible points slower than UB_K (`_scan_segment`)
-    keep, steps, past = _kept_points(ctx, perf, points, hw, thresholds)
+    keep, steps, past, slow = _kept_points(ctx, perf, points, hw, thresholds)
     if not keep:  # none feasible, or (`fastest`) those feasible all slower than the K-th fastest design
-        slow = len(ctx.step_bound.slow) if ctx.step_bound is not None else 0
         ctx.pruned["target"] += len(ds) - past - slow
         if slow:
             ctx.pruned["step_bound"] = ctx.pruned.get("step_bound", 0) + slow
