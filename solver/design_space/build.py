@@ -19,7 +19,7 @@ from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
 from .memo import ScanMemo
-from .scan import ArchGoodput, _Context, _shape, add_conditions
+from .scan import ArchGoodput, _Context, _shape, add_conditions, count, count_once_per_switch
 
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
@@ -72,9 +72,9 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     shapes = [s for plat_id in sorted(made) for i in sorted(made[plat_id]) for s in made[plat_id][i]]
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
-        before = sum(len(s.d_values) for s in shapes)
+        before = _switch_points(ctx, shapes)
         shapes = _one_point_per_cost(shapes)
-        pruned["equal_cost"] = before - sum(len(s.d_values) for s in shapes)
+        pruned["equal_cost"] = before - _switch_points(ctx, shapes)
     if ctx.defer_conditions:
         add_conditions(ctx, shapes)
     kept_perf = {p for s in shapes for p in s.perfs}
@@ -82,6 +82,11 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
                        ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound,
                        budget_cut=ctx.budget_cut)
+
+
+def _switch_points(ctx: _Context, shapes: list[Shape]) -> int:
+    """The (shape, d, switch) points of `shapes` (`DesignSpace.points`)."""
+    return sum(len(s.d_values) * ctx.switches[p] for s in shapes for p in s.perfs)
 
 
 class _Build:
@@ -95,6 +100,7 @@ class _Build:
                             one_layout_per_cost=one_layout_per_cost)
         self.archs = archs = architectures(scenario, catalog)
         self.ctx = ctx = _Context(scenario, catalog, prune, memo)
+        ctx.switches = self.switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per class
         fastest = scenario.objective == "fastest"
         if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
             ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
@@ -110,7 +116,6 @@ class _Build:
             ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
         self.platforms = catalog.by_id("platforms")
         self.perfs = sorted({a.perf for a in archs})
-        self.switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per class
         self.made: dict[str, dict[int, list[Shape]]] = {}
 
     def scan(self, order: list[str], deadline: Deadline) -> bool:
@@ -149,8 +154,8 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
     build.made.update(part["made"])
     for shape, evaluated_on, hw in part["pending"]:
         ctx.pending[id(shape)] = (shape, evaluated_on, hw)
-    for key, count in part["pruned"].items():
-        ctx.pruned[key] = ctx.pruned.get(key, 0) + count
+    for reason, points in part["pruned"].items():
+        ctx.pruned[reason] = ctx.pruned.get(reason, 0) + points
     ctx.combinations += part["combinations"]
     ctx.budget_cut += part["budget_cut"]
     for key, record in part["best"].items():  # on a tie, this process's record (either names an equal point)
@@ -317,7 +322,7 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
         g_used, lay, ds = scan.regimes[i]
         if deadline.expired("design_space"):
             return False
-        if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, len(scan.plat_perfs)):
+        if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, sum(ctx.switches[p] for p in scan.plat_perfs)):
             continue
         if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.plat_perfs):
             continue  # no point of the layout on any class of the platform can be among the K best
@@ -339,20 +344,22 @@ def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds:
     if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.spares, g_used):
         return False
     for perf in perfs:
-        _count_unscanned(ctx, perf, domains, g_used, first)
+        _count_unscanned(ctx, perf, domains, g_used, first, {})
     return True
 
 
-def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used: int, cut: int) -> None:
+def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used: int, cut: int,
+                     tally: dict[str, int]) -> None:
     """Count the points of a class the scan skips because none from index `cut` on can be among the K best and none
     before it is open: those over the budget (`CostBound.budget_cut`) under "caps", as the scan does; of the others,
-    those before `cut` under "target", the rest under "cost_bound"."""
+    those before `cut` under "target", the rest under "cost_bound" (in `tally`, then once per switch of the class)."""
     n = len(domains)
     over = n if ctx.budget is None else ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
-    ctx.pruned["caps"] += n - over
-    ctx.budget_cut += n - over
-    ctx.pruned["target"] += min(cut, over)
-    ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + over - min(cut, over)
+    count(tally, "caps", n - over)
+    count(tally, "budget_cut", n - over)
+    count(tally, "target", min(cut, over))
+    count(tally, "cost_bound", over - min(cut, over))
+    count_once_per_switch(ctx, perf, tally)
 
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
@@ -386,13 +393,15 @@ def _plain(perf: PerfClass) -> PerfClass:
     return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
 
 
-def _share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict) -> list[PerfClass]:
+def _share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict, tallies: dict) -> list[PerfClass]:
     """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`), and offer its
-    points to the cost bound as the class's own; return the classes that still need shapes of their own."""
+    points to the cost bound as the class's own; return the classes that still need shapes of their own. A class
+    attached (or whose twin has no shape) counts the points its twin does not keep as the twin does (`tallies`)."""
     rest = []
     for perf in members:
         twin = _plain(perf)
         if perf != twin and twin in made:
+            count_once_per_switch(ctx, perf, tallies[twin])
             shape = made[twin]
             if shape is not None:
                 shape.also.append(perf)
@@ -489,17 +498,20 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
     `first_open`: the layout's first open index on the platform (`_PlatformScan.open_from`)."""
     out: list[Shape] = []
     made: dict[PerfClass, Shape | None] = {}
+    tallies: dict[PerfClass, dict[str, int]] = {}  # class → its points not kept, by reason (`scan.count`)
     for ref, members in structures:
         if ctx.bound is not None:
-            members = _within_bound(ctx, members, lay, g_used, ds, first_open, made)
+            members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, tallies)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
         if members and ctx.goodput is None and _crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
-            members = _share_plain_shapes(ctx, members, made)
+            members = _share_plain_shapes(ctx, members, made, tallies)
         if not members:
             continue
         points = ctx.points(lay, g_used, ds, hws[ref], plat)
         for perf in members:
-            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds)
+            tally = tallies[perf] = {}
+            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds, tally)
+            count_once_per_switch(ctx, perf, tally)
             made[perf] = shape
             if shape is not None:
                 out.append(shape)
@@ -507,7 +519,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
 
 
 def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
-                  first: int, made: dict) -> list[PerfClass]:
+                  first: int, made: dict, tallies: dict) -> list[PerfClass]:
     """The classes of which some open point of the layout may be among the K best (`bound.CostBound.cut_index`
     above the first open index, `_Context.open_from`: the points before it fail memory or T_comp + bubble on
     every class of the platform); each other one has no shape (`made`: nor have the classes that would share it)
@@ -521,7 +533,7 @@ def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_u
         cut = bound.cut_index(perf, domains, ctx.spares, g_used)
         if cut <= first and cut < len(ds):
             made[perf] = None
-            _count_unscanned(ctx, perf, domains, g_used, cut)
+            _count_unscanned(ctx, perf, domains, g_used, cut, tallies.setdefault(perf, {}))
         else:
             out.append(perf)
     return out

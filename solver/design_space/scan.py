@@ -53,8 +53,9 @@ class _Context:
         self.conditions = _wanted_conditions(self)
         self.quantile = scenario.robustness.quantile
         self.max_gpus = scenario.constraints.max_gpus
-        self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}
+        self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}  # (shape, d, switch) points, by reason
         self.combinations = 0
+        self.switches: dict[PerfClass, int] = {}  # class → its architectures (switch choices) (`build._Build`)
         self.placeable = self.memo.placeable  # no target changes it
         if self.memo.layout_shapes is None:
             self.memo.layout_shapes = layout_shapes(scenario)
@@ -366,8 +367,25 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
         ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
 
 
-def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
-                 thresholds: list[int]) -> tuple[list[int], list[float], int, int]:
+def count(tally: dict[str, int], reason: str, points: int) -> None:
+    """Add `points` of one class to `tally` under `reason` (a key of `DesignSpace.pruned`, or "budget_cut")."""
+    tally[reason] = tally.get(reason, 0) + points
+
+
+def count_once_per_switch(ctx: _Context, perf: PerfClass, tally: dict[str, int]) -> None:
+    """Add one class's counts (`_shape`'s, `build._count_unscanned`'s) to the build's, once per architecture (switch
+    choice) of the class: the combinations, the pruned counts and `DesignSpace.points` all count (shape, d, switch)
+    points, and the class's shape stands for every switch of it."""
+    per_switch = ctx.switches.get(perf, 1)
+    for reason, points in tally.items():
+        if reason == "budget_cut":
+            ctx.budget_cut += points * per_switch
+        else:
+            ctx.pruned[reason] = ctx.pruned.get(reason, 0) + points * per_switch
+
+
+def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, thresholds: list[int],
+                 tally: dict[str, int]) -> tuple[list[int], list[float], int, int]:
     """The points the prune level keeps (ascending), their nominal step times, how many points the bounds and the
     budget cut (`bound.CostBound`: from the first index whose points' cost lower bounds are all over UB_K;
     `bound.StepBound`: those before each segment's first d within it) and how many feasible points `fastest`'s step
@@ -381,15 +399,16 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
     segment proves none exists on this one either, so the scan starts there. A scan the cost bound or the budget
     stops records where it stopped as a lower bound on its segment's first feasible index (none lies before it).
+    The points it does not keep are counted in `tally` (`count`).
     """
     n = len(points.ds)
     # from `over` on, no point is within the budget (`CostBound.budget_cut`): counted under "caps", never evaluated
     over = n if ctx.budget is None else ctx.budget.budget_cut(perf, points.domains, ctx.spares, points.g_used)
     if over < n:
-        ctx.pruned["caps"] += n - over
-        ctx.budget_cut += n - over
+        count(tally, "caps", n - over)
+        count(tally, "budget_cut", n - over)
     if ctx.prune != "dominated":
-        return _every_point(ctx, points, hw, over)
+        return _every_point(ctx, points, hw, over, tally)
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
     faster = [found for other, found in points.first_ok.values() if ctx.faster_or_equal(other, hw)]
     bound = ctx.bound
@@ -423,16 +442,17 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware,
     slow = len(skipped)
     past = over - stop if cut else 0  # cut by the cost bound (those from `over` on are over the budget)
     if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
-        ctx.pruned["dominated"] = ctx.pruned.get("dominated", 0) + n - len(keep) - past - (n - over) - slow
+        count(tally, "dominated", n - len(keep) - past - (n - over) - slow)
     if bound is not None:
-        ctx.pruned["cost_bound"] = ctx.pruned.get("cost_bound", 0) + past
+        count(tally, "cost_bound", past)
     if ctx.step_bound is not None:
-        ctx.pruned["step_bound"] = ctx.pruned.get("step_bound", 0) + slow
+        count(tally, "step_bound", slow)
     js = sorted(keep)
     return js, [keep[j] for j in js], past + n - over + slow, len(slower)
 
 
-def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int) -> tuple[list[int], list[float], int, int]:
+def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int,
+                 tally: dict[str, int]) -> tuple[list[int], list[float], int, int]:
     """`_kept_points` at the levels below `dominated`: none / shapes, every point (shapes: none when no point is
     feasible); points, every feasible point (those from `over` on are over the budget)."""
     n = len(points.ds)
@@ -441,7 +461,8 @@ def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int) -> tup
     every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(over) if checked[j][0]]
     if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
         every = []
-    ctx.pruned["infeasible_points"] = ctx.pruned.get("infeasible_points", 0) + sum(not ok for ok, _ in checked)
+    if ctx.prune == "points" and every:  # none / shapes keep them; a layout with none feasible is counted under "target"
+        count(tally, "infeasible_points", over - len(every))
     return every, [checked[j][1] for j in every], n - over, 0
 
 
@@ -494,14 +515,16 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
 
 
 def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
-           thresholds: list[int]) -> Shape | None:
+           thresholds: list[int], tally: dict[str, int]) -> Shape | None:
+    """The class's shape of the layout (None when it keeps no point); its points not kept counted in `tally` (per
+    class: `count_once_per_switch` adds them to the build's counts)."""
     ds, domains = points.ds, points.domains
     _record_fastest(ctx, perf, lay, points, hw)
-    keep, steps, past, slow = _kept_points(ctx, perf, points, hw, thresholds)
+    keep, steps, past, slow = _kept_points(ctx, perf, points, hw, thresholds, tally)
     if not keep:  # none feasible, or (`fastest`) those feasible all slower than the K-th fastest design
-        ctx.pruned["target"] += len(ds) - past - slow
+        count(tally, "target", len(ds) - past - slow)
         if slow:
-            ctx.pruned["step_bound"] = ctx.pruned.get("step_bound", 0) + slow
+            count(tally, "step_bound", slow)
         return None
     kept_ds = [ds[j] for j in keep]
     perfs = [points.perf(j) for j in keep]
