@@ -168,3 +168,12 @@ def test_architecture_md_lists_the_stages_in_this_order():
     stages = [stage(n.replace("/", ".").removesuffix(".py"))[0] for n in named]
     assert len(named) >= 11, named
     assert stages == sorted(stages), list(zip(named, stages))
+
+
+MAX_MODULE_LINES = 600  # issue 26: a module past it is split along the seams it has
+
+
+def test_no_module_is_over_600_lines():
+    long = {module_name(p): n for p in sorted(PACKAGE.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"split these modules (at most {MAX_MODULE_LINES} lines each): {long}"

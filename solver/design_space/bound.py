@@ -108,7 +108,7 @@ class CostBound:
 
     def lower_bound_usd(self, perf: PerfClass, domains: int, spare_rule, g_used: int | None) -> float:
         """The least LB over every architecture of the class's platform, NIC and rails (every class a shape of
-        this class may be shared with, `build._share_plain_shapes`)."""
+        this class may be shared with, `structures.share_plain_shapes`)."""
         return self._parts_lower_bound_usd((perf.platform, perf.nic, perf.rails_per_node), domains, spare_rule, g_used)
 
     def _parts_lower_bound_usd(self, parts: tuple, domains: int, spare_rule, g_used: int | None) -> float:

@@ -10,16 +10,15 @@ from ..deadline import NO_LIMIT, Deadline
 from ..fabrics import DEFAULT_FAMILY, family
 from ..failures import goodput_in_target
 from ..inputs.schema import Catalog, Scenario
-from ..perf.crossing import cross_plane_share, pod_crossing
 from ..perf.hardware import Hardware
 from ..perf.layout import LayoutShape, dp_candidates, placement_problem
-from ..perf.traffic import CLASS_NAMES
 from . import parallel
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
 from .memo import ScanMemo
 from .scan import ArchGoodput, _Context, _shape, add_conditions, count, count_once_per_switch
+from .structures import crosses_nothing, share_plain_shapes, structure_groups
 
 
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
@@ -299,7 +298,7 @@ def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: l
         ctx.pruned["caps"] += placed.caps * n_switch
         regimes += [(g_used, lay, ds) for lay, ds in placed.layouts]
     return _PlatformScan(plat, plat_perfs, [a for a in archs if a.platform == plat.id], archs, hws,
-                         _structure_groups(plat_perfs, hws), regimes)
+                         structure_groups(plat_perfs, hws), regimes)
 
 
 def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: Deadline) -> bool:
@@ -371,64 +370,6 @@ def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     return sorted(c for c in caps if c > 0)
 
 
-def _structure_key(hw: Hardware) -> tuple:
-    """What, besides the layout, decides a class's bytes and pod crossing: the planes, and the
-    pods of an oversubscribed tier above them."""
-    pods = hw.above_pod_oversubscription != 1
-    return hw.rail_planes, hw.planes_by_domain_position, pods, hw.pod_domains if pods else 0
-
-
-def _structure_groups(perfs: list[PerfClass], hws: dict) -> list[tuple[PerfClass, list[PerfClass]]]:
-    """Performance classes grouped by fabric structure (first member, members); the plain fat-tree
-    structure first (the others may share its shapes, `_share_plain_shapes`)."""
-    groups: dict[tuple, list[PerfClass]] = {}
-    for p in perfs:
-        groups.setdefault(_structure_key(hws[p]), []).append(p)
-    plain = (1, False, False, 0)
-    return [(members[0], members) for key, members in sorted(groups.items(), key=lambda kv: kv[0] != plain)]
-
-
-def _plain(perf: PerfClass) -> PerfClass:
-    """The fat-tree class of the same platform, NIC, rails and leaf oversubscription."""
-    return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
-
-
-def _share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict, tallies: dict) -> list[PerfClass]:
-    """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`), and offer its
-    points to the cost bound as the class's own; return the classes that still need shapes of their own. A class
-    attached (or whose twin has no shape) counts the points its twin does not keep as the twin does (`tallies`)."""
-    rest = []
-    for perf in members:
-        twin = _plain(perf)
-        if perf != twin and twin in made:
-            count_once_per_switch(ctx, perf, tallies[twin])
-            shape = made[twin]
-            if shape is not None:
-                shape.also.append(perf)
-                if ctx.bound is not None:
-                    shared = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
-                    ctx.bound.offer(perf, [shared.layout(d) for d in shape.d_values], ctx.spares, ctx.costed)
-        else:
-            rest.append(perf)
-    return rest
-
-
-def _crosses_nothing(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
-    """No class of the layout forwards bytes between planes or crosses an oversubscribed tier above the
-    pods at any of the d values (perf/crossing.py): the step time is then the plain fat tree's at
-    every d. Always true on a fat tree without an oversubscribed tier above the pods."""
-    planes, pods = hw.rail_planes > 1, hw.above_pod_oversubscription != 1
-    if not planes and not pods:
-        return True
-    shared = ctx.layout_memo(lay, g_used)
-    for d in ds:
-        layout = shared.layout(d)
-        for n in CLASS_NAMES:
-            if (planes and cross_plane_share(n, layout, hw)) or (pods and pod_crossing(n, layout, hw)):
-                return False
-    return True
-
-
 class _Placed(NamedTuple):
     """The layouts of one G_u with a placeable d (`_placeable`), and what a platform of that G_u counts."""
 
@@ -494,7 +435,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
 
     One lazy evaluation per fabric structure and d (`_Points`): bytes, compute, bubble and memory do not
     depend on the NIC; each performance class only re-times the traffic (perf.step.point_terms). A class
-    whose layout crosses nothing at any d shares the plain fat-tree class's shape (`_share_plain_shapes`).
+    whose layout crosses nothing at any d shares the plain fat-tree class's shape (`share_plain_shapes`).
     `first_open`: the layout's first open index on the platform (`_PlatformScan.open_from`)."""
     out: list[Shape] = []
     made: dict[PerfClass, Shape | None] = {}
@@ -503,8 +444,8 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
         if ctx.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, tallies)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
-        if members and ctx.goodput is None and _crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
-            members = _share_plain_shapes(ctx, members, made, tallies)
+        if members and ctx.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
+            members = share_plain_shapes(ctx, members, made, tallies)
         if not members:
             continue
         points = ctx.points(lay, g_used, ds, hws[ref], plat)
