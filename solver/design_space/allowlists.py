@@ -6,7 +6,17 @@ from dataclasses import replace
 
 from ..costing import fabric_spec
 from ..costing_facility import allowed_rails
-from ..fabrics import DEFAULT_FAMILIES, DEFAULT_FAMILY, FAMILIES, FabricSpec, family, same_network_as
+from ..fabrics import (
+    DEFAULT_FAMILIES,
+    DEFAULT_FAMILY,
+    FAMILIES,
+    POD_TIERS,
+    FabricSpec,
+    family,
+    has_pod_tier,
+    same_network_as,
+    tier_counts,
+)
 from ..fabrics.breakout import serves
 from ..inputs.schema import Catalog, Scenario, as_list
 from ..perf.hardware import Hardware, hardware_for
@@ -46,7 +56,7 @@ def architectures(scenario: Scenario, cat: Catalog) -> list[Architecture]:
                         spec = fabric_spec(plat, nic, sw, rails, float(over))
                         out += [Architecture(plat.id, nic_id, rails, sw.id, float(over), name, pod)
                                 for name in families if not set(same_network_as(name, spec)) & set(families)
-                                for pod in pods if pod == 1 or family(name).max_tiers == 3]
+                                for pod in pods if pod == 1 or has_pod_tier(family(name))]
     return sorted(set(out))
 
 
@@ -86,11 +96,11 @@ def allowed_tiers(arch: Architecture, all_archs, scenario: Scenario) -> tuple[in
     non-blocking architecture's); not 3 for a non-blocking one when the scenario's
     above_pod_oversubscription list leaves out 1; not 1 when `one_tier_allowed` says so."""
     fam = family(arch.fabric)
-    tiers = [t for t in (1, 2, 3) if fam.min_tiers <= t <= fam.max_tiers]
+    tiers = list(tier_counts(fam))
     if arch.above_pod_oversubscription != 1:
-        tiers = [t for t in tiers if t == 3]
+        tiers = [t for t in tiers if t == POD_TIERS]
     elif 1.0 not in above_pod_ratios(scenario):
-        tiers = [t for t in tiers if t < 3]
+        tiers = [t for t in tiers if t < POD_TIERS]
     if not one_tier_allowed(arch, all_archs):
         tiers = [t for t in tiers if t != 1]
     return tuple(tiers)

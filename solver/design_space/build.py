@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from ..costing import compute_units, total_nodes
 from ..deadline import NO_LIMIT, Deadline
-from ..fabrics import DEFAULT_FAMILY, family
+from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS, family
 from ..failures import goodput_in_target
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware
@@ -366,7 +366,7 @@ def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     caps: set[int] = set()
     for a in archs:
         spec = fabric_spec_of(cat, a)
-        caps.update(family(a.fabric).max_nodes(spec, t) for t in (1, 2))
+        caps.update(family(a.fabric).max_nodes(spec, t) for t in TIER_COUNTS[:-1])
     return sorted(c for c in caps if c > 0)
 
 

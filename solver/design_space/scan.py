@@ -8,7 +8,7 @@ from bisect import bisect_left, bisect_right
 from typing import Any, NamedTuple
 
 from ..costing import total_nodes
-from ..fabrics import DEFAULT_FAMILY, FabricSpec, family
+from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS, FabricSpec, family
 from ..failures import inputs_for, point_goodput, spare_rule
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware, alltoall_bandwidths_gbyte_s
@@ -92,7 +92,7 @@ class _Context:
         if key not in self._arch_goodputs:
             assert self.goodput is not None  # only a build with the goodput in the target has `goodput_archs`
             pinned = self.scenario.pin.tiers
-            fits = [t for t in (1, 2, 3) if nodes <= info.cap.get(t, 0)]
+            fits = [t for t in TIER_COUNTS if nodes <= info.cap.get(t, 0)]
             tiers = pinned if pinned is not None else (fits[0] if fits else None)
             self._arch_goodputs[key] = None if tiers is None or tiers not in fits else point_goodput(
                 self.goodput, info.arch.fabric, info.spec, gpus, gpus_per_node, nodes, info.arch.rails_per_node, tiers)

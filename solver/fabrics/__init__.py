@@ -1,7 +1,18 @@
 """Scale-out fabric families (SPEC §5, §5.1). One module per family; this registry names them."""
 from __future__ import annotations
 
-from .base import LINK_TIERS, SWITCH_ROLES, FabricConstants, FabricFamily, FabricSize, FabricSpec
+from .base import (
+    LINK_TIERS,
+    POD_TIERS,
+    SWITCH_ROLES,
+    TIER_COUNTS,
+    FabricConstants,
+    FabricFamily,
+    FabricSize,
+    FabricSpec,
+    has_pod_tier,
+    tier_counts,
+)
 from .fat_tree import FatTree
 from .multi_plane import MultiPlane
 from .rail_only import RailOnly
@@ -38,5 +49,6 @@ def same_network_as(name: str, spec: FabricSpec) -> list[str]:
     return out
 
 
-__all__ = ["CAVEATS", "DEFAULT_FAMILIES", "DEFAULT_FAMILY", "FAMILIES", "caveat", "LINK_TIERS", "SWITCH_ROLES", "FabricConstants", "FabricFamily",
-           "FabricSize", "FabricSpec", "family", "same_network_as"]
+__all__ = ["CAVEATS", "DEFAULT_FAMILIES", "DEFAULT_FAMILY", "FAMILIES", "caveat", "LINK_TIERS", "POD_TIERS", "SWITCH_ROLES",
+           "TIER_COUNTS", "FabricConstants", "FabricFamily", "FabricSize", "FabricSpec", "family", "has_pod_tier",
+           "same_network_as", "tier_counts"]

@@ -22,6 +22,18 @@ from typing import Any, Protocol
 
 LINK_TIERS = ("node_leaf", "leaf_spine", "spine_core")
 SWITCH_ROLES = ("leaf", "spine", "core")
+TIER_COUNTS = tuple(range(1, len(LINK_TIERS) + 1))  # a fabric of t tiers has the first t link tiers and switch roles
+POD_TIERS = TIER_COUNTS[-1]  # the tier count whose top tier sits above the pods (the one that may be oversubscribed)
+
+
+def tier_counts(fam: FabricFamily) -> tuple[int, ...]:
+    """The tier counts a family builds (multi-plane ≥ 2, rail-only ≤ 2)."""
+    return tuple(t for t in TIER_COUNTS if fam.min_tiers <= t <= fam.max_tiers)
+
+
+def has_pod_tier(fam: FabricFamily) -> bool:
+    """The family builds a tier above the pods (so an oversubscribed one: `above_pod_oversubscription`)."""
+    return fam.max_tiers >= POD_TIERS
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from .. import costing
 from ..design_space import Architecture, DesignSpace, allowed_tiers, dominated_by_fat_tree, fabric_spec_of
 from ..errors import CatalogCannotBuild, InputError, Problem
-from ..fabrics import FabricConstants, family
+from ..fabrics import TIER_COUNTS, FabricConstants, family
 from ..fabrics.links import facility_of
 from ..failures import Inputs, SpareRule, inputs_for, spare_rule
 from ..failures import point_goodput as failures_point_goodput
@@ -162,7 +162,7 @@ def points(data: ModelData) -> dict:
                 if (i, j, a) in data.over_caps:
                     continue
                 ad = data.archs[a]
-                fits = [t for t in (1, 2, 3) if nodes <= ad.fab.cap[t]]
+                fits = [t for t in TIER_COUNTS if nodes <= ad.fab.cap[t]]
                 tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
                 # the dominance is judged on the point's own spares (G_u decides the in-domain ones), as the
                 # design space's offer thresholds and the enumeration (optimize/oracle.py) judge it

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from ..deadline import Deadline
 from ..design_space import Architecture, build_design_space
 from ..errors import CatalogCannotBuild, InputError, SolverFailure, UsageError
-from ..fabrics import DEFAULT_FAMILY, family
+from ..fabrics import DEFAULT_FAMILY, POD_TIERS, family
 from ..fabrics.breakout import serves
 from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catalog, load_catalog, load_scenario  # noqa: F401 - re-exported: their old home
 from ..inputs.catalog import layered_paths  # noqa: F401 - re-exported: its old home
@@ -193,11 +193,11 @@ def evaluate(scenario, catalog: Catalog | None = None) -> Design:
                         pin.fabric or DEFAULT_FAMILY, float(pin.above_pod_oversubscription or 1.0))
     tiers = pin.tiers
     if arch.above_pod_oversubscription != 1:  # only a 3-tier fabric has a tier above the pods
-        if tiers not in (None, 3):
+        if tiers not in (None, POD_TIERS):
             raise InputError([doc.problem(("pin", "tiers"), "an oversubscribed tier above the pods "
                                           "(pin.above_pod_oversubscription) exists only in 3-tier fabrics; pin tiers: 3 "
                                           "or remove above_pod_oversubscription", tiers)])
-        tiers = 3
+        tiers = POD_TIERS
     try:
         design = make_design(sc, cat, arch, lay, sc.target_step_time_s(), tiers)
     except CatalogCannotBuild as exc:  # no link reaches, unit too big for the rack
