@@ -15,6 +15,7 @@ from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
 from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_reliability
+from .figures import figures_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
 from .perf.layout import Layout
@@ -365,6 +366,11 @@ def _count(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
+# `SolveResult.table()`'s figures (`figures.FIGURES`), beside the architecture's parts and the layout
+TABLE_FIGURES = ("architecture", "fabric", "platform", "gpus", "nodes", "step_time_s", "mfu", "capex_usd", "tco_usd",
+                 "facility_power_kw", "racks")
+
+
 @dataclass
 class SolveResult:
     scenario: str
@@ -420,15 +426,11 @@ class SolveResult:
 
         rows = []
         for d in self.designs:
-            lay = d.layout
+            lay, a = d.layout, d.architecture
             rows.append({
-                "rank": d.rank, "architecture": d.label, "platform": d.architecture.platform,
-                "nic": d.architecture.nic, "rails_per_node": d.architecture.rails_per_node,
-                "switch": d.architecture.switch, "tiers": d.tiers, "oversubscription": d.architecture.oversubscription,
-                "gpus": d.cost.gpus, "nodes": d.cost.nodes, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
+                "rank": d.rank, **figures_of(d.to_dict(), TABLE_FIGURES),  # `figures.FIGURES`, as the JSON has them
+                "nic": a.nic, "rails_per_node": a.rails_per_node, "switch": a.switch, "tiers": d.tiers,
+                "oversubscription": a.oversubscription, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
                 "dp": lay.dp, "microbatch_size": lay.microbatch_size, "ep": lay.ep, "etp": lay.etp,
-                "step_time_s": d.perf.step_time_s,
-                "mfu": d.perf.mfu, "capex_usd": d.cost.capex_usd, "tco_usd": d.cost.tco_usd,
-                "facility_power_kw": d.cost.facility_power_kw, "racks": d.cost.racks,
             })
         return pd.DataFrame(rows)

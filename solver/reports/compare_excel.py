@@ -9,13 +9,10 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from ..figures import figure, figures_of
 from .xlsx import (
     BOLD,
-    NUMBER,
-    PERCENT,
     RIGHT,
-    SECONDS,
-    USD,
     _header,
     _title,
     col_letter,
@@ -29,24 +26,17 @@ from .xlsx import (
 
 SHEET = "Compare"
 HEADER_ROW = 3
-ROWS = (("architecture", "Architecture", None), ("gpus", "GPUs", NUMBER), ("nodes", "Nodes", NUMBER),
-        ("step", "Step time (s)", SECONDS), ("target", "Target step time (s)", SECONDS),
-        ("train_days", "Training days", "#,##0.0"), ("mfu", "MFU", PERCENT),
-        ("facility_kw", "Facility power (kW)", NUMBER), ("racks", "Racks", NUMBER), ("capex", "Capex (USD)", USD),
-        ("tco", "TCO (USD)", USD), ("per_gpu", "Capex per GPU (USD)", USD))
-ROW = {key: HEADER_ROW + 1 + i for i, (key, _, _) in enumerate(ROWS)}
+# the figures compared, one row each (`figures.FIGURES`: label, number format, value); capex per GPU is a formula
+ROWS = tuple(figure(key) for key in ("architecture", "gpus", "nodes", "step_time_s", "target_step_time_s", "train_days",
+                                     "mfu", "facility_power_kw", "racks", "capex_usd", "tco_usd", "cost_per_gpu_usd"))
+ROW = {f.key: HEADER_ROW + 1 + i for i, f in enumerate(ROWS)}
 COL_WIDTH = 26
 
 
 def _values(r) -> dict:
     if not r.designs:
         return {"architecture": f"infeasible: {r.explanation or ''}"}
-    d = r.designs[0]
-    target = d.target_step_time_s
-    return {"architecture": d.label, "gpus": d.cost.gpus, "nodes": d.cost.nodes, "step": d.perf.step_time_s,
-            "target": target if target != float("inf") else None, "train_days": d.train_days, "mfu": d.perf.mfu,
-            "facility_kw": d.cost.facility_power_kw, "racks": d.cost.racks, "capex": d.cost.capex_usd,
-            "tco": d.cost.tco_usd}
+    return figures_of(r.designs[0].to_dict(), [f.key for f in ROWS])
 
 
 def build_compare_workbook(results: list, files: list[str]) -> Workbook:
@@ -57,17 +47,17 @@ def build_compare_workbook(results: list, files: list[str]) -> Workbook:
     note(ws, 2, "Values as solved; capex per GPU is a formula. Warnings below the table.")
     _header(ws, HEADER_ROW, ["Figure"] + [f"{r.scenario} ({f})" for r, f in zip(results, files)],
             right=range(2, 2 + len(results)), height=48)
-    for key, label, _ in ROWS:
-        put(ws, ROW[key], 1, label).font = BOLD
+    for f in ROWS:
+        put(ws, ROW[f.key], 1, f.label).font = BOLD
     for i, r in enumerate(results):
         col, values = 2 + i, _values(r)
-        for key, _, fmt in ROWS:
-            if key == "per_gpu" and r.designs:
+        for f in ROWS:
+            if f.key == "cost_per_gpu_usd" and r.designs:
                 c = col_letter(col)
-                cell = formula(ws, ROW[key], col, f"={c}{ROW['capex']}/{c}{ROW['gpus']}", fmt,
-                               values["capex"] / max(1, values["gpus"]))
-            elif values.get(key) is not None:
-                cell = put(ws, ROW[key], col, values[key], fmt)
+                cell = formula(ws, ROW[f.key], col, f"={c}{ROW['capex_usd']}/{c}{ROW['gpus']}", f.number_format,
+                               values["capex_usd"] / max(1, values["gpus"]))
+            elif values.get(f.key) is not None:
+                cell = put(ws, ROW[f.key], col, values[f.key], f.number_format)
             else:
                 continue
             cell.alignment = RIGHT
@@ -76,10 +66,10 @@ def build_compare_workbook(results: list, files: list[str]) -> Workbook:
     ws.column_dimensions["A"].width = 24
     row = max(ROW.values()) + 2
     put(ws, row, 1, "Warnings").font = BOLD
-    warnings = [(f, w) for r, f in zip(results, files) for w in list(r.input_warnings) + list(r.warnings)]
-    for f, w in warnings or [("", "none")]:
+    warnings = [(file, w) for r, file in zip(results, files) for w in list(r.input_warnings) + list(r.warnings)]
+    for file, w in warnings or [("", "none")]:
         row += 1
-        put(ws, row, 1, f"{f}: {w}" if f else w)
+        put(ws, row, 1, f"{file}: {w}" if file else w)
         ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=1 + max(1, len(results)))
         wrap(ws, row, 1, 24 + COL_WIDTH * max(1, len(results)))
     ws.freeze_panes = f"B{HEADER_ROW + 1}"

@@ -5,14 +5,20 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from .tables import _layout, _step, _usd
+from ..figures import figure
+from .tables import _layout, _step
 from .text import safe
 
 if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design space (numpy)
     from ..results import Design, SolveResult
 
-COMPARE_ROWS = ["architecture", "status", "GPUs", "nodes", "layout tp·cp·pp·vp·dp·mbs", "step s", "train days", "MFU",
-                "facility kW", "racks", "capex", "TCO", "capex per GPU", "network load", "caveats"]
+LAYOUT, STEP = "layout tp·cp·pp·vp·dp·mbs", "step s"
+# the rows: the design's figures (`figures.FIGURES`, by their table headers) and the layout, the step against its target,
+# the status and the caveats
+FIRST, THEN = ("gpus", "nodes"), ("train_days", "mfu", "facility_power_kw", "racks", "capex_usd", "tco_usd",
+                                  "cost_per_gpu_usd", "network_load")
+COMPARE_ROWS = ["architecture", "status", *(figure(k).header for k in FIRST), LAYOUT, STEP,
+                *(figure(k).header for k in THEN), "caveats"]
 
 
 def compare_table(results: list[SolveResult], files: list[str], width: int | None = None, wide: bool = False) -> Table:
@@ -56,12 +62,9 @@ def compare_tables(results: list[SolveResult], files: list[str], width: int | No
 
 
 def _compare_cells(d: Design) -> dict[str, str]:
-    return {"architecture": safe(d.label), "GPUs": f"{d.cost.gpus:,}", "nodes": f"{d.cost.nodes:,}",
-            "layout tp·cp·pp·vp·dp·mbs": _layout(d), "step s": _step(d),
-            "train days": "" if d.train_days is None else f"{d.train_days:,.1f}", "MFU": f"{d.perf.mfu:.1%}",
-            "facility kW": f"{d.cost.facility_power_kw:,.0f}", "racks": f"{d.cost.racks:,}",
-            "capex": _usd(d.cost.capex_usd), "TCO": _usd(d.cost.tco_usd),
-            "capex per GPU": _usd(d.cost.capex_usd / max(1, d.cost.gpus)),
-            "network load": f"{d.network_load['value']:.2f}" + (" ⚠" if d.network_load["beyond_measured"] else "")
-            if d.network_load else "",
+    js = d.to_dict()
+    cells = {figure(k).header: figure(k).text(js) for k in (*FIRST, *THEN)}
+    if d.network_load and d.network_load["beyond_measured"]:
+        cells[figure("network_load").header] += " ⚠"
+    return {**cells, "architecture": safe(d.label), LAYOUT: _layout(d), STEP: _step(d),
             "caveats": safe("; ".join(d.caveats)) if d.caveats else "none"}

@@ -10,6 +10,7 @@ from openpyxl.worksheet.pagebreak import Break
 
 from ..costing import HOURS_PER_YEAR
 from ..costing_facility import capex_scope_text
+from ..figures import figure
 from ..results import SECONDS_PER_YEAR, cost_per_million_tokens_usd
 from .bom_sheet import NETWORK, BomCells
 from .goodput_sheet import SUMMARY_GOODPUT_KEYS, summary_goodput_rows
@@ -53,7 +54,7 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 
 # Row order of the Summary; `_summary_rows` lists the same keys in the same order.
 SUMMARY_KEYS = (
-    "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch",
+    "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch", "fabric",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
     "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", *SUMMARY_GOODPUT_KEYS,
     "network_load", "caveats", "capex_includes", "capex_leaves_out",
@@ -78,10 +79,16 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
     r, v = row_of, cells.values or {}
     facility_kw = v["it_power_kw"] * c.pue
     energy = c.tco_years * HOURS_PER_YEAR * facility_kw * c.usd_per_kwh
+    js = design.to_dict()
+
+    def fig(name: str, key: str | None = None) -> tuple:  # a row of the design's figures (`figures.FIGURES`)
+        f = figure(name)
+        return key or name, f.label, f.value(js), f.number_format
+
     return [
         ("rank", "Rank", design.rank, None),
-        ("architecture", "Architecture", design.label, None),
-        ("platform", "Platform", a.platform, None),
+        fig("architecture"),
+        fig("platform"),
         ("gpu", "GPU", design.gpu, None),
         ("gpus", "GPUs bought (spares included)", Live(f"={_ref(cells.title, cells.gpus)}", v["gpus"]), NUMBER),
         ("gpus_used", "GPUs used by the job", p.gpus, NUMBER),
@@ -90,14 +97,15 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
                                            math.ceil(v["gpus"] / design.gpus_per_domain)), NUMBER),
         ("nic", "NIC × rails per node", f"{a.nic} × {a.rails_per_node}", None),
         ("switch", "Switch", a.switch, None),
+        fig("fabric"),
         ("tiers", "Fabric tiers", design.tiers, None),
         ("oversubscription", "Oversubscription (down:up)", a.oversubscription, "0.0#"),
         ("layout", "Parallel layout", _layout_text(design.layout), None),
-        ("step", "Step time (s)", p.step_time_s, SECONDS),
+        fig("step_time_s", "step"),
         ("target", "Target step time (s)", design.target_step_time_s, SECONDS),
         ("headroom", "Headroom (1 − step / target)", Live(f"=1-{col}{r['step']}/{col}{r['target']}",
                                                           1 - p.step_time_s / design.target_step_time_s), PERCENT),
-        ("mfu", "MFU", p.mfu, PERCENT),
+        fig("mfu"),
         ("it_kw", "IT power (kW)", Live(f"={_ref(cells.title, cells.it_power_kw)}", v["it_power_kw"]), NUMBER_2),
         ("facility_kw", "Facility power (kW) = IT × PUE", Live(f"={col}{r['it_kw']}*TCO_PUE", facility_kw), NUMBER_2),
         ("racks", "Racks", Live(f"={_ref(cells.title, cells.racks)}", v["racks"]), NUMBER),

@@ -26,9 +26,10 @@ from openpyxl import Workbook
 from openpyxl.chart import LineChart, Reference, ScatterChart, Series
 from openpyxl.styles import Alignment
 
+from ..figures import figure
 from ..inputs import LoadedScenario
 from ..inputs.schema import Catalog
-from ..sweep.summary import x_axis
+from ..sweep.summary import TCO_PER_MTOK, x_axis
 from ..version import __version__
 from .excel import (
     CATEGORIES,
@@ -76,6 +77,11 @@ TALL = 46  # header rows with three-line labels
 TEXT_AFTER_NUMBER = Alignment(horizontal="left", vertical="top", wrap_text=True, indent=1)
 
 
+SWEEP_COLUMNS = [*(figure(key) for key in ("gpus", "step_time_s", "mfu", "goodput", "capex_usd", "tco_usd",
+                                           "capex_usd_per_pflop_s")), TCO_PER_MTOK]
+_FIGURE_WIDTH = {"count": 9, "s": 9, "fraction": 8, "usd": 14, "usd_cents": 11, "ratio": 8, "kw": 10, "days": 9}
+
+
 @dataclass(frozen=True)
 class Column:
     header: str
@@ -121,17 +127,9 @@ def _sweep_columns(report: dict, x: dict) -> list[Column]:
         # the header is the field's last part (the full path is in the note above the table)
         short = a["name"].split(".")[-1]
         cols.append(Column(short, max(10, len(short) + 2), fmt, _swept(a["name"]), a["kind"] != "model"))
-    cols += [
-        Column("architecture (or why none)", ARCH_WIDTH, None, _architecture, False),
-        Column("GPUs", 9, NUMBER, _get("gpus")),
-        Column("step time (s)", 9, "0.00", _get("step_time_s")),
-        Column("MFU", 7, PERCENT, _get("mfu")),
-        Column("goodput", 8, PERCENT, _get("goodput")),
-        Column("capex (USD)", 14, USD, _get("capex_usd")),
-        Column("TCO (USD)", 14, USD, _get("tco_usd")),
-        Column("capex per PFLOP/s (USD)", 11, USD, _get("capex_usd_per_pflop_s")),
-        Column("TCO per M tokens (USD)", 11, '"$"#,##0.00', _get("tco_usd_per_million_tokens")),
-    ]
+    cols.append(Column("architecture (or why none)", ARCH_WIDTH, None, _architecture, False))
+    # the design's figures as the sweep's rows hold them (`figures.FIGURES`, `sweep.summary.ROW_FIGURES`)
+    cols += [Column(f.label, _FIGURE_WIDTH[f.unit], f.number_format, _get(f.key)) for f in SWEEP_COLUMNS]
     return cols
 
 

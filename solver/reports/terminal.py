@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ..figures import figure
 from ..perf.layout import expert_text
 from ..perf.step import MARGIN_CAP
-from ..sweep.summary import point_label
+from ..sweep.summary import TCO_PER_MTOK, point_label
 from .catalog_terminal import (  # noqa: F401 - re-exported
     _efficiency,
     _table,
@@ -60,10 +61,14 @@ def differs_from_first(design: Design, first: Design) -> str:
                        else f"{a.rails_per_node} rail" + ("s" if a.rails_per_node != 1 else ""))
     if a.switch != b.switch:
         out.append(f"switch {a.switch}")
+    if a.fabric != b.fabric:
+        out.append(a.fabric)
     if design.tiers != first.tiers:
         out.append(f"{design.tiers} tier" + ("s" if design.tiers != 1 else ""))
     if a.oversubscription != b.oversubscription:
         out.append(f"{a.oversubscription:g}:1")
+    if a.above_pod_oversubscription != b.above_pod_oversubscription:
+        out.append(f"{a.above_pod_oversubscription:g}:1 above the pods")
     if _layout(design) != _layout(first):
         out.append(f"layout {_layout(design)}")
     if design.cost.gpus != first.cost.gpus:
@@ -73,33 +78,36 @@ def differs_from_first(design: Design, first: Design) -> str:
 
 def solve_columns(result: SolveResult) -> list[Column]:
     ds = result.designs
+    js = [d.to_dict() for d in ds]  # the figures as the JSON has them (`figures.FIGURES`)
     first = ds[0] if ds else None
-    money = "TCO" if ds and ds[0].objective in ("tco", "rent_or_buy") else "capex"
-    other = "capex" if money == "TCO" else "TCO"
+    money = "tco_usd" if ds and ds[0].objective in ("tco", "rent_or_buy") else "capex_usd"
+    other = "capex_usd" if money == "tco_usd" else "tco_usd"
 
-    def usd(d: Design, which: str) -> str:
-        return _usd(d.cost.tco_usd if which == "TCO" else d.cost.capex_usd)
+    def fig(key: str, drop: int | None = None) -> Column:
+        f = figure(key)
+        return Column(f.header, [f.text(j) for j in js], number=f.unit != "text", drop=f.drop if drop is None else drop)
 
     cols = [
         Column("#", [str(d.rank) + (" [yellow]⚠[/]" if d.uncalibrated or d.caveats else "") for d in ds]),
         Column("architecture", [safe(d.label) for d in ds], number=False, min_width=14),
-        Column("GPUs", [f"{d.cost.gpus:,}" for d in ds]),
+        fig("gpus"),
         Column("step s", [_step(d) for d in ds]),
     ]
     if ds and ds[0].train_days is not None:
-        cols.append(Column("train days", [f"{d.train_days:,.1f}" for d in ds], drop=2))
+        cols.append(fig("train_days"))
     cols += [
-        Column(money, [usd(d, money) for d in ds]),
+        fig(money, drop=0),
         Column("differs from #1", [safe(differs_from_first(d, first)) for d in ds], number=False, min_width=14, drop=1)
         if first is not None else Column("differs from #1", [], number=False),
         Column("layout tp·cp·pp·vp·dp·mbs", [_layout(d) for d in ds], number=False, min_width=12, drop=3),
         Column("margin cmp/bw", [margin_text(d) for d in ds], drop=5),
-        Column("nodes", [f"{d.cost.nodes:,}" for d in ds], drop=4),
-        Column("MFU", [f"{d.perf.mfu:.1%}" for d in ds], drop=5),
-        *([Column("goodput", [f"{d.goodput:.1%}" for d in ds], drop=4)] if ds and ds[0].reliability else []),
-        Column("facility kW", [f"{d.cost.facility_power_kw:,.0f}" for d in ds], drop=6),
-        Column(other, [usd(d, other) for d in ds], drop=6),
-        Column("racks", [f"{d.cost.racks:,}" for d in ds], drop=7),
+        fig("nodes"),
+        fig("mfu"),
+        *([fig("goodput")] if ds and ds[0].reliability else []),
+        fig("facility_power_kw"),
+        fig(other, drop=6),
+        fig("racks"),
+        fig("fabric"),
     ]
     return cols
 
@@ -313,6 +321,10 @@ def _sweep_step(r: dict) -> str:
     return f"{r['step_time_s']:.2f} / {target:.2f}"
 
 
+SWEEP_FIGURES = (("capex_usd", 0), ("nodes", 4), ("mfu", 3), ("tco_usd", 2), ("capex_usd_per_pflop_s", 5),
+                 ("tco_usd_per_million_tokens", 1))  # (figure, drop rank) after GPUs and step s
+
+
 def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> Table:
     title = f"{safe(report['scenario'])}: sweep of {len(report['points'])} point(s)"
     points = report["points"]
@@ -327,16 +339,13 @@ def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> T
                        number=False, min_width=8))
     cols.append(Column("architecture", [safe(r.get("architecture") or (r.get("reason") or "")[:80]) for r in points],
                        number=False, min_width=14))
-    cols += [
-        col("GPUs", lambda r: f"{r['gpus']:,}"),
-        col("step s", _sweep_step),
-        col("capex", lambda r: _usd_or_dash(r["capex_usd"])),
-        col("nodes", lambda r: f"{r['nodes']:,}", drop=4),
-        col("MFU", lambda r: f"{r['mfu']:.1%}", drop=3),
-        col("TCO", lambda r: _usd_or_dash(r["tco_usd"]), drop=2),
-        col("$/PFLOP/s", lambda r: _usd_or_dash(r["capex_usd_per_pflop_s"]), drop=5),
-        col("TCO $/Mtok", lambda r: f"${r['tco_usd_per_million_tokens']:,.2f}", drop=1),
-    ]
+    # the figures of each point's row (`figures.FIGURES`; the row holds them under their keys), with this table's
+    # order of dropping them when it is too narrow
+    cols.append(col(figure("gpus").header, lambda r: figure("gpus").format(r["gpus"])))
+    cols.append(col(figure("step_time_s").header, _sweep_step))
+    for key, drop in SWEEP_FIGURES:
+        f = TCO_PER_MTOK if key == TCO_PER_MTOK.key else figure(key)
+        cols.append(col(f.header, lambda r, f=f: f.format(r[f.key]), drop=drop))
     return make_table(title, cols, width, wide)
 
 

@@ -3,11 +3,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..figures import Figure, figures_of
+
 if TYPE_CHECKING:  # annotations only: the plot process imports this module without the input schema
     from .plan import SweepPlan
 
 SCHEMA = "fabricplan.sweep/1"
+# the design's figures in each point's row (`figures.FIGURES`: capex_usd_per_pflop_s = capex / (F_model / T_step / 1e15))
+ROW_FIGURES = ("architecture", "platform", "gpus", "nodes", "racks", "switches", "step_time_s", "target_step_time_s",
+               "mfu", "capex_usd", "tco_usd", "capex_usd_per_pflop_s", "network_load")
 SECONDS_PER_YEAR = 365.25 * 86_400
+# the sweep's own figure, of its rows (it needs the scenario's tokens per step and TCO years: `point_summary`)
+TCO_PER_MTOK = Figure("tco_usd_per_million_tokens", "TCO per M tokens (USD)", "TCO $/Mtok", "usd_cents",
+                      lambda row: row.get("tco_usd_per_million_tokens"), drop=1)
 
 
 def point_summary(design: dict, scenario: dict) -> dict:
@@ -21,30 +29,14 @@ def point_summary(design: dict, scenario: dict) -> dict:
     """
     wl = scenario["workload"]
     tokens_per_step = wl["global_batch_size"] * wl["model"]["seq_len"]
-    step_s = design["step_time_s"]
-    model_flops = design["flops_per_step"]["model"]
     years = scenario.get("tco", {}).get("years", 5.0)
-    fab = design["fabric"]
-    switches = fab["leaf_switches"] + fab["spine_switches"] + fab["core_switches"]
-    tokens_per_s = tokens_per_step / step_s
+    tokens_per_s = tokens_per_step / design["step_time_s"]
     return {
-        "architecture": design["architecture"],
-        "platform": design["platform"],
-        "gpus": design["gpus"],
-        "nodes": design["nodes"],
-        "racks": design["racks"],
-        "switches": switches,
-        "step_time_s": step_s,
-        "target_step_time_s": design["target_step_time_s"],
-        "mfu": design["mfu"],
+        **figures_of(design, ROW_FIGURES),
         **{key: design.get(key) for key in GOODPUT_KEYS},
-        "capex_usd": design["capex_usd"],
-        "tco_usd": design["tco_usd"],
         "tokens_per_step": tokens_per_step,
-        "model_flops_per_step": model_flops,
-        "capex_usd_per_pflop_s": design["capex_usd"] / (model_flops / step_s / 1e15),
+        "model_flops_per_step": design["flops_per_step"]["model"],
         "tco_usd_per_million_tokens": design["tco_usd"] / (tokens_per_s * years * SECONDS_PER_YEAR / 1e6),
-        "network_load": design.get("network_load", {}).get("value"),
         "caveats": list(design.get("caveats", [])),
         "design": design,
     }

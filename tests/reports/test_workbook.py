@@ -188,7 +188,7 @@ def test_sheet_names_headers_and_print_setup(book):
     assert summary_ws.print_title_cols == "$A:$A"
     labels = [c.value for c in summary_ws["A"]]
     for wanted in ("Architecture", "GPUs bought (spares included)", "Nodes", "NVLink domains", "NIC × rails per node",
-                   "Switch", "Fabric tiers", "Parallel layout", "Step time (s)", "Target step time (s)",
+                   "Switch", "Fabric family", "Fabric tiers", "Parallel layout", "Step time (s)", "Target step time (s)",
                    "Headroom (1 − step / target)", "MFU", "IT power (kW)", "Facility power (kW) = IT × PUE",
                    "Racks", "Capex (USD)", "TCO (USD) = capex + energy", "Capex per GPU (USD)",
                    "Network (NICs, switches, links)", "Network share of capex"):
