@@ -4,13 +4,14 @@ cables and modules at each end), read off the bill of materials so it always agr
 """
 from __future__ import annotations
 
+from ..fabrics import LINK_TIERS
 from .xlsx import NUMBER, _header, _title, _widths, note, print_setup, put, wrap
 
 SHEET = "Cables"
 HEADER_ROW = 4
 HEADERS = ("Design", "Tier", "Link option", "Medium", "Length class", "Cables", "Switch-end modules",
            "Far-end modules", "Cable")
-TIER_ORDER = ("node_leaf", "leaf_spine", "spine_core")
+TIER_ORDER = LINK_TIERS  # the fabric families' link tiers, bottom up
 WIDTHS = {"A": 9, "B": 11, "C": 22, "D": 9, "E": 22, "F": 9, "G": 11, "H": 10, "I": 48}
 
 

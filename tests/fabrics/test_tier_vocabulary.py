@@ -17,6 +17,14 @@ def test_the_tier_counts_follow_the_link_tiers():
     assert POD_TIERS == 3
 
 
+def test_the_catalogs_link_tiers_are_the_fabrics():
+    # the catalog's `tier:` words (inputs, read before any fabric module) are the families' link tiers, bottom up
+    from solver.inputs.schema import TIERS
+    from solver.reports.cables_sheet import TIER_ORDER
+
+    assert TIERS == LINK_TIERS == TIER_ORDER == ("node_leaf", "leaf_spine", "spine_core")
+
+
 def test_each_family_states_its_tier_counts():
     # SPEC §5.1: the fat tree 1–3 tiers, multi-plane ≥ 2 (a plane of one switch is a fat tree), rail-only ≤ 2
     assert {name: tier_counts(f) for name, f in FAMILIES.items()} == {
