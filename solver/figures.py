@@ -24,25 +24,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .fabrics import SWITCH_ROLES
+from .fabrics.base import SWITCH_ROLES  # the family modules are not needed (the sweep's plot process reads rows)
 
-UNITS: dict[str, tuple[str | None, Callable[[Any], str]]] = {
-    "count": ("#,##0", lambda v: f"{v:,}"),
-    "usd": ('"$"#,##0', lambda v: f"${v:,.0f}"),
-    "usd_cents": ('"$"#,##0.00', lambda v: f"${v:,.2f}"),
-    "s": ("0.000", lambda v: f"{v:.2f}"),
-    "fraction": ("0.0%", lambda v: f"{v:.1%}"),
-    "kw": ("#,##0", lambda v: f"{v:,.0f}"),
-    "days": ("#,##0.0", lambda v: f"{v:,.1f}"),
-    "ratio": ("0.00", lambda v: f"{v:.2f}"),
+# unit → the workbook's number format (reports/xlsx.py's NUMBER, USD, … are these)
+NUMBER_FORMATS: dict[str, str] = {"count": "#,##0", "usd": '"$"#,##0', "usd_cents": '"$"#,##0.00', "s": "0.000",
+                                  "fraction": "0.0%", "kw": "#,##0", "days": "#,##0.0", "ratio": "0.00"}
+UNITS: dict[str, tuple[str | None, Callable[[Any], str]]] = {  # unit → (number format, terminal text)
+    "count": (NUMBER_FORMATS["count"], lambda v: f"{v:,}"),
+    "usd": (NUMBER_FORMATS["usd"], lambda v: f"${v:,.0f}"),
+    "usd_cents": (NUMBER_FORMATS["usd_cents"], lambda v: f"${v:,.2f}"),
+    "s": (NUMBER_FORMATS["s"], lambda v: f"{v:.2f}"),
+    "fraction": (NUMBER_FORMATS["fraction"], lambda v: f"{v:.1%}"),
+    "kw": (NUMBER_FORMATS["kw"], lambda v: f"{v:,.0f}"),
+    "days": (NUMBER_FORMATS["days"], lambda v: f"{v:,.1f}"),
+    "ratio": (NUMBER_FORMATS["ratio"], lambda v: f"{v:.2f}"),
     "text": (None, str),
 }
 
 
 @dataclass(frozen=True)
 class Figure:
-    """One figure of a design. `read` takes the design's JSON; None where the design has no such figure (a
-    scenario without a failure model has no goodput, one without train_tokens no training days)."""
+    """One figure of a design. `read` takes the design's JSON (a sweep's own figure, `sweep.summary.TCO_PER_MTOK`,
+    its point's row); None where the design has no such figure (a scenario without a failure model has no goodput,
+    one without train_tokens no training days). `drop` is the solve table's rank; another table may give its own."""
 
     key: str  # its name in the sweep's rows, `SolveResult.table()` and the comparison
     label: str  # a workbook's row or column header (with its unit)
@@ -54,9 +58,6 @@ class Figure:
     @property
     def number_format(self) -> str | None:
         return UNITS[self.unit][0]
-
-    def value(self, design: dict) -> Any:
-        return self.read(design)
 
     def format(self, value: Any) -> str:
         """A value's text in a terminal table ("" for none)."""

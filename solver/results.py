@@ -366,9 +366,12 @@ def _count(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
-# `SolveResult.table()`'s figures (`figures.FIGURES`), beside the architecture's parts and the layout
+# `SolveResult.table()`'s figures (`figures.FIGURES`), beside the architecture's parts and the layout, and its columns
 TABLE_FIGURES = ("architecture", "fabric", "platform", "gpus", "nodes", "step_time_s", "mfu", "capex_usd", "tco_usd",
                  "facility_power_kw", "racks")
+TABLE_COLUMNS = ("rank", "architecture", "fabric", "platform", "nic", "rails_per_node", "switch", "tiers",
+                 "oversubscription", "gpus", "nodes", "tp", "cp", "pp", "vp", "dp", "microbatch_size", "ep", "etp",
+                 "step_time_s", "mfu", "capex_usd", "tco_usd", "facility_power_kw", "racks")
 
 
 @dataclass
@@ -427,10 +430,11 @@ class SolveResult:
         rows = []
         for d in self.designs:
             lay, a = d.layout, d.architecture
-            rows.append({
+            row = {
                 "rank": d.rank, **figures_of(d.to_dict(), TABLE_FIGURES),  # `figures.FIGURES`, as the JSON has them
                 "nic": a.nic, "rails_per_node": a.rails_per_node, "switch": a.switch, "tiers": d.tiers,
                 "oversubscription": a.oversubscription, "tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp,
                 "dp": lay.dp, "microbatch_size": lay.microbatch_size, "ep": lay.ep, "etp": lay.etp,
-            })
+            }
+            rows.append({key: row[key] for key in TABLE_COLUMNS})
         return pd.DataFrame(rows)

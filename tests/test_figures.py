@@ -3,7 +3,9 @@ the design's own number, each unit formats as docs say, and the tables, workbook
 take their figures from it (the solve table gained the fabric family it lacked)."""
 from __future__ import annotations
 
+import copy
 import io
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
@@ -76,7 +78,12 @@ def test_the_reports_take_their_figures_from_the_registry(solved):
     row = point_summary(design, ls.scenario.model_dump())
     assert {k: row[k] for k in ROW_FIGURES} == figures_of(design, ROW_FIGURES)
     table = result.table()
-    assert list(table.columns[1:1 + len(TABLE_FIGURES)]) == list(TABLE_FIGURES)
+    # the columns before the registry (rank, architecture, platform, the parts, the layout, …), the fabric family added
+    assert list(table.columns) == ["rank", "architecture", "fabric", "platform", "nic", "rails_per_node", "switch",
+                                   "tiers", "oversubscription", "gpus", "nodes", "tp", "cp", "pp", "vp", "dp",
+                                   "microbatch_size", "ep", "etp", "step_time_s", "mfu", "capex_usd", "tco_usd",
+                                   "facility_power_kw", "racks"]
+    assert set(TABLE_FIGURES) <= set(table.columns)
     assert list(table["fabric"]) == [d.architecture.fabric for d in result.designs]
 
 
@@ -95,3 +102,7 @@ def test_differs_from_first_names_the_fabric_family(solved):
     first, second = result.designs[:2]
     assert (first.architecture.fabric, second.architecture.fabric) == ("multi-plane", "fat-tree")
     assert "fat-tree" in differs_from_first(second, first).split("; ")
+    # the same design with its tier above the pods 2:1 (a made-up twin): the oversubscription is named
+    pods = copy.copy(second)
+    object.__setattr__(pods, "architecture", replace(second.architecture, above_pod_oversubscription=2.0))
+    assert differs_from_first(pods, second) == "2:1 above the pods"

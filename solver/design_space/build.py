@@ -15,9 +15,9 @@ from ..perf.layout import LayoutShape, dp_candidates, placement_problem
 from . import parallel
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
-from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape
+from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape, switch_points
 from .memo import ScanMemo
-from .scan import ArchGoodput, _Context, _shape, add_conditions, count, count_once_per_switch
+from .scan import ArchGoodput, _Context, _shape, add_conditions, add_to_tally, count_once_per_switch
 from .structures import crosses_nothing, share_plain_shapes, structure_groups
 
 
@@ -71,9 +71,9 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     shapes = [s for plat_id in sorted(made) for i in sorted(made[plat_id]) for s in made[plat_id][i]]
     pruned = ctx.pruned
     if one_layout_per_cost and prune == "dominated":
-        before = _switch_points(ctx, shapes)
+        before = switch_points(shapes, ctx.switches)
         shapes = _one_point_per_cost(shapes)
-        pruned["equal_cost"] = before - _switch_points(ctx, shapes)
+        pruned["equal_cost"] = before - switch_points(shapes, ctx.switches)
     if ctx.defer_conditions:
         add_conditions(ctx, shapes)
     kept_perf = {p for s in shapes for p in s.perfs}
@@ -81,11 +81,6 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
                        ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound,
                        budget_cut=ctx.budget_cut)
-
-
-def _switch_points(ctx: _Context, shapes: list[Shape]) -> int:
-    """The (shape, d, switch) points of `shapes` (`DesignSpace.points`)."""
-    return sum(len(s.d_values) * ctx.switches[p] for s in shapes for p in s.perfs)
 
 
 class _Build:
@@ -99,7 +94,7 @@ class _Build:
                             one_layout_per_cost=one_layout_per_cost)
         self.archs = archs = architectures(scenario, catalog)
         self.ctx = ctx = _Context(scenario, catalog, prune, memo)
-        ctx.switches = self.switches_per_perf = Counter(a.perf for a in archs)  # architectures (switch choices) per class
+        ctx.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
         fastest = scenario.objective == "fastest"
         if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
             ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
@@ -120,7 +115,7 @@ class _Build:
     def scan(self, order: list[str], deadline: Deadline) -> bool:
         """Scan the platforms of `order`, in that order (`_scan_platforms`); False if the deadline stopped it."""
         scans: dict[str, _PlatformScan] = {}
-        complete = _scan_platforms(self.ctx, self.platforms, self.perfs, self.archs, self.switches_per_perf, scans,
+        complete = _scan_platforms(self.ctx, self.platforms, self.perfs, self.archs, scans,
                                    deadline, order)
         self.made.update((plat_id, scan.made) for plat_id, scan in scans.items())
         return complete
@@ -197,7 +192,7 @@ def _helper_part(catalog: Catalog, memos: dict, request: dict) -> dict:
 
 
 def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
-                    switches_per_perf: dict, scans: dict, deadline: Deadline, order: list[str]) -> bool:
+                    scans: dict, deadline: Deadline, order: list[str]) -> bool:
     """Scan the platforms of `order` (most promising first, `_most_promising_first`) into `scans`; False if the
     deadline stopped it. With a cost bound, first each platform's PROBES cheapest-looking layouts, so that UB_K is
     known (K distinct designs: more than one platform may be needed) before any platform's other layouts are
@@ -206,7 +201,7 @@ def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], arch
         for plat_id in order:
             if plat_id not in scans:
                 scans[plat_id] = _prepare_platform(ctx, platforms[plat_id], [p for p in perfs if p.platform == plat_id],
-                                                   archs, switches_per_perf)
+                                                   archs)
             if not _platform_shapes(ctx, scans[plat_id], phase, deadline):
                 return False
     return True
@@ -280,12 +275,11 @@ class _PlatformScan:
         return sorted(i for _, i in sorted(ranked)[:PROBES])
 
 
-def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture],
-                      switches_per_perf: dict) -> _PlatformScan:
+def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture]) -> _PlatformScan:
     """The platform's classes (fastest NIC first), structures and regimes; its combinations and unplaceable
     points counted."""
     scenario, catalog = ctx.scenario, ctx.catalog
-    n_switch = sum(switches_per_perf[p] for p in plat_perfs)
+    n_switch = sum(ctx.switches[p] for p in plat_perfs)
     hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
     # fastest NICs first, so that slower ones can start their scans where the faster ones found points
     plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
@@ -354,10 +348,10 @@ def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used:
     those before `cut` under "target", the rest under "cost_bound" (in `tally`, then once per switch of the class)."""
     n = len(domains)
     over = n if ctx.budget is None else ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
-    count(tally, "caps", n - over)
-    count(tally, "budget_cut", n - over)
-    count(tally, "target", min(cut, over))
-    count(tally, "cost_bound", over - min(cut, over))
+    add_to_tally(tally, "caps", n - over)
+    add_to_tally(tally, "budget_cut", n - over)
+    add_to_tally(tally, "target", min(cut, over))
+    add_to_tally(tally, "cost_bound", over - min(cut, over))
     count_once_per_switch(ctx, perf, tally)
 
 
@@ -366,7 +360,7 @@ def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
     caps: set[int] = set()
     for a in archs:
         spec = fabric_spec_of(cat, a)
-        caps.update(family(a.fabric).max_nodes(spec, t) for t in TIER_COUNTS[:-1])
+        caps.update(family(a.fabric).max_nodes(spec, t) for t in TIER_COUNTS[:-1])  # past the largest: no more tiers
     return sorted(c for c in caps if c > 0)
 
 
@@ -415,15 +409,15 @@ def _placeable(ctx: _Context, lay: LayoutShape, g_used: int) -> tuple[list[int],
 
 
 def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
-                           n_perf: int) -> bool:
+                           n_choices: int) -> bool:
     """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
     with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
-    the leanest."""
+    the leanest. A layout that fits nowhere counts its points once per class and switch choice (`n_choices`)."""
     lean = ctx.memory_gb(ctx.layout_memo(lay, g_used), ds[-1])
     if lean < ctx.best["leanest"][0]:
         ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
     if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
-        ctx.pruned["memory"] += len(ds) * n_perf
+        ctx.pruned["memory"] += len(ds) * n_choices
         return False
     return True
 
@@ -439,7 +433,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
     `first_open`: the layout's first open index on the platform (`_PlatformScan.open_from`)."""
     out: list[Shape] = []
     made: dict[PerfClass, Shape | None] = {}
-    tallies: dict[PerfClass, dict[str, int]] = {}  # class → its points not kept, by reason (`scan.count`)
+    tallies: dict[PerfClass, dict[str, int]] = {}  # class → its points not kept, by reason (`scan.add_to_tally`)
     for ref, members in structures:
         if ctx.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, tallies)

@@ -2,6 +2,7 @@
 condition), a shape and the design space itself."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,6 +189,12 @@ class Shape:
         return self.tp * self.cp * self.pp
 
 
+def switch_points(shapes: list[Shape], switches: Counter[PerfClass]) -> int:
+    """(shape, d, switch) points of `shapes`: each shape stands for every architecture (switch choice) of its
+    classes (`switches`: class → how many)."""
+    return sum(len(s.d_values) * switches[p] for s in shapes for p in s.perfs)
+
+
 @dataclass
 class DesignSpace:
     scenario: Scenario
@@ -208,7 +215,4 @@ class DesignSpace:
     @property
     def points(self) -> int:
         """(shape, d, switch) points kept: the size of what enumeration would evaluate."""
-        per_perf: dict[PerfClass, int] = {}
-        for a in self.architectures:
-            per_perf[a.perf] = per_perf.get(a.perf, 0) + 1
-        return sum(len(s.d_values) * per_perf.get(p, 0) for s in self.shapes for p in s.perfs)
+        return switch_points(self.shapes, Counter(a.perf for a in self.architectures))

@@ -5,6 +5,7 @@ the kept points."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from typing import Any, NamedTuple
 
 from ..costing import total_nodes
@@ -55,7 +56,7 @@ class _Context:
         self.max_gpus = scenario.constraints.max_gpus
         self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}  # (shape, d, switch) points, by reason
         self.combinations = 0
-        self.switches: dict[PerfClass, int] = {}  # class → its architectures (switch choices) (`build._Build`)
+        self.switches: Counter[PerfClass] = Counter()  # class → its architectures (switch choices) (`build._Build`)
         self.placeable = self.memo.placeable  # no target changes it
         if self.memo.layout_shapes is None:
             self.memo.layout_shapes = layout_shapes(scenario)
@@ -367,8 +368,9 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
         ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
 
 
-def count(tally: dict[str, int], reason: str, points: int) -> None:
-    """Add `points` of one class to `tally` under `reason` (a key of `DesignSpace.pruned`, or "budget_cut")."""
+def add_to_tally(tally: dict[str, int], reason: str, points: int) -> None:
+    """Add `points` of one class to `tally` under `reason`: a key of `DesignSpace.pruned`, or "budget_cut" (the points
+    the budget cut left unevaluated, of those under "caps": `DesignSpace.budget_cut`)."""
     tally[reason] = tally.get(reason, 0) + points
 
 
@@ -376,7 +378,7 @@ def count_once_per_switch(ctx: _Context, perf: PerfClass, tally: dict[str, int])
     """Add one class's counts (`_shape`'s, `build._count_unscanned`'s) to the build's, once per architecture (switch
     choice) of the class: the combinations, the pruned counts and `DesignSpace.points` all count (shape, d, switch)
     points, and the class's shape stands for every switch of it."""
-    per_switch = ctx.switches.get(perf, 1)
+    per_switch = ctx.switches[perf]
     for reason, points in tally.items():
         if reason == "budget_cut":
             ctx.budget_cut += points * per_switch
@@ -405,8 +407,8 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
     # from `over` on, no point is within the budget (`CostBound.budget_cut`): counted under "caps", never evaluated
     over = n if ctx.budget is None else ctx.budget.budget_cut(perf, points.domains, ctx.spares, points.g_used)
     if over < n:
-        count(tally, "caps", n - over)
-        count(tally, "budget_cut", n - over)
+        add_to_tally(tally, "caps", n - over)
+        add_to_tally(tally, "budget_cut", n - over)
     if ctx.prune != "dominated":
         return _every_point(ctx, points, hw, over, tally)
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
@@ -442,11 +444,11 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
     slow = len(skipped)
     past = over - stop if cut else 0  # cut by the cost bound (those from `over` on are over the budget)
     if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
-        count(tally, "dominated", n - len(keep) - past - (n - over) - slow)
+        add_to_tally(tally, "dominated", n - len(keep) - past - (n - over) - slow)
     if bound is not None:
-        count(tally, "cost_bound", past)
+        add_to_tally(tally, "cost_bound", past)
     if ctx.step_bound is not None:
-        count(tally, "step_bound", slow)
+        add_to_tally(tally, "step_bound", slow)
     js = sorted(keep)
     return js, [keep[j] for j in js], past + n - over + slow, len(slower)
 
@@ -462,7 +464,7 @@ def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int,
     if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
         every = []
     if ctx.prune == "points" and every:  # none / shapes keep them; a layout with none feasible is counted under "target"
-        count(tally, "infeasible_points", over - len(every))
+        add_to_tally(tally, "infeasible_points", over - len(every))
     return every, [checked[j][1] for j in every], n - over, 0
 
 
@@ -522,9 +524,9 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     _record_fastest(ctx, perf, lay, points, hw)
     keep, steps, past, slow = _kept_points(ctx, perf, points, hw, thresholds, tally)
     if not keep:  # none feasible, or (`fastest`) those feasible all slower than the K-th fastest design
-        count(tally, "target", len(ds) - past - slow)
+        add_to_tally(tally, "target", len(ds) - past - slow)
         if slow:
-            count(tally, "step_bound", slow)
+            add_to_tally(tally, "step_bound", slow)
         return None
     kept_ds = [ds[j] for j in keep]
     perfs = [points.perf(j) for j in keep]

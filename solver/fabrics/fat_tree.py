@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..integers import divisors, floor_int, is_close_to_one, smallest_divisor_at_least
-from .base import FabricConstants, FabricSize, FabricSpec
+from .base import TIER_COUNTS, FabricConstants, FabricSize, FabricSpec
 
 NAME = "fat-tree"
 MILP_BLOCK = "tree"
@@ -218,7 +218,7 @@ def tree_constants(spec: FabricSpec, *, rails: int, planes: int, node_group: int
     k_down, k_up = split_ports(k, spec.oversubscription)
     s_down, s_up = split_ports(k, spec.above_pod_oversubscription)
     cap = {t: node_group * max_nodes(k, rails, spec.oversubscription, t, spec.above_pod_oversubscription)
-           if min_tiers <= t <= max_tiers else 0 for t in (1, 2, 3)}
+           if min_tiers <= t <= max_tiers else 0 for t in TIER_COUNTS}
     return FabricConstants(k=k, k_down=k_down, k_up=k_up, rails=rails, cap=cap, planes=planes, node_group=node_group,
                            spine_down=s_down, spine_up=s_up, nics_per_node=spec.rails)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from .. import costing
 from ..design_space import Architecture, DesignSpace, allowed_tiers, dominated_by_fat_tree, fabric_spec_of
 from ..errors import CatalogCannotBuild, InputError, Problem
-from ..fabrics import TIER_COUNTS, FabricConstants, family
+from ..fabrics import POD_TIERS, TIER_COUNTS, FabricConstants, family
 from ..fabrics.links import facility_of
 from ..failures import Inputs, SpareRule, inputs_for, spare_rule
 from ..failures import point_goodput as failures_point_goodput
@@ -117,7 +117,7 @@ def with_pod_tiers(sc: Scenario) -> Scenario:
     pinned tier count pins 3 tiers (only a 3-tier fabric has a tier above the pods; a fully pinned evaluate
     builds one too). `solve`, the next faster design and the frontier all solve this scenario."""
     if sc.pin.above_pod_oversubscription not in (None, 1) and sc.pin.tiers is None:
-        return sc.model_copy(update={"pin": sc.pin.model_copy(update={"tiers": 3})})
+        return sc.model_copy(update={"pin": sc.pin.model_copy(update={"tiers": POD_TIERS})})
     return sc
 
 

@@ -83,7 +83,7 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
 
     def fig(name: str, key: str | None = None) -> tuple:  # a row of the design's figures (`figures.FIGURES`)
         f = figure(name)
-        return key or name, f.label, f.value(js), f.number_format
+        return key or name, f.label, f.read(js), f.number_format
 
     return [
         ("rank", "Rank", design.rank, None),

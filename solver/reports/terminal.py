@@ -49,7 +49,8 @@ if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design s
 
 
 def differs_from_first(design: Design, first: Design) -> str:
-    """How a design differs from the best one: the architecture's parts and the layout."""
+    """How a design differs from the best one: its parts (platform, NICs and rails, switch), fabric family, tier
+    count, oversubscription (the leaves', the tier above the pods'), layout and GPUs."""
     if design is first:
         return "—"
     a, b = design.architecture, first.architecture

@@ -40,14 +40,15 @@ from openpyxl.utils.units import cm_to_EMU, pixels_to_EMU
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.page import PageMargins
 
+from ..figures import NUMBER_FORMATS
 from ..files import atomic_path, current_run_id
 
-USD = '"$"#,##0'
-USD_CENTS = '"$"#,##0.00'
+USD = NUMBER_FORMATS["usd"]  # the figures' formats (solver/figures.py), one source
+USD_CENTS = NUMBER_FORMATS["usd_cents"]
 USD_MILLIONS = '"$"#,##0.0,,"M"'
-PERCENT = "0.0%"
-SECONDS = "0.000"
-NUMBER = "#,##0"
+PERCENT = NUMBER_FORMATS["fraction"]
+SECONDS = NUMBER_FORMATS["s"]
+NUMBER = NUMBER_FORMATS["count"]
 NUMBER_2 = "#,##0.00"
 GB = "#,##0.00"
 

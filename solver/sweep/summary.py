@@ -15,7 +15,7 @@ ROW_FIGURES = ("architecture", "platform", "gpus", "nodes", "racks", "switches",
 SECONDS_PER_YEAR = 365.25 * 86_400
 # the sweep's own figure, of its rows (it needs the scenario's tokens per step and TCO years: `point_summary`)
 TCO_PER_MTOK = Figure("tco_usd_per_million_tokens", "TCO per M tokens (USD)", "TCO $/Mtok", "usd_cents",
-                      lambda row: row.get("tco_usd_per_million_tokens"), drop=1)
+                      lambda row: row.get("tco_usd_per_million_tokens"))
 
 
 def point_summary(design: dict, scenario: dict) -> dict:
