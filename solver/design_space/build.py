@@ -17,7 +17,7 @@ from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape, switch_points
 from .memo import ScanMemo
-from .scan import ArchGoodput, _Context, _shape, add_conditions, add_to_tally, count_once_per_switch
+from .scan import ArchGoodput, _Context, _shape, add_conditions, count_once_per_switch
 from .structures import crosses_nothing, share_plain_shapes, structure_groups
 
 
@@ -242,8 +242,10 @@ class _PlatformScan:
     the shapes made so far per regime index (`made`)."""
 
     def __init__(self, plat, plat_perfs: list[PerfClass], plat_archs: list[Architecture], all_archs: list[Architecture],
-                 hws: dict, structures: list, regimes: list[tuple[int, LayoutShape, list[int]]]):
+                 hws: dict, structures: list, regimes: list[tuple[int, LayoutShape, list[int]]], choices: dict):
         self.plat, self.plat_perfs, self.plat_archs, self.all_archs = plat, plat_perfs, plat_archs, all_archs
+        self.choices: dict[PerfClass, int] = choices  # class → its architectures (switch choices)
+        self.n_choices = sum(choices.values())
         self.hws, self.structures, self.regimes = hws, structures, regimes
         self.made: dict[int, list[Shape]] = {}
         self.probed: set[int] = set()
@@ -279,7 +281,8 @@ def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: l
     """The platform's classes (fastest NIC first), structures and regimes; its combinations and unplaceable
     points counted."""
     scenario, catalog = ctx.scenario, ctx.catalog
-    n_switch = sum(ctx.switches[p] for p in plat_perfs)
+    choices = {p: ctx.switches[p] for p in plat_perfs}
+    n_switch = sum(choices.values())
     hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
     # fastest NICs first, so that slower ones can start their scans where the faster ones found points
     plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
@@ -292,13 +295,13 @@ def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: l
         ctx.pruned["caps"] += placed.caps * n_switch
         regimes += [(g_used, lay, ds) for lay, ds in placed.layouts]
     return _PlatformScan(plat, plat_perfs, [a for a in archs if a.platform == plat.id], archs, hws,
-                         structure_groups(plat_perfs, hws), regimes)
+                         structure_groups(plat_perfs, hws), regimes, choices)
 
 
 def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: Deadline) -> bool:
     """Make the shapes of one platform's regimes of a phase ("all"; "probes", then "rest": `_PlatformScan.probes`);
     False if the deadline stopped it. The segment bounds are worked out for each phase (UB_K narrows them)."""
-    plat, hws, gpu = scan.plat, scan.hws, scan.hws[scan.plat_perfs[0]]
+    plat, gpu = scan.plat, scan.hws[scan.plat_perfs[0]]
     if phase == "probes":
         indices = scan.probes(ctx)
         scan.probed.update(indices)
@@ -315,16 +318,16 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
         g_used, lay, ds = scan.regimes[i]
         if deadline.expired("design_space"):
             return False
-        if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, sum(ctx.switches[p] for p in scan.plat_perfs)):
+        if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, scan.n_choices):
             continue
-        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.plat_perfs):
+        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.choices):
             continue  # no point of the layout on any class of the platform can be among the K best
-        scan.made[i] = _shapes_of_layout(ctx, scan.structures, hws, g_used, lay, ds, plat, thresholds, opens[i])
+        scan.made[i] = _shapes_of_layout(ctx, scan, g_used, lay, ds, thresholds, opens[i])
     return True
 
 
 def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds: list[int], first: int,
-                         perfs: list[PerfClass]) -> bool:
+                         choices: dict[PerfClass, int]) -> bool:
     """Every open point of the layout on the platform (`_Context.open_from`: the points before it fail memory or
     T_comp + bubble on every class of the platform) has every architecture's cost lower bound over UB_K (or none
     is open while UB_K is known, so K designs meet the target: no infeasibility to explain); its points are then
@@ -336,23 +339,27 @@ def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds:
     domains = ctx.domains_of(lay, g_used, ds)
     if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.spares, g_used):
         return False
-    for perf in perfs:
-        _count_unscanned(ctx, perf, domains, g_used, first, {})
+    for perf, per_switch in choices.items():
+        _count_unscanned(ctx, perf, domains, g_used, first, per_switch)
     return True
 
 
-def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used: int, cut: int,
-                     tally: dict[str, int]) -> None:
+def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used: int, cut: int, per_switch: int,
+                     tally: dict[str, int] | None = None) -> None:
     """Count the points of a class the scan skips because none from index `cut` on can be among the K best and none
     before it is open: those over the budget (`CostBound.budget_cut`) under "caps", as the scan does; of the others,
-    those before `cut` under "target", the rest under "cost_bound" (in `tally`, then once per switch of the class)."""
+    those before `cut` under "target", the rest under "cost_bound"; once per switch choice of the class (`per_switch`,
+    `scan.count_once_per_switch`), and once in `tally` when the class's own counts are wanted."""
     n = len(domains)
     over = n if ctx.budget is None else ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
-    add_to_tally(tally, "caps", n - over)
-    add_to_tally(tally, "budget_cut", n - over)
-    add_to_tally(tally, "target", min(cut, over))
-    add_to_tally(tally, "cost_bound", over - min(cut, over))
-    count_once_per_switch(ctx, perf, tally)
+    before = min(cut, over)
+    pruned = ctx.pruned  # (as `scan.count_once_per_switch` adds them: written out, the scan's most frequent count)
+    pruned["caps"] += (n - over) * per_switch
+    pruned["target"] += before * per_switch
+    pruned["cost_bound"] = pruned.get("cost_bound", 0) + (over - before) * per_switch
+    ctx.budget_cut += (n - over) * per_switch
+    if tally is not None:
+        tally.update(caps=n - over, target=before, cost_bound=over - before)
 
 
 def _tier_thresholds(cat: Catalog, archs: list[Architecture]) -> list[int]:
@@ -422,31 +429,39 @@ def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: lis
     return True
 
 
-def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, lay: LayoutShape, ds: list[int],
-                      plat, thresholds: list[int],
-                      first_open: int) -> list[Shape]:
+def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: LayoutShape, ds: list[int],
+                      thresholds: list[int], first_open: int) -> list[Shape]:
     """The shapes of one layout and placement on every performance class of the platform.
 
     One lazy evaluation per fabric structure and d (`_Points`): bytes, compute, bubble and memory do not
     depend on the NIC; each performance class only re-times the traffic (perf.step.point_terms). A class
     whose layout crosses nothing at any d shares the plain fat-tree class's shape (`share_plain_shapes`).
-    `first_open`: the layout's first open index on the platform (`_PlatformScan.open_from`)."""
+    `first_open`: the layout's first open index on the platform (`_PlatformScan.open_from`).
+    Each class's points not kept are counted once per switch choice; a class that may become a twin (the first
+    structure's, when a later one may share its shapes) keeps its own counts apart (`tallies`), for the classes that
+    share its shape to count as it does."""
     out: list[Shape] = []
     made: dict[PerfClass, Shape | None] = {}
     tallies: dict[PerfClass, dict[str, int]] = {}  # class → its points not kept, by reason (`scan.add_to_tally`)
-    for ref, members in structures:
+    structures, hws, choices = scan.structures, scan.hws, scan.choices
+    for n, (ref, members) in enumerate(structures):
+        twins = n == 0 and len(structures) > 1 and ctx.goodput is None  # its classes' counts are kept apart
         if ctx.bound is not None:
-            members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, tallies)
+            members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
         if members and ctx.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
-            members = share_plain_shapes(ctx, members, made, tallies)
+            members = share_plain_shapes(ctx, members, made, tallies, choices)
         if not members:
             continue
-        points = ctx.points(lay, g_used, ds, hws[ref], plat)
+        points = ctx.points(lay, g_used, ds, hws[ref], scan.plat)
         for perf in members:
-            tally = tallies[perf] = {}
-            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, plat, thresholds, tally)
-            count_once_per_switch(ctx, perf, tally)
+            per_switch = choices[perf]
+            own = twins or per_switch != 1  # else `_shape` counts straight into the build's counts
+            tally: dict[str, int] = {} if own else ctx.pruned
+            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, scan.plat, thresholds, tally)
+            if own:
+                count_once_per_switch(ctx, tally, per_switch)
+                tallies[perf] = tally
             made[perf] = shape
             if shape is not None:
                 out.append(shape)
@@ -454,7 +469,7 @@ def _shapes_of_layout(ctx: _Context, structures: list, hws: dict, g_used: int, l
 
 
 def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
-                  first: int, made: dict, tallies: dict) -> list[PerfClass]:
+                  first: int, made: dict, choices: dict[PerfClass, int], tallies: dict | None) -> list[PerfClass]:
     """The classes of which some open point of the layout may be among the K best (`bound.CostBound.cut_index`
     above the first open index, `_Context.open_from`: the points before it fail memory or T_comp + bubble on
     every class of the platform); each other one has no shape (`made`: nor have the classes that would share it)
@@ -468,7 +483,8 @@ def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_u
         cut = bound.cut_index(perf, domains, ctx.spares, g_used)
         if cut <= first and cut < len(ds):
             made[perf] = None
-            _count_unscanned(ctx, perf, domains, g_used, cut, tallies.setdefault(perf, {}))
+            _count_unscanned(ctx, perf, domains, g_used, cut, choices[perf],
+                             None if tallies is None else tallies.setdefault(perf, {}))
         else:
             out.append(perf)
     return out

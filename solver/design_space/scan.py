@@ -369,21 +369,18 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
 
 
 def add_to_tally(tally: dict[str, int], reason: str, points: int) -> None:
-    """Add `points` of one class to `tally` under `reason`: a key of `DesignSpace.pruned`, or "budget_cut" (the points
-    the budget cut left unevaluated, of those under "caps": `DesignSpace.budget_cut`)."""
+    """Add `points` of one class to `tally` (`_shape`'s: the build's counts themselves, or the class's own when they
+    are needed apart, `count_once_per_switch`) under `reason`, a key of `DesignSpace.pruned`."""
     tally[reason] = tally.get(reason, 0) + points
 
 
-def count_once_per_switch(ctx: _Context, perf: PerfClass, tally: dict[str, int]) -> None:
-    """Add one class's counts (`_shape`'s, `build._count_unscanned`'s) to the build's, once per architecture (switch
-    choice) of the class: the combinations, the pruned counts and `DesignSpace.points` all count (shape, d, switch)
-    points, and the class's shape stands for every switch of it."""
-    per_switch = ctx.switches[perf]
+def count_once_per_switch(ctx: _Context, tally: dict[str, int], per_switch: int) -> None:
+    """Add one class's counts (a `_shape` tally of its own) to the build's, once per architecture (switch choice) of
+    the class (`per_switch`): the combinations, the pruned counts and `DesignSpace.points` all count (shape, d,
+    switch) points, and the class's shape stands for every switch of it."""
+    pruned = ctx.pruned
     for reason, points in tally.items():
-        if reason == "budget_cut":
-            ctx.budget_cut += points * per_switch
-        else:
-            ctx.pruned[reason] = ctx.pruned.get(reason, 0) + points * per_switch
+        pruned[reason] = pruned.get(reason, 0) + points * per_switch
 
 
 def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, thresholds: list[int],
@@ -408,7 +405,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
     over = n if ctx.budget is None else ctx.budget.budget_cut(perf, points.domains, ctx.spares, points.g_used)
     if over < n:
         add_to_tally(tally, "caps", n - over)
-        add_to_tally(tally, "budget_cut", n - over)
+        ctx.budget_cut += (n - over) * ctx.switches[perf]
     if ctx.prune != "dominated":
         return _every_point(ctx, points, hw, over, tally)
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows

@@ -34,7 +34,8 @@ def plain_twin(perf: PerfClass) -> PerfClass:
     return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
 
 
-def share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict, tallies: dict) -> list[PerfClass]:
+def share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict, tallies: dict,
+                       choices: dict[PerfClass, int]) -> list[PerfClass]:
     """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`), and offer its
     points to the cost bound as the class's own; return the classes that still need shapes of their own. A class
     attached (or whose twin has no shape) counts the points its twin does not keep as the twin does (`tallies`)."""
@@ -42,7 +43,7 @@ def share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict, tall
     for perf in members:
         twin = plain_twin(perf)
         if perf != twin and twin in made:
-            count_once_per_switch(ctx, perf, tallies[twin])
+            count_once_per_switch(ctx, tallies[twin], choices[perf])
             shape = made[twin]
             if shape is not None:
                 shape.also.append(perf)
