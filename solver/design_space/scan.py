@@ -398,7 +398,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
     A NIC at least as fast as this one (`_faster_or_equal`) that found no feasible point before index i in a
     segment proves none exists on this one either, so the scan starts there. A scan the cost bound or the budget
     stops records where it stopped as a lower bound on its segment's first feasible index (none lies before it).
-    The points it does not keep are counted in `tally` (`count`).
+    The points it does not keep are counted in `tally` (`add_to_tally`).
     """
     n = len(points.ds)
     # from `over` on, no point is within the budget (`CostBound.budget_cut`): counted under "caps", never evaluated
