@@ -29,6 +29,8 @@ from .cli_common import (
     _say_written,
     _write_json,
     _xlsx_path,
+    hold_collector,
+    release_collector,
 )
 from .cli_guards import Stdout, check_outputs_of, closed_streams, warn_status
 from .cli_plan import cmd_plan
@@ -154,6 +156,7 @@ def run() -> None:
     pydantic's and the design space's objects one by one took about 0.09 s of every command (issue 26, measured on
     its VM). A stream that still cannot be flushed leaves the usual way; so does a run under a profiler, a tracer or
     coverage (cProfile, `coverage run`, which write their results at the interpreter's exit)."""
+    hold_collector()
     code = main()
     if sys.getprofile() is not None or sys.gettrace() is not None or "coverage" in sys.modules:
         sys.exit(code)
@@ -236,6 +239,7 @@ def _handle(exc: Exception, args, err) -> int:
 def cmd_calibrate(args, out, err) -> int:
     from .calibration.command import run_calibrate
 
+    release_collector()  # it loads no scenario (`_load`): its fits collect garbage as any work does
     return run_calibrate(args, out, _catalog_paths(args))
 
 
@@ -331,7 +335,7 @@ def cmd_solve(args, out, err) -> int:
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
     # the workbook's process (forked now, before any thread starts) imports openpyxl while this one solves
-    with side_process("workbook", xlsx_path is not None) as book_writer:
+    with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:
         with err.status("solving…") as status:
             result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                                progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
@@ -381,7 +385,7 @@ def cmd_evaluate(args, out, err) -> int:
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
-    with side_process("workbook", xlsx_path is not None) as book_writer:  # imports openpyxl while this one evaluates
+    with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:  # imports openpyxl meanwhile
         result = api.evaluate_pins(ls, cat)
         if not result.designs:
             print_solve(result, out, wide=getattr(args, "wide", False))

@@ -168,6 +168,37 @@ def test_the_workbook_process_writes_the_workbook_this_process_would(tmp_path, s
     assert len(_parts(here)) > 10 and openpyxl_identifier(there) == outputs.run_id
 
 
+def test_the_forked_process_has_the_catalog_from_the_fork(tmp_path, solved_inputs, monkeypatch):
+    # `inherit=(catalog,)`: the request names the catalog by its place (the process has it from the fork), the
+    # result and the scenario go by value, and the workbook is the one written here, byte for byte.
+    import pickle
+
+    from solver.reports.excel import write_workbook_file
+
+    result, ls, cat = solved_inputs
+    here, there = tmp_path / "here.xlsx", tmp_path / "there.xlsx"
+    sent = []
+    with output_set() as outputs:
+        write_workbook_file(solved_inputs, here, outputs.run_id)
+        with side_process("workbook", True, inherit=(cat,)) as proc:
+            assert proc is not None
+            real_send = proc._conn.send
+            monkeypatch.setattr(proc._conn, "send", lambda msg: (sent.append(msg), real_send(msg))[1])
+            with write_alongside(proc, "workbook", solved_inputs, there):
+                pass
+    assert _parts(there) == _parts(here)
+    (report, _, _), = sent
+    assert report[0] is result and report[1] is ls
+    assert report[2] == side_process_module._Inherited(0)
+    assert len(pickle.dumps(report)) * 5 < len(pickle.dumps(solved_inputs))  # the catalog is most of it
+
+
+def test_a_spawned_process_inherits_nothing():
+    with side_process("sweep", True, inherit=(SWEEP_REPORT,)) as proc:
+        assert proc is not None and proc._inherited == []
+        assert side_process_module._by_reference((SWEEP_REPORT,), proc._inherited) == (SWEEP_REPORT,)
+
+
 def openpyxl_identifier(path: Path) -> str:
     import openpyxl
 
