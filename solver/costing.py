@@ -352,7 +352,14 @@ def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float =
     a line is dropped when its quantity is 0 or when it is both free and powerless (passive copper
     modules; an owned or included part is kept), so power stays a sum of lines; then one line per
     fraction-of-hardware rule, then the contingency line."""
-    lines = _split_owned(bom_lines(parts, q), owned or {})
+    table = bom_lines(parts, q)
+    return priced_lines(parts, table, stock_of(table, owned), contingency_fraction)
+
+
+def priced_lines(parts: Parts, table: list[Line], stock: dict[str, Stock],
+                 contingency_fraction: float = 0.0) -> list[BomLine]:
+    """`bill_of_materials` of the table's lines (`bom_lines`) and their stock (`stock_of`, with the owned units)."""
+    lines = _split_owned(table, stock)
     lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0 or x.owned or x.included)]
     lines += fraction_lines(parts, lines)
     if contingency_fraction > 0:
@@ -526,8 +533,9 @@ def design_cost(
         link_for(catalog, switch, missing[0], breakout_of(switch, nic))
     q = sized_quantities(parts, units, spares, fabric)
     owned = scenario.owned_counts()
-    bom = bill_of_materials(parts, q, scenario.constraints.contingency_fraction, owned)
-    stock = stock_of(bom_lines(parts, q), owned)
+    table = bom_lines(parts, q)
+    stock = stock_of(table, owned)
+    bom = priced_lines(parts, table, stock, scenario.constraints.contingency_fraction)
     pue, usd_per_kwh = pue_and_usd_per_kwh(scenario, facility_of(catalog))
     it_kw = it_power_kw(bom)
     capex = capex_usd(bom)

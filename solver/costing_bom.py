@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from .costing_owned import price_category, stock_of
+from .costing_owned import Stock, price_category
 
 if TYPE_CHECKING:
     from .costing import Line, Parts
@@ -57,10 +57,10 @@ def _owned_line(line: Line, quantity: int) -> BomLine:
                    "owned (scenario inventory)", "", False, owned=True)
 
 
-def _split_owned(lines: list[Line], owned: dict[str, int]) -> list[BomLine]:
-    """Each line split into its owned share and its bought share; a key's owned units go to its
-    lines in table order (compute before spares, leaf before spine, compute racks before network)."""
-    left = {key: st.owned for key, st in stock_of(lines, owned).items()}
+def _split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:
+    """Each line split into its owned share and its bought share (`stock`: the lines' `stock_of`); a key's owned
+    units go to its lines in table order (compute before spares, leaf before spine, compute racks before network)."""
+    left = {key: st.owned for key, st in stock.items()}
     out = []
     for line in lines:
         reused = min(line.quantity, left[line.key])
