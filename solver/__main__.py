@@ -1,4 +1,4 @@
 """`python -m solver` runs the fabricplan command line."""
-from .cli import run
+from .entry import run
 
 run()

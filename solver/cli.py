@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -149,15 +150,21 @@ def _xlsx_flags(sp, default: str) -> None:
     sp.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
 
 
-def run() -> None:
-    """The console entry (`fabricplan`, `python -m solver`): `main`, then leave without the interpreter's teardown.
+def run(interrupted: Callable[[], int] | None = None) -> None:
+    """The console entry (`fabricplan`, `python -m solver`, through `entry.run`): `main`, then leave without the interpreter's teardown.
     By then every output file is closed (output sets commit whole, `files.py`), every helper process is joined and
     standard output is flushed (`main`: a write failure there is an error naming it, exit 2); freeing Pyomo's,
     pydantic's and the design space's objects one by one took about 0.09 s of every command (issue 26, measured on
     its VM). A stream that still cannot be flushed leaves the usual way; so does a run under a profiler, a tracer or
-    coverage (cProfile, `coverage run`, which write their results at the interpreter's exit)."""
+    coverage (cProfile, `coverage run`, which write their results at the interpreter's exit). A Ctrl-C before the
+    command starts gives `interrupted()` (its exit code; `entry.interrupted_at_start`), else the KeyboardInterrupt."""
     hold_collector()
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # before the command started (its own Ctrl-C is handled in `main`)
+        if interrupted is None:
+            raise
+        code = interrupted()
     if sys.getprofile() is not None or sys.gettrace() is not None or "coverage" in sys.modules:
         sys.exit(code)
     try:

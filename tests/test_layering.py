@@ -29,7 +29,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.reports",),
     ("solver.calibration",),
     ("solver.api", "solver.cli_guards", "solver.cli_common", "solver.cli_sweep", "solver.cli_plan", "solver.cli",
-     "solver.__main__", "solver"),
+     "solver.entry", "solver.__main__", "solver"),
 )
 
 
