@@ -151,11 +151,11 @@ def _xlsx_flags(sp, default: str) -> None:
 
 
 def run(interrupted: Callable[[], int] | None = None) -> None:
-    """The console entry (`fabricplan`, `python -m solver`, through `entry.run`): `main`, then leave without the interpreter's teardown.
-    By then every output file is closed (output sets commit whole, `files.py`), every helper process is joined and
-    standard output is flushed (`main`: a write failure there is an error naming it, exit 2); freeing Pyomo's,
-    pydantic's and the design space's objects one by one took about 0.09 s of every command (issue 26, measured on
-    its VM). A stream that still cannot be flushed leaves the usual way; so does a run under a profiler, a tracer or
+    """The console entry (`fabricplan`, `python -m solver`, through `entry.run`): `main`, then leave without the
+    interpreter's teardown. By then every output file is closed (output sets commit whole, `files.py`), every helper
+    process is joined and standard output is flushed (`main`: a write failure there is an error naming it, exit 2);
+    freeing Pyomo's, pydantic's and the design space's objects one by one took about 0.09 s of every command (issue
+    26, measured on its VM). A stream that still cannot be flushed leaves the usual way; so does a run under a profiler, a tracer or
     coverage (cProfile, `coverage run`, which write their results at the interpreter's exit). A Ctrl-C before the
     command starts gives `interrupted()` (its exit code; `entry.interrupted_at_start`), else the KeyboardInterrupt."""
     hold_collector()
@@ -392,7 +392,8 @@ def cmd_evaluate(args, out, err) -> int:
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
-    with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:  # imports openpyxl meanwhile
+    # the workbook's process imports openpyxl while this one evaluates
+    with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:
         result = api.evaluate_pins(ls, cat)
         if not result.designs:
             print_solve(result, out, wide=getattr(args, "wide", False))
