@@ -243,3 +243,35 @@ def test_budget_per_period_spreads_the_purchases(toy_catalog):
     assert out.ledger.objective_usd == pytest.approx(356_500)
     with pytest.raises(ValueError, match="without budget_usd"):
         enumerate_plans(_spec(doc, toy_catalog), toy_catalog)
+
+
+# ------------------------------------------------------------------------- comparisons near the time limit
+
+
+def test_a_comparison_left_less_time_than_its_build_took_is_not_computed(toy_catalog):
+    # `solves`: a comparison. With nothing left of the limit (a Deadline of 0 s), loading its model into HiGHS
+    # could not end within it: not computed, with the reason. Without a limit it is solved as without `solves`.
+    from solver.deadline import NO_LIMIT, Deadline
+    from solver.plan.run import period_models
+
+    spec = _spec(_toy({"periods": TWO_PERIODS}), toy_catalog)
+    models = period_models(spec, toy_catalog)
+    late = solve_plan(spec, toy_catalog, models=models, deadline=Deadline(0.0), solves=1)
+    assert late.status == "not computed" and late.designs == []
+    assert late.explanation == "not computed: the 0 s time limit ran out"
+    plain = solve_plan(spec, toy_catalog, models=models)
+    free = solve_plan(spec, toy_catalog, models=models, deadline=NO_LIMIT, solves=3)
+    assert free.status == plain.status == "optimal"
+    assert _what(free) == _what(plain) and free.ledger.capex_usd == plain.ledger.capex_usd
+
+
+def test_the_manual_schedule_is_not_computed_once_the_limit_is_used_up(toy_catalog):
+    from solver.deadline import Deadline
+    from solver.plan.run import _manual
+
+    spec = _spec(_toy({"periods": TWO_PERIODS}), toy_catalog)
+    scratch = [solve_plan(spec.only([p], "keep_one"), toy_catalog) for p in spec.periods]
+    out = _manual(spec, toy_catalog, scratch, None, Deadline(0.0))
+    assert out is not None and out.status == "not computed" and out.ledger is None
+    solved = _manual(spec, toy_catalog, scratch, None, Deadline(None))
+    assert solved is not None and solved.status == "optimal" and solved.designs
