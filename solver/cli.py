@@ -255,6 +255,7 @@ def cmd_validate(args, out, err) -> int:
     from .errors import InputError
     from .inputs import check_against_catalog, read_yaml
 
+    release_collector()  # it may read many files and plan large sweeps (`_load` is not used here)
     problems = []
     for path in args.paths:
         try:

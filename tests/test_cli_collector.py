@@ -85,3 +85,18 @@ def test_main_alone_leaves_the_collector_alone(tmp_path, collector):
     assert code in (0, 1)
     assert gc.isenabled()
     assert gc.get_freeze_count() == before
+
+
+def test_validate_releases_it_before_reading_the_files(monkeypatch, collector):
+    seen = {}
+    import solver.inputs as inputs
+
+    def fake_read_yaml(path):
+        seen["enabled"] = gc.isenabled()
+        raise KeyboardInterrupt  # stop here: only the collector's state matters
+
+    monkeypatch.setattr(inputs, "read_yaml", fake_read_yaml)
+    cli_common.hold_collector()
+    with pytest.raises(KeyboardInterrupt):
+        cli.cmd_validate(type("Args", (), {"paths": ["x.yaml"]})(), None, None)
+    assert seen == {"enabled": True}
