@@ -102,7 +102,7 @@ def dense_shape_for(params: float) -> dict[str, Any]:
     return {"layers": layers, "hidden_size": h, "ffn_hidden_size": f, "ffn_type": "swiglu",
             "attention_heads": h // HEAD_DIM, "kv_heads": KV_HEADS, "vocab_size": VOCAB, "seq_len": SEQ_LEN,
             "tied_embeddings": False,
-            "origin": (f"assumed: params {params / 1e9:,.4g}B → a dense Llama-3-like shape of {total / 1e9:,.1f}B parameters: "
+            "origin": (f"params {params / 1e9:,.4g}B → a dense Llama-3-like shape of {total / 1e9:,.1f}B parameters: "
                        f"{layers} layers, hidden {h}, ffn {f} (3.25·h), {h // HEAD_DIM} heads of {HEAD_DIM}, "
                        f"{KV_HEADS} KV heads, vocabulary {VOCAB}, sequence {SEQ_LEN} (h/L = {h / layers:.0f}, "
                        "as Llama 3 8B and 405B; docs/sources.md [P1]-[P3])")}
@@ -135,5 +135,5 @@ def default_batch(model: dict[str, Any]) -> tuple[int, str]:
     (at least one), with the sentence that says so."""
     seq = int(model.get("seq_len") or SEQ_LEN)
     batch = max(1, round(DEFAULT_TOKENS_PER_STEP / seq))
-    return batch, (f"assumed: global_batch_size {batch} sequences ({batch * seq:,} tokens per step, Llama 3 405B's "
+    return batch, (f"global_batch_size {batch} sequences ({batch * seq:,} tokens per step, Llama 3 405B's "
                    "final 16M-token batch; docs/sources.md [P3]): give workload.global_batch_size to change it")

@@ -185,10 +185,19 @@ def print_caveats(designs: list[Design], console: Console) -> None:
             console.print(f"  [yellow]⚠ #{d.rank} caveat[/]: {safe(text)}")
 
 
+def print_assumptions(result: SolveResult, console: Console) -> None:
+    """What the loader assumed for a model named by preset or parameter count (workload.assumptions)."""
+    for text in result.assumptions:
+        console.print(f"[cyan]assumption[/]: {safe(text)}")
+
+
 def print_solve(result: SolveResult, console: Console, wide: bool = False) -> None:
+    print_assumptions(result, console)
     if result.status == "infeasible":
         console.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
         return
+    if result.answer:
+        console.print(f"[bold]answer[/]: {safe(result.answer)}")
     if result.designs and result.designs[0].objective == "fastest":
         console.print("objective: fastest design within the caps (ranked by step time, then cost)")
     console.print(f"software stack: {safe(result.stack)} (workload.stack; step times and intervals assume it)")
@@ -274,7 +283,9 @@ def goodput_text(design: Design) -> str:
     mtbf = f"{r.job_mtbf_h:,.1f} h" if math.isfinite(r.job_mtbf_h) else "∞"
     every = f"{r.checkpoint_interval_min:,.0f} min" if math.isfinite(r.checkpoint_interval_min) else "never"
     unit = design.cost.platform
-    inside = f" (+{r.spare_gpus_in_domains:,} idle GPUs in domains)" if r.spare_gpus_in_domains else ""
+    share = r.spare_gpus_in_domains / design.cost.gpus if design.cost.gpus else 0.0
+    inside = (f" (and {r.spare_gpus_in_domains:,} GPUs, {share:.0%} of those bought, that the layout leaves idle in "
+              "partly used NVLink domains: they stand in for failed nodes of their domain)" if r.spare_gpus_in_domains else "")
     override = " (target.goodput given)" if abs(design.goodput - r.goodput) > 1e-12 else ""
     used = ", in the target" if r.in_target else ""
     return (f"goodput {design.goodput:.1%}{override}{used}: {r.interruptions_per_day:,.2f} interruptions/day, "
