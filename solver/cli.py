@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--frontier", type=int, nargs="?", const=10, metavar="N",
                    help="also find the cost–speed frontier: up to N designs (default 10), each the cheapest at "
                         "least as fast (Frontier sheet, frontier in the JSON, a PNG)")
-    s.add_argument("--plot", metavar="FILE.png", help="frontier plot path (default outputs/<scenario name>-frontier.png)")
+    s.add_argument("--plot", metavar="FILE.png", help="frontier plot path (default <scenario name>-frontier.png beside --json or --xlsx, else in outputs/)")
     s.add_argument("--bom-csv", metavar="FILE", help="also write the best design's bill of materials as CSV")
 
     e = sub.add_parser("evaluate", parents=[flags],
@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("sweep", parents=[flags], help="solve a list of scenario variants (growth sweeps)")
     _common(w, "outputs/<scenario name>-sweep.json")
     _xlsx_flags(w, "outputs/<scenario name>-sweep.xlsx")
-    w.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario name>-sweep.png)")
+    w.add_argument("--plot", metavar="FILE.png", help="plot path (default <scenario name>-sweep.png beside --json or --xlsx, else in outputs/)")
     w.add_argument("--no-plot", action="store_true", help="do not write the plot")
     w.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel worker processes (default 1)")
     w.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT|tcp://HOST:PORT",
@@ -116,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plan", parents=[flags], help="a multi-period purchase plan (the scenario's plan: block)")
     _common(pl, "outputs/<scenario name>-plan.json")
     _xlsx_flags(pl, "outputs/<scenario name>-plan.xlsx")
-    pl.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario name>-plan.png)")
+    pl.add_argument("--plot", metavar="FILE.png", help="plot path (default <scenario name>-plan.png beside --json or --xlsx, else in outputs/)")
     pl.add_argument("--no-plot", action="store_true", help="do not write the plot")
     pl.add_argument("--no-compare", action="store_true",
                     help="skip the comparisons (each period from scratch, everything up front)")
@@ -142,11 +142,11 @@ def _catalog_flags(sp) -> None:
 def _common(sp, json_default: str) -> None:
     sp.add_argument("scenario", metavar="SCENARIO")
     _catalog_flags(sp)
-    sp.add_argument("--json", metavar="FILE", help=f"JSON result path, '-' for standard output (default {json_default})")
+    sp.add_argument("--json", metavar="FILE", help=f"JSON result path, '-' for standard output (default {json_default}, or beside --xlsx)")
 
 
 def _xlsx_flags(sp, default: str) -> None:
-    sp.add_argument("--xlsx", metavar="FILE", help=f"workbook path (default {default})")
+    sp.add_argument("--xlsx", metavar="FILE", help=f"workbook path (default {default}, or beside --json)")
     sp.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
 
 
@@ -318,7 +318,7 @@ def _frontier_plot_path(args, name: str) -> Path | None:
 
     if args.frontier is None:
         return None
-    return check_writable(args.plot or _default_output(name, "-frontier.png"))
+    return check_writable(args.plot or _default_output(name, "-frontier.png", args))
 
 
 def cmd_solve(args, out, err) -> int:
