@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="also find the cost–speed frontier: up to N designs (default 10), each the cheapest at "
                         "least as fast (Frontier sheet, frontier in the JSON, a PNG)")
     s.add_argument("--plot", metavar="FILE.png", help="frontier plot path (default <scenario name>-frontier.png beside --json or --xlsx, else in outputs/)")
-    s.add_argument("--bom-csv", metavar="FILE", help="also write the best design's bill of materials as CSV")
+    s.add_argument("--bom-csv", metavar="FILE", help="also write each ranked design's bill of materials as CSV: #1 in FILE, #2 in FILE-2.csv, …")
 
     e = sub.add_parser("evaluate", parents=[flags],
                        help="evaluate the design the scenario's pin block fixes (unpinned decisions are optimised)")
@@ -369,9 +369,9 @@ def cmd_solve(args, out, err) -> int:
             if book is None:
                 outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
             if bom_path is not None and result.designs:
-                from .reports.bom_csv import write_bom_csv
+                from .reports.bom_csv import write_bom_csvs
 
-                write_bom_csv(result.designs[0], bom_path)
+                write_bom_csvs(result.designs, bom_path)
             elif bom_path is not None:
                 outputs.remove_on_commit(bom_path)
     _say_written(outputs, out)
