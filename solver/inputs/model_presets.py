@@ -121,13 +121,21 @@ def expand_model(value: Any) -> Any:
     if "preset" in value:
         base = load_model_preset(value["preset"])
     else:
-        params = value["params"]
-        if isinstance(params, bool) or not isinstance(params, int | float):
-            raise PresetError(f"params must be a number of parameters, e.g. 400e9 (got {params!r})")
-        base = dense_shape_for(float(params))
+        base = dense_shape_for(_count(value["params"]))
     if rest:
         base["origin"] = f"{base['origin']}; given: {', '.join(sorted(rest))}"
     return {**base, **rest}
+
+
+def _count(params: Any) -> float:
+    """`params` as a number: 400e9 (YAML 1.1 readers other than the solver's give "400e9" as text; it is read
+    like pydantic reads any number field outside the solver's strict file reading)."""
+    if isinstance(params, bool):
+        raise PresetError(f"params must be a number of parameters, e.g. 400e9 (got {params!r})")
+    try:
+        return float(params)
+    except (TypeError, ValueError):
+        raise PresetError(f"params must be a number of parameters, e.g. 400e9 (got {params!r})") from None
 
 
 def default_batch(model: dict[str, Any]) -> tuple[int, str]:
