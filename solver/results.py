@@ -393,6 +393,7 @@ class SolveResult:
     stack: str = "megatron"  # workload.stack: the software stack every step time assumes (SPEC 4.8)
     assumptions: list = field(default_factory=list)  # what the loader assumed (model preset, params shape, batch)
     answer: str | None = None  # the answer in days for a target in tokens or days (optimize/answer.py)
+    price_warning: str | None = None  # the ranked designs' parts priced longer ago than price_max_age_months
     space_memo: Any = field(default=None, repr=False, compare=False)  # design_space ScanMemo for the next solves
 
     def to_dict(self) -> dict:
@@ -423,6 +424,8 @@ class SolveResult:
             out["assumptions"] = list(self.assumptions)
         if self.answer:
             out["answer"] = self.answer
+        if self.price_warning:
+            out["price_age_warning"] = self.price_warning
         if self.input_warnings:
             out["input_warnings"] = list(self.input_warnings)
         if self.designs and self.designs[0].objective == "rent_or_buy":

@@ -145,3 +145,70 @@ def test_bom_csv_for_every_ranked_design_with_roles_and_part_numbers(tmp_path):
         assert by_role["400gbe-node-leaf-sr", "node_leaf cable"] == "MFP7E10-N0xx"
     nics = [r for r in rows if r["category"] == "nic"]
     assert all(r["manufacturer_part_number"] == "900-9D3D4-00EN-HA0" for r in nics if r["part_id"] == "bf3-400gbe")
+
+
+# ----------------------------------------------------------------------------------- price age and lead times
+
+LEAD = """\
+name: lead
+platforms:
+  - id: gb200-nvl72
+    lead_time_weeks: 26
+switches:
+  - id: qm9700
+    lead_time_weeks: 12
+"""
+
+
+def test_a_price_date_reads_at_its_latest_day():
+    import datetime
+
+    from solver.optimize.price_age import age_months, latest_day
+
+    assert latest_day("2024") == datetime.date(2024, 12, 31)
+    assert latest_day("2024-02") == datetime.date(2024, 2, 29)  # a leap year's February
+    assert latest_day("2024-08-15") == datetime.date(2024, 8, 15)
+    # 2024-08-31 → 2025-08-31 is 365 days: 365 / 30.4375 = 11.99 months, not yet past 12
+    assert age_months("2024-08", datetime.date(2025, 8, 31)) == pytest.approx(365 / 30.4375)
+
+
+def test_old_prices_are_named_per_part_and_the_limit_is_the_scenarios():
+    import datetime
+
+    from solver.optimize.price_age import price_age_warning
+
+    ls = solver.load_scenario(REPO / "scenarios" / "llama3-70b.yaml")
+    designs = solver.solve(ls, api.catalog_for(ls), top_k=1).designs
+    bought = {(x.part, x.price_date) for x in designs[0].cost.bom if x.extended_usd > 0 and not x.owned}
+    # on 2025-09-01 every 2024-08 price (ends 2024-08-31: 366 days = 12.02 months) is old, none from 2025
+    text = price_age_warning(designs, 12, datetime.date(2025, 9, 1))
+    old = sorted(p for p, d in bought if d.startswith("2024-08") or d in ("2024", "2023") or d.startswith("2023"))
+    for part in old:
+        assert f"{part} 2024-08" in text or f"{part} 2023" in text or f"{part} 2024 " in text
+    assert all(f"{p} {d} " not in text for p, d in bought if d.startswith("2025"))
+    assert price_age_warning(designs, 600, datetime.date(2025, 9, 1)) is None  # a 50-year limit: nothing is old
+    data = read_yaml(REPO / "scenarios" / "llama3-70b.yaml").data
+    data["price_max_age_months"] = 1200
+    ls = solver.load_scenario(data)
+    assert solver.solve(ls, api.catalog_for(ls), top_k=1).price_warning is None
+
+
+def test_lead_times_show_in_the_bom_csv_and_the_plan(tmp_path):
+    (tmp_path / "lead.yaml").write_text(LEAD, encoding="utf-8")
+    cat = ["--catalog", REPO / "catalogs" / "default.yaml", "--catalog", "lead.yaml"]
+    proc = run(["plan", REPO / "scenarios" / "plan-5-years.yaml", *cat, "--json", "p.json", "--no-xlsx", "--no-plot"],
+               tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    js = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    first = js["periods"][0]["bought"]
+    assert {b["part"]: b.get("lead_time_weeks") for b in first if b["part"] in ("gb200-nvl72", "qm9700")} == \
+        {"gb200-nvl72": 26, "qm9700": 12}
+    assert "(lead ≤ 26 wk)" in " ".join(proc.stdout.split())
+    proc = run(["solve", REPO / "scenarios" / "plan-5-years.yaml", *cat, "--json", "s.json", "--no-xlsx", "--bom-csv",
+                "b.csv", "--top", "1"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "b.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    leads = {r["part_id"]: r["lead_time_weeks"] for r in rows}
+    assert leads.get("qm9700") == "12"  # the plan's first design, at the 2026 batch, uses QM9700 switches
+    assert all(leads[p] == {"gb200-nvl72": "26"}.get(p, "") for p in leads if p != "qm9700")

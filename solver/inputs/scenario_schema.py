@@ -353,6 +353,9 @@ class Scenario(Strict):
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
     reliability: ScenarioReliability = ScenarioReliability()
     """Checkpoints, restarts and hot spares (goodput, SPEC §6.2)."""
+    price_max_age_months: Annotated[float, Field(gt=0, le=1200)] = 12.0
+    """A warning names every part of a ranked design whose catalog price_date is older than this many months
+    (a year-only date counts from its year's end); check those prices before ordering (issue 45)."""
 
     @field_validator("catalog", mode="before")
     @classmethod

@@ -43,7 +43,10 @@ def answer_in_days(sc: Scenario, result: SolveResult) -> str | None:
 
 
 def with_answer(sc: Scenario, result: SolveResult) -> SolveResult:
-    """The result with the scenario's assumptions and its answer in days filled in."""
+    """The result with the scenario's assumptions, its answer in days and a warning on stale prices filled in."""
+    from .price_age import price_age_warning
+
     result.assumptions = list(sc.workload.assumptions)
     result.answer = answer_in_days(sc, result)
+    result.price_warning = price_age_warning(result.designs, sc.price_max_age_months)
     return result

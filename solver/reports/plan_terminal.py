@@ -21,7 +21,9 @@ def _bought(period: dict, gpus_before: int) -> str:
     switches = sum(b["quantity"] for b in period["bought"] if b["category"] == "switch")
     if switches:
         parts.append(f"+{switches:,} switches")
-    return ", ".join(parts) or ("network and racks" if period["bought"] else "nothing")
+    lead = max((b["lead_time_weeks"] for b in period["bought"] if b.get("lead_time_weeks") is not None), default=None)
+    text = ", ".join(parts) or ("network and racks" if period["bought"] else "nothing")
+    return text + (f" (lead ≤ {lead:g} wk)" if lead is not None else "")
 
 
 def plan_table(report: dict, width: int | None = None) -> Table:

@@ -222,7 +222,7 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
                   f"{result.stats.get('shapes_kept', 0):,} layouts kept of {result.stats.get('combinations', 0):,} combinations")
     for note in result.notes:
         console.print(f"note: {safe(note)}")
-    for w in result.warnings:
+    for w in result.warnings + ([result.price_warning] if result.price_warning else []):
         console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
@@ -316,6 +316,9 @@ def bom_table(design: Design, width: int | None = None, wide: bool = False) -> T
                number=False, min_width=12, drop=3),
         Column("date", [safe(x.price_date) for x in lines] + [""], drop=4),
     ]
+    if any(x.lead_time_weeks is not None for x in lines):  # quoted lead times (catalog lead_time_weeks)
+        cols.append(Column("lead wk", ["" if x.lead_time_weeks is None else f"{x.lead_time_weeks:g}" for x in lines]
+                           + [f"{max(x.lead_time_weeks or 0 for x in lines):g}"], drop=3))
     return make_table("bill of materials", cols, width, wide)
 
 
