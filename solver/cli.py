@@ -280,10 +280,33 @@ def cmd_validate(args, out, err) -> int:
                 kind = "catalog"
             out.print(safe(f"{path}: valid {kind}"))
         except InputError as exc:
-            problems.extend(exc.problems)
+            both = exc.problems + _catalog_names_too(args, path, exc.problems)
+            problems.extend(sorted(both, key=lambda p: (p.line, p.column)) if len(both) > len(exc.problems) else both)
     if problems:
         raise InputError(problems)
     return EXIT_OK
+
+
+def _catalog_names_too(args, path, found: list) -> list:
+    """A scenario whose schema failed: its allow-list and pin ids checked against the catalog in the same pass
+    (`inputs.scenario.raw_catalog_problems`); nothing when the file or the catalog cannot be read."""
+    from . import api
+    from .errors import InputError
+    from .inputs import read_yaml
+    from .inputs.scenario import raw_catalog_problems
+
+    try:
+        doc = read_yaml(path)
+        if not isinstance(doc.data, dict) or not ("workload" in doc.data or "target" in doc.data):
+            return []
+        listed = doc.data.get("catalog") or []
+        base = Path(path).resolve().parent
+        own = [base / p for p in ([listed] if isinstance(listed, str) else listed) if isinstance(p, str)]
+        cat = api.load_catalog(_catalog_paths(args) + own)
+    except (InputError, OSError, TypeError):
+        return []
+    seen = {(p.line, p.column, p.path) for p in found}
+    return [p for p in raw_catalog_problems(doc, cat) if (p.line, p.column, p.path) not in seen]
 
 
 def cmd_catalog(args, out, err) -> int:

@@ -212,3 +212,44 @@ def test_lead_times_show_in_the_bom_csv_and_the_plan(tmp_path):
     leads = {r["part_id"]: r["lead_time_weeks"] for r in rows}
     assert leads.get("qm9700") == "12"  # the plan's first design, at the 2026 batch, uses QM9700 switches
     assert all(leads[p] == {"gb200-nvl72": "26"}.get(p, "") for p in leads if p != "qm9700")
+
+
+# ----------------------------------------------------------------------------------- asking: validate, paths
+
+ONE_PASS = """\
+name: v
+workload:
+  model: {params: 70e9}
+  global_batch_size: 1024
+  precison: bf16
+target: {step_time_s: 3}
+constraints:
+  platforms: [hgx-h10, gb200-nvl72]
+  max_gpus: lots
+pin: {switch: qm970}
+"""
+
+
+def test_validate_reports_schema_and_catalog_names_in_one_pass(tmp_path):
+    (tmp_path / "v.yaml").write_text(ONE_PASS, encoding="utf-8")
+    proc = run(["validate", "v.yaml"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    err = proc.stderr
+    assert "v.yaml:5:3: workload.precison: unknown key: did you mean 'precision'?" in err
+    assert "v.yaml:9:3: constraints.max_gpus" in err
+    assert "v.yaml:8:15: constraints.platforms[0]: no platform with this id in the catalog: did you mean 'hgx-h100'?" in err
+    assert "v.yaml:10:7: pin.switch: no switch with this id in the catalog: did you mean 'qm9700'?" in err
+    assert "4 problem(s) found" in err
+    lines = [int(m) for m in re.findall(r"v\.yaml:(\d+):", err)]
+    assert lines == sorted(lines)  # in the file's order
+
+
+def test_a_mistyped_path_names_the_nearest(tmp_path):
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "llama3-70b.yaml").write_text("name: x\n", encoding="utf-8")
+    for typo in ("scenarios/llama3-70.yaml", "scenario/llama3-70b.yaml"):
+        proc = run(["solve", typo], tmp_path)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert f"{typo}:1:1: file not found: check the path; did you mean scenarios/llama3-70b.yaml?" in proc.stderr
+    proc = run(["validate", "nothing-like-it.yaml"], tmp_path)
+    assert "did you mean" not in proc.stderr
