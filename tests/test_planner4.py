@@ -253,3 +253,50 @@ def test_a_mistyped_path_names_the_nearest(tmp_path):
         assert f"{typo}:1:1: file not found: check the path; did you mean scenarios/llama3-70b.yaml?" in proc.stderr
     proc = run(["validate", "nothing-like-it.yaml"], tmp_path)
     assert "did you mean" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------------- 80 to 200 columns
+
+
+def _pty(args: list, columns: int, cwd: Path) -> str:
+    from test_planner_cli import run_in_pty  # a real pseudo-terminal of that many columns
+
+    return run_in_pty(args, columns, cwd)
+
+
+def _header_of(screen: str, first: str) -> str:
+    """The table's header lines (between ┏ and ┡) joined, the box characters removed."""
+    lines = screen.splitlines()
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("┏") and first in "".join(lines[i:i + 6]))
+    end = next(i for i in range(top, len(lines)) if lines[i].startswith("┡"))
+    return " ".join(" ".join(ln.replace("┃", " ").split()) for ln in lines[top + 1:end])
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_sweep_keeps_capex_and_plan_keeps_its_decisions(tmp_path, columns):
+    screen = _pty(["sweep", REPO / "scenarios" / "growth-sweep.yaml", "--json", "s.json", "--no-xlsx", "--no-plot"],
+                  columns, tmp_path)
+    assert max(len(ln) for ln in screen.splitlines() if ln.startswith(("┏", "│", "┃"))) <= columns
+    assert "capex" in _header_of(screen, "architecture")
+    report = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert f"${report['points'][0]['capex_usd']:,.0f}" in screen  # the money itself, not cut
+    screen = _pty(["plan", REPO / "scenarios" / "plan-5-years.yaml", "--json", "p.json", "--no-xlsx", "--no-plot"],
+                  columns, tmp_path)
+    header = _header_of(screen, "period")
+    # the one field the plan grows heads its column (global_batch_size, stacked at narrow widths)
+    assert "step s" in header and "bought" in header and "capex" in header
+    assert {"global_", "batch_", "size"} <= set(header.split()) or "global_batch_size" in header
+    plan = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    first = plan["periods"][0]
+    assert f"{first['step_time_s']:.2f} / {first['target_step_time_s']:.2f}" in screen
+    assert f"+{first['gpus_owned']:,} GPUs" in " ".join(screen.split())
+
+
+def test_a_line_the_designs_share_is_printed_once():
+    from types import SimpleNamespace
+
+    from solver.reports.terminal import grouped
+
+    ds = [SimpleNamespace(rank=1, t="same"), SimpleNamespace(rank=2, t="same"), SimpleNamespace(rank=3, t="other"),
+          SimpleNamespace(rank=4, t="")]
+    assert grouped(ds, lambda d: d.t) == [("#1, #2", "same"), ("#3", "other")]

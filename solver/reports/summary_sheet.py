@@ -190,7 +190,8 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws.column_dimensions["A"].width = 30
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
-    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=2)  # charts side by side; 2 pages
+    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=2,  # charts side by side; 2 pages
+                labels="A")  # the labels print whole (wrapped past 40 characters)
     if result.next_faster is not None:  # the row between the designs and the capex by category
         note(ws, max(row_of.values()) + 1, result.next_faster["text"])
     summary_warnings(ws, result, max(row_of.values()) + 3, SUMMARY_COL_WIDTH * min(n, 5) + 30)

@@ -209,8 +209,8 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
             console.print(f"  #{d.rank} binding: " + "; ".join(safe(x) for x in tight))
         if d.cost.inventory:
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
-        if d.reliability is not None:
-            console.print(f"  #{d.rank} {goodput_text(d)}")
+    for ranks, text in grouped(result.designs, lambda d: goodput_text(d) if d.reliability is not None else ""):
+        console.print(f"  {ranks} {text}")
     print_uncalibrated(result.designs, console)
     from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
 
@@ -274,6 +274,17 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
         console.print(f"  {flag}{safe(b['text'])}")
+
+
+def grouped(designs: list[Design], text_of) -> list[tuple[str, str]]:
+    """("#1, #2", text) once per distinct non-empty text, in rank order: a line the designs share is printed once
+    (issue 45: five designs printed the same goodput line five times)."""
+    out: dict[str, list[str]] = {}
+    for d in designs:
+        text = text_of(d)
+        if text:
+            out.setdefault(text, []).append(f"#{d.rank}")
+    return [(", ".join(ranks), text) for text, ranks in out.items()]
 
 
 def goodput_text(design: Design) -> str:
