@@ -200,6 +200,47 @@ def print_setup(ws, pages_wide: int = 1, title_rows: str | None = None, title_co
 # spare: 0.92·n + 0.5, and n + 1.25 in bold.
 NUMBER_PER_CHAR, NUMBER_PAD = 0.92, 0.5
 BOLD_PER_CHAR, BOLD_PAD = 1.0, 1.25
+# A header word is measured letter by letter: DejaVu Sans Bold advance widths in 1/1000 em (a digit: 696), so
+# "Interruptions" is 10.7 digits wide, not 13; other characters count as a digit.
+_BOLD_EM = dict(zip("abcdefghijklmnopqrstuvwxyz", (675, 716, 593, 716, 678, 435, 716, 712, 343, 343, 665, 343, 1042,
+                                                     712, 687, 716, 716, 493, 595, 478, 712, 652, 924, 645, 652, 582)))
+_BOLD_EM.update(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (774, 762, 734, 830, 683, 683, 821, 837, 372, 372, 775, 637, 995,
+                                                     837, 850, 733, 850, 770, 720, 682, 812, 774, 1103, 771, 724, 725)))
+_BOLD_EM.update({" ": 348, "(": 457, ")": 457, ",": 380, ".": 380, "-": 415, "/": 365, "_": 500, ":": 400, "·": 380,
+                 "'": 332, "%": 1002, "×": 838, "+": 838, "=": 838, "#": 838, "&": 872})
+DIGIT_EM = 696
+BOLD_WORD_FACTOR, BOLD_WORD_PAD = 1.094, 1.5  # a bold digit in columns of normal digits (696/636); as the digits
+
+
+def bold_word_chars(word: str) -> float:
+    """Column width (characters) a bold word needs to print on one line: its advance in bold digits, times
+    1.094 (a bold digit in normal-digit units), plus the cell padding measured for bold numbers."""
+    return sum(_BOLD_EM.get(ch, DIGIT_EM) for ch in word) / DIGIT_EM * BOLD_WORD_FACTOR + BOLD_WORD_PAD
+
+
+_VOWELS = set("aeiouyAEIOUY")
+_DIGRAPHS = {"ch", "sh", "th", "ph", "wh", "ck", "ng", "qu"}
+
+
+def _syllable_break(word: str, k: int) -> bool:
+    """A plausible syllable boundary before word[k]: between two consonants that are not a digraph (Band|width,
+    Inter|ruptions), or a vowel then a consonant then a vowel (Cate|gory)."""
+    a, b = word[k - 1], word[k]
+    if not (a.isalpha() and b.isalpha()):
+        return False
+    if a not in _VOWELS and b not in _VOWELS:
+        return (a + b).lower() not in _DIGRAPHS
+    return a in _VOWELS and b not in _VOWELS and k + 1 < len(word) and word[k + 1] in _VOWELS
+
+
+def hyphenated(word: str, width: float) -> str:
+    """A header word too long for `width`, broken with a hyphen after the longest head that fits (at least three
+    letters on each side), at a syllable boundary (`_syllable_break`); the rest on the next line. The word itself
+    when no such break fits (the column is widened instead)."""
+    fits = [k for k in range(len(word) - 3, 2, -1)
+            if word[k - 1].isalpha() and word[k].isalpha() and bold_word_chars(word[:k] + "-") <= width]
+    best = next((k for k in fits if _syllable_break(word, k)), None)
+    return word if best is None else f"{word[:best]}-\n{word[best:]}"
 LABEL_CAP = 40.0  # a label column widens to its text up to this many characters, then the label wraps
 
 
@@ -232,7 +273,7 @@ def _needed_chars(cell, cache: dict) -> float:
         return len(number_text(float(value), cell.number_format)) * per_char + pad
     if isinstance(value, str) and bold and cell.alignment is not None and cell.alignment.wrap_text:
         words = value.split()  # a wrapped header breaks between words, never inside one ("Commitmen t")
-        return max((len(w) for w in words), default=0) * per_char + pad
+        return max((bold_word_chars(w) for w in words), default=0.0)
     return 0.0
 
 
@@ -252,6 +293,23 @@ def _cut_label(ws, cell, cap: float = LABEL_CAP) -> float:
     return min(cap, len(value) * per_char * size / BODY_SIZE + pad)
 
 
+def _hyphenate_headers(ws, merged: set) -> None:
+    """A bold wrapped header whose word is more than one character too wide for its column gets that word broken
+    with a hyphen (`hyphenated`) instead of widening the column (a sheet printed one page wide keeps its size)."""
+    for row in ws.iter_rows():
+        for cell in row:
+            value = cell.value
+            if (not isinstance(value, str) or cell.coordinate in merged or not (cell.font is not None and cell.font.b)
+                    or cell.alignment is None or not cell.alignment.wrap_text):
+                continue
+            width = ws.column_dimensions[cell.column_letter].width or 8.43
+            lines = [" ".join(hyphenated(w, width) if bold_word_chars(w) > width + 1.0 and len(w) >= 7 else w
+                              for w in line.split(" ")) for line in value.split("\n")]
+            text = "\n".join(lines)
+            if text != value:
+                cell.value = text
+
+
 def fit_widths(ws, label_columns: Iterable[str] = (), label_cap: float = LABEL_CAP) -> None:
     """Widen every column just enough that no number prints as ###, a wrapped header breaks between words
     only, and a label of `label_columns` with a value beside it is not cut (the column widens up to `label_cap`
@@ -262,6 +320,7 @@ def fit_widths(ws, label_columns: Iterable[str] = (), label_cap: float = LABEL_C
     merged = {c for rng in ws.merged_cells.ranges for row in ws.iter_rows(min_row=rng.min_row, max_row=rng.max_row,
                                                                           min_col=rng.min_col, max_col=rng.max_col)
               for c in (x.coordinate for x in row)}
+    _hyphenate_headers(ws, merged)
     need: dict[str, float] = {}
     long_labels = []
     for row in ws.iter_rows():
@@ -322,9 +381,9 @@ def _widths(ws, widths: dict) -> None:
 
 
 def word_lines(text: str, width_chars: float) -> int:
-    """Lines a text takes when it breaks between words only, filling each line to about 1.05·width characters
-    (a word longer than a line takes a line of its own)."""
-    room, lines, used = max(1.0, 1.05 * width_chars - 1), 1, 0.0
+    """Lines a text takes when it breaks between words only, each line holding about 1.1·width characters as in
+    `wrap` (a word longer than a line takes a line of its own)."""
+    room, lines, used = max(1.0, 1.1 * width_chars), 1, 0.0
     for word in text.split():
         need = len(word) if used == 0 else used + 1 + len(word)
         if used and need > room:
