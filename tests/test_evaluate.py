@@ -21,8 +21,9 @@ from solver import api
 from solver.perf.traffic import CLASS_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
+# train-400b-90-days is infeasible by design (its answer says so in days: tests/test_planner4.py): no optimum to pin
 SEARCH_SCENARIOS = sorted(p for p in (ROOT / "scenarios").glob("*.yaml")
-                          if not p.name.startswith(("evaluate-", "growth-")))
+                          if not p.name.startswith(("evaluate-", "growth-", "train-400b-90-days")))
 
 
 def pinned_copy(path: Path, design) -> dict:

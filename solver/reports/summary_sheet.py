@@ -202,6 +202,8 @@ def summary_warnings(ws, result, row: int, width_chars: float) -> int:
     """The run's warnings (the scenario's plausibility warnings, then the solve's) under the Summary's
     design table, so the sheet finance prints carries them; the last row used."""
     warnings = list(getattr(result, "input_warnings", [])) + list(result.warnings)
+    warnings += [w for w in [getattr(result, "price_warning", None)] if w]  # stale prices (issue 45)
+    warnings += [f"assumed: {a}" for a in getattr(result, "assumptions", [])]  # a model named by preset or size
     if not warnings:
         return row - 1
     put(ws, row, 1, "Warnings").font = BOLD
