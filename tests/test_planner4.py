@@ -204,14 +204,20 @@ def test_lead_times_show_in_the_bom_csv_and_the_plan(tmp_path):
     assert {b["part"]: b.get("lead_time_weeks") for b in first if b["part"] in ("gb200-nvl72", "qm9700")} == \
         {"gb200-nvl72": 26, "qm9700": 12}
     assert "(lead ≤ 26 wk)" in " ".join(proc.stdout.split())
-    proc = run(["solve", REPO / "scenarios" / "plan-5-years.yaml", *cat, "--json", "s.json", "--no-xlsx", "--bom-csv",
-                "b.csv", "--top", "1"], tmp_path)
+    proc = run(["solve", REPO / "scenarios" / "plan-5-years.yaml", *cat, "--json", "s.json", "--xlsx", "s.xlsx",
+                "--bom-csv", "b.csv", "--top", "1"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     with open(tmp_path / "b.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     leads = {r["part_id"]: r["lead_time_weeks"] for r in rows}
     assert leads.get("qm9700") == "12"  # the plan's first design, at the 2026 batch, uses QM9700 switches
     assert all(leads[p] == {"gb200-nvl72": "26"}.get(p, "") for p in leads if p != "qm9700")
+    import openpyxl
+
+    ws = openpyxl.load_workbook(tmp_path / "s.xlsx")["BOM 1"]
+    assert ws.cell(row=4, column=9).value == "Lead time (weeks)"
+    sheet = {ws.cell(row=r, column=2).value: ws.cell(row=r, column=9).value for r in range(5, ws.max_row + 1)}
+    assert sheet.get("qm9700") == 12
 
 
 # ----------------------------------------------------------------------------------- asking: validate, paths
