@@ -275,6 +275,8 @@ def cmd_validate(args, out, err) -> int:
 
                     kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
                 _print_warnings(ls, err)
+                for text in ls.scenario.workload.assumptions:  # a model named by preset or size (docs/asking.md)
+                    out.print(safe(f"assumption: {text}"))
             else:
                 api.load_catalog(_catalog_paths(args) + [path])  # a quote file is checked over its base
                 kind = "catalog"

@@ -306,3 +306,13 @@ def test_a_line_the_designs_share_is_printed_once():
     ds = [SimpleNamespace(rank=1, t="same"), SimpleNamespace(rank=2, t="same"), SimpleNamespace(rank=3, t="other"),
           SimpleNamespace(rank=4, t="")]
     assert grouped(ds, lambda d: d.t) == [("#1, #2", "same"), ("#3", "other")]
+
+
+def test_validate_prints_what_it_assumed(tmp_path):
+    proc = run(["validate", EXAMPLE], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    # by hand: (400e9 − 4,202,692,608) / 3,188,228,096 per layer = 124.1 → 124 layers; 124 · 3,188,228,096 +
+    # 16,384 + 2 · 16,384 · 128,256 = 399,542,992,896 parameters
+    assert "assumption: params 400B → a dense Llama-3-like shape of 399.5B parameters: 124 layers" in out
+    assert "valid scenario" in out
