@@ -136,7 +136,7 @@ def test_bom_csv_for_every_ranked_design_with_roles_and_part_numbers(tmp_path):
             assert len(roles) == len(set(roles))  # the lines sharing a link's id differ by role
             assert all(re.fullmatch(r"(node_leaf|leaf_spine|spine_core) (cable|switch-end module|far-end module)", x)
                        for x in roles)
-    # the catalog's part numbers, as docs/sources.md [30][32] and [P13] list them
+    # the catalog's part numbers, as docs/sources.md [30][32] and [H13] list them
     with open(tmp_path / "b.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     by_role = {(r["part_id"], r["role"]): r["manufacturer_part_number"] for r in rows}

@@ -2,7 +2,7 @@
 
 - `model: llama3.1-405b` (or `{preset: llama3.1-405b, seq_len: 4096}`, fields given beside the name win): the
   shipped file `solver/inputs/models/<name>.yaml`, whose values are the model's published config.json, each
-  file naming its source (docs/sources.md [P1]–[P12]).
+  file naming its source (docs/sources.md [H1]–[H12]).
 - `model: {params: 400e9}`: a dense shape of about that many parameters, built the way the Llama 3 family is
   (docs/model.md "Model presets and shapes from a parameter count"): h/L ≈ 128 (Llama 3 8B: 4096/32 = 128,
   405B: 16384/126 = 130), d_h = 128, 8 KV heads, f = 3.25·h (405B: 53248 = 3.25·16384), the Llama 3 vocabulary
@@ -24,7 +24,7 @@ import yaml
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 
-# the Llama 3 recipe a parameter count expands by (docs/sources.md [P1]-[P3])
+# the Llama 3 recipe a parameter count expands by (docs/sources.md [H1]-[H3])
 ASPECT_RATIO = 128.0      # h / L
 HEAD_DIM = 128
 KV_HEADS = 8
@@ -33,7 +33,7 @@ VOCAB = 128256
 SEQ_LEN = 8192
 DEFAULT_TOKENS_PER_STEP = 16 * 1024 * 1024
 """Tokens per step assumed when a preset or a parameter count leaves out global_batch_size: Llama 3 405B's
-final 16M-token batch (Llama 3 paper §3.4.1, docs/sources.md [P3])."""
+final 16M-token batch (Llama 3 paper §3.4.1, docs/sources.md [H3])."""
 
 
 class PresetError(ValueError):
@@ -105,7 +105,7 @@ def dense_shape_for(params: float) -> dict[str, Any]:
             "origin": (f"params {params / 1e9:,.4g}B → a dense Llama-3-like shape of {total / 1e9:,.1f}B parameters: "
                        f"{layers} layers, hidden {h}, ffn {f} (3.25·h), {h // HEAD_DIM} heads of {HEAD_DIM}, "
                        f"{KV_HEADS} KV heads, vocabulary {VOCAB}, sequence {SEQ_LEN} (h/L = {h / layers:.0f}, "
-                       "as Llama 3 8B and 405B; docs/sources.md [P1]-[P3])")}
+                       "as Llama 3 8B and 405B; docs/sources.md [H1]-[H3])")}
 
 
 def expand_model(value: Any) -> Any:
@@ -144,4 +144,4 @@ def default_batch(model: dict[str, Any]) -> tuple[int, str]:
     seq = int(model.get("seq_len") or SEQ_LEN)
     batch = max(1, round(DEFAULT_TOKENS_PER_STEP / seq))
     return batch, (f"global_batch_size {batch} sequences ({batch * seq:,} tokens per step, Llama 3 405B's "
-                   "final 16M-token batch; docs/sources.md [P3]): give workload.global_batch_size to change it")
+                   "final 16M-token batch; docs/sources.md [H3]): give workload.global_batch_size to change it")

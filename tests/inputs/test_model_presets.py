@@ -1,7 +1,7 @@
 """Model presets and shapes from a parameter count (issue 45 item 1; solver/inputs/model_presets.py).
 
 Each shipped preset reproduces its model's published total parameter count (model cards and papers, named per
-row, docs/sources.md [P1]-[P12]); `{params: N}` expands to a Llama-3-like shape whose count is N within the
+row, docs/sources.md [H1]-[H12]); `{params: N}` expands to a Llama-3-like shape whose count is N within the
 rounding of one layer, and 405e9 gives Llama 3.1 405B's own L, h and f (worked by hand in the test); a
 mistyped name is a located error naming the nearest presets.
 """
@@ -43,7 +43,7 @@ def test_the_issue_names_every_family_and_each_preset_names_its_source():
     for path in MODELS_DIR.glob("*.yaml"):
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
         assert doc["name"] == path.stem
-        assert "docs/sources.md [P" in doc["source"]  # every preset cites its config source
+        assert "docs/sources.md [H" in doc["source"]  # every preset cites its config source
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED_B))
