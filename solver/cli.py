@@ -128,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--stack", metavar="NAME", help="the software stack whose runs to fit (default: the runs' only one)")
     k.add_argument("--fit", default="gemm,tp_overlap", metavar="WHAT",
                    help="what to fit, comma-separated: gemm, tp_overlap, attention (default gemm,tp_overlap)")
+    k.add_argument("--time-limit", type=float, metavar="S", help="stop a fit that runs longer (default 600 s)")
     _catalog_flags(k)
     return p
 
@@ -247,7 +248,7 @@ def cmd_calibrate(args, out, err) -> int:
     from .calibration.command import run_calibrate
 
     release_collector()  # it loads no scenario (`_load`): its fits collect garbage as any work does
-    return run_calibrate(args, out, _catalog_paths(args))
+    return run_calibrate(args, out, _catalog_paths(args), err)
 
 
 def cmd_validate(args, out, err) -> int:
