@@ -44,6 +44,7 @@ class Calibration:
     catalog_entries: dict = field(default_factory=dict)  # {kind: {id: entry}} of the fitted entries' kinds
     catalog_files: list[str] = field(default_factory=list)  # the catalogs fitted over (the overlay goes after them)
     duplicates: list[tuple[int, int]] = field(default_factory=list)  # (line, line kept) of repeated runs
+    model: Model | None = field(default=None, repr=False)  # what was fitted (its runs, catalog and parameters)
 
     @property
     def loo_label(self) -> str:
@@ -167,7 +168,7 @@ def calibrate(path: str | Path, catalog: Catalog, stack: str | None = None, disp
     outcome = fit(model, groups)
     entries = {kind: catalog.by_id(kind) for kind in {p.kind for p in params}}
     return Calibration(runs.path, runs.measured_column, stack, kept, params, outcome, skipped, scope=scope,
-                       catalog_entries=entries, catalog_files=files, duplicates=runs.duplicates)
+                       catalog_entries=entries, catalog_files=files, duplicates=runs.duplicates, model=model)
 
 
 def _parameters(preps: list[Prepared], catalog: Catalog, stack: str,

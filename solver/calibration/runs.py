@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import io
 import math
 import re
 from dataclasses import dataclass, field
@@ -164,7 +165,7 @@ def _read_text(path: Path, display: str) -> str:
 def _csv_records(text: str) -> list[tuple[int, list[str]]]:
     """(line, cells) of every record; blank lines and lines starting with '#' between records are skipped (inside
     a quoted cell such a line is part of the cell)."""
-    lines = text.splitlines(keepends=True)
+    lines = io.StringIO(text, newline="").readlines()  # line ends \n, \r\n, \r only (not U+2028 or U+0085)
     state = {"next": 0, "start": 1, "between": True}
 
     def feed():
