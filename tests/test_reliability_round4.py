@@ -65,3 +65,38 @@ def test_frontier_png_and_bom_csv_carry_the_run_id(tmp_path):
         rows = list(csv.reader(fh))
     assert tuple(rows[0]) == HEADER and HEADER[-1] == "run_id"
     assert len(rows) > 1 and all(r[-1] == run_id for r in rows[1:])
+
+
+def test_every_file_a_solve_writes_loads_again(tmp_path):
+    """Item 2's rule for every writer: text with line ends, YAML and CSV syntax, an ESC and a bidi override in the
+    scenario's description and a quote's price source; the JSON, the workbook, the BOM CSV and the frontier PNG
+    each load again with their readers (json, openpyxl, csv with every row as wide as the header, PIL), and the
+    quoted price is the one in the files. (`calibrate`'s overlay: tests/test_calibrate_hardening.py.)"""
+    import openpyxl
+    from PIL import Image
+
+    from solver.reports.bom_csv import HEADER
+
+    hostile = 'two lines\nplatforms: [{id: hgx-h100, unit_price_usd: 1}]\n# "quoted", a,b\x1b[31m \u202e end'
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(yaml.safe_dump(tiny_scenario(target={"step_time_s": 100.0}, description=hostile),
+                                       allow_unicode=True), encoding="utf-8")
+    quote = tmp_path / "quote.yaml"
+    quote.write_text(yaml.safe_dump({"name": "quote", "nics": [{"id": "cx7-ndr", "unit_price_usd": 1234.0,
+                                                                "price_source": hostile, "price_date": "2026-01-01"}]},
+                                    allow_unicode=True), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "solver", "solve", scenario, "--catalog", quote, "--frontier", "3",
+                           "--plot", "f.png", "--bom-csv", "b.csv", "--json", "r.json", "--xlsx", "r.xlsx"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert data["designs"]
+    openpyxl.load_workbook(tmp_path / "r.xlsx")
+    with open(tmp_path / "b.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert tuple(rows[0]) == HEADER and all(len(r) == len(HEADER) for r in rows)
+    nic = next(r for r in rows[1:] if r[1] == "cx7-ndr")
+    assert float(nic[4]) == 1234.0 and nic[6] == hostile
+    with Image.open(tmp_path / "f.png") as png:
+        png.verify()

@@ -205,9 +205,10 @@ def trends(cal: Calibration) -> list[str]:
         return []
     errors = cal.outcome.fitted_errors
     out = []
-    for name, values in (("model size (parameters)", [parameter_count(r.scenario.workload.model) for r in cal.runs]),
-                         ("scale (GPUs)", [r.scenario.pin.tp * r.scenario.pin.cp * r.scenario.pin.pp
-                                           * (r.scenario.pin.dp or 1) for r in cal.runs])):
+    axes = [("model size (parameters)", [parameter_count(r.scenario.workload.model) for r in cal.runs])]
+    if cal.model is not None:  # each run's pinned layout (`fit.prepare`), in the runs' order
+        axes.append(("scale (GPUs)", [p.layout.gpus for p in cal.model.preps]))
+    for name, values in axes:
         slope, r = _slope([math.log10(v) for v in values], errors)
         if abs(r) >= TREND_MIN_R and abs(slope) >= TREND_MIN_SLOPE:
             out.append(f"the fitted errors trend with {name}: {percent(math.exp(slope) - 1)} per 10× (r = {r:.2f}, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import SolverFailure, UsageError
 from .fit import Work
@@ -21,8 +22,8 @@ class Progress(Work):
         self.err, self.limit = err, time_limit_s
         self.begin = self.last = time.monotonic()
         self.total, self.done, self.what = 0, 0, "preparing"
-        self.bar = None
-        self.task = None
+        self.bar: Any = None  # the rich bar, once shown
+        self.task: Any = None
 
     def start(self, total: int) -> None:
         self.total = total
