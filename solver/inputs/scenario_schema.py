@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .catalog_schema import FabricFamilyName, Fraction, Positive
 from .nic_configs import CapexScope, NicConfigChoice
+from .ownership_schema import Ownership
 from .reliability import ScenarioReliability
 from .schema_base import Date, Identifier, PosInt, Strict
 from .workload_schema import TransformerShape, Workload
@@ -353,6 +354,8 @@ class Scenario(Strict):
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
     reliability: ScenarioReliability = ScenarioReliability()
     """Checkpoints, restarts and hot spares (goodput, SPEC §6.2)."""
+    ownership: Ownership = Ownership()
+    """What owning costs beyond the purchase and the energy (life, residual, colocation, support, staff, financing)."""
 
     @field_validator("catalog", mode="before")
     @classmethod
