@@ -6,10 +6,12 @@ Expected numbers are worked by hand in the comments from the shipped catalog's o
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from rich.console import Console
 from test_cli import run
 from test_planner_cli import run_in_pty
 
@@ -17,9 +19,10 @@ import solver
 from solver import api
 from solver.errors import InputError
 from solver.inputs import load_catalog
-from solver.inputs.yaml_safe import read_yaml
 from solver.inputs.ownership_schema import Ownership
+from solver.inputs.yaml_safe import read_yaml
 from solver.rentals import DEFAULT_MAX_GPUS, HOURS_PER_MONTH, busy_hours_to_break_even, rent_or_buy
+from solver.reports.rent_terminal import print_rent
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "scenarios" / "rent-or-buy.yaml"
@@ -228,3 +231,36 @@ def test_json_of_a_plain_solve_carries_rent_or_buy_per_design(tmp_path):
     owning = d["rent_or_buy"]["owning"]
     assert set(owning["run_usd"]) == {"depreciation", "financing", "colocation", "support", "staff", "energy"}
     assert owning["includes"] and owning["leaves_out"] and set(owning["sources"]) >= {"depreciation_years"}
+
+
+def test_docs_hand_calculation_reproduces_the_terminal(example):
+    """docs/rent-or-buy.md works design #1 by hand; the same arithmetic here, from the doc's inputs and the
+    catalog's offer prices, equals the terminal's figures to the dollar."""
+    doc = (ROOT / "docs" / "rent-or-buy.md").read_text(encoding="utf-8")
+    _, cat, result = example
+    d = result.designs[0]
+    # the doc's inputs (design #1): capex, IT kW, owned and rented GPUs; the run's hours come from the design
+    capex, it_kw, owned, rented = 25_328_500.0, 996.962, 536, 512
+    assert (d.cost.capex_usd, round(d.cost.it_power_kw, 3), d.cost.gpus, d.rent.best.gpus) == (capex, it_kw, owned, rented), \
+        "docs/rent-or-buy.md is stale: design #1 changed; update its hand calculation"
+    hours = d.train_days * 24
+    assert round(hours, 4) == 542.1433
+    offers = {r.id: r.usd_per_gpu_hour for r in cat.rentals}
+    fac = it_kw * 1.25
+    life = [capex * 0.9, 0.08 * capex * 1.1 / 2 * 5, 184.06 * it_kw * 12 * 5, 0.04 * capex * 5, 400 * owned * 5]
+    run = [x * hours / 43_800 for x in life] + [fac * 0.08 * hours]
+    own = sum(run)
+    rent = rented * offers["spheron-b200-on-demand"] * hours
+    busy = sum(life) / (rented * offers["hyperstack-b200-reserved"] - fac * 0.08)
+    months, share = math.ceil(busy / 730), busy / 43_800
+    assert (round(own), round(rent), months, round(share * 100)) == (617_429, 1_673_791, 25, 41)
+    console = Console(width=400, record=True, force_terminal=False)
+    print_rent([d], console)
+    screen = console.export_text()
+    parts = ["depreciation", "financing", "colocation", "support", "staff", "energy"]
+    line = " + ".join(f"{p} ${v:,.0f}" for p, v in zip(parts, run, strict=True)) + f" = ${own:,.0f}"
+    assert line in screen
+    assert f"${rent:,.0f}" in screen and f"{months} mo, {share:.0%}" in screen
+    assert f"busy ≥ {months} months of its 60 (≥ {share:.0%} of the time)" in screen
+    for figure in (f"${own:,.0f}", f"${rent:,.0f}", f"{months} months of its 60", *(f"**{v:,.0f}**" for v in run)):
+        assert figure in doc, figure

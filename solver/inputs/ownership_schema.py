@@ -23,7 +23,7 @@ OWNERSHIP_SOURCES: dict[str, str] = {
                                  "year; vendors quote these only (docs/sources.md [W4])",
     "staff_usd_per_gpu_year": "estimate: 2 engineers at $200,000 a year per 1,000 GPUs = $400 per GPU-year "
                               "(docs/sources.md [W5])",
-    "cost_of_capital": "estimate: 8 % a year, the plan's default discount rate (docs/sources.md [W6])",
+    "cost_of_capital": "estimate: 8 % a year, the discount rate of the plan example in docs/plan.md (docs/sources.md [W6])",
 }
 """The source of each default; a value the scenario sets is reported as `scenario`."""
 
@@ -46,6 +46,7 @@ class Ownership(Strict):
     """Financing: the yearly cost of the capital tied up (on the average book value)."""
 
     def sources(self) -> dict[str, str]:
-        """{field: source} with `scenario` for the values the scenario set."""
-        return {name: ("scenario" if name in self.model_fields_set else OWNERSHIP_SOURCES[name])
+        """{field: source}: `scenario` for a value the scenario set to other than the default."""
+        fields = type(self).model_fields
+        return {name: ("scenario" if getattr(self, name) != fields[name].default else OWNERSHIP_SOURCES[name])
                 for name in OWNERSHIP_SOURCES}
