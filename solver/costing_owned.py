@@ -66,14 +66,16 @@ def stock_of(lines: list[Line], owned: dict[str, int] | None = None) -> dict[str
 
 
 def purchase_usd(stock: dict[str, Stock], bought: dict[str, Any], contingency_fraction: float,
-                 hardware_fraction: float = 0.0, factors: dict[str, float] | None = None) -> Any:
+                 hardware_fraction: float = 0.0, factors: dict[str, float] | None = None,
+                 part_factors: dict[str, float] | None = None) -> Any:
     """capex of what is bought = (1 + contingency)·[(1 + F)·Σ_hardware price·φ·bought + Σ_extra price·φ·bought],
-    φ = the price factor of the key's category (1 without `factors`); `bought` per stock key may be
-    ints or model expressions."""
+    φ = the part's own factor (`part_factors`, a lifecycle price trend), else the price factor of the key's
+    category (1 without `factors`); `bought` per stock key may be ints or model expressions."""
     hardware: Any = 0
     extra: Any = 0
     for key, st in stock.items():
-        usd = st.unit_price_usd * (factors or {}).get(st.category, 1.0) * bought[key]
+        φ = (part_factors or {}).get(st.part, (factors or {}).get(st.category, 1.0))
+        usd = st.unit_price_usd * φ * bought[key]
         if st.hardware:
             hardware = hardware + usd
         else:

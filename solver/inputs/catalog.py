@@ -18,7 +18,7 @@ from .stacks import ANY_GPU
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
 CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "stacks", "nic_configurations", "site_lines",
-                 "rentals")
+                 "rentals", "lifecycle")
 
 
 def default_catalog_path() -> Path:
@@ -226,6 +226,11 @@ def _check_stacks_and_rentals(cat: Catalog, report) -> None:
         if rental.platform not in platforms:
             report("rentals", rental.id, ("platform",),
                    f"no platform with this id in the catalog (known: {', '.join(sorted(platforms)) or 'none'})", rental.platform)
+    parts = {i for kind in ("gpus", "platforms", "nics", "switches", "links", "racks") for i in cat.by_id(kind)}
+    for entry in cat.lifecycle:
+        if entry.id not in parts:
+            report("lifecycle", entry.id, ("id",), "no part or GPU with this id in the catalog: name a platform, NIC, "
+                   "switch, link, rack or GPU", entry.id)
 
 
 def _check_catalog_references(cat: Catalog) -> None:

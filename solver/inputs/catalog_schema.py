@@ -13,6 +13,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from .nic_configs import NicConfiguration, SiteLine
 from .reliability import CatalogReliability
+from .lifecycle_schema import Lifecycle
 from .rentals import Rental
 from .schema_base import Date, Identifier, Strict
 from .stacks import Stack
@@ -311,6 +312,8 @@ class Catalog(Strict):
     """Storage, management, cooling-plant and installation lines by reference architecture (SPEC §5.2)."""
     rentals: list[Rental] = []
     """Rental offers (cloud, colocation): renting the same GPU-hours next to owning (solver/rentals.py)."""
+    lifecycle: list[Lifecycle] = []
+    """Orderable windows and price trends per part id or GPU id (solver/plan/lifecycle.py, SPEC §6.3)."""
     facility: Facility | None = None
     stacks: list[Stack] = []
     """Software-stack profiles (SPEC §4.8, solver/inputs/stacks.py); `workload.stack` names one."""
