@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from .lifecycle_schema import Lifecycle
 from .nic_configs import NicConfiguration, SiteLine
 from .reliability import CatalogReliability
-from .lifecycle_schema import Lifecycle
 from .rentals import Rental
 from .schema_base import Date, Identifier, Strict
 from .stacks import Stack
