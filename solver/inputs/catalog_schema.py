@@ -16,6 +16,7 @@ from .nic_configs import NicConfiguration, SiteLine
 from .reliability import CatalogReliability
 from .rentals import Rental
 from .schema_base import Date, Identifier, Strict
+from .site_schema import PowerProfile
 from .stacks import Stack
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
@@ -313,6 +314,8 @@ class Catalog(Strict):
     rentals: list[Rental] = []
     """Rental offers (cloud, colocation): renting the same GPU-hours next to owning (solver/rentals.py)."""
     lifecycle: list[Lifecycle] = []
+    power_profiles: list[PowerProfile] = []
+    """GPU power limits with the throughput they keep (a decision of `site:` scenarios, SPEC §6.3)."""
     """Orderable windows and price trends per part id or GPU id (solver/plan/lifecycle.py, SPEC §6.3)."""
     facility: Facility | None = None
     stacks: list[Stack] = []
