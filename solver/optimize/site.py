@@ -198,18 +198,21 @@ def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None) -> SiteAnswer
 def site_result(loaded, catalog: Catalog, top_k: int | None, say=None):
     """(SiteAnswer, the winning variant's SolveResult, its catalog) for the command line; with no feasible
     variant, the first variant's infeasible result and its explanation (the site's power named)."""
-    answer = solve_site(loaded, catalog, top_k or loaded.scenario.top_k, say)
+    import dataclasses
+
+    from .solve import solve
+
+    answer = solve_site(loaded, catalog, 1, say)  # the best of each variant decides; then the winner's K best
     if answer.result is not None and answer.variant is not None:
-        result = answer.result
+        k = top_k or loaded.scenario.top_k
+        result = answer.result if k == 1 else solve(dataclasses.replace(loaded, scenario=answer.variant.scenario),
+                                                     answer.variant.catalog, top_k=k)
+        answer.result = result
         result.notes = [*getattr(result, "notes", []), f"site: {answer.variant.label} chosen of {len(answer.tried)} "
                         "cooling × power-profile variants, each solved exactly (solver/optimize/site.py)"]
         return answer, result, answer.variant.catalog
-    from .solve import solve
-
     first = variants(loaded.scenario, catalog)
     if not first:
         raise ValueError("no platform fits any cooling option's rack_kw_max")
-    import dataclasses
-
     result = solve(dataclasses.replace(loaded, scenario=first[0].scenario), first[0].catalog, top_k=1)
     return answer, result, first[0].catalog
