@@ -21,7 +21,8 @@ Every offer is listed once below with the designs it can rent, its price source 
 """
 from __future__ import annotations
 
-from ..costing_owned import OWN_INCLUDES, OWN_LEAVES_OUT
+import re
+
 from ..inputs.ownership_schema import OWNERSHIP_SOURCES
 from .summary_sheet import _summary_row_numbers
 from .xlsx import (
@@ -57,18 +58,18 @@ INPUTS = (  # (key, label, format)
 INPUT_ROW = {key: INPUT_HEADER_ROW + 1 + i for i, (key, _, _) in enumerate(INPUTS)}
 KWH_ROW = INPUT_HEADER_ROW + 1 + len(INPUTS)
 DESIGN_HEADER_ROW = KWH_ROW + 2
-ROWS = ("capex", "it_kw", "facility_kw", "gpus", "hours", "share", "depreciation", "financing", "colocation",
-        "support", "staff", "energy", "own", "offer", "rented", "price", "commitment", "rent", "cheaper",
-        "committed", "committed_price", "fixed", "busy_hours", "busy_months", "busy_share")
+ROWS = ("capex", "gpus", "hours", "share", "depreciation", "financing", "colocation", "support", "staff", "energy",
+        "own", "offer", "rented", "price", "rent", "cheaper", "committed", "committed_price", "fixed", "busy_hours",
+        "busy_months", "busy_share")
 ROW = {key: DESIGN_HEADER_ROW + 1 + i for i, key in enumerate(ROWS)}
 LABELS = {
-    "capex": "Capex (USD)", "it_kw": "IT power (kW)", "facility_kw": "Facility power (kW)",
+    "capex": "Capex (USD)",
     "gpus": "GPUs owned (spares included)", "hours": "Hours of the run", "share": "Share of the life",
     "depreciation": "Depreciation for the run (USD)", "financing": "Financing for the run (USD)",
     "colocation": "Colocation for the run (USD)", "support": "Support for the run (USD)",
     "staff": "Staff for the run (USD)", "energy": "Energy of the run (USD)", "own": "Own: the run's share (USD)",
     "offer": "Offer for the run (cheapest)", "rented": "GPUs rented", "price": "USD per GPU-hour",
-    "commitment": "Commitment (h)", "rent": "Rent for the run (USD)", "cheaper": "Cheaper, by (own − rent)",
+    "rent": "Rent for the run (USD)", "cheaper": "Cheaper, by (own − rent)",
     "committed": "Cheapest committed offer", "committed_price": "Its USD per GPU-hour",
     "fixed": "Fixed cost over the life (USD)", "busy_hours": "Busy hours to break even",
     "busy_months": "Owning wins if busy ≥ (months)", "busy_share": "… ≥ share of the life",
@@ -76,6 +77,11 @@ LABELS = {
 NEVER_MONTHS = '#,##0;"never";0'
 NEVER_SHARE = '0%;"never";0%'
 CHEAPER = '"rent, by "$#,##0;"buy, by "$#,##0;"equal"'  # own − rent: positive when renting is cheaper
+DESIGN_WIDTH = 18  # characters per design column
+INCLUDES = ("Owning includes: depreciation (capex − residual), financing, colocation, support, staff and the energy "
+            "of the busy hours (the rows above).")
+LEAVES_OUT = ("Owning leaves out: energy while idle, taxes, insurance, licences beyond support, the lead time to "
+              "install, rental price changes over the life.")
 
 
 def _inp(key: str) -> str:
@@ -89,39 +95,37 @@ def _design_column(ws, c: int, design, summary_col: str, rows: dict) -> None:
     x = col_letter(c)
     r = {k: f"{x}{v}" for k, v in ROW.items()}
     years, res, kwh = _inp("depreciation_years"), _inp("residual_fraction"), f"$B${KWH_ROW}"
+    it_kw, fac_kw = f"Summary!{summary_col}{rows['it_kw']}", f"Summary!{summary_col}{rows['facility_kw']}"
     run, life = o.run_usd(), o.life_usd()
     commitment = q.paid_hours if q.paid_hours > q.hours else 0.0
     busy = be.busy_hours if be.busy_hours is not None else -1.0
     cells = {
         "capex": (Live(f"=Summary!{summary_col}{rows['capex']}", o.capex_usd), USD),
-        "it_kw": (Live(f"=Summary!{summary_col}{rows['it_kw']}", o.it_kw), NUMBER_2),
-        "facility_kw": (Live(f"=Summary!{summary_col}{rows['facility_kw']}", o.facility_kw), NUMBER_2),
         "gpus": (o.gpus, NUMBER),
         "hours": (o.hours, NUMBER_2),
         "share": (Live(f"={r['hours']}/({years}*{HOURS_PER_YEAR})", o.share), "0.00%"),
         "depreciation": (Live(f"={r['capex']}*(1-{res})*{r['share']}", run["depreciation"]), USD),
         "financing": (Live(f"={_inp('cost_of_capital')}*{r['capex']}*(1+{res})/2*{years}*{r['share']}",
                            run["financing"]), USD),
-        "colocation": (Live(f"={_inp('colocation_usd_per_kw_month')}*{r['it_kw']}*12*{years}*{r['share']}",
+        "colocation": (Live(f"={_inp('colocation_usd_per_kw_month')}*{it_kw}*12*{years}*{r['share']}",
                             run["colocation"]), USD),
         "support": (Live(f"={_inp('support_fraction_per_year')}*{r['capex']}*{years}*{r['share']}", run["support"]), USD),
         "staff": (Live(f"={_inp('staff_usd_per_gpu_year')}*{r['gpus']}*{years}*{r['share']}", run["staff"]), USD),
-        "energy": (Live(f"={r['facility_kw']}*{kwh}*{r['hours']}", run["energy"]), USD),
+        "energy": (Live(f"={fac_kw}*{kwh}*{r['hours']}", run["energy"]), USD),
         "own": (Live(f"=SUM({r['depreciation']}:{r['energy']})", o.own_usd), USD),
         "offer": (q.offer_id + (" (est.)" if q.price_is_estimate else ""), None),
         "rented": (q.gpus, NUMBER),
         "price": (q.usd_per_gpu_hour, NUMBER_2),
-        "commitment": (commitment, NUMBER),
-        "rent": (Live(f"={r['rented']}*{r['price']}*MAX({r['hours']},{r['commitment']})", q.rent_usd), USD),
+        "rent": (Live(f"={r['rented']}*{r['price']}*MAX({r['hours']},{commitment:g})", q.rent_usd), USD),
         "cheaper": (Live(f"={r['own']}-{r['rent']}", o.own_usd - q.rent_usd), CHEAPER),
         "committed": (be.quote.offer_id + ("" if be.against_committed else " (no committed offer)"), None),
         "committed_price": (be.quote.usd_per_gpu_hour, NUMBER_2),
         "fixed": (Live(f"={r['capex']}*(1-{res})+{_inp('cost_of_capital')}*{r['capex']}*(1+{res})/2*{years}"
-                       f"+{_inp('colocation_usd_per_kw_month')}*{r['it_kw']}*12*{years}"
+                       f"+{_inp('colocation_usd_per_kw_month')}*{it_kw}*12*{years}"
                        f"+{_inp('support_fraction_per_year')}*{r['capex']}*{years}"
                        f"+{_inp('staff_usd_per_gpu_year')}*{r['gpus']}*{years}", sum(life.values())), USD),
-        "busy_hours": (Live(f"=IF({r['rented']}*{r['committed_price']}>{r['facility_kw']}*{kwh},"
-                            f"{r['fixed']}/({r['rented']}*{r['committed_price']}-{r['facility_kw']}*{kwh}),-1)", busy),
+        "busy_hours": (Live(f"=IF({r['rented']}*{r['committed_price']}>{fac_kw}*{kwh},"
+                            f"{r['fixed']}/({r['rented']}*{r['committed_price']}-{fac_kw}*{kwh}),-1)", busy),
                        NUMBER),
         "busy_months": (Live(f"=IF(AND({r['busy_hours']}>=0,{r['busy_hours']}<={years}*{HOURS_PER_YEAR}),"
                              f"ROUNDUP({r['busy_hours']}/{HOURS_PER_MONTH},0),-1)",
@@ -134,7 +138,7 @@ def _design_column(ws, c: int, design, summary_col: str, rows: dict) -> None:
         if key in ("hours", "price", "committed_price"):
             cell.fill = INPUT_FILL
         if key in ("offer", "committed"):
-            wrap(ws, ROW[key], c, 16)
+            wrap(ws, ROW[key], c, DESIGN_WIDTH)
 
 
 def _inputs(ws, design, last_col: str) -> None:
@@ -150,13 +154,31 @@ def _inputs(ws, design, last_col: str) -> None:
         row = INPUT_ROW[key]
         put(ws, row, 1, label).font = BOLD
         put(ws, row, 2, values[key], fmt).fill = INPUT_FILL
-        put(ws, row, 3, sources.get(key, ""))
+        put(ws, row, 3, short_source(sources.get(key, "")))
         ws.merge_cells(f"C{row}:{last_col}{row}")
-        wrap(ws, row, 3, 14 * 5)
     put(ws, KWH_ROW, 1, "Electricity (USD per kWh)").font = BOLD
     _write(ws, KWH_ROW, 2, Live("=TCO_usd_per_kWh", o.usd_per_kwh), "0.0000")
     put(ws, KWH_ROW, 3, "Assumptions (the TCO's price)")
     ws.merge_cells(f"C{KWH_ROW}:{last_col}{KWH_ROW}")
+
+
+def short_source(text: str) -> str:
+    """The printed form of an input's source: its docs/sources.md ids, and whether it is an estimate."""
+    ids = re.findall(r"\[[A-Z]?\d+\]", text)
+    ref = ("docs/sources.md " + " ".join(ids)) if ids else text[:60]
+    return ("estimate; " if text.startswith("estimate") else "") + ref
+
+
+def _input_sources(ws, row: int, sources: dict, last_col: str) -> int:
+    """The inputs' sources in full (below the printed page)."""
+    _header(ws, row, ["Ownership input", "", "Source"], height=20)
+    for key, label, _ in INPUTS:
+        row += 1
+        put(ws, row, 1, label)
+        put(ws, row, 3, sources.get(key, ""))
+        ws.merge_cells(f"C{row}:{last_col}{row}")
+        wrap(ws, row, 3, DESIGN_WIDTH * 5)
+    return row
 
 
 def _offers(ws, row: int, designs: list, last_col: str) -> None:
@@ -173,7 +195,7 @@ def _offers(ws, row: int, designs: list, last_col: str) -> None:
         put(ws, row, 2, q.usd_per_gpu_hour, NUMBER_2)
         put(ws, row, 3, f"{q.term}; max {q.max_gpus:,} GPUs per block; {q.price_source} ({q.price_date})")
         ws.merge_cells(f"C{row}:{last_col}{row}")
-        wrap(ws, row, 3, 14 * 5)
+        wrap(ws, row, 3, DESIGN_WIDTH * 5)
 
 
 def write_rent_sheet(wb, result) -> bool:
@@ -197,15 +219,17 @@ def write_rent_sheet(wb, result) -> bool:
     for d in designs:
         _design_column(ws, 2 + len([e for e in designs if e.rank < d.rank]),
                        d, col_letter(2 + result.designs.index(d)), rows)
-    r = ROW[ROWS[-1]] + 2
-    for label, items in (("Owning includes", OWN_INCLUDES), ("Owning leaves out", OWN_LEAVES_OUT)):
-        put(ws, r, 1, label).font = BOLD
-        put(ws, r, 2, "; ".join(items))
-        ws.merge_cells(f"B{r}:{last_col}{r}")
-        wrap(ws, r, 2, 14 * 5)
+    r = ROW[ROWS[-1]] + 1
+    for text in (INCLUDES, LEAVES_OUT):
+        put(ws, r, 1, text)
+        ws.merge_cells(f"A{r}:{last_col}{r}")
+        wrap(ws, r, 1, 34 + DESIGN_WIDTH * (ord(last_col) - ord("A")))
         r += 1
-    _offers(ws, r + 1, designs, last_col)
-    _widths(ws, {"A": 34, **{col_letter(c): 14 for c in range(2, 2 + max(5, len(designs)))}})
+    ws.print_area = f"A1:{last_col}{r - 1}"  # one page: the inputs and the comparison; sources follow below
+    sources = dict(designs[0].rent.owning.sources)
+    r = _input_sources(ws, r + 2, sources, last_col)
+    _offers(ws, r + 2, designs, last_col)
+    _widths(ws, {"A": 34, **{col_letter(c): DESIGN_WIDTH for c in range(2, 2 + max(5, len(designs)))}})
     ws.freeze_panes = "B5"
     print_setup(ws, pages_wide=1, pages_tall=1, fit=True)
     return True

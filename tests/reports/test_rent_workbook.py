@@ -83,14 +83,17 @@ def test_inputs_with_sources_and_one_column_per_design(solved):
     _, js, book = solved
     ws = openpyxl.load_workbook(book)[SHEET]
     assert ws.cell(row=INPUT_ROW["depreciation_years"], column=2).value == 5
-    assert "Amazon 10-K" in ws.cell(row=INPUT_ROW["depreciation_years"], column=3).value
-    assert "CBRE" in ws.cell(row=INPUT_ROW["colocation_usd_per_kw_month"], column=3).value
+    assert ws.cell(row=INPUT_ROW["depreciation_years"], column=3).value == "docs/sources.md [W1]"
+    assert ws.cell(row=INPUT_ROW["residual_fraction"], column=3).value == "estimate; docs/sources.md [W2]"
+    full = [ws.cell(row=r, column=3).value for r in range(1, ws.max_row + 1)]
+    assert any("Amazon 10-K" in str(v) for v in full) and any("CBRE" in str(v) for v in full)  # in full, below
     assert ws.cell(row=KWH_ROW, column=2).value == "=TCO_usd_per_kWh"
     designs = [d for d in js["designs"] if "rent_or_buy" in d]
     assert [ws.cell(row=ROW["capex"] - 1, column=2 + i).value for i in range(len(designs))] == \
         [f"#{d['rank']}" for d in designs]
     offers = {q["offer"] for d in designs for q in d["rent_or_buy"]["quotes"]}
-    listed = [str(c.value).split(" (")[0] for c in ws["A"][ROW["busy_share"] + 5:] if c.value]
+    head = next(c.row for c in ws["A"] if c.value == "Offer (designs)")
+    listed = [str(c.value).split(" (")[0] for c in ws["A"][head:] if c.value]
     assert set(listed) == offers and len(listed) == len(offers)  # every offer once
 
 
@@ -139,6 +142,7 @@ def test_the_sheet_prints_on_one_page(solved):
     assert ws.sheet_properties.pageSetUpPr.fitToPage
     assert ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 1
     assert ws.page_setup.orientation == "landscape"
+    assert ws.print_area is not None and "$A$1:" in ws.print_area  # the inputs and the comparison; sources below
 
 
 @pytest.mark.libreoffice
