@@ -114,7 +114,7 @@ def variants(scenario: Scenario, catalog: Catalog) -> list[Variant]:
                 constraints = scenario.constraints.model_copy(update={
                     "platforms": [p.id for p in fits],
                     "facility_power_kw": min(cap_kw, own_cap) if own_cap is not None else cap_kw})
-                sc = scenario.model_copy(update={"constraints": constraints,
+                sc = scenario.model_copy(update={"constraints": constraints, "site": None,  # the variant is plain
                                                  "tco": scenario.tco.model_copy(update={"pue": cooling.pue})})
                 out.append(Variant(cooling, gpu_id, profile, sc, _catalog(catalog, gpu_id, profile, cooling, fits)))
     return out
