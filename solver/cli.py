@@ -344,13 +344,19 @@ def cmd_solve(args, out, err) -> int:
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
     # the workbook's process (forked now, before any thread starts) imports openpyxl while this one solves
+    site = None
     with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:
         with err.status("solving…") as status:
-            result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
-                               progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
-            status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
-            add_to_result(result, ls, cat, args.frontier, args.time_limit,
-                          progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
+            if ls.scenario.site is not None:  # power-first site: cooling and power profile decided (issue 43)
+                from .optimize.site import site_result
+
+                site, result, cat = site_result(ls, cat, args.top, lambda text: status.update(text))
+            else:
+                result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
+                                   progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
+                status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
+                add_to_result(result, ls, cat, args.frontier, args.time_limit,
+                              progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
         from .optimize.budget import budget_note
 
         note = budget_note(ls.scenario, cat, result)
@@ -361,12 +367,16 @@ def cmd_solve(args, out, err) -> int:
             # the workbook is written by its process while this one prints and writes the JSON (or here, after)
             with write_alongside(book_writer, "workbook", (replace(result, space_memo=None), ls, cat), book):
                 print_solve(result, out, wide=getattr(args, "wide", False))
+                if site is not None:
+                    from .reports.site_terminal import print_site
+
+                    print_site(site, out)
                 print_next_faster(result, out)
                 if result.frontier is not None:
                     print_frontier(result.frontier, result.scenario, out, wide=getattr(args, "wide", False))
                 if plot_path is not None and result.frontier is not None and result.frontier["points"]:
                     write_frontier_plot(result.frontier, result.scenario, plot_path)
-                _write_json(result.to_dict(), json_path)
+                _write_json({**result.to_dict(), **({"site": site.to_dict()} if site is not None else {})}, json_path)
             if book is None:
                 outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
             if bom_path is not None and result.designs:

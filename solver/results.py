@@ -253,7 +253,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
         design.nic_configuration = {"id": config.id, "reference": config.reference, "source": config.source}
     design.caveats = orderability_caveats(design)
     design.binding = binding_constraints(design, scenario)
-    design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days)
+    design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days,
+                              scenario.ownership)
     return design
 
 

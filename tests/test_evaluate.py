@@ -22,7 +22,8 @@ from solver.perf.traffic import CLASS_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH_SCENARIOS = sorted(p for p in (ROOT / "scenarios").glob("*.yaml")
-                          if not p.name.startswith(("evaluate-", "growth-")))
+                          if not p.name.startswith(("evaluate-", "growth-", "site-")))  # a site's cooling and power
+# profile are decided by solve (solver/optimize/site.py), not pins: tests/optimize/test_site.py checks it
 
 
 def pinned_copy(path: Path, design) -> dict:

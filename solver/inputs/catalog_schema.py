@@ -11,10 +11,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from .lifecycle_schema import Lifecycle
 from .nic_configs import NicConfiguration, SiteLine
 from .reliability import CatalogReliability
 from .rentals import Rental
 from .schema_base import Date, Identifier, Strict
+from .site_schema import PowerProfile
 from .stacks import Stack
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
@@ -311,6 +313,10 @@ class Catalog(Strict):
     """Storage, management, cooling-plant and installation lines by reference architecture (SPEC §5.2)."""
     rentals: list[Rental] = []
     """Rental offers (cloud, colocation): renting the same GPU-hours next to owning (solver/rentals.py)."""
+    lifecycle: list[Lifecycle] = []
+    power_profiles: list[PowerProfile] = []
+    """GPU power limits with the throughput they keep (a decision of `site:` scenarios, SPEC §6.3)."""
+    """Orderable windows and price trends per part id or GPU id (solver/plan/lifecycle.py, SPEC §6.3)."""
     facility: Facility | None = None
     stacks: list[Stack] = []
     """Software-stack profiles (SPEC §4.8, solver/inputs/stacks.py); `workload.stack` names one."""

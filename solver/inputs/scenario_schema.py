@@ -13,8 +13,10 @@ from pydantic import Field, field_validator, model_validator
 
 from .catalog_schema import FabricFamilyName, Fraction, Positive
 from .nic_configs import CapexScope, NicConfigChoice
+from .ownership_schema import Ownership
 from .reliability import ScenarioReliability
 from .schema_base import Date, Identifier, PosInt, Strict
+from .site_schema import Site
 from .workload_schema import TransformerShape, Workload
 
 
@@ -353,6 +355,10 @@ class Scenario(Strict):
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
     reliability: ScenarioReliability = ScenarioReliability()
     """Checkpoints, restarts and hot spares (goodput, SPEC §6.2)."""
+    ownership: Ownership = Ownership()
+    site: Site | None = None
+    """A power-first site (phases of MW, cooling types, headroom): `solve` chooses the cooling and the GPU power profile."""
+    """What owning costs beyond the purchase and the energy (life, residual, colocation, support, staff, financing)."""
 
     @field_validator("catalog", mode="before")
     @classmethod
@@ -364,7 +370,8 @@ class Scenario(Strict):
         if not self.target.given and self.objective != "fastest":
             raise ValueError("target: give step_time_s, or train_tokens with train_days (only objective: fastest "
                              "may leave the target out)")
-        if self.objective == "fastest" and not any(getattr(self.constraints, cap) is not None for cap in CAPS):
+        if self.objective == "fastest" and self.site is None and \
+                not any(getattr(self.constraints, cap) is not None for cap in CAPS):
             raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
                              "facility_power_kw, max_gpus or max_racks")
         return self

@@ -62,6 +62,10 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     ls = as_loaded(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
+    if ls.scenario.site is not None:  # a power-first site: one solve per cooling × power profile (site.py)
+        from .site import site_result
+
+        return site_result(ls, cat, top_k)[1]
     sc = ls.scenario
     sc = with_pod_tiers(sc)
     k = top_k or sc.top_k

@@ -14,11 +14,13 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog, load_scenario
 from ..inputs.schema import PRICE_CATEGORIES, Catalog, Plan, PlanGrowth, Scenario, SweepGrowth, SweepParameter
 from ..sweep.plan import _get, _set, field_kind, make_axis
+from .lifecycle import plan_lifecycle
 
 FORBIDDEN = ("plan", "sweep", "top_k", "inventory", "extra_costs", "name", "catalog")
 
@@ -53,11 +55,23 @@ class PlanSpec:
     start_year: int | None
     owned: dict[str, int]
     notes: list[str] = field(default_factory=list)
+    lifecycle: Any = None  # plan/lifecycle.PlanLifecycle: orderable windows and price trends (None: none apply)
 
     def only(self, periods: list[Period], architectures: str | None = None) -> PlanSpec:
         """The same plan on a subset of its periods (the from-scratch comparison solves one at a time)."""
         return PlanSpec(self.scenario_name, periods, architectures or self.architectures, self.objective,
-                        self.period_years, self.discount_rate, self.start_year, self.owned, list(self.notes))
+                        self.period_years, self.discount_rate, self.start_year, self.owned, list(self.notes),
+                        self.lifecycle)
+
+    def factor(self, p: int, category: str, part: str) -> float:
+        """The price factor of a part bought in period p: its lifecycle trend, else its category's φ_pc."""
+        period = self.periods[p]
+        φ = period.price_factors[category]
+        return φ if self.lifecycle is None else self.lifecycle.factor(period.index, part, φ)
+
+    def orderable(self, p: int, part: str) -> bool:
+        """Whether the part can be ordered in period p (its lifecycle window; always without one)."""
+        return self.lifecycle is None or self.lifecycle.orderable(self.periods[p].index, part)
 
 
 def price_factors(plan: Plan, p: int) -> dict[str, float]:
@@ -212,5 +226,9 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
         periods.append(Period(p, label, year, values, point.scenario, price_factors(plan, p), discount_factor(plan, p)))
     if problems:
         raise InputError(problems)
-    return PlanSpec(sc.name, periods, plan.architectures, sc.objective, plan.period_years, plan.discount_rate,
+    spec = PlanSpec(sc.name, periods, plan.architectures, sc.objective, plan.period_years, plan.discount_rate,
                     plan.start_year, sc.owned_counts())
+    spec.lifecycle = plan_lifecycle(cat, plan.start_year, plan.period_years, plan.count)
+    if cat.lifecycle and plan.start_year is None:
+        spec.notes.append("the catalog's lifecycle windows are not applied: the plan has no start_year")
+    return spec

@@ -130,8 +130,9 @@ def _purchase_lines(report: dict) -> list[dict]:
     rows: dict[tuple, dict] = {}
     for p, period in enumerate(report["periods"]):
         for b in period["bought"]:
-            row = rows.setdefault((b["cluster"], b["key"]), {**b, "quantities": [0] * len(report["periods"])})
+            row = rows.setdefault((b["cluster"], b["key"]), {**b, "quantities": [0] * len(report["periods"]), "factors": {}})
             row["quantities"][p] += b["quantity"]
+            row["factors"][p] = b["price_factor"]  # a lifecycle price trend may differ from the category's
     return sorted(rows.values(), key=lambda r: (r["cluster"], _order(r["category"]), r["key"]))
 
 
@@ -156,9 +157,10 @@ def _purchases(ws, report: dict, lines: list[dict], head: int) -> tuple[int, int
         for p, q in enumerate(line["quantities"]):
             put(ws, row, 6 + p, q, NUMBER).fill = INPUT
             qty = get_column_letter(6 + p)
-            factor = f"{_col(p)}${ROW['factor:' + line['category']]}"
-            formula(ws, row, 6 + n + p, f"={qty}{row}*$E{row}*{factor}", USD,
-                    q * line["unit_price_usd"] * report["periods"][p]["price_factors"][line["category"]])
+            φ = line["factors"].get(p, report["periods"][p]["price_factors"][line["category"]])
+            own = abs(φ - report["periods"][p]["price_factors"][line["category"]]) > 1e-12  # the part's own trend
+            factor = repr(φ) if own else f"{_col(p)}${ROW['factor:' + line['category']]}"
+            formula(ws, row, 6 + n + p, f"={qty}{row}*$E{row}*{factor}", USD, q * line["unit_price_usd"] * φ)
         row += 1
     return head + 1, row - 1
 

@@ -68,6 +68,9 @@ def test_scenario_comment_explains_its_target(path):
     sc = Scenario.model_validate(yaml.safe_load(text))
     target = sc.target.step_time_s
     assert "realistic" in comments or "reachable" in comments
+    if sc.objective == "fastest" and sc.site is not None:  # no target: the comment derives what the site holds
+        assert f"{sc.site.power_mw_at():g} MW" in comments
+        return
     if sc.objective == "fastest":  # no target: the comment derives what the budget buys
         assert f"${sc.constraints.budget_usd / 1e6:g}M" in comments
         return
@@ -233,7 +236,7 @@ def test_twin_port_modules_serve_two_links(catalog):
 # ------------------------------------------------------------------------------ citations
 
 SOURCES_PATH = ROOT / "docs" / "sources.md"
-SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGL]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1]
+SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGLWKP]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1], [W1], [K1], [P1]
 SOURCE_CHAIN = re.compile(r"docs/sources\.md((?:\s*\[[^\]\s]*\])+)")  # docs/sources.md [5][6]
 BARE_ID = re.compile(rf"\[({SOURCE_ID})\]")
 SECTION = re.compile(r"§([a-z][a-z-]*)")  # docs/sources.md §prices (§1.1 of a user guide is not one)

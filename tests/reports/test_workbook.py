@@ -166,9 +166,9 @@ def test_sheet_names_headers_and_print_setup(book):
     wb = openpyxl.load_workbook(book)
     assert wb.sheetnames == ["Summary", "Prices", "BOM 1", "BOM 2", "Cables", "Rent or buy", "Performance",
                              "Assumptions"]
-    # every sheet prints landscape, one page wide, sheet name and page in the footer; Rent or buy prints at
-    # 100 % split across pages (tests/reports/test_rent_workbook.py), and so does Cables (test_bom_csv_cables.py)
-    for ws in (w for w in wb.worksheets if w.title not in ("Rent or buy", "Cables")):
+    # every sheet prints landscape, one page wide, sheet name and page in the footer; Cables prints at 100 %
+    # split across pages (test_bom_csv_cables.py)
+    for ws in (w for w in wb.worksheets if w.title != "Cables"):
         assert ws.page_setup.orientation == "landscape"
         assert ws.page_setup.fitToWidth == 1 and ws.sheet_properties.pageSetUpPr.fitToPage
         assert ws.oddFooter.center.text == "&A, page &P of &N"
@@ -675,14 +675,13 @@ def test_printed_page_count_and_orientation(printed):
     # Each BOM: 16 lines since issue 24 (12 + storage, in-band and out-of-band management, installation), its
     # totals and counts no longer fit one page at 70 % or more: 2 pages.
     # Cables (planner3): about 1,050 pt of columns at 100 %: 2 pages across.
-    # Rent or buy (planner3): 16 columns, about 1,750 pt wide at 100 %, on 734 pt landscape pages with Design and
-    # Offer (about 260 pt) repeated: 3 pages across, one down (8 rows).
+    # Rent or buy (issue 43): the ownership inputs, one column per design and the offers once, fitted to one page.
     # Performance: the breakdown and its chart; (page break) bytes and memory per GPU, the margins and the
     # caveats; (page break) the goodput table of issue 25 (hot spares, checkpoints): 3 pages.
     # Assumptions: 69 rows, about 1,400 pt at 74 % on 500 pt pages: 2 to 3 pages (the heights of wrapped rows
     # are estimates).
     # Frontier: none; the sheet is written only for a cost-speed frontier run (result.frontier), not a solve.
-    expected = {"Summary": 2, "Prices": 2, "BOM 1": 2, "BOM 2": 2, "Cables": 2, "Rent or buy": 3, "Performance": 3}
+    expected = {"Summary": 2, "Prices": 2, "BOM 1": 2, "BOM 2": 2, "Cables": 2, "Rent or buy": 1, "Performance": 3}
     assert list(dict.fromkeys(sheets)) == [*expected, "Assumptions"]  # no other sheet (no Frontier)
     assert {s: sheets.count(s) for s in expected} == expected
     assert sheets.count("Assumptions") in (2, 3)
