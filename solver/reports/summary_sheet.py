@@ -57,9 +57,9 @@ SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch", "fabric",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
     "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", *SUMMARY_GOODPUT_KEYS,
-    "network_load", "caveats", "capex_includes", "capex_leaves_out",
+    "network_load", "caveats", "reference_design", "capex_includes", "capex_leaves_out",
 )
-WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "capex_includes", "capex_leaves_out")
+WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "reference_design", "capex_includes", "capex_leaves_out")
 
 
 def design_name(design) -> str:
@@ -129,6 +129,7 @@ def orderable_rows(design) -> list:
     includes, leaves_out = capex_scope_text({line.category for line in design.cost.bom})
     return [("network_load", "Network load (scale-out busy ÷ compute)", load_text, None),
             ("caveats", "Caveats before ordering", "; ".join(design.caveats) or "none", None),
+            ("reference_design", "Reference design (published architecture it follows)", design.reference_design, None),
             ("capex_includes", "Capex includes", includes, None),
             ("capex_leaves_out", "Capex leaves out", leaves_out, None)]
 

@@ -181,6 +181,7 @@ def print_caveats(designs: list[Design], console: Console) -> None:
     for d in designs:
         if d.rank <= 1 and d.network_load:
             console.print(f"  #{d.rank} {safe(network_load_text(d))}")
+        console.print(f"  #{d.rank} reference design: {safe(d.reference_design)}")
         for text in d.caveats:
             console.print(f"  [yellow]⚠ #{d.rank} caveat[/]: {safe(text)}")
 
