@@ -75,11 +75,13 @@ def site_lines_for(catalog: Catalog, platform_id: str, scope: str) -> tuple[Site
     return tuple(s for s in catalog.site_lines if platform_id in s.platforms)
 
 
-def site_count(line: SiteLine, units: int, nodes: int) -> int:
-    """Items of one site line for `units` compute units (spares included) of `nodes` nodes."""
+def site_count(line: SiteLine, units: int, nodes: int, cabled_nodes: int | None = None) -> int:
+    """Items of one site line for `units` compute units (spares included) of `nodes` nodes; per scalable unit,
+    the SUs of the `cabled_nodes` (job nodes and the spares packed into their free ports, SPEC §5.3; None = all)."""
     if line.per == "scalable_unit":
         assert line.nodes_per_scalable_unit is not None
-        return line.per_count * ceil_int(nodes / line.nodes_per_scalable_unit)
+        su_nodes = nodes if cabled_nodes is None else cabled_nodes
+        return line.per_count * ceil_int(su_nodes / line.nodes_per_scalable_unit)
     return line.per_count * (units if line.per == "unit" else nodes)
 
 
@@ -103,7 +105,7 @@ def site_category_lines(category: str):
         for s in parts.site:
             if s.category != category:
                 continue
-            count = q.site[s.id] if q.site is not None else site_count(s, q.units + q.spare_units, q.nodes)
+            count = q.site[s.id] if q.site is not None else site_count(s, q.units + q.spare_units, q.nodes, q.cabled_nodes)
             what = f"{s.name}" + (" (in the unit price)" if s.included else "")
             out.append(dict(category=category, part=s.id, description=what, quantity=count,
                             unit_price_usd=s.unit_price_usd, power_w=s.power_w, priced=s, included=s.included,

@@ -186,6 +186,7 @@ class Design:
             "nodes": self.cost.nodes,
             "domains": self.cost.domains,  # NVLink domains of the job
             "spare_units": self.cost.spare_units,
+            "spares": self.cost.spares_dict(),  # cabled into the job's free ports, or not (SPEC §5.3)
             "racks": self.cost.racks,
             "power_kw": {"it": self.cost.it_power_kw, "facility": self.cost.facility_power_kw},
             "parallelism": {
@@ -256,7 +257,7 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
         design.nic_configuration = {"id": config.id, "reference": config.reference, "source": config.source}
     facts = fabric_facts(catalog, design)
     design.reference_design = reference_design(facts)
-    design.caveats = orderability_caveats(design) + fabric_caveats(facts, design.reference_design)
+    design.caveats = orderability_caveats(design) + fabric_caveats(facts, design.reference_design) + spare_caveats(cost)
     design.binding = binding_constraints(design, scenario)
     design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days)
     return design
@@ -269,6 +270,16 @@ def fabric_facts(catalog: Catalog, design: Design) -> FabricFacts:
     return FabricFacts(arch.platform, arch.fabric, arch.switch, switch.fabric == "ethernet", design.cost.fabric.tiers,
                        design.cost.job_nodes, arch.oversubscription, arch.above_pod_oversubscription,
                        not config or bool(config["reference"]))
+
+
+def spare_caveats(cost: CostedDesign) -> list[str]:
+    """Hot spares that do not fit the free ports of the job's leaf groups (fabrics/spares.py), stated."""
+    left = cost.spare_units - cost.cabled_spare_units
+    if left <= 0:
+        return []
+    what = "racks" if cost.nodes != cost.units + cost.spare_units else "nodes"
+    return [f"{left} of {cost.spare_units} spare {what} not cabled: no free leaf port in the job's scalable units "
+            "(racked, powered; a new leaf group would cable them)"]
 
 
 def orderability_caveats(design: Design) -> list[str]:
@@ -297,7 +308,7 @@ def design_reliability(scenario: Scenario, catalog: Catalog, arch: Architecture,
         return None
     plat = catalog.by_id("platforms")[arch.platform]
     job_nodes = job_nodes_of(layout.gpus, plat.gpus_per_node)
-    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.nodes)
+    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.job_nodes)
     in_domain = cost.domains * plat.gpus_per_domain - layout.gpus
     return job_reliability(inputs, parts, cost.spare_units, in_domain)
 

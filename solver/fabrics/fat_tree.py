@@ -348,9 +348,10 @@ def tree_switches(m: Any, a: int) -> dict[str, Any]:
 
 
 def tree_links(m: Any, a: int) -> dict[str, Any]:
-    """links: node_leaf = rails per node·nodes; leaf_spine = P·k_up·rails·leaves; spine_core = P·s_up·k_up·pods."""
+    """links: node_leaf = rails per node·cabled nodes (Σ_t tier_nodes: the job's and the spares packed into its
+    free ports); leaf_spine = P·k_up·rails·leaves; spine_core = P·s_up·k_up·pods."""
     f = m.fab[a]
-    return {"node_leaf": f.nics_per_node * m.nodes[a],
+    return {"node_leaf": f.nics_per_node * sum(m.tier_nodes[b, t] for (b, t) in m.AT if b == a),
             "leaf_spine": _times(f.planes, f.k_up * f.rails * (m.leaves2[a] + m.leaves3[a])),
             "spine_core": _times(f.planes, f.spine_up * f.k_up * m.pods[a])}
 

@@ -46,9 +46,9 @@ SUPERPOD: dict[str, Reference] = {
     "gb200-nvl72": Reference("DGX SuperPOD GB200 RA", "qm9700", 144),
     "gb300-nvl72": Reference("DGX SuperPOD GB300 RA", "q3400", 144),
 }
-SPECTRUM_X = "NVIDIA Spectrum-X Ethernet RA (rail-optimised, one 400G SuperNIC per GPU)"
-DEEPSEEK = "DeepSeek multi-plane fat tree (Fire-Flyer 2 / DeepSeek-V3: 8 InfiniBand planes, 2 tiers; ISCA '25 [F1])"
-SPECTRUM_X_MULTIPLANE = "NVIDIA Spectrum-X multiplane (Spectrum-X RA 2.x; there a SuperNIC is split over its planes)"
+SPECTRUM_X = "NVIDIA Spectrum-X Ethernet RA (rail-optimised)"
+DEEPSEEK = "DeepSeek's deployed 8-plane InfiniBand fabric (2 tiers, [F1])"
+SPECTRUM_X_MULTIPLANE = "NVIDIA Spectrum-X multiplane (RA 2.x: a SuperNIC split over planes)"
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,8 @@ def is_none(reference: str) -> bool:
 
 def multi_plane_caveat(reference: str) -> str:
     """The cross-plane caveat of a multi-plane design, with the deployment it follows."""
-    return (f"multi-plane fabric, as {reference}: no switch joins two planes, so traffic between GPUs whose NICs "
-            "sit on different planes crosses NVLink first (NCCL PXN) before the scale-out network; the step time "
-            "models that forwarding (perf/crossing.py)")
+    return (f"multi-plane, as {reference}: no switch joins two planes; cross-plane traffic goes through NVLink "
+            "first (NCCL PXN), as the step time models")
 
 
 def fabric_caveats(f: FabricFacts, reference: str) -> list[str]:
@@ -112,6 +111,5 @@ def fabric_caveats(f: FabricFacts, reference: str) -> list[str]:
     if f.family == "multi-plane":
         out.append(multi_plane_caveat(reference))
     if is_none(reference) and f.family != "rail-only":  # rail-only carries its own family caveat
-        out.append(f"reference design: {reference}; no published architecture follows this fabric, an architect "
-                   "must sign it off")
+        out.append(f"reference design: {reference}: an architect must sign the fabric off")
     return out
