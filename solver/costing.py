@@ -188,13 +188,26 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
         except CatalogCannotBuild:
             if tier == "node_leaf":
                 raise
+    config = orderable.config_for(catalog, platform.id, rails)
+    if config is not None and config.node_end_links_per_module > 1 and "node_leaf" in links:
+        links["node_leaf"] = twin_port_node_end(links["node_leaf"], config.node_end_links_per_module)
     compute_rack = rack_of(catalog, facility.compute_rack)
     return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
                  network_rack=rack_of(catalog, facility.network_rack), extras=tuple(extras),
-                 nic_config=orderable.config_for(catalog, platform.id, rails), nic_label=nic.name,
-                 site=orderable.site_lines_for(catalog, platform.id, capex_scope),
+                 nic_config=config, nic_label=nic.name,
+                 site=orderable.site_lines_for(catalog, platform.id, capex_scope, switch.fabric),
                  spare_power_fraction=catalog.reliability.spare_idle_power_fraction if catalog.reliability else 1.0)
+
+
+def twin_port_node_end(link: Link, per_module: int) -> Link:
+    """The node–leaf link of a node whose cages are twin-port (SPEC §5.3: DGX H100/B200 take 4 twin-port OSFP for
+    8 NICs): an optical link's node-end module is the switch end's twin-port one, serving `per_module` links.
+    Copper (no priced modules) is unchanged."""
+    if link.far_end_module_usd == 0 and link.far_end_module_w == 0:
+        return link
+    return link.model_copy(update={"far_end_module_usd": link.switch_end_module_usd,
+                                   "far_end_module_w": link.switch_end_module_w, "far_end_links_per_module": per_module})
 
 
 # ----------------------------------------------------------------------------------- quantities

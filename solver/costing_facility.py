@@ -34,7 +34,8 @@ CATEGORY_NOTES = {
 SHORT = {"compute": "compute", "spares": "spares", "nic": "NICs", "switch": "fabric switches", "link": "cables and optics",
          "rack": "racks", "storage": "storage fabric", "management": "management networks", "cooling": "cooling plant",
          "installation": "installation", "extra": "extra_costs", "contingency": "contingency"}
-LEFT_OUT = ("storage system", "buildings and power distribution", "software and support")
+LEFT_OUT = ("storage system (checkpoint capacity and write bandwidth: assumed in goodput, not bought)",
+            "storage and in-band switch-to-switch cables", "buildings and power distribution", "software and support")
 
 
 def capex_scope_text(categories: set[str]) -> tuple[str, str]:
@@ -68,11 +69,13 @@ def allowed_rails(scenario: Scenario, catalog: Catalog, platform: Platform) -> l
     return [r for r in platform.scaleout_nics_per_node if any(c.nics_per_node == r for c in keep)]
 
 
-def site_lines_for(catalog: Catalog, platform_id: str, scope: str) -> tuple[SiteLine, ...]:
-    """The site lines of a platform (none when scenario.capex_scope is compute_fabric_only)."""
+def site_lines_for(catalog: Catalog, platform_id: str, scope: str, fabric: str | None = None) -> tuple[SiteLine, ...]:
+    """The site lines of a platform on a compute fabric (infiniband, ethernet; none when scenario.capex_scope is
+    compute_fabric_only)."""
     if scope != "complete":
         return ()
-    return tuple(s for s in catalog.site_lines if platform_id in s.platforms)
+    return tuple(s for s in catalog.site_lines if platform_id in s.platforms
+                 and (s.fabrics is None or fabric is None or fabric in s.fabrics))
 
 
 def site_count(line: SiteLine, units: int, nodes: int, cabled_nodes: int | None = None) -> int:
@@ -82,6 +85,8 @@ def site_count(line: SiteLine, units: int, nodes: int, cabled_nodes: int | None 
         assert line.nodes_per_scalable_unit is not None
         su_nodes = nodes if cabled_nodes is None else cabled_nodes
         return line.per_count * ceil_int(su_nodes / line.nodes_per_scalable_unit)
+    if line.per == "cluster":
+        return line.per_count
     return line.per_count * (units if line.per == "unit" else nodes)
 
 
@@ -119,6 +124,8 @@ def owned_from(line: SiteLine, platform: Platform) -> tuple[str, int, int]:
     """Owned units of the platform bring their own site items (they were installed with their storage and
     management networks): ⌊owned · num / den⌋ items, per scalable unit pro rata."""
     per_unit = platform.nodes_per_domain if platform.unit == "domain" else 1
+    if line.per == "cluster":  # owned items of the line itself
+        return line.id, 1, 1
     if line.per == "scalable_unit":
         assert line.nodes_per_scalable_unit is not None
         return platform.id, line.per_count * per_unit, line.nodes_per_scalable_unit
