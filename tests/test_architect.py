@@ -136,8 +136,8 @@ def test_byterobust_goodput_at_9600_gpus_held_out(default_catalog):
     1,061.8, software 249.6, nodes 1,200 · 0.1518 = 182.2, NICs 27.7, links 69.3, leaves 152 · 0.1155 = 17.6 →
     1,608.2 = 4.41/day, M = 19,609 s; δ = 5.683e12 / (0.122e9 · 9,600) = 4.85 s, τ = √(2 · 4.85 · 19,609) = 436 s;
     lost = 4.85/436 + (218 + 300)/19,609 + 0.87 · 300/86,400 = 0.0111 + 0.0264 + 0.0030 → 0.959."""
-    from solver.failures import goodput_of, inputs_for, job_parts
     from solver.fabrics import FabricSpec, family
+    from solver.failures import goodput_of, inputs_for, job_parts
 
     sc = solver.load_scenario({"name": "br", "workload": {"model": dict(LLAMA3_405B), "global_batch_size": 2048},
                                "target": {"step_time_s": 100.0}}).scenario
