@@ -14,6 +14,7 @@ from .costing import CostedDesign, caps_exceeded, cost_for_objective_usd, design
 from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
+from .fabrics.references import FabricFacts, fabric_caveats, reference_design
 from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_reliability
 from .figures import figures_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
@@ -65,6 +66,7 @@ class Design:
     stack: str = "megatron"  # workload.stack (SPEC 4.8)
     precision: str = "bf16"
     quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
+    reference_design: str = "none"  # the published architecture it follows (fabrics/references.py), or "none (why)"
 
     @property
     def margins(self) -> dict:
@@ -184,6 +186,7 @@ class Design:
             "nodes": self.cost.nodes,
             "domains": self.cost.domains,  # NVLink domains of the job
             "spare_units": self.cost.spare_units,
+            "spares": self.cost.spares_dict(),  # cabled into the job's free ports, or not (SPEC §5.3)
             "racks": self.cost.racks,
             "power_kw": {"it": self.cost.it_power_kw, "facility": self.cost.facility_power_kw},
             "parallelism": {
@@ -204,6 +207,7 @@ class Design:
             "uncalibrated": list(self.uncalibrated),
             "network_load": self.network_load,
             "caveats": list(self.caveats),
+            "reference_design": self.reference_design,
             "binding_constraints": self.binding,
         }
         cost = self.cost.to_dict()
@@ -251,11 +255,32 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     config = config_for(catalog, arch.platform, arch.rails_per_node)
     if config is not None:
         design.nic_configuration = {"id": config.id, "reference": config.reference, "source": config.source}
-    design.caveats = orderability_caveats(design)
+    facts = fabric_facts(catalog, design)
+    design.reference_design = reference_design(facts)
+    design.caveats = orderability_caveats(design) + fabric_caveats(facts, design.reference_design) + spare_caveats(cost)
     design.binding = binding_constraints(design, scenario)
     design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days,
                               scenario.ownership)
     return design
+
+
+def fabric_facts(catalog: Catalog, design: Design) -> FabricFacts:
+    """What the design's reference architecture depends on (fabrics/references.py)."""
+    arch, config = design.architecture, design.nic_configuration
+    switch = catalog.by_id("switches")[arch.switch]
+    return FabricFacts(arch.platform, arch.fabric, arch.switch, switch.fabric == "ethernet", design.cost.fabric.tiers,
+                       design.cost.job_nodes, arch.oversubscription, arch.above_pod_oversubscription,
+                       not config or bool(config["reference"]))
+
+
+def spare_caveats(cost: CostedDesign) -> list[str]:
+    """Hot spares that do not fit the free ports of the job's leaf groups (fabrics/spares.py), stated."""
+    left = cost.spare_units - cost.cabled_spare_units
+    if left <= 0:
+        return []
+    what = "racks" if cost.nodes != cost.units + cost.spare_units else "nodes"
+    return [f"{left} of {cost.spare_units} spare {what} not cabled: no free leaf port in the job's scalable units "
+            "(racked, powered; a new leaf group would cable them)"]
 
 
 def orderability_caveats(design: Design) -> list[str]:
@@ -284,7 +309,7 @@ def design_reliability(scenario: Scenario, catalog: Catalog, arch: Architecture,
         return None
     plat = catalog.by_id("platforms")[arch.platform]
     job_nodes = job_nodes_of(layout.gpus, plat.gpus_per_node)
-    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.nodes)
+    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.job_nodes)
     in_domain = cost.domains * plat.gpus_per_domain - layout.gpus
     return job_reliability(inputs, parts, cost.spare_units, in_domain)
 

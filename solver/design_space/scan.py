@@ -8,7 +8,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import Any, NamedTuple
 
-from ..costing import total_nodes
+from ..costing import job_nodes
 from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS, FabricSpec, family
 from ..failures import inputs_for, point_goodput, spare_rule
 from ..inputs.schema import Catalog, Scenario
@@ -182,10 +182,11 @@ class _Context:
         return known[2]
 
     def nodes_of(self, plat, domains: int, g_used: int) -> int:
-        """`costing.total_nodes` (spares included), once per (platform, domains, G_u) of a build."""
+        """The job's nodes (`costing.job_nodes`: spares excluded; the fabric and its tier count are the job's, the
+        spares take its free ports, fabrics/spares.py), once per (platform, domains, G_u) of a build."""
         key = (plat.id, domains, g_used)
         if key not in self._nodes:
-            self._nodes[key] = total_nodes(plat, domains, self.spares, g_used)
+            self._nodes[key] = job_nodes(plat, domains)
         return self._nodes[key]
 
     def points(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat) -> _Points:

@@ -235,7 +235,7 @@ def _prune_points_over_caps(data: ModelData) -> ModelData:
         return data
     over = set()
     breaks: dict[tuple[int, int, int, int], bool] = {}  # (architecture, domains, spares, nodes) -> over a cap
-    for (i, j, a), (dom, spares, nodes, _) in points(data).items():
+    for (i, j, a), (dom, spares, nodes, _, _) in points(data).items():
         key = (a, dom, spares, nodes)  # G_u decides the in-domain spares, so domains alone do not fix the nodes
         if key not in breaks:
             ad = data.archs[a]
@@ -294,7 +294,7 @@ def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: s
     """
     lb: dict = {}
     cheapest: dict = {}
-    for (i, j, a), (dom, spares, nodes, _) in points(data).items():
+    for (i, j, a), (dom, spares, nodes, _, _) in points(data).items():
         units = data.archs[a].units_per_domain * dom + spares
         cost = _lower_bound_usd(data, a, units, spares, nodes)
         if a not in lb or cost < lb[a]:

@@ -181,6 +181,7 @@ def print_caveats(designs: list[Design], console: Console) -> None:
     for d in designs:
         if d.rank <= 1 and d.network_load:
             console.print(f"  #{d.rank} {safe(network_load_text(d))}")
+        console.print(f"  #{d.rank} reference design: {safe(d.reference_design)}")
         for text in d.caveats:
             console.print(f"  [yellow]⚠ #{d.rank} caveat[/]: {safe(text)}")
 
@@ -202,6 +203,7 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
         if d.reliability is not None:
             console.print(f"  #{d.rank} {goodput_text(d)}")
+            console.print(f"     goodput rests on: {safe(d.reliability.assumptions)}")
     print_uncalibrated(result.designs, console)
     from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
 
@@ -254,6 +256,8 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     if design.reliability is not None:
         console.print(goodput_text(design))
+        console.print(f"  goodput rests on: {safe(design.reliability.assumptions)}")
+    console.print(f"reference design: {safe(design.reference_design)}")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     if design.rent is not None:
