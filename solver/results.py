@@ -65,6 +65,7 @@ class Design:
     stack: str = "megatron"  # workload.stack (SPEC 4.8)
     precision: str = "bf16"
     quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
+    moe: bool = False  # the workload is a Mixture-of-Experts model (its step time is judged by MoE runs)
 
     @property
     def margins(self) -> dict:
@@ -78,7 +79,7 @@ class Design:
     def regime(self) -> Regime:
         """The calibration regime of the step time (stack · GPU · precision · dominant term, perf/uncertainty.py)."""
         return design_regime(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
-                             self.perf.step_time_s)
+                             self.perf.step_time_s, self.moe)
 
     @property
     def step_time_interval_s(self) -> tuple[float, float]:
@@ -89,7 +90,7 @@ class Design:
     def quantile_factor(self) -> float:
         """k_q of the design's regime under robustness.quantile (1 without it)."""
         return point_factor(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
-                            self.perf.step_time_s, self.quantile)
+                            self.perf.step_time_s, self.quantile, self.moe)
 
     @property
     def tiers(self) -> int:
@@ -245,8 +246,9 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                     train_steps=scenario.train_steps(), goodput=goodput,
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel,
                     tokens_per_step=scenario.workload.global_batch_size * scenario.workload.model.seq_len,
-                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile)
-    design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
+                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile,
+                    moe=scenario.workload.model.moe is not None)
+    design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision, design.moe)
     design.network_load = load_report(perf, scenario.workload.model.moe is not None)
     config = config_for(catalog, arch.platform, arch.rails_per_node)
     if config is not None:
