@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .confidence import confidence, overlay_note
 from .costing import CostedDesign, caps_exceeded, cost_for_objective_usd, design_cost
 from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
@@ -66,6 +67,7 @@ class Design:
     precision: str = "bf16"
     quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
     moe: bool = False  # the workload is a Mixture-of-Experts model (its step time is judged by MoE runs)
+    calibration_overlay: str = ""  # what a buyer's calibrate overlay covers (confidence.overlay_note)
 
     @property
     def margins(self) -> dict:
@@ -196,6 +198,7 @@ class Design:
             "step_time_interval_s": list(self.step_time_interval_s),
             "stack": self.stack,
             "uncertainty": self.uncertainty_dict(),
+            "confidence": confidence(self).to_dict(),
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
@@ -254,6 +257,7 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     if config is not None:
         design.nic_configuration = {"id": config.id, "reference": config.reference, "source": config.source}
     design.caveats = orderability_caveats(design)
+    design.calibration_overlay = overlay_note(catalog, plat.gpu, scenario.workload.stack)
     design.binding = binding_constraints(design, scenario)
     design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days)
     return design

@@ -49,7 +49,7 @@ def dense_rows(catalog) -> list[dict]:
         own_fit = any(r.group == "fit" for r in rows)
         hook = cal.hook_for(*_fit_without(catalog, source)) if own_fit else full
         for row in rows:
-            perf, scenario = cr.evaluate(row, catalog, hw_hook=lambda hw, row=row: hook(hw, row))
+            perf, scenario = cr.evaluate(row, catalog, hw_hook=lambda hw, row=row, hook=hook: hook(hw, row))
             value = cr.predicted(row, perf, scenario)
             error = row.published / value - 1 if row.metric == "iter_s" else value / row.published - 1
             out.append({"id": row.id, "source": source, "family": "dense", "stack": row.stack_id,

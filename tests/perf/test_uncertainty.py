@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-import yaml
 from calibration_rows import ROWS, calibration_catalog, throughput_error
 from conftest import enumerated_designs
 
@@ -171,4 +170,4 @@ def test_reports_name_the_stack_and_the_interval(default_catalog):
     console = Console(width=80, record=True, force_terminal=False)
     print_solve(result, console)
     text = console.export_text()
-    assert "software stack: fsdp" in text and "#1 step time p10–p90" in text
+    assert "software stack: fsdp" in text and "#1 step time " in text and "p10–p90" in text
