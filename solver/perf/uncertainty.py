@@ -16,7 +16,9 @@ The rule (`interval`), with every constant chosen by the leave-one-source-out co
    with MIN_ROWS runs is BORROWED too and each end is the wider of the two (the text names it);
 3. q_lo, q_hi = empirical quantiles at P_LO, P_HI (wider than 10/90: a run from a new source lands outside
    the spread of the known ones more often than the known ones do);
-4. interval = [T·(1 + min(q_lo, −FLOOR)), T·(1 + max(q_hi, FLOOR))]: never narrower than ±FLOOR;
+4. interval = [T·(1 + min(q_lo, −FLOOR)), T·(1 + max(q_hi, FLOOR))]: never narrower than ±FLOOR, and never than
+   ±UNSEEN_STACK when no regime of the design's own stack has runs (the stack's factor is then unknown: the fitted
+   stacks' GEMM factors span torchtitan × 0.73 to fsdp × 1.07 around megatron's);
 5. `robustness.quantile = q`: k_q = 1 + max(Q_q(e), FLOOR) of the same runs (the MILP meets T·k_q ≤ target).
 
 Disagreeing runs widen the interval by themselves (their quantiles); a regime whose runs are biased (median
@@ -37,8 +39,9 @@ import yaml
 MIN_ROWS = 4  # a regime needs this many runs …
 MIN_SOURCES = 2  # … from this many sources, else the next coarser regime is used
 WIDE_SOURCES = 4  # fewer sources than this: the parent regime is borrowed as well (the wider ends)
-P_LO, P_HI = 0.05, 0.95  # the quantiles of the runs' residuals that bound the p10–p90 interval
+P_LO, P_HI = 0.04, 0.96  # the quantiles of the runs' residuals that bound the p10–p90 interval
 FLOOR = 0.10  # the smallest half-width of any interval
+UNSEEN_STACK = 0.27  # a stack without runs of its own: at least ±27 % (the fitted stacks' GEMM factors span 0.73–1.07)
 BIAS = 0.10  # |median residual| of a regime at or above this: the model is biased there, a flag says so
 COMPUTE_SHARE = 0.5  # the dominant term is `compute` when T_comp + bubble ≥ this share of the step
 RESIDUALS_PATH = Path(__file__).resolve().parent / "residuals.yaml"
@@ -76,6 +79,7 @@ class Regime:
     borrowed: str = ""
     median: float = 0.0
     ids: tuple[str, ...] = field(default=(), repr=False)
+    unseen_stack: bool = False  # no regime of the design's own stack has runs
 
     @property
     def fell_back(self) -> bool:
@@ -99,7 +103,8 @@ class Regime:
         if self.rows == 0:
             out.append(f"no published run calibrates {self.asked}")
         elif self.fell_back:
-            out.append(f"no {MIN_ROWS}+ published runs in {self.asked}: interval from {self.used}")
+            out.append(f"no {MIN_ROWS}+ published runs in {self.asked}: interval from {self.used}"
+                       + (f", at least ±{UNSEEN_STACK:.0%} (no published run of this stack)" if self.unseen_stack else ""))
         if self.rows and abs(self.median) >= BIAS:
             way = "slow" if self.median > 0 else "fast"  # e > 0: published step longer than predicted
             out.append(f"the model is biased in {self.used}: published runs are {abs(self.median):.0%} {way}er than "
@@ -164,8 +169,11 @@ def interval(levels: Sequence[Mapping[str, str]], rows: Sequence | None = None) 
                     lo, hi, borrowed = min(lo, plo), max(hi, phi), _name(parent)
                     break
         lo, hi = _clamped(lo, hi)
+        unseen = "stack" in levels[0] and "stack" not in level  # no run of this stack anywhere: its factor is unknown
+        if unseen:
+            lo, hi = min(lo, -UNSEEN_STACK), max(hi, UNSEEN_STACK)
         return Regime(asked, _name(level), len(used), lo, hi, len({r.source for r in used}), borrowed,
-                      float(np.median(errors)), tuple(r.id for r in used))
+                      float(np.median(errors)), tuple(r.id for r in used), unseen)
     return Regime(asked, asked, 0, -FLOOR, FLOOR)
 
 
@@ -187,11 +195,13 @@ def step_time_interval_s(step_time_s: float, reg: Regime) -> tuple[float, float]
 
 @lru_cache(maxsize=4096)
 def quantile_factor(stack: str, gpu: str, precision: str, term: str, quantile: float, family: str = "dense") -> float:
-    """k_q = 1 + max(Q_q(e), FLOOR) over the runs of the design's regime (the MILP's per-point coefficient)."""
+    """k_q = 1 + max(Q_q(e), FLOOR) over the runs of the design's regime (the MILP's per-point coefficient); at least
+    1 + UNSEEN_STACK for a stack without runs of its own."""
     reg = regime(stack, gpu, precision, term, family)
     ids = set(reg.ids)
     errors = [r.error for r in residual_rows() if r.id in ids]
-    return 1.0 + max(float(np.quantile(errors, quantile)) if errors else 0.0, FLOOR)
+    return 1.0 + max(float(np.quantile(errors, quantile)) if errors else 0.0, FLOOR,
+                     UNSEEN_STACK if reg.unseen_stack else 0.0)
 
 
 def design_regime(stack: str, gpu: str, precision: str, compute_and_bubble_s: float, step_time_s: float,
