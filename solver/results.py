@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .confidence import confidence, overlay_note
 from .costing import CostedDesign, caps_exceeded, cost_for_objective_usd, design_cost
 from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
@@ -67,6 +68,8 @@ class Design:
     precision: str = "bf16"
     quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
     reference_design: str = "none"  # the published architecture it follows (fabrics/references.py), or "none (why)"
+    moe: bool = False  # the workload is a Mixture-of-Experts model (its step time is judged by MoE runs)
+    calibration_overlay: str = ""  # what a buyer's calibrate overlay covers (confidence.overlay_note)
 
     @property
     def margins(self) -> dict:
@@ -80,7 +83,7 @@ class Design:
     def regime(self) -> Regime:
         """The calibration regime of the step time (stack · GPU · precision · dominant term, perf/uncertainty.py)."""
         return design_regime(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
-                             self.perf.step_time_s)
+                             self.perf.step_time_s, self.moe)
 
     @property
     def step_time_interval_s(self) -> tuple[float, float]:
@@ -91,7 +94,7 @@ class Design:
     def quantile_factor(self) -> float:
         """k_q of the design's regime under robustness.quantile (1 without it)."""
         return point_factor(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
-                            self.perf.step_time_s, self.quantile)
+                            self.perf.step_time_s, self.quantile, self.moe)
 
     @property
     def tiers(self) -> int:
@@ -198,6 +201,7 @@ class Design:
             "step_time_interval_s": list(self.step_time_interval_s),
             "stack": self.stack,
             "uncertainty": self.uncertainty_dict(),
+            "confidence": confidence(self).to_dict(),
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
@@ -249,8 +253,9 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                     train_steps=scenario.train_steps(), goodput=goodput,
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel,
                     tokens_per_step=scenario.workload.global_batch_size * scenario.workload.model.seq_len,
-                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile)
-    design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
+                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile,
+                    moe=scenario.workload.model.moe is not None)
+    design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision, design.moe)
     design.network_load = load_report(perf, scenario.workload.model.moe is not None)
     config = config_for(catalog, arch.platform, arch.rails_per_node)
     if config is not None:
@@ -258,6 +263,7 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     facts = fabric_facts(catalog, design)
     design.reference_design = reference_design(facts)
     design.caveats = orderability_caveats(design) + fabric_caveats(facts, design.reference_design) + spare_caveats(cost)
+    design.calibration_overlay = overlay_note(catalog, plat.gpu, scenario.workload.stack)
     design.binding = binding_constraints(design, scenario)
     design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days,
                               scenario.ownership)

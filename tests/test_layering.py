@@ -22,7 +22,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.failures",),
     ("solver.costing", "solver.costing_facility", "solver.costing_owned", "solver.costing_bom", "solver.rentals"),  # rentals: priced off a costed design
     ("solver.design_space",),
-    ("solver.results", "solver.figures"),
+    ("solver.results", "solver.figures", "solver.confidence"),
     ("solver.optimize",),
     ("solver.sweep",),
     ("solver.plan",),

@@ -342,7 +342,8 @@ def _arch_ok(ctx: _Context, points: _Points, j: int, need: float, info: ArchGood
 def _quantile_factor(ctx: _Context, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
     """k_q of a point on `hw` (perf/uncertainty.py: its regime's quantile of the calibration residuals); 1 without
     robustness.quantile."""
-    return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile)
+    return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile,
+                        ctx.wl.model.moe is not None)
 
 
 def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float:

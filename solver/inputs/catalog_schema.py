@@ -140,8 +140,9 @@ class Platform(Priced):
     """True when one unit ships as its own rack (NVL72): no compute rack is bought for it."""
     includes_scaleout_nics: bool
     """True when the unit price includes its scale-out NICs."""
-    hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 6.0
-    """HBM kept free for the CUDA context, NCCL buffers and fragmentation, GB."""
+    hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 4.0
+    """HBM kept free for the CUDA context, NCCL buffers and fragmentation, GB (estimate, issue 41: an 80 GB H100
+    shows PyTorch 79.11 GiB of its 80 GiB, and 1.5–2 GiB of that is outside PyTorch's allocator; docs/model.md)."""
     alltoall_efficiency: Fraction | None = None
     """Effective fraction of nvlink_gbyte_s that the expert-parallel all-to-all reaches inside the NVLink
     domain (measured dispatch bandwidth, docs/sources.md [M15][M16]); null = nvlink_efficiency."""

@@ -26,13 +26,11 @@ LARGEST_CALIBRATED_GPUS = 16_384  # Llama 3 405B (held out)
 EXPOSED_DP_SHARE = 0.10  # exposed dp_rs + dp_ag above this share of the step rests on the DP windows
 
 
-def uncalibrated(hw: Hardware, layout: Layout, perf: Performance, precision: str) -> list[str]:
-    """Sentences naming each regime of this design that no calibration row covers."""
-    out = []
+def uncalibrated(hw: Hardware, layout: Layout, perf: Performance, precision: str, moe: bool = False) -> list[str]:
+    """Sentences naming each regime of this design that no calibration row covers, or where the model is biased."""
     reg = design_regime(hw.stack or DEFAULT_STACK, hw.gpu_id, precision, perf.compute_s + perf.bubble_s,
-                        perf.step_time_s)
-    if reg.fell_back or reg.rows == 0:
-        out.append(f"compute: step time {reg.text()}")
+                        perf.step_time_s, moe)
+    out = [f"compute: {flag}" for flag in reg.flags()]
     if perf.scaleout_bytes > 0:
         out += _scaleout_flags(hw, perf)
     if layout.gpus > LARGEST_CALIBRATED_GPUS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import costing
+from ..confidence import confidence
 from ..inputs.schema import Catalog
 from ..results import Design
 from .ledger import Ledger, PeriodSpend, gpus_per_unit, owned_gpus
@@ -92,7 +93,8 @@ def _period_row(spec: PlanSpec, catalog: Catalog, p: int, design: Design, cluste
         "discount_factor": period.discount_factor, "cluster": clusters[p], "architecture": design.label,
         "platform": design.architecture.platform, "gpus": design.cost.gpus, "gpus_used": design.perf.gpus,
         "nodes": design.cost.nodes, "step_time_s": design.perf.step_time_s, "goodput": design.goodput,
-        "network_load": design.network_load.get("value"), "caveats": list(design.caveats),
+        "network_load": design.network_load.get("value"), "caveats": list(confidence(design).flags),
+        "confidence": confidence(design).statement(),
         "layout": {"tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp, "dp": lay.dp,
                    "microbatch_size": lay.microbatch_size},
         "bought": [x.to_dict() for x in ps.purchases],

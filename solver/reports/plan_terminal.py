@@ -105,6 +105,8 @@ def print_plan(report: dict, console: Console) -> None:
         console.print(f"everything bought in the first period: {_usd(up.get('discounted_usd'))} discounted "
                       f"({safe(up.get('architecture', up['status']))})")
     for p in report["periods"]:
+        if p.get("confidence"):
+            console.print(f"  {safe(p['label'])} confidence: {safe(p['confidence'])}")
         for text in p.get("caveats") or []:
             console.print(f"  [yellow]⚠ {safe(p['label'])} caveat[/]: {safe(text)}")
         for c in p["clusters"]:

@@ -8,6 +8,7 @@ from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.worksheet.pagebreak import Break
 
+from ..confidence import confidence
 from ..costing import HOURS_PER_YEAR
 from ..costing_facility import capex_scope_text
 from ..figures import figure
@@ -56,11 +57,11 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch", "fabric",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", *SUMMARY_GOODPUT_KEYS,
-    "network_load", "caveats", "reference_design", "capex_includes", "capex_leaves_out",
+    "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", "confidence",
+    *SUMMARY_GOODPUT_KEYS, "network_load", "caveats", "reference_design", "capex_includes", "capex_leaves_out",
 )
-WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "reference_design", "goodput_assumptions", "capex_includes",
-                "capex_leaves_out")
+WRAPPED_KEYS = ("architecture", "layout", "nic", "confidence", "caveats", "reference_design", "goodput_assumptions",
+                "capex_includes", "capex_leaves_out")
 
 
 def design_name(design) -> str:
@@ -129,7 +130,7 @@ def orderable_rows(design) -> list:
                  + (" BEYOND the measured range" if load["beyond_measured"] else "")) if load else ""
     includes, leaves_out = capex_scope_text({line.category for line in design.cost.bom})
     return [("network_load", "Network load (scale-out busy ÷ compute)", load_text, None),
-            ("caveats", "Caveats before ordering", "; ".join(design.caveats) or "none", None),
+            ("caveats", "Caveats before ordering", confidence(design).flags_text(), None),
             ("reference_design", "Reference design (published architecture it follows)", design.reference_design, None),
             ("capex_includes", "Capex includes", includes, None),
             ("capex_leaves_out", "Capex leaves out", leaves_out, None)]
@@ -151,7 +152,8 @@ def _uncertainty_rows(design) -> list:
     lo, hi = design.step_time_interval_s
     return [("stack", "Software stack (workload.stack)", design.stack, None),
             ("step_p10", "Step time p10 (s)", lo, SECONDS),
-            ("step_p90", "Step time p90 (s)", hi, SECONDS)]
+            ("step_p90", "Step time p90 (s)", hi, SECONDS),
+            ("confidence", "Confidence (step time)", confidence(design).statement(), None)]
 
 
 def _summary_row_numbers() -> dict:

@@ -145,11 +145,13 @@ def margin_text(d: Design) -> str:
 
 
 def interval_text(d: Design) -> str:
-    """"step time p10–p90 2.31–2.71 s (±8%, 33 runs (megatron·bf16; …))" (perf/uncertainty.py)."""
-    lo, hi = d.step_time_interval_s
+    """The design's confidence statement (solver/confidence.py: the same words as the JSON, workbook, sweep and plan):
+    "step time 2.45 s, p10–p90 2.21–2.82 s (−10%/+15%, 22 runs, 4 sources (dense·megatron·…))"."""
+    from ..confidence import confidence  # lazy: `catalog` and `validate` load no design space
+
     quantile = (f"; p{d.quantile * 100:.0f} {d.perf.step_time_s * d.quantile_factor:.2f} s meets the target"
                 if d.quantile is not None else "")
-    return f"step time p10–p90 {lo:.2f}–{hi:.2f} s ({d.regime.text()}){quantile}"
+    return confidence(d).statement() + quantile
 
 
 def print_intervals(designs: list[Design], console: Console) -> None:
