@@ -229,6 +229,12 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
     spec = PlanSpec(sc.name, periods, plan.architectures, sc.objective, plan.period_years, plan.discount_rate,
                     plan.start_year, sc.owned_counts())
     spec.lifecycle = plan_lifecycle(cat, plan.start_year, plan.period_years, plan.count)
+    if spec.lifecycle is not None:  # the generations each period can order, side by side (catalog lifecycle:)
+        for p, period in enumerate(spec.periods):
+            chosen = period.scenario.constraints.platforms
+            allowed = [chosen] if isinstance(chosen, str) else chosen or [x.id for x in cat.platforms]
+            can = [x for x in allowed if spec.orderable(p, x)]
+            spec.notes.append(f"{period.label}: orderable platforms {', '.join(can) or 'none (buy earlier or widen the allow-list)'}")
     if cat.lifecycle and plan.start_year is None:
         spec.notes.append("the catalog's lifecycle windows are not applied: the plan has no start_year")
     return spec

@@ -63,6 +63,9 @@ def test_a_part_that_stops_being_orderable_is_bought_before(tmp_path):
     spec, out = _plan(cat)
     assert [d.architecture.platform for d in out.designs] == ["cheap-box", "cheap-box"]
     assert _bought(out, "cheap-box") == [64, 0]
+    # the generations each period can order, in the plan's notes (JSON)
+    assert [n for n in spec.notes if "orderable" in n] == ["2026: orderable platforms slow-box, cheap-box, fast-box",
+                                                           "2027: orderable platforms slow-box, fast-box"]
     assert out.ledger.objective_usd == pytest.approx(321_000)
     _equals_enumeration(spec, cat, out)
     # at 10 % a year it is still the cheapest: fast-box 241,000 + 240,000 / 1.1 = 459,181.82 > 321,000
