@@ -236,7 +236,7 @@ def test_twin_port_modules_serve_two_links(catalog):
 # ------------------------------------------------------------------------------ citations
 
 SOURCES_PATH = ROOT / "docs" / "sources.md"
-SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGLWKP]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1], [W1], [K1], [P1]
+SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGLWKPT]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1], [W1], [K1], [P1], [T1]
 SOURCE_CHAIN = re.compile(r"docs/sources\.md((?:\s*\[[^\]\s]*\])+)")  # docs/sources.md [5][6]
 BARE_ID = re.compile(rf"\[({SOURCE_ID})\]")
 SECTION = re.compile(r"§([a-z][a-z-]*)")  # docs/sources.md §prices (§1.1 of a user guide is not one)
