@@ -233,7 +233,7 @@ def test_twin_port_modules_serve_two_links(catalog):
 # ------------------------------------------------------------------------------ citations
 
 SOURCES_PATH = ROOT / "docs" / "sources.md"
-SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGL]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1]
+SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGLP]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1], [P1]
 SOURCE_CHAIN = re.compile(r"docs/sources\.md((?:\s*\[[^\]\s]*\])+)")  # docs/sources.md [5][6]
 BARE_ID = re.compile(rf"\[({SOURCE_ID})\]")
 SECTION = re.compile(r"§([a-z][a-z-]*)")  # docs/sources.md §prices (§1.1 of a user guide is not one)
@@ -309,8 +309,10 @@ def test_memory_is_the_usable_shipping_figure(catalog):
 
 def test_nvlink_is_per_direction(catalog):
     # NVIDIA quotes both directions added: A100 600, Hopper 900, Blackwell 1,800 GB/s [5][51].
-    bidirectional = {"a100-80gb": 600, "h100-sxm": 900, "h200": 900, "b200": 1800, "b300": 1800, "gb200": 1800, "gb300": 1800}
-    for plat in catalog.platforms:
+    # (issue 46) H200 NVL's bridges: 900 GB/s per GPU [P5]; PCIe and Infinity Fabric platforms: tests/inputs/test_beyond_nvlink.py
+    bidirectional = {"a100-80gb": 600, "h100-sxm": 900, "h200": 900, "b200": 1800, "b300": 1800, "gb200": 1800, "gb300": 1800,
+                     "h200-nvl": 900}
+    for plat in (p for p in catalog.platforms if p.scaleup_fabric == "nvlink"):
         assert plat.nvlink_gbyte_s == bidirectional[plat.gpu] / 2, plat.id
 
 
