@@ -351,7 +351,6 @@ def cmd_solve(args, out, err) -> int:
             add_to_result(result, ls, cat, args.frontier, args.time_limit,
                           progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
         from .optimize.budget import budget_note
-
         from .optimize.scaleup_value import scaleup_note
 
         note = budget_note(ls.scenario, cat, result)
