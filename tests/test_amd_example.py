@@ -1,8 +1,8 @@
 """The shipped example where an AMD platform ranks among the three cheapest (issue 46): scenarios/amd-llama3-8b.yaml.
 
-Llama 3 8B FP8 at ≤ 4 s per 1,048,576-token step. By hand: at Megatron-Bridge's published 30,624 tokens/s per
-B200 on this model (docs/sources.md [C3]) the step needs 1,048,576 / (4 · 30,624) = 8.6 GPUs of B200-class
-throughput, i.e. two or three 8-GPU nodes (dp must divide B/mbs = 64 or 128, so 16 or 24 GPUs with tp = 1).
+Llama 3 8B FP8 at ≤ 1.25 s per 16,777,216-token step. By hand: at Megatron-Bridge's published 30,624 tokens/s per
+B200 on this model (docs/sources.md [C3]) the step needs 16,777,216 / (1.25 · 30,624) = 438 GPUs of B200-class
+throughput; dp must divide 2048 / mbs, so the designs run 512 GPUs (tp = 1), AMD's (1.08× B200, [P12]) too.
 What the test checks, each from a published source or the catalog's own sourced prices:
 - an AMD Instinct platform is among the three best designs, and its price advantage is the one the catalog cites:
   MI355X 8-GPU $240,000 (8 × $25,000 HSBC ASP + $40,000, docs/sources.md [P4]) against HGX B200 $320,000;
@@ -30,6 +30,13 @@ def result(default_catalog):
 def test_an_amd_platform_is_in_the_top_three(result):
     top3 = [d.architecture.platform for d in result.designs[:3]]
     assert any(p.startswith("amd-") for p in top3), top3
+
+
+def test_amd_and_b200_both_need_the_512_gpus_worked_out_by_hand(result):
+    firsts = {}
+    for d in result.designs:
+        firsts.setdefault(d.architecture.platform, d)
+    assert firsts["amd-mi355x-8"].layout.gpus == 512 and firsts["hgx-b200"].layout.gpus == 512
 
 
 def test_the_amd_design_is_orderable_and_flagged(result, default_catalog):
