@@ -358,8 +358,11 @@ def cmd_solve(args, out, err) -> int:
                 add_to_result(result, ls, cat, args.frontier, args.time_limit,
                               progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
         from .optimize.budget import budget_note
+        from .optimize.scaleup_value import scaleup_note
 
         note = budget_note(ls.scenario, cat, result)
+        result.notes += [note] if note else []
+        note = scaleup_note(cat, result)  # what the NVLink domain bought against PCIe / Infinity Fabric (issue 46)
         result.notes += [note] if note else []
         result.input_warnings = _input_warnings(ls)
         book = xlsx_path if result.designs else None

@@ -137,7 +137,9 @@ def test_design_space_holds_reference_configurations_unless_opened(default_catal
     pinned = _rails(_scenario(pin={"platform": "hgx-b200", "rails_per_node": 2}), default_catalog)
     assert pinned == {"hgx-b200": {2}}
     filtered = _rails(_scenario(constraints={"rails_per_node": [2, 4]}), default_catalog)
-    assert set(filtered) == {"gb200-nvl72", "gb300-nvl72"}  # HGX offers 2 or 4 only on request
+    # HGX offers 2 or 4 only on request; the PCIe servers' reference is 4 (2-8-5) or 2 (2-4-3) (issue 46, [P8])
+    assert set(filtered) == {"gb200-nvl72", "gb300-nvl72", "pcie-rtx-pro-6000-8", "pcie-l40s-8", "pcie-h200-nvl-8",
+                             "h200-nvl-bridge4"}
 
 
 def test_rail_only_only_when_named():

@@ -80,6 +80,8 @@ class Gpu(Strict):
     vendor: str
     bf16_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     fp8_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
+    fp4_dense_tflops: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    """Dense FP4 (NVFP4/MXFP4) tensor peak, TFLOPS; null = no FP4 tensor cores (FP4 weights run at the FP8 peak)."""
     hbm_gb: Annotated[float, Field(gt=0, le=1e5)]
     """HBM capacity as NVIDIA states it (the shipping figure): binary gigabytes, so an "80 GB" H100 holds
     81,559 MiB = 85.5·10^9 bytes; the memory model converts it (docs/sources.md §conventions)."""
@@ -147,6 +149,14 @@ class Platform(Priced):
     """Effective fraction of nvlink_gbyte_s that the expert-parallel all-to-all reaches inside the NVLink
     domain (measured dispatch bandwidth, docs/sources.md [M15][M16]); null = nvlink_efficiency."""
     alltoall_efficiency_source: str | None = None
+    scaleup_fabric: Literal["nvlink", "infinity_fabric", "pcie"] = "nvlink"
+    """The path that joins the GPUs of one domain: `nvlink` (NVSwitch or NVLink bridges), `infinity_fabric` (AMD's
+    xGMI mesh) or `pcie` (GPU to GPU through PCIe switches or the CPU). `nvlink_gbyte_s` and `nvlink_efficiency`
+    are that path's per-GPU per-direction bandwidth and its measured fraction, whatever the fabric."""
+    scaleup_latency_us: Annotated[float, Field(ge=0, le=1e4)] | None = None
+    """α per ring step over the scale-up path, µs; null = NCCL's NVLink step (3.4 µs, docs/sources.md [N1])."""
+    scaleup_source: str | None = None
+    """Where the scale-up bandwidth, efficiency and latency come from (PCIe and Infinity Fabric platforms)."""
     source: str = Field(min_length=1)
 
     def domain_sizes(self, pinned: int | None = None) -> list[int]:
@@ -162,7 +172,8 @@ class Platform(Priced):
         if self.gpus_per_node * self.nodes_per_domain != self.gpus_per_domain:
             raise ValueError(
                 f"gpus_per_node × nodes_per_domain = {self.gpus_per_node} × {self.nodes_per_domain}"
-                f" must equal gpus_per_domain = {self.gpus_per_domain}"
+                f" must equal gpus_per_domain = {self.gpus_per_domain} (a scale-up domain is whole nodes: a domain"
+                " smaller than a node, e.g. NVLink-bridged pairs inside an 8-GPU PCIe server, is not modelled)"
             )
         return self
 

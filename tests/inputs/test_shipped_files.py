@@ -312,8 +312,10 @@ def test_memory_is_the_usable_shipping_figure(catalog):
 
 def test_nvlink_is_per_direction(catalog):
     # NVIDIA quotes both directions added: A100 600, Hopper 900, Blackwell 1,800 GB/s [5][51].
-    bidirectional = {"a100-80gb": 600, "h100-sxm": 900, "h200": 900, "b200": 1800, "b300": 1800, "gb200": 1800, "gb300": 1800}
-    for plat in catalog.platforms:
+    # (issue 46) H200 NVL's bridges: 900 GB/s per GPU [P5]; PCIe and Infinity Fabric platforms: tests/inputs/test_beyond_nvlink.py
+    bidirectional = {"a100-80gb": 600, "h100-sxm": 900, "h200": 900, "b200": 1800, "b300": 1800, "gb200": 1800, "gb300": 1800,
+                     "h200-nvl": 900}
+    for plat in (p for p in catalog.platforms if p.scaleup_fabric == "nvlink"):
         assert plat.nvlink_gbyte_s == bidirectional[plat.gpu] / 2, plat.id
 
 
