@@ -15,6 +15,7 @@ from .catalog_schema import FabricFamilyName, Fraction, Positive
 from .nic_configs import CapexScope, NicConfigChoice
 from .reliability import ScenarioReliability
 from .schema_base import Date, Identifier, PosInt, Strict
+from .serving_schema import PoolPin, Serving
 from .workload_schema import TransformerShape, Workload
 
 
@@ -168,6 +169,14 @@ class Pin(Strict):
     """Expert parallelism (Mixture-of-Experts only)."""
     etp: PosInt | None = None
     """Expert tensor parallelism (Mixture-of-Experts only)."""
+    concurrency: PosInt | None = None
+    """Serving (kind: inference): sequences a replica decodes together, aggregated pool."""
+    replicas: PosInt | None = None
+    """Serving: replicas of the aggregated pool."""
+    prefill: PoolPin | None = None
+    """Serving: the prefill pool of a disaggregated fleet ({platform, tp, pp, ep, concurrency, replicas})."""
+    decode: PoolPin | None = None
+    """Serving: the decode pool of a disaggregated fleet."""
 
 
 class SweepRange(Strict):
@@ -353,6 +362,8 @@ class Scenario(Strict):
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
     reliability: ScenarioReliability = ScenarioReliability()
     """Checkpoints, restarts and hot spares (goodput, SPEC §6.2)."""
+    serving: Serving | None = None
+    """The serving fleet's traffic and latency targets (workload.kind: inference only, SPEC §4.9)."""
 
     @field_validator("catalog", mode="before")
     @classmethod
@@ -361,9 +372,28 @@ class Scenario(Strict):
 
     @model_validator(mode="after")
     def _target_or_fastest(self) -> Scenario:
+        if (self.workload.kind == "inference") != (self.serving is not None):
+            raise ValueError("workload.kind: inference needs the `serving:` block, and `serving:` needs "
+                             "workload.kind: inference")
+        if self.serving is not None:
+            return self._serving_mission()
+        if self.pin.concurrency or self.pin.replicas or self.pin.prefill or self.pin.decode:
+            raise ValueError("pin: concurrency, replicas, prefill and decode apply to serving (workload.kind: inference)")
         if not self.target.given and self.objective != "fastest":
             raise ValueError("target: give step_time_s, or train_tokens with train_days (only objective: fastest "
                              "may leave the target out)")
+        if self.objective == "fastest" and not any(getattr(self.constraints, cap) is not None for cap in CAPS):
+            raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
+                             "facility_power_kw, max_gpus or max_racks")
+        return self
+
+    def _serving_mission(self) -> Scenario:
+        if self.target.given:
+            raise ValueError("a serving fleet's targets are serving.slo and serving.traffic: leave `target:` out")
+        if (self.pin.prefill is not None or self.pin.decode is not None) and any(
+                getattr(self.pin, k) is not None for k in ("platform", "tp", "pp", "ep", "concurrency", "replicas")):
+            raise ValueError("pin either the aggregated pool ({platform, tp, pp, ep, concurrency, replicas}) or "
+                             "`prefill:` and `decode:`, not both")
         if self.objective == "fastest" and not any(getattr(self.constraints, cap) is not None for cap in CAPS):
             raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
                              "facility_power_kw, max_gpus or max_racks")
