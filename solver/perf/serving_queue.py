@@ -1,0 +1,53 @@
+"""Queueing at the prefill servers (SPEC §4.9; docs/model.md "Serving"): TTFT p90 = prefill time + the p90 wait.
+
+The approximation (stated): requests arrive as a Poisson stream at λ per s; c servers (replicas) each serve one
+prompt at a time for S seconds (deterministic for one prompt length: M/D/c; M/G/c with the service time's squared
+coefficient of variation c_s²). The M/M/c waiting time is exponential past the Erlang-C probability of waiting,
+P(W > t) = C(c, A)·exp(−(cμ − λ)·t), A = λ·S, μ = 1/S; the Allen–Cunneen/Kingman scaling by (1 + c_s²)/2 carries it
+to M/G/c: P(W > t) ≈ C(c, A)·exp(−2(cμ − λ)·t/(1 + c_s²)). tests/perf/test_serving_queue.py checks it against a
+seeded discrete-event simulation of the same queue.
+"""
+from __future__ import annotations
+
+import math
+
+
+def erlang_c(servers: int, offered_load: float) -> float:
+    """C(c, A): the probability an arrival waits in M/M/c, A = λ·S < c (1 at or past saturation)."""
+    c, a = servers, offered_load
+    if a <= 0:
+        return 0.0
+    if a >= c:
+        return 1.0
+    # the Erlang-B recursion B(k) = A·B(k−1)/(k + A·B(k−1)) is stable for any c; C = B/(1 − ρ(1 − B))
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    rho = a / c
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def wait_quantile_s(service_s: float, arrival_rate_per_s: float, servers: int, *, service_scv: float = 0.0,
+                    quantile: float = 0.9) -> float:
+    """W_q = max(0, (1 + c_s²)/(2(cμ − λ))·ln(C(c, A)/(1 − q))): the q-quantile of the wait (inf when λ·S ≥ c)."""
+    if arrival_rate_per_s <= 0 or service_s <= 0:
+        return 0.0
+    a = arrival_rate_per_s * service_s
+    if a >= servers:
+        return math.inf
+    c_wait = erlang_c(servers, a)
+    tail = 1.0 - quantile
+    if c_wait <= tail:
+        return 0.0
+    drain = servers / service_s - arrival_rate_per_s
+    return (1.0 + service_scv) / (2.0 * drain) * math.log(c_wait / tail)
+
+
+def ttft_p90_s(prefill_s: float, arrival_rate_per_s: float, servers: int, *, service_s: float | None = None,
+               service_scv: float = 0.0, quantile: float = 0.9, extra_s: float = 0.0) -> float:
+    """TTFT_p90 = T_pf + W_q,0.9(S, λ, c) + extra (the KV transfer of a disaggregated fleet): prefill time plus the
+    p90 wait at the c prefill servers, each busy S per request (S = T_pf unless given: a pipelined or chunked
+    replica is busy less than a prompt's latency)."""
+    s = prefill_s if service_s is None else service_s
+    return prefill_s + wait_quantile_s(s, arrival_rate_per_s, max(servers, 1), service_scv=service_scv,
+                                       quantile=quantile) + extra_s
