@@ -39,7 +39,8 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
     xlsx_path = _xlsx_path(args, ls.scenario.name, f"{suffix}.xlsx")
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     with err.status("solving the serving fleet…"):
-        result = solve_fleet(ls, cat, top_k=1 if evaluate else top, frontier_points=frontier)
+        result = solve_fleet(ls, cat, top_k=1 if evaluate else top, frontier_points=frontier,
+                             distinct_by=getattr(args, "distinct_by", None) or "architecture")
     with output_set() as outputs:
         print_fleets(result, out, wide=getattr(args, "wide", False))
         if result.frontier is not None:

@@ -296,6 +296,10 @@ class _Builder:
         if role != "prefill" and perf.tpot_s > self.tpot_max * (1 + 1e-9):
             self.rejected.add("tpot_p90", perf.tpot_s, f"{what} ({gpus} GPUs per replica)")
             return False
+        cap = self.sc.constraints.max_gpus
+        if cap is not None and gpus > cap:  # one replica alone exceeds the cap (it would meet its TPOT)
+            self.rejected.add("replica_gpus" if role != "prefill" else "prefill_replica_gpus", gpus, what)
+            return False
         if perf.scaleout_gbyte_s_per_gpu > bw * (1 + 1e-9):
             self.rejected.add("scaleout_fit", perf.scaleout_gbyte_s_per_gpu / bw, what)
             return False

@@ -7,67 +7,71 @@ from ..inputs.schema import Scenario
 
 
 def _per_candidate(sc: Scenario, space: FleetSpace) -> list[str]:
+    """The requirements no candidate of a pool role meets (only for a role left with no candidate)."""
     out = []
     rej = space.rejected
     best = rej.best
+    roles = {o.role for o in space.options}
+    no_decoder = not roles & {"aggregated", "decode"}
+    no_prefiller = not roles & {"aggregated", "prefill"}
     cap = sc.constraints.max_gpus
-    if "tpot_p90" in best:
+    if no_decoder and "replica_gpus" in best:
+        gpus, what = best["replica_gpus"]
+        out.append(f"the TPOT target of {space.tpot_max_s * 1000:.1f} ms needs ≥ {gpus:.0f} GPUs per decode replica "
+                   f"({what}): max_gpus is {cap:,}")
+    elif no_decoder and "tpot_p90" in best:
         tpot, what = best["tpot_p90"]
         out.append(f"the TPOT target of {space.tpot_max_s * 1000:.1f} ms (≥ {1 / space.tpot_max_s:.1f} tokens/s per "
                    f"user) is missed by every allowed replica: the fastest, {what}, decodes at {tpot * 1000:.1f} ms per "
-                   f"token ({1 / tpot:.1f} tokens/s per user); allow larger tp/ep or faster GPUs"
-                   + (f" (max_gpus is {cap:,})" if cap is not None else ""))
-    if "ttft_p90" in best:
+                   f"token ({1 / tpot:.1f} tokens/s per user); allow larger tp/ep or faster GPUs")
+    if no_prefiller and "ttft_p90" in best:
         t, what = best["ttft_p90"]
         out.append(f"the TTFT p90 target of {space.ttft_max_s:g} s is missed even with unlimited replicas: the "
                    f"quickest prompt, on {what}, takes {t:.2f} s; allow larger tp or faster GPUs, or relax ttft_p90_s")
-    if "memory_fit" in best:
-        out.append(f"{rej.counts['memory_fit']} candidate replicas do not hold the weights and the KV cache of their "
-                   "concurrency; allow larger tp/pp/ep or lower concurrency")
-    if "scaleout_fit" in best:
+    if not space.options and "memory_fit" in best and not out:
+        out.append(f"no allowed replica holds the weights and the KV cache of its concurrency ({rej.counts['memory_fit']} "
+                   "tried); allow larger tp/pp/ep or lower concurrency")
+    if not space.options and "scaleout_fit" in best and not out:
         ratio, what = best["scaleout_fit"]
-        out.append(f"{rej.counts['scaleout_fit']} candidates need more scale-out bandwidth than their NICs carry "
-                   f"(the closest, {what}, needs {ratio:.2f}× its NICs)")
+        out.append(f"every candidate needs more scale-out bandwidth than its NICs carry (the closest, {what}, needs "
+                   f"{ratio:.2f}× its NICs)")
     return out
 
 
-def _caps(sc: Scenario, space: FleetSpace) -> list[str]:
-    from .serving_model import Caps
-    from .serving_solve import k_best_with
+CAP_WORDS = (("max_gpus", "gpus", "the fleet with the fewest GPUs", "needs {v:,.0f} GPUs", "{c:,.0f}"),
+             ("budget_usd", "capex", "the cheapest fleet", "costs ${v:,.0f}", "${c:,.0f}"),
+             ("facility_power_kw", "power", "the fleet drawing the least power", "draws {v:,.1f} kW", "{c:,.1f} kW"),
+             ("max_racks", "racks", "the fleet with the fewest racks", "fills {v:,.0f} racks", "{c:,.0f}"))
 
-    cheapest = k_best_with(sc, space, Caps(), 1)
-    if not cheapest:
-        return []
-    d = cheapest[0]
-    c = sc.constraints
+
+def _caps(sc: Scenario, space: FleetSpace) -> list[str]:
+    """Per cap: the least any fleet meeting the traffic and the SLOs needs of it (the fleet MILP minimising that
+    quantity, without the caps), when that exceeds the cap."""
+    import pyomo.core as pyo
+
+    from .serving_model import MUSD, Caps, build_fleet_model
+    from .serving_solve import solve_model
+
     out = []
-    if c.max_gpus is not None and d.gpus > c.max_gpus:
-        per = max(p.option.gpus_per_replica for p in d.pools)
-        out.append(f"the cheapest fleet meeting the traffic and the SLOs needs {d.gpus:,} GPUs ({per} per replica, "
-                   f"{' + '.join(f'{p.replicas} {p.role}' for p in d.pools)} replicas): max_gpus is {c.max_gpus:,}")
-    if c.budget_usd is not None and d.capex_usd > c.budget_usd:
-        out.append(f"the cheapest fleet meeting the traffic and the SLOs costs ${d.capex_usd:,.0f}: budget_usd is "
-                   f"${c.budget_usd:,.0f}")
-    if c.facility_power_kw is not None and d.power_kw > c.facility_power_kw:
-        out.append(f"the cheapest fleet meeting the traffic and the SLOs draws {d.power_kw:,.1f} kW: facility_power_kw "
-                   f"is {c.facility_power_kw:,.1f}")
-    if c.max_racks is not None and d.racks > c.max_racks:
-        out.append(f"the cheapest fleet meeting the traffic and the SLOs fills {d.racks:,} racks: max_racks is "
-                   f"{c.max_racks:,}")
+    for cap_name, attr, which, needs, fmt in CAP_WORDS:
+        cap = getattr(sc.constraints, cap_name)
+        if cap is None:
+            continue
+        m = build_fleet_model(space, Caps(), attr)
+        if not solve_model(m):
+            continue
+        least = pyo.value(getattr(m, attr)) / (MUSD if attr == "capex" else 1.0)
+        if least > cap * (1 + 1e-9):
+            out.append(f"{which} meeting the traffic and the SLOs {needs.format(v=least)}: {cap_name} is "
+                       f"{fmt.format(c=cap)}")
     return out
 
 
 def explain_fleet(sc: Scenario, space: FleetSpace) -> str:
-    """One sentence per requirement no fleet meets (the binding ones first)."""
-    lines: list[str] = []
-    if space.options:
-        roles = {o.role for o in space.options}
-        missing = [r for mode in space.modes for r in (("aggregated",) if mode == "aggregated" else ("prefill", "decode"))
-                   if r not in roles]
-        if not missing or set(missing) != {r for mode in space.modes for r in
-                                           (("aggregated",) if mode == "aggregated" else ("prefill", "decode"))}:
-            lines.extend(_caps(sc, space))
-    lines.extend(_per_candidate(sc, space))
+    """One sentence per requirement no fleet meets: a pool role without any candidate, else the caps."""
+    lines = _per_candidate(sc, space)
+    if not lines and space.options:
+        lines = _caps(sc, space)
     if not lines:
         lines.append(f"no candidate pool serves {space.peak_rps:.2f} requests/s within the SLOs on the allowed "
                      "platforms, layouts and pins")

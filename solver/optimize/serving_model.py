@@ -52,7 +52,9 @@ def build_fleet_model(space: FleetSpace, caps: Caps, objective: str) -> pyo.Conc
     m.cuts = pyo.ConstraintList()
     m.tpot_cap = pyo.Param(initialize=1e9, mutable=True)
     m.tpot_bound = pyo.Constraint(expr=m.tpot <= m.tpot_cap)
-    m.obj = pyo.Objective(expr=m.tco if objective == "tco" else m.capex, sense=pyo.minimize)
+    # capex | tco (fastest: capex, after the TPOT stage); gpus | power | racks: what the explanation minimises
+    expr = {"tco": m.tco, "gpus": m.gpus, "power": m.power, "racks": m.racks}.get(objective, m.capex)
+    m.obj = pyo.Objective(expr=expr, sense=pyo.minimize)
     return m
 
 

@@ -54,11 +54,14 @@ def _within(t: dict[str, float], caps: Caps) -> bool:
     return True
 
 
-def identity(pick: Pick) -> tuple:
+def identity(pick: Pick, distinct_by: str = "architecture") -> tuple:
+    if distinct_by == "platform":
+        return tuple((o.role, o.machine.platform) for o, _ in pick)
     return tuple((o.role,) + o.machine.key for o, _ in pick)
 
 
-def enumerate_best(space: FleetSpace, caps: Caps, objective: str, k: int) -> list[tuple[float, float, Pick]]:
+def enumerate_best(space: FleetSpace, caps: Caps, objective: str, k: int,
+                   distinct_by: str = "architecture") -> list[tuple[float, float, Pick]]:
     """(cost, tpot, fleet) of the K best distinct fleets: cheapest first (`capex`, `tco`), or fastest then
     cheapest (`fastest`); one per architecture identity."""
     cost_key = "tco" if objective == "tco" else "capex"
@@ -73,7 +76,7 @@ def enumerate_best(space: FleetSpace, caps: Caps, objective: str, k: int) -> lis
         rows.sort(key=lambda r: r[0])
     out, seen = [], set()
     for row in rows:
-        ident = identity(row[2])
+        ident = identity(row[2], distinct_by)
         if ident in seen:
             continue
         seen.add(ident)

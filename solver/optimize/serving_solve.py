@@ -12,7 +12,7 @@ import time
 import pyomo.core as pyo
 
 from ..design_space.serving import FleetSpace, PoolOption, build_fleet_space
-from ..errors import SolverFailure
+from ..errors import SolverFailure, UsageError
 from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catalog
 from ..inputs.schema import Catalog, Scenario
 from .serving_model import Caps, build_fleet_model, chosen, exclude
@@ -30,6 +30,15 @@ def same_architecture(a: PoolOption, b: PoolOption) -> bool:
     return a.role == b.role and a.machine.key == b.machine.key
 
 
+def same_platform(a: PoolOption, b: PoolOption) -> bool:
+    return a.role == b.role and a.machine.platform == b.machine.platform
+
+
+DISTINCT = {"architecture": same_architecture, "platform": same_platform}
+"""distinct_by → when two pools count as the same for the K best: the whole machine (platform, NIC, rails, switch)
+or the platform alone (`--distinct-by platform`: the best fleet per platform combination)."""
+
+
 def fleet_of(sc: Scenario, space: FleetSpace, picks: list[tuple[int, int]]) -> FleetDesign:
     """The FleetDesign of chosen (option, replica index) pairs."""
     assert sc.serving is not None
@@ -43,7 +52,8 @@ def fleet_of(sc: Scenario, space: FleetSpace, picks: list[tuple[int, int]]) -> F
                        sc.tco.years, "tco" if sc.objective == "tco" else "capex")
 
 
-def _solve(m: pyo.ConcreteModel) -> bool:
+def solve_model(m: pyo.ConcreteModel) -> bool:
+    """Solve the fleet MILP at gap 0: True with a solution loaded, False when infeasible."""
     from .highs import HighsAdapter
 
     out = HighsAdapter().solve(m)
@@ -59,35 +69,36 @@ def _fastest_then_cheapest(m: pyo.ConcreteModel) -> bool:
     cost = m.obj
     cost.deactivate()
     m.fast = pyo.Objective(expr=m.tpot, sense=pyo.minimize)
-    ok = _solve(m)
+    ok = solve_model(m)
     m.del_component(m.fast)
     cost.activate()
     if not ok:
         return False
     m.tpot_cap.set_value(pyo.value(m.tpot) * (1 + 1e-9) + 1e-12)
-    ok = _solve(m)
+    ok = solve_model(m)
     m.tpot_cap.set_value(1e9)  # the next design may be slower
     return ok
 
 
-def k_best(sc: Scenario, space: FleetSpace, k: int) -> list[FleetDesign]:
+def k_best(sc: Scenario, space: FleetSpace, k: int, distinct_by: str = "architecture") -> list[FleetDesign]:
     """The K best distinct fleets by no-good cuts on each found fleet's pool architectures, at gap 0."""
-    return k_best_with(sc, space, caps_of(sc), k)
+    return k_best_with(sc, space, caps_of(sc), k, distinct_by)
 
 
-def k_best_with(sc: Scenario, space: FleetSpace, caps: Caps, k: int) -> list[FleetDesign]:
+def k_best_with(sc: Scenario, space: FleetSpace, caps: Caps, k: int,
+                distinct_by: str = "architecture") -> list[FleetDesign]:
     """k_best under the given caps (the explanation solves without them)."""
     if not space.options:
         return []
     m = build_fleet_model(space, caps, sc.objective)
     out: list[FleetDesign] = []
     while len(out) < k:
-        ok = _fastest_then_cheapest(m) if sc.objective == "fastest" else _solve(m)
+        ok = _fastest_then_cheapest(m) if sc.objective == "fastest" else solve_model(m)
         if not ok:
             break
         picks = chosen(m)
         out.append(fleet_of(sc, space, picks))
-        exclude(m, picks, same_architecture)
+        exclude(m, picks, DISTINCT[distinct_by])
     for i, d in enumerate(out, 1):
         d.rank = i
     return out
@@ -100,7 +111,7 @@ def frontier(sc: Scenario, space: FleetSpace, points: int) -> list[FleetDesign]:
         return []
     m = build_fleet_model(space, caps_of(sc), "tco" if sc.objective == "tco" else "capex")
     out: list[FleetDesign] = []
-    while len(out) < points and _solve(m):
+    while len(out) < points and solve_model(m):
         d = fleet_of(sc, space, chosen(m))
         out.append(d)
         m.tpot_cap.set_value(d.tpot_s - TPOT_STEP)
@@ -115,8 +126,11 @@ def loaded(scenario, catalog: Catalog | None) -> tuple[LoadedScenario, Catalog]:
 
 
 def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = None,
-                frontier_points: int | None = None) -> FleetResult:
-    """The K best distinct serving fleets (or the frontier with `frontier_points`)."""
+                frontier_points: int | None = None, distinct_by: str = "architecture") -> FleetResult:
+    """The K best distinct serving fleets (or the frontier with `frontier_points`); distinct by architecture or by
+    platform."""
+    if distinct_by not in DISTINCT:
+        raise UsageError(f"a serving fleet is distinct by {' or '.join(DISTINCT)}, not {distinct_by!r}")
     t0 = time.perf_counter()
     ls, cat = loaded(scenario, catalog)
     sc = ls.scenario
@@ -125,7 +139,7 @@ def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = No
     if frontier_points:
         designs = frontier(sc, space, frontier_points)
     else:
-        designs = k_best(sc, space, top_k or sc.top_k)
+        designs = k_best(sc, space, top_k or sc.top_k, distinct_by)
     t2 = time.perf_counter()
     stats = {"candidates_evaluated": space.evaluated, "pool_options": len(space.options),
              "rejected": dict(space.rejected.counts)}

@@ -21,7 +21,7 @@ CASES = {
     "fastest-budget": {"objective": "fastest", "constraints.budget_usd": 2_000_000.0,
                        "serving.slo.tokens_per_s_per_user": None},
     "fastest-gpus": {"objective": "fastest", "constraints.max_gpus": 16},
-    "gpu-cap": {"constraints.max_gpus": 8},
+    "gpu-cap": {"constraints.max_gpus": 16},
     "tight-ttft": {"serving.slo.ttft_p90_s": 0.5, "serving.traffic.requests_per_s": 40.0},
 }
 
@@ -31,12 +31,13 @@ def catalog():
     return solver.load_catalog()
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(CASES) + ["by-platform"])
 def test_milp_k_best_equals_enumeration(name, catalog):
-    sc = solver.load_scenario(scenario(**CASES[name])).scenario
+    by = "platform" if name == "by-platform" else "architecture"
+    sc = solver.load_scenario(scenario(**CASES.get(name, {}))).scenario
     full = build_fleet_space(sc, catalog, prune=False)
-    expected = enumerate_best(full, caps_of(sc), sc.objective, sc.top_k)
-    got = k_best(sc, build_fleet_space(sc, catalog), sc.top_k)
+    expected = enumerate_best(full, caps_of(sc), sc.objective, sc.top_k, by)
+    got = k_best(sc, build_fleet_space(sc, catalog), sc.top_k, by)
     assert len(got) == len(expected), name
     assert got, f"{name}: the case must have a fleet to compare"
     for d, (cost, tpot, _) in zip(got, expected):
