@@ -12,6 +12,9 @@ from pydantic import Field, model_validator
 from .schema_base import Identifier, Strict
 from .stacks import DEFAULT_STACK
 
+DEFAULT_SERVING_STACK = "trtllm"
+"""The stack a `kind: inference` workload runs on when it names none."""
+
 
 class MlaShape(Strict):
     """Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2); Megatron-LM argument names in comments."""
@@ -207,9 +210,10 @@ class Workload(Strict):
     @model_validator(mode="before")
     @classmethod
     def _serving_batch(cls, data):
-        # a serving workload has no optimizer step: global_batch_size is unused and defaults to 1
-        if isinstance(data, dict) and data.get("kind") == "inference" and "global_batch_size" not in data:
-            return {**data, "global_batch_size": 1}
+        # a serving workload has no optimizer step: global_batch_size is unused and defaults to 1,
+        # and its stack defaults to the serving stack trtllm (a training stack cannot serve)
+        if isinstance(data, dict) and data.get("kind") == "inference":
+            return {"global_batch_size": 1, "stack": DEFAULT_SERVING_STACK, **data}
         return data
 
     @model_validator(mode="after")

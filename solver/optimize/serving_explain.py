@@ -49,8 +49,7 @@ def _caps(sc: Scenario, space: FleetSpace) -> list[str]:
     quantity, without the caps), when that exceeds the cap."""
     import pyomo.core as pyo
 
-    from .serving_model import MUSD, Caps, build_fleet_model
-    from .serving_solve import solve_model
+    from .serving_model import MUSD, Caps, build_fleet_model, solve_model
 
     out = []
     for cap_name, attr, which, needs, fmt in CAP_WORDS:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pyomo.core as pyo
 
 from ..design_space.serving import ROLES_BY_MODE, FleetSpace, PoolOption
+from ..errors import SolverFailure
 from .data import MUSD
 
 CAPS = (("max_gpus", "gpus"), ("budget_usd", "capex"), ("facility_power_kw", "power"), ("max_racks", "racks"))
@@ -155,3 +156,15 @@ def exclude(m: pyo.ConcreteModel, chosen: list[tuple[int, int]], same: Callable[
 
 def chosen(m: pyo.ConcreteModel) -> list[tuple[int, int]]:
     return [(o, j) for o, j in m.Z if pyo.value(m.z[o, j]) > 0.5]
+
+
+def solve_model(m: pyo.ConcreteModel) -> bool:
+    """Solve the fleet MILP at gap 0: True with a solution loaded, False when infeasible."""
+    from .highs import HighsAdapter
+
+    out = HighsAdapter().solve(m)
+    if out.status in ("optimal", "feasible") and out.has_solution:
+        return True
+    if out.status == "infeasible":
+        return False
+    raise SolverFailure(f"the solver found no fleet ({out.status}: {out.termination})")

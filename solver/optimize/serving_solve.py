@@ -15,7 +15,7 @@ from ..design_space.serving import FleetSpace, PoolOption, build_fleet_space
 from ..errors import SolverFailure, UsageError
 from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catalog
 from ..inputs.schema import Catalog, Scenario
-from .serving_model import Caps, build_fleet_model, chosen, exclude
+from .serving_model import Caps, build_fleet_model, chosen, exclude, solve_model
 from .serving_results import FleetDesign, FleetResult, Pool
 
 TPOT_STEP = 1e-6  # the frontier's next point decodes at least this much faster (s per token)
@@ -50,18 +50,6 @@ def fleet_of(sc: Scenario, space: FleetSpace, picks: list[tuple[int, int]]) -> F
     t = sc.serving.traffic
     return FleetDesign(mode, tuple(pools), space.peak_rps, t.mean_requests_per_s(), t.input_tokens, t.output_tokens,
                        sc.tco.years, "tco" if sc.objective == "tco" else "capex")
-
-
-def solve_model(m: pyo.ConcreteModel) -> bool:
-    """Solve the fleet MILP at gap 0: True with a solution loaded, False when infeasible."""
-    from .highs import HighsAdapter
-
-    out = HighsAdapter().solve(m)
-    if out.status in ("optimal", "feasible") and out.has_solution:
-        return True
-    if out.status == "infeasible":
-        return False
-    raise SolverFailure(f"the solver found no fleet ({out.status}: {out.termination})")
 
 
 def _fastest_then_cheapest(m: pyo.ConcreteModel) -> bool:
