@@ -22,6 +22,7 @@ ServingIdentifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"
 ServingPrecision = Literal["bf16", "fp8", "fp4"]
 Efficiency = Annotated[float, Field(gt=0, le=1)]
 ANY = "any"
+Regime = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*:(bf16|fp8|fp4):(dense|moe)$")]
 
 
 class _Strict(Described):
@@ -43,6 +44,10 @@ class ServingGpu(_Strict):
     """η_hbm: achieved fraction of the GPU's `hbm_tbyte_s` while decode streams weights and KV cache."""
     step_overhead_ms: Annotated[float, Field(ge=0, le=1000)] | None = None
     """Fixed time per decode step, ms (null = the profile's)."""
+    seq_overhead_us: Annotated[float, Field(ge=0, le=10_000)] | None = None
+    """Host time per sequence and decode step, µs (null = the profile's)."""
+    layer_overhead_us: Annotated[float, Field(ge=0, le=10_000)] | None = None
+    """Fixed kernel time per layer and decode step, µs (null = the profile's)."""
     source: str = ""
     """Where the values come from (docs/model.md "Serving")."""
 
@@ -52,15 +57,27 @@ class ServingProfile(_Strict):
 
     step_overhead_ms: Annotated[float, Field(ge=0, le=1000)] = 2.0
     """t_ovh: fixed time per decode step (scheduling, sampling, kernel launches not hidden by graphs), ms."""
+    seq_overhead_us: Annotated[float, Field(ge=0, le=10_000)] = 0.0
+    """t_seq: host time per sequence of an attention rank per decode step (scheduling, sampling, detokenisation), µs."""
+    layer_overhead_us: Annotated[float, Field(ge=0, le=10_000)] = 0.0
+    """t_layer: fixed kernel time per layer of a decode step (launch, prologue and tail of the layer's kernels), µs."""
     chunk_tokens: Annotated[int, Field(ge=16, le=1_000_000)] = 8192
     """Prefill tokens per step in aggregated serving (chunked prefill budget, `max_num_batched_tokens`)."""
+    max_batch_size: Annotated[int, Field(ge=1, le=1_000_000)] = 2048
+    """Most sequences one attention rank decodes together (the scheduler's `max_batch_size` / `max_num_seqs`)."""
     moe_efficiency: Annotated[float, Field(gt=0, le=2)] = 1.0
     """Multiplies η_pf and η_dc on the routed-expert FLOPs of a Mixture-of-Experts model (grouped GEMMs)."""
+    ep_imbalance: Annotated[float, Field(ge=1, le=10)] = 1.0
+    """u_ep: with expert parallelism, the most loaded GPU's routed tokens ÷ the mean (it sets the pace of each MoE
+    layer: expert GEMMs and all-to-all)."""
+    allreduce_efficiency: Annotated[float, Field(gt=0, le=1)] | None = None
+    """η_ar: the fraction of the platform's scale-up bandwidth (nvlink_gbyte_s) a decode/prefill TP all-reduce
+    reaches (ring bytes 2(tp−1)/tp·n·h·2 B); null = the platform's nvlink_efficiency."""
     comm_overlap: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Share of the decode step's TP/EP communication hidden behind compute (two-batch overlap)."""
     gpus: list[ServingGpu] = Field(min_length=1)
     """Efficiencies per GPU family and precision."""
-    measured: list[ServingIdentifier] = []
+    measured: list[Regime] = []
     """Regimes with a published measurement in the fit, `gpu:precision:dense|moe` (others are flagged)."""
     interval_p10: Annotated[float, Field(gt=0, le=1)] = 0.8
     """p10 multiplicative factor on throughput (out-of-sample residuals of the fit)."""

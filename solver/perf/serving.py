@@ -13,7 +13,7 @@ NICs at `scaleout_gbyte_s_per_gpu`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from .serving_model import (
@@ -26,6 +26,7 @@ from .serving_model import (
 )
 from .serving_queue import ttft_p90_s
 from .serving_step import (
+    ALPHA_SCALEOUT_S,
     ServingHardware,
     decode_step,
     hardware_of,
@@ -35,7 +36,8 @@ from .serving_step import (
 
 __all__ = ["ReplicaLayout", "ReplicaPerf", "ServingModelContext", "TrafficShape", "replica_performance",
            "ttft_p90_s", "kv_bytes_per_token", "kv_bytes_per_sequence", "serving_weights", "dtype_bytes",
-           "expected_experts_touched", "kv_shards", "ServingHardware"]
+           "expected_experts_touched", "kv_shards", "ServingHardware", "max_throughput_concurrency",
+           "kv_transfer_time_s"]
 
 ROLES = ("aggregated", "prefill", "decode")
 UNMEASURED_WIDENING = 1.25
@@ -104,6 +106,7 @@ class ReplicaPerf:
     decode_step_s: float = 0.0  # the decode step alone (no prefill chunks)
     input_tokens_per_s_per_gpu: float = 0.0  # prompt tokens/s per GPU at requests_per_s
     bound: str = ""  # memory | compute: what sets the decode step
+    kv_transfer_s: float = 0.0  # prefill/decode roles: one prompt's KV over the replica's scale-out NICs (0 aggregated)
 
 
 def _traffic(traffic: Any) -> TrafficShape:
@@ -146,10 +149,25 @@ def _check(ctx: ServingModelContext, layout: ReplicaLayout) -> None:
         raise ValueError(f"stack {ctx.stack.id!r} is not a serving stack (kind: inference)")
 
 
+def kv_transfer_time_s(gbyte: float, gbyte_s: float) -> float:
+    """T_kv = α_so + KV_GB / bw: one prompt's KV cache (input tokens × KV bytes per token) over a link of `gbyte_s`
+    (the prefill replica's scale-out NICs in parallel by default; a caller placing both replicas in one scale-up domain
+    passes the domain's bandwidth)."""
+    return ALPHA_SCALEOUT_S + gbyte / max(gbyte_s, 1e-9)
+
+
+def max_throughput_concurrency(ctx: ServingModelContext, layout: ReplicaLayout, traffic: Any) -> int:
+    """b_max = min(KV-room concurrency at full context, dp·max_batch_size): the batch a saturated replica runs."""
+    t = _traffic(traffic)
+    probe = replace(layout, concurrency=1)
+    mem = memory_per_gpu(ctx, hardware_of(ctx), probe, t.input_tokens + t.output_tokens)
+    return max(1, min(mem.max_concurrency, layout.dp_attention * ctx.stack.serving.max_batch_size))
+
+
 def replica_performance(ctx: ServingModelContext, layout: ReplicaLayout, traffic: Any) -> ReplicaPerf:
     """The replica's memory, prefill time, TPOT, rates and fabric load (docs/model.md "Serving").
 
-    aggregated: TPOT_agg = T_dec(b, c) + (b/O)·W_pf (chunked prefill of the requests that enter per step);
+    aggregated: TPOT_agg = T_dec(b, c) + (b/O)·C_pf (chunked prefill of the requests that enter per step);
                 requests/s = b/(O·TPOT_agg); prefill_s = T_pf + ⌈I_new/chunk⌉·T_dec
     prefill:    requests/s = 1/W_pf (W_pf: the prompt's prefill work per replica); prefill_s = T_pf
     decode:     TPOT = T_dec(b, c); requests/s = b/(O·TPOT)
@@ -171,7 +189,7 @@ def replica_performance(ctx: ServingModelContext, layout: ReplicaLayout, traffic
         rate, out_per_gpu = b / (out * tpot), b / tpot / g
         so_gb_s = dec.scaleout_gbyte / tpot / g + rate * kv_gb / g
     else:
-        tpot = dec.step_s + (b / out) * pf.work_s
+        tpot = dec.step_s + (b / out) * pf.chunk_s
         new_tokens = t.input_tokens * (1.0 - t.prefix_cache_hit)
         chunk = ctx.stack.serving.chunk_tokens
         prefill_s = pf.latency_s + math.ceil(new_tokens / chunk) * dec.step_s
@@ -183,4 +201,5 @@ def replica_performance(ctx: ServingModelContext, layout: ReplicaLayout, traffic
         prefill_s=prefill_s, tpot_s=tpot, tokens_per_s_per_user=1.0 / tpot, output_tokens_per_s_per_gpu=out_per_gpu,
         requests_per_s=rate, kv_transfer_gbyte_per_request=kv_gb if layout.role != "aggregated" else 0.0,
         scaleout_gbyte_s_per_gpu=so_gb_s, interval=interval_of(ctx, layout), flags=regime_flags(ctx, layout),
-        gpus=g, decode_step_s=dec.step_s, input_tokens_per_s_per_gpu=rate * t.input_tokens / g, bound=dec.bound)
+        gpus=g, decode_step_s=dec.step_s, input_tokens_per_s_per_gpu=rate * t.input_tokens / g, bound=dec.bound,
+        kv_transfer_s=kv_transfer_time_s(kv_gb, ctx.scaleout_gbyte_s_per_gpu * g) if layout.role != "aggregated" else 0.0)

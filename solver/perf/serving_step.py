@@ -42,9 +42,12 @@ class ServingHardware:
     prefill_efficiency: float  # η_pf
     decode_efficiency: float  # η_dc
     moe_efficiency: float  # on routed-expert FLOPs
+    ep_imbalance: float  # u_ep: the most loaded expert-parallel GPU's tokens ÷ the mean (ep > 1)
     step_overhead_s: float
+    seq_overhead_s: float  # per sequence of an attention rank per step
+    layer_overhead_s: float  # per layer per step
     comm_overlap: float
-    scaleup_byte_s: float  # nvlink_gbyte_s · nvlink_efficiency, per GPU per direction
+    scaleup_byte_s: float  # nvlink_gbyte_s · η_ar (the profile's allreduce_efficiency, else nvlink_efficiency)
     scaleup_a2a_byte_s: float  # nvlink_gbyte_s · alltoall_efficiency (else nvlink_efficiency)
     scaleout_byte_s: float  # per GPU per direction
     domain: int  # GPUs per scale-up domain
@@ -62,17 +65,21 @@ def peak_tflops(gpu: Any, precision: str) -> float:
 
 def hardware_of(ctx: Any) -> ServingHardware:
     """The replica's hardware: peaks from the catalog GPU, efficiencies from the stack's serving profile for this GPU
-    and precision, scale-up bandwidth from the platform, usable HBM = hbm_gb·2^30/10^9 − hbm_reserve_gb."""
+    and precision, scale-up bandwidth from the platform (TP all-reduce at the profile's η_ar of it), usable HBM =
+    hbm_gb·2^30/10^9 − hbm_reserve_gb."""
     profile = ctx.stack.serving
     tune = profile.tuning(ctx.gpu.id, ctx.precision)
     overhead_ms = tune.step_overhead_ms if tune.step_overhead_ms is not None else profile.step_overhead_ms
+    seq_us = tune.seq_overhead_us if tune.seq_overhead_us is not None else profile.seq_overhead_us
+    layer_us = tune.layer_overhead_us if tune.layer_overhead_us is not None else profile.layer_overhead_us
     p = ctx.platform
     a2a = getattr(p, "alltoall_efficiency", None) or p.nvlink_efficiency
     return ServingHardware(
         peak_flops=peak_tflops(ctx.gpu, ctx.precision) * 1e12, hbm_byte_s=ctx.gpu.hbm_tbyte_s * 1e12 * tune.hbm_efficiency,
         prefill_efficiency=tune.prefill_efficiency, decode_efficiency=tune.decode_efficiency,
-        moe_efficiency=profile.moe_efficiency, step_overhead_s=overhead_ms * 1e-3, comm_overlap=profile.comm_overlap,
-        scaleup_byte_s=p.nvlink_gbyte_s * p.nvlink_efficiency * GB, scaleup_a2a_byte_s=p.nvlink_gbyte_s * a2a * GB,
+        moe_efficiency=profile.moe_efficiency, ep_imbalance=profile.ep_imbalance, step_overhead_s=overhead_ms * 1e-3, seq_overhead_s=seq_us * US,
+        layer_overhead_s=layer_us * US, comm_overlap=profile.comm_overlap,
+        scaleup_byte_s=p.nvlink_gbyte_s * (profile.allreduce_efficiency or p.nvlink_efficiency) * GB, scaleup_a2a_byte_s=p.nvlink_gbyte_s * a2a * GB,
         scaleout_byte_s=max(ctx.scaleout_gbyte_s_per_gpu, 1e-9) * GB, domain=p.gpus_per_domain,
         usable_hbm_gb=ctx.gpu.hbm_gb * GIB_PER_GB - p.hbm_reserve_gb, weight_bytes=dtype_bytes(ctx.precision),
         kv_bytes=dtype_bytes(ctx.kv_cache_dtype))
@@ -147,11 +154,11 @@ def tp_allreduce(hw: ServingHardware, tp: int, tokens: float, hidden: int, ops: 
 
 
 def ep_alltoall(hw: ServingHardware, ep: int, tokens_per_gpu: float, hidden: int, top_k: int, layers: float) -> CommTime:
-    """T_ep = layers·(2α + max((1 − χ)·V/bw_a2a,up, χ·V/bw_so)), V = n·k·h·(1 + 2) B·(ep − 1)/ep per GPU and layer
-    (FP8 dispatch, BF16 combine); χ = scaleout_share(ep, D); α_so when χ > 0."""
+    """T_ep = layers·(2α + max((1 − χ)·V/bw_a2a,up, χ·V/bw_so)), V = n·k·h·(1 + 2) B·(ep − 1)/ep·u_ep per GPU and
+    layer (FP8 dispatch, BF16 combine; the most loaded GPU sets the time); χ = scaleout_share(ep, D); α_so when χ > 0."""
     if ep <= 1 or layers <= 0 or top_k <= 0:
         return CommTime(0.0, 0.0)
-    volume = tokens_per_gpu * top_k * hidden * 3.0 * (ep - 1) / ep
+    volume = tokens_per_gpu * top_k * hidden * 3.0 * (ep - 1) / ep * hw.ep_imbalance
     chi = scaleout_share(ep, hw.domain)
     alpha = ALPHA_SCALEOUT_S if chi > 0 else ALPHA_SCALEUP_S
     per_layer = 2 * alpha + max((1 - chi) * volume / hw.scaleup_a2a_byte_s, chi * volume / hw.scaleout_byte_s)
@@ -172,32 +179,42 @@ def pp_send(hw: ServingHardware, layout: Any, tokens: float, hidden: int) -> Com
 @dataclass(frozen=True)
 class PrefillTime:
     latency_s: float  # one prompt alone through the replica
-    work_s: float  # replica-seconds one prompt occupies (the pipeline keeps pp prompts in flight)
+    work_s: float  # replica-seconds one prompt occupies in a prefill server (prompts batched up to chunk_tokens)
+    chunk_s: float  # replica-seconds it adds to aggregated decode steps (its FLOPs and collectives; weights shared)
     scaleout_gbyte: float  # per GPU per prompt
 
 
-def _split_flops_s(dense_flops: float, routed_flops: float, hw: ServingHardware, efficiency: float) -> float:
-    """(F_dense + F_routed/μ_moe) / (peak·η)."""
-    return (dense_flops + routed_flops / hw.moe_efficiency) / (hw.peak_flops * efficiency)
+def routed_factor(hw: ServingHardware, ep: int) -> float:
+    """u/μ_moe: routed-expert work runs at μ_moe of the dense efficiency and, with ep > 1, waits for the most loaded
+    expert-parallel GPU (u_ep × the mean tokens)."""
+    return (hw.ep_imbalance if ep > 1 else 1.0) / hw.moe_efficiency
+
+
+def _split_flops_s(dense_flops: float, routed_flops: float, hw: ServingHardware, efficiency: float, ep: int) -> float:
+    """(F_dense + F_routed·u/μ_moe) / (peak·η)."""
+    return (dense_flops + routed_flops * routed_factor(hw, ep)) / (hw.peak_flops * efficiency)
 
 
 def prefill_time(ctx: Any, hw: ServingHardware, layout: Any, prompt: float, hit: float) -> PrefillTime:
     """F_pf = 2·P_act,mm·T_new + attention(T, T_c) (quadratic); T_new = T·(1 − hit), T_c = T·hit.
-    W_pf = max(F_pf/(G·peak·η_pf) + T_comm/pp, M_w/bw_hbm); latency T_pf = pp·W_pf (the stages in turn)."""
+    C_pf = F_pf/(G·peak·η_pf) + T_comm/pp (the chunk cost inside aggregated steps, weights read by the step anyway);
+    W_pf = max(F_pf/(G·peak·η_pf), M_w/(pp·bw_hbm)·min(1, T_new/chunk)) + T_comm/pp (a prefill server batches prompts
+    up to `chunk_tokens`, reading the weights once per chunk); latency T_pf = pp·max(F_pf/(G·peak·η_pf), M_w/(pp·bw_hbm))
+    + T_comm (one prompt alone, the stages in turn)."""
     m, w = ctx.model, serving_weights(ctx.model)
     new, cached = prompt * (1.0 - hit), prompt * hit
     routed = 2.0 * w.routed_active * new
     dense = 2.0 * (w.active_matmul - w.routed_active) * new + prefill_attention_flops(m, prompt, cached)
     g = layout.gpus
-    compute = _split_flops_s(dense, routed, hw, hw.prefill_efficiency) / g
+    compute = _split_flops_s(dense, routed, hw, hw.prefill_efficiency, layout.ep) / g
     weights = weight_bytes_per_gpu(ctx, hw, layout) / hw.hbm_byte_s / layout.pp
     tp = tp_allreduce(hw, layout.tp, new / layout.dp_attention, m.hidden_size, 2.0 * m.layers)
     ep = ep_alltoall(hw, layout.ep, new / g * layout.pp, m.hidden_size, w.top_k, w.moe_layers)
     pps = pp_send(hw, layout, new, m.hidden_size)
     comm = (tp.seconds + ep.seconds) / layout.pp
-    work = max(compute, weights) + comm
-    return PrefillTime(latency_s=layout.pp * work, work_s=work,
-                       scaleout_gbyte=tp.scaleout_gbyte + ep.scaleout_gbyte + pps.scaleout_gbyte)
+    share = min(1.0, new / ctx.stack.serving.chunk_tokens)
+    return PrefillTime(latency_s=layout.pp * (max(compute, weights) + comm), work_s=max(compute, weights * share) + comm,
+                       chunk_s=compute + comm, scaleout_gbyte=tp.scaleout_gbyte + ep.scaleout_gbyte + pps.scaleout_gbyte)
 
 
 # ------------------------------------------------------------------------------------------------ decode
@@ -214,7 +231,8 @@ class DecodeStep:
 
 
 def decode_step(ctx: Any, hw: ServingHardware, layout: Any, batch: float, context: float) -> DecodeStep:
-    """T_dec = pp·(max(B_mb/bw_hbm, F_mb/(peak·η_dc)) + (1 − o)·T_comm,mb) + t_ovh, per microbatch of b/pp:
+    """T_dec = pp·(max(B_mb/bw_hbm, F_mb/(peak·η_dc)) + (1 − o)·T_comm,mb + t_layer·L/pp) + t_ovh + t_seq·b/dp, per
+    microbatch of b/pp:
     B_mb = M_w/pp·(P_nr + P_routed·touched(b/pp)/E)/(P_nr + P_routed) + (b/pp/dp)·KV_gpu,seq(c);
     F_mb = (b/pp)·(2·P_act,mm + attention(c))/(pp·dp·tp)."""
     m, w, pp, dp = ctx.model, serving_weights(ctx.model), layout.pp, layout.dp_attention
@@ -226,12 +244,14 @@ def decode_step(ctx: Any, hw: ServingHardware, layout: Any, batch: float, contex
     kv = mb / dp * kv_bytes_per_gpu_sequence(ctx, layout, context)
     memory_s = (nonrouted + routed + kv) / hw.hbm_byte_s
     dense = mb * (2.0 * (w.active_matmul - w.routed_active) + decode_attention_flops_per_token(m, context))
-    compute_s = _split_flops_s(dense, mb * 2.0 * w.routed_active, hw, hw.decode_efficiency) / (pp * dp * layout.tp)
+    compute_s = _split_flops_s(dense, mb * 2.0 * w.routed_active, hw, hw.decode_efficiency, layout.ep) / (
+        pp * dp * layout.tp)
     tp = tp_allreduce(hw, layout.tp, mb / dp, m.hidden_size, 2.0 * m.layers / pp)
     ep = ep_alltoall(hw, layout.ep, mb / (dp * layout.tp), m.hidden_size, w.top_k, w.moe_layers / pp)
     pps = pp_send(hw, layout, batch, m.hidden_size)
     comm = (tp.seconds + ep.seconds) * (1.0 - hw.comm_overlap)
-    step = pp * (max(memory_s, compute_s) + comm) + hw.step_overhead_s
+    kernels = hw.layer_overhead_s * m.layers / pp
+    step = pp * (max(memory_s, compute_s) + comm + kernels) + hw.step_overhead_s + hw.seq_overhead_s * batch / dp
     return DecodeStep(step_s=step, memory_s=memory_s, compute_s=compute_s, comm_s=comm,
                       scaleout_gbyte=pp * (tp.scaleout_gbyte + ep.scaleout_gbyte) + pps.scaleout_gbyte,
                       bound="memory" if memory_s >= compute_s else "compute")

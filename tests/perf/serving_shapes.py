@@ -1,4 +1,4 @@
-"""Published serving model shapes (config.json of each model card, docs/sources.md [SV-models]) and a context
+"""Published serving model shapes (config.json of each model card, docs/sources.md [S14]) and a context
 builder shared by the serving tests."""
 from __future__ import annotations
 
