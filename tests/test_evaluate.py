@@ -22,7 +22,7 @@ from solver.perf.traffic import CLASS_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH_SCENARIOS = sorted(p for p in (ROOT / "scenarios").glob("*.yaml")
-                          if not p.name.startswith(("evaluate-", "growth-")))
+                          if not p.name.startswith(("evaluate-", "growth-", "serve-")))  # serve-: tests/serving
 
 
 def pinned_copy(path: Path, design) -> dict:

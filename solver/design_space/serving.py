@@ -368,10 +368,20 @@ def build_fleet_space(sc: Scenario, cat: Catalog, prune: bool = True) -> FleetSp
     return prune_dominated(space) if prune else space
 
 
-def _measures(o: PoolOption) -> tuple[float, ...]:
-    """What the MILP weighs for a candidate at its fewest replicas meeting every row (the last offered count):
+def rows_ok(space: FleetSpace, o: PoolOption, j: int) -> bool:
+    """serve_peak, ttft_p90 and tpot_p90 of one candidate pool at its j-th offered replica count (the MILP's rows,
+    read off the same coefficients; the enumeration and the pruning use this)."""
+    if not serves_peak(float(o.perf.requests_per_s), o.replicas[j], space.peak_rps, space.utilisation_max):
+        return False
+    if o.role != "decode" and not (math.isfinite(o.ttft_s[j]) and o.ttft_s[j] <= space.ttft_max_s * (1 + 1e-9)):
+        return False
+    return o.role == "prefill" or o.tpot_s <= space.tpot_max_s * (1 + 1e-9)
+
+
+def _measures(o: PoolOption, j: int) -> tuple[float, ...]:
+    """What the MILP weighs for a candidate at its fewest replicas meeting every row (offered count j):
     capex, TCO, GPUs, power, racks, and TPOT (aggregated and decode pools)."""
-    c = o.costs[-1]
+    c = o.costs[j]
     return (c.capex_usd, c.tco_usd, c.gpus, c.facility_power_kw, c.racks, o.tpot_s if o.role != "prefill" else 0.0)
 
 
@@ -384,7 +394,9 @@ def prune_dominated(space: FleetSpace) -> FleetSpace:
     for o in space.options:
         groups.setdefault((o.role,) + o.machine.key, []).append(o)
     for group in groups.values():
-        ms = [_measures(o) for o in group]
+        # a candidate no offered count of which meets its rows can never be chosen (a pinned count too few)
+        group = [o for o in group if any(rows_ok(space, o, j) for j in range(len(o.replicas)))]
+        ms = [_measures(o, next(j for j in range(len(o.replicas)) if rows_ok(space, o, j))) for o in group]
         for i, o in enumerate(group):
             if not any(_dominates(ms[k], ms[i], k < i) for k in range(len(group)) if k != i):
                 kept.append(o)

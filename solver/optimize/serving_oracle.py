@@ -5,27 +5,17 @@ architectures. Small spaces only (tests): the MILP must find the same optimum an
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
-from ..design_space.serving import FleetSpace, PoolOption, serves_peak
+from ..design_space.serving import FleetSpace, PoolOption, rows_ok
 from .serving_model import Caps
 
 Pick = tuple[tuple[PoolOption, int], ...]
 
 
-def _row_ok(space: FleetSpace, o: PoolOption, j: int) -> bool:
-    """serve_peak, ttft_p90 and tpot_p90 of one pool at its j-th replica count."""
-    if not serves_peak(float(o.perf.requests_per_s), o.replicas[j], space.peak_rps, space.utilisation_max):
-        return False
-    if o.role != "decode" and not (math.isfinite(o.ttft_s[j]) and o.ttft_s[j] <= space.ttft_max_s * (1 + 1e-9)):
-        return False
-    return o.role == "prefill" or o.tpot_s <= space.tpot_max_s * (1 + 1e-9)
-
-
 def fleets(space: FleetSpace) -> Iterator[Pick]:
     """Every fleet of the space whose pools meet their rows (and the same-platform rule when set)."""
-    ok = {role: [(o, j) for o in space.of(role) for j in range(len(o.replicas)) if _row_ok(space, o, j)]
+    ok = {role: [(o, j) for o in space.of(role) for j in range(len(o.replicas)) if rows_ok(space, o, j)]
           for role in ("aggregated", "prefill", "decode")}
     if "aggregated" in space.modes:
         for pick in ok["aggregated"]:
