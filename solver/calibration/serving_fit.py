@@ -29,7 +29,7 @@ from ..perf.serving import (
     max_throughput_concurrency,
     replica_performance,
 )
-from .serving_models import serving_shape
+from .serving_models import SERVING_MODELS, serving_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_FILES = (ROOT / "tests" / "data" / "serving-runs.csv", ROOT / "tests" / "data" / "serving-runs-amd-pcie.csv")
@@ -94,6 +94,13 @@ def read_runs(paths: tuple[Path, ...] | list[Path] = RUN_FILES) -> list[ServingR
                     per_user=_num(r["measured_tokens_per_s_per_user"]), ttft_s=_num(r["measured_ttft_s"]),
                     split=r["split"].strip(), note=r.get("note", "")))
     return runs
+
+
+def known(run: ServingRun, catalog: Any) -> bool:
+    """The run's GPU, platform, stack and model are in the catalog and the shape table (an AMD/PCIe row waits for its
+    platform's catalog entry)."""
+    return (run.gpu in catalog.by_id("gpus") and run.platform in catalog.by_id("platforms")
+            and run.stack in catalog.by_id("stacks") and run.model in SERVING_MODELS)
 
 
 def layout_of(run: ServingRun, concurrency: int = 1) -> ReplicaLayout:

@@ -16,6 +16,7 @@ from .serving_fit import (
     ServingRun,
     fit_stack,
     interval_factors,
+    known,
     leave_one_group_out,
     predict,
     read_runs,
@@ -88,6 +89,10 @@ def _row_line(run: ServingRun, pred: Prediction, oos: Prediction | None) -> str:
 
 def report(runs: list[ServingRun], catalog: Any) -> str:
     lines: list[str] = []
+    skipped = [r for r in runs if not known(r, catalog)]
+    runs = [r for r in runs if known(r, catalog)]
+    if skipped:
+        lines.append(f"({len(skipped)} rows name a GPU, platform, stack or model this catalog lacks: left out)\n")
     for stack_id in sorted({r.stack for r in runs}):
         rep = stack_report(stack_id, [r for r in runs if r.stack == stack_id], catalog)
         lines.append(f"#### Stack `{stack_id}`: {len(rep.rows)} rows\n")

@@ -32,6 +32,7 @@ class ServingWeights:
     routed: float  # routed-expert weights (0 for a dense model): sharded over all GPUs of the replica
     active_matmul: float  # weights one token multiplies: active params − the input embedding table
     routed_active: float  # routed-expert weights one token multiplies (k experts per MoE layer)
+    gathered: float  # the input embedding table (V·h, untied): held in memory, gathered by row, not streamed per step
     experts: int  # E (0 for dense)
     top_k: int
     moe_layers: int
@@ -44,15 +45,16 @@ def serving_weights(model: TransformerShape) -> ServingWeights:
     embedding = 0.0 if model.tied_embeddings else model.vocab_size * model.hidden_size
     if model.moe is None:
         p = float(parameter_count(model))
-        return ServingWeights(stored=p, routed=0.0, active_matmul=p - embedding, routed_active=0.0, experts=0,
-                              top_k=0, moe_layers=0)
+        return ServingWeights(stored=p, routed=0.0, active_matmul=p - embedding, routed_active=0.0, gathered=embedding,
+                              experts=0, top_k=0, moe_layers=0)
     counts = parameter_counts(model)
     moe = model.moe
     k_ff = 3 if model.ffn_type == "swiglu" else 2
     expert = k_ff * model.hidden_size * moe.expert_ffn_hidden_size
     lm = layer_counts(model).moe
     return ServingWeights(stored=counts.total, routed=lm * moe.experts * expert, active_matmul=counts.active - embedding,
-                          routed_active=lm * moe.top_k * expert, experts=moe.experts, top_k=moe.top_k, moe_layers=lm)
+                          routed_active=lm * moe.top_k * expert, gathered=embedding, experts=moe.experts, top_k=moe.top_k,
+                          moe_layers=lm)
 
 
 def kv_elements_per_token_layer(model: TransformerShape) -> float:

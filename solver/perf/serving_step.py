@@ -233,11 +233,12 @@ class DecodeStep:
 def decode_step(ctx: Any, hw: ServingHardware, layout: Any, batch: float, context: float) -> DecodeStep:
     """T_dec = pp·(max(B_mb/bw_hbm, F_mb/(peak·η_dc)) + (1 − o)·T_comm,mb + t_layer·L/pp) + t_ovh + t_seq·b/dp, per
     microbatch of b/pp:
-    B_mb = M_w/pp·(P_nr + P_routed·touched(b/pp)/E)/(P_nr + P_routed) + (b/pp/dp)·KV_gpu,seq(c);
+    B_mb = wb·((P_nr − V·h)/(tp·pp) + P_routed/(G·pp)·touched(b/pp)/E) + (b/pp/dp)·KV_gpu,seq(c) (the input embedding
+    is gathered by row, not streamed);
     F_mb = (b/pp)·(2·P_act,mm + attention(c))/(pp·dp·tp)."""
     m, w, pp, dp = ctx.model, serving_weights(ctx.model), layout.pp, layout.dp_attention
     mb = batch / pp
-    nonrouted = hw.weight_bytes * (w.stored - w.routed) / (layout.tp * pp)
+    nonrouted = hw.weight_bytes * (w.stored - w.routed - w.gathered) / (layout.tp * pp)
     routed = hw.weight_bytes * w.routed / layout.gpus / pp if w.routed else 0.0
     if routed:
         routed *= expected_experts_touched(w.experts, w.top_k, mb) / w.experts
