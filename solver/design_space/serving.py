@@ -146,7 +146,7 @@ def kv_transfer_s(perf: Any) -> float:
 
 
 def _machines(sc: Scenario, cat: Catalog, platform: Any) -> list[Machine]:
-    con, pin = sc.constraints, sc.pin
+    con = sc.constraints
     nics = as_list(con.nics)
     switches = as_list(con.switches)
     out = []
@@ -173,7 +173,7 @@ def _layouts(sc: Scenario, moe: bool, pool_pin: Any) -> list[tuple[int, int, int
     tps = [pool_pin.tp] if pool_pin is not None and pool_pin.tp else (as_list(par.tp) or list(DEFAULT_TP))
     pps = [pool_pin.pp] if pool_pin is not None and pool_pin.pp else (as_list(par.pp) or [1])
     eps_allowed = [pool_pin.ep] if pool_pin is not None and pool_pin.ep else as_list(par.ep)
-    out = []
+    out: list[tuple[int, int, int]] = []
     for tp in tps:
         for pp in pps:
             eps = eps_allowed if eps_allowed is not None else ([tp * pp] if moe else [1])

@@ -12,7 +12,7 @@ import time
 import pyomo.core as pyo
 
 from ..design_space.serving import FleetSpace, PoolOption, build_fleet_space
-from ..errors import SolverFailure, UsageError
+from ..errors import UsageError
 from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catalog
 from ..inputs.schema import Catalog, Scenario
 from .serving_model import Caps, build_fleet_model, chosen, exclude, solve_model

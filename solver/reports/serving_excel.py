@@ -9,7 +9,20 @@ from typing import Any
 
 from openpyxl import Workbook
 
-from .xlsx import BOLD, INPUT_FILL, NUMBER, PERCENT, USD, USD_CENTS, _header, _title, _widths, formula, put, save_workbook
+from .xlsx import (
+    BOLD,
+    INPUT_FILL,
+    NUMBER,
+    PERCENT,
+    USD,
+    USD_CENTS,
+    _header,
+    _title,
+    _widths,
+    formula,
+    put,
+    save_workbook,
+)
 
 FLEET_ROWS = (
     ("mode", lambda d, s: d.mode, None),
