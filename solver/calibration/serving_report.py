@@ -104,7 +104,8 @@ def report(runs: list[ServingRun], catalog: Any) -> str:
                 errs = _errs(rep.rows, which, split, metric)
                 if errs:
                     med, worst = summary(errs)
-                    label = f"{split} ({'leave-one-group-out' if which == 'oos' else 'in sample'})"
+                    label = {"fit": "fit rows, in sample", "heldout": "held-out rows (never fitted on)"}[split]
+                    label = "fit rows, leave-one-group-out" if which == "oos" else label
                     name = "output tokens/s per GPU" if metric == "tput" else "tokens/s per user"
                     lines.append(f"| {label} | {name} | {len(errs)} | {med:.1%} | {worst:.1%} |")
         lo, hi = rep.interval
