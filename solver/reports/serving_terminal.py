@@ -17,9 +17,10 @@ def _pools_text(d: Any) -> str:
     for p in d.pools:
         lay = p.option.layout
         ep = f" ep{lay.ep}" if lay.ep > 1 else ""
-        parts.append(f"{p.role[:3]} {p.option.machine.platform} tp{lay.tp}{'pp' + str(lay.pp) if lay.pp > 1 else ''}"
-                     f"{ep} b{lay.concurrency} ×{p.replicas}")
-    return " + ".join(parts)
+        m = p.option.machine
+        parts.append(f"{p.role[:3]} {m.platform} tp{lay.tp}{'pp' + str(lay.pp) if lay.pp > 1 else ''}"
+                     f"{ep} b{lay.concurrency} ×{p.replicas} ({m.nic}×{m.rails} {m.switch})")
+    return safe(" + ".join(parts))
 
 
 def fleet_columns(designs: list[Any]) -> list[Column]:
