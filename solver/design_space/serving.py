@@ -229,6 +229,7 @@ class _Builder:
         self.rejected = Rejections()
         self.options: list[PoolOption] = []
         self.cost_memo: dict[tuple, Any] = {}
+        self.ttft_memo: dict[tuple, tuple[Any, float]] = {}
         self.evaluated = 0
 
     def context(self, platform: Any, bw: float) -> Any:
@@ -310,11 +311,19 @@ class _Builder:
             return False
         return perf.requests_per_s > 0
 
+    def ttft(self, perf: Any, role: str, r: int, b: int) -> float:
+        """ttft_of, once per (replica performance, role, replicas): the machines of one bandwidth share it."""
+        key = (id(perf), role, r, b)
+        hit = self.ttft_memo.get(key)
+        if hit is None or hit[0] is not perf:  # the entry holds its perf: an id is never reused while memoised
+            hit = self.ttft_memo[key] = (perf, ttft_of(perf, role, self.peak, r, b))
+        return hit[1]
+
     def first_in_time(self, perf: Any, role: str, b: int, first: int) -> int:
         """The fewest replicas r ≥ first whose TTFT p90 meets the target (ttft_of is non-increasing in r): doubling,
         then bisection."""
         def ok(r: int) -> bool:
-            return role == "decode" or ttft_of(perf, role, self.peak, r, b) <= self.ttft_max
+            return role == "decode" or self.ttft(perf, role, r, b) <= self.ttft_max
 
         if ok(first):
             return first
@@ -342,7 +351,7 @@ class _Builder:
             self.rejected.add("fabric", 0, f"{m.platform} {m.nic} ×{m.rails} {m.switch}: more than 3 tiers")
             return
         opt.replicas = tuple(r for r, _ in kept)
-        opt.ttft_s = tuple(ttft_of(perf, role, self.peak, r, layout.concurrency) for r in opt.replicas)
+        opt.ttft_s = tuple(self.ttft(perf, role, r, layout.concurrency) for r in opt.replicas)
         opt.costs = tuple(c for _, c in kept)
         self.options.append(opt)
 
