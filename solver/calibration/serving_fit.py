@@ -7,8 +7,8 @@ saturated (max-throughput) run: the replica runs `max_throughput_concurrency`. A
 KV room holds runs at that room (the rest wait). ep > tp·pp means attention data parallelism over ep/(tp·pp) ranks.
 
 The fit minimises the squared log errors of every `fit` row (throughput per GPU, and tokens/s per user where measured)
-over, per profile entry (GPU family × precision) with fit rows, η_pf, η_dc, η_hbm, the per-step, per-sequence and
-per-layer overheads, plus the profile's expert-parallel imbalance u_ep. Out-of-sample residuals come from leaving one group (source × model) out at a time; their
+over, per profile entry (GPU family × precision) with fit rows, η_pf, η_dc, η_hbm and the per-sequence and per-layer
+overheads, and per profile the expert-parallel slowdown u_ep and the TP all-reduce efficiency η_ar (12 parameters). Out-of-sample residuals come from leaving one group (source × model) out at a time; their
 p10/p90 give the throughput interval.
 
     python -m solver.calibration.serving_report [runs.csv ...]  # prints the fitted values and every row's residual
@@ -33,11 +33,15 @@ from .serving_models import SERVING_MODELS, serving_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_FILES = (ROOT / "tests" / "data" / "serving-runs.csv", ROOT / "tests" / "data" / "serving-runs-amd-pcie.csv")
-FIELDS = ("prefill_efficiency", "decode_efficiency", "hbm_efficiency", "step_overhead_ms", "seq_overhead_us",
-          "layer_overhead_us")
+FIELDS = ("prefill_efficiency", "decode_efficiency", "hbm_efficiency", "seq_overhead_us", "layer_overhead_us")
+"""Fitted per profile entry (GPU family × precision). The per-step constant stays at the profile's value (it fitted to
+0 when free), and sharing the two overheads across families was tried and rejected: held-out median 9 % → 12 %,
+worst 36 % → 51 % (docs/model.md "Serving calibration")."""
+SHARED: tuple[str, ...] = ()
+"""Fitted once per profile, the entries' own values cleared (none at present)."""
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_efficiency": (0.05, 1.0), "hbm_efficiency": (0.3, 1.0),
-          "step_overhead_ms": (0.0, 20.0), "seq_overhead_us": (0.0, 200.0), "layer_overhead_us": (0.0, 500.0), "ep_imbalance": (1.0, 5.0), "allreduce_efficiency": (0.1, 1.0),
-          "moe_efficiency": (0.1, 2.0)}
+          "seq_overhead_us": (0.0, 200.0), "layer_overhead_us": (0.0, 500.0), "ep_imbalance": (1.0, 5.0),
+          "allreduce_efficiency": (0.1, 1.0)}
 SCALEOUT_GBYTE_S = 50.0  # one 400G NIC per GPU at ≈ 100 % (the rows' systems: DGX/HGX with 8 × CX-7)
 
 
@@ -152,10 +156,11 @@ class FreeParameter:
 
 
 def free_parameters(stack: Any, runs: list[ServingRun]) -> list[FreeParameter]:
-    """η_pf, η_dc, η_hbm, overhead of every profile entry some run is tuned by; moe_efficiency if a run is MoE."""
+    """η_pf, η_dc, η_hbm and the per-sequence and per-layer overheads of every profile entry some run is tuned by;
+    u_ep if a run is expert-parallel MoE; η_ar if a run has TP."""
     profile = stack.serving
     entries = sorted({profile.gpus.index(profile.tuning(r.gpu, r.precision)) for r in runs})
-    params = [FreeParameter(i, f) for i in entries for f in FIELDS]
+    params = [FreeParameter(i, f) for i in entries for f in FIELDS] + [FreeParameter(-1, f) for f in SHARED]
     if any(serving_shape(r.model).moe is not None and r.ep > 1 for r in runs):
         params.append(FreeParameter(-1, "ep_imbalance"))
     if any(r.tp > 1 for r in runs):
@@ -184,6 +189,8 @@ def stack_with(stack: Any, params: list[FreeParameter], values: list[float]) -> 
     for p, v in zip(params, values):
         if p.entry < 0:
             top[p.field] = float(v)
+            if p.field in SHARED:
+                gpus = [g.model_copy(update={p.field: None}) for g in gpus]
         else:
             gpus[p.entry] = gpus[p.entry].model_copy(update={p.field: float(v)})
     return stack.model_copy(update={"serving": profile.model_copy(update={"gpus": gpus, **top})})

@@ -12,19 +12,39 @@ from __future__ import annotations
 import math
 
 
+def erlang_b(servers: int, offered_load: float) -> float:
+    """B(c, A) = P(N = c)/P(N ≤ c), N ~ Poisson(A): the recursion B(k) = A·B(k−1)/(k + A·B(k−1)), started at
+    k0 = ⌊A − 8√A − 20⌋ (below it the Poisson mass is negligible) from B(k0) = 1/Σ_j Π_{i<j} (k0 − i)/A, summed until
+    the terms fall under 1e-17: O(√A) work, not O(c)."""
+    c, a = servers, offered_load
+    if a <= 0:
+        return 0.0
+    k0 = min(c, max(0, int(a - 8.0 * math.sqrt(a) - 20.0)))
+    total, term, i = 1.0, 1.0, k0
+    while i > 0:
+        term *= i / a
+        total += term
+        if term < 1e-17 * total:
+            break
+        i -= 1
+    b = 1.0 / total
+    for k in range(k0 + 1, c + 1):
+        b = a * b / (k + a * b)
+    return b
+
+
 def erlang_c(servers: int, offered_load: float) -> float:
-    """C(c, A): the probability an arrival waits in M/M/c, A = λ·S < c (1 at or past saturation)."""
+    """C(c, A) = B/(1 − ρ(1 − B)): the probability an arrival waits in M/M/c, A = λ·S < c (1 at or past
+    saturation; 0 when c ≥ A + 8√A + 20, where it is below 1e-15)."""
     c, a = servers, offered_load
     if a <= 0:
         return 0.0
     if a >= c:
         return 1.0
-    # the Erlang-B recursion B(k) = A·B(k−1)/(k + A·B(k−1)) is stable for any c; C = B/(1 − ρ(1 − B))
-    b = 1.0
-    for k in range(1, c + 1):
-        b = a * b / (k + a * b)
-    rho = a / c
-    return b / (1.0 - rho * (1.0 - b))
+    if c >= a + 8.0 * math.sqrt(a) + 20.0:
+        return 0.0
+    b = erlang_b(c, a)
+    return b / (1.0 - a / c * (1.0 - b))
 
 
 def wait_quantile_s(service_s: float, arrival_rate_per_s: float, servers: int, *, service_scv: float = 0.0,

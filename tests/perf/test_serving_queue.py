@@ -57,3 +57,19 @@ def test_ttft_p90_never_grows_with_more_servers_and_adds_the_kv_transfer():
     assert all(a >= b for a, b in zip(values, values[1:]))
     assert ttft_p90_s(0.5, 10.0, 8, extra_s=0.02) == pytest.approx(ttft_p90_s(0.5, 10.0, 8) + 0.02)
     assert ttft_p90_s(0.5, 0.0, 1) == 0.5
+
+
+def naive_erlang_c(c: int, a: float) -> float:
+    """The textbook O(c) recursion from B(0) = 1."""
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return b / (1.0 - a / c * (1.0 - b))
+
+
+@pytest.mark.parametrize("a", [0.3, 5.0, 47.5, 400.0, 2900.0])
+def test_the_short_cut_erlang_c_equals_the_textbook_recursion(a):
+    for c in sorted({math.ceil(a + 1e-9), int(a) + 2, int(a * 1.05) + 1, int(a + 3 * math.sqrt(a)) + 1,
+                     int(a + 8 * math.sqrt(a)) + 25}):
+        if c > a:
+            assert erlang_c(c, a) == pytest.approx(naive_erlang_c(c, a), rel=1e-9, abs=1e-13)
