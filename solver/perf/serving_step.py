@@ -57,9 +57,10 @@ class ServingHardware:
 
 
 def peak_tflops(gpu: Any, precision: str) -> float:
-    """Dense tensor peak at the precision: fp4 → fp4_dense_tflops (FP8 peak without FP4 cores), fp8, bf16."""
+    """Dense tensor peak at the precision: fp4 → fp4_dense_tflops (without FP4 cores the 4-bit weights are dequantised
+    into BF16 GEMMs, W4A16, as TensorRT-LLM runs MXFP4 on Hopper: the BF16 peak), fp8, bf16."""
     if precision == "fp4":
-        return getattr(gpu, "fp4_dense_tflops", None) or gpu.fp8_dense_tflops
+        return getattr(gpu, "fp4_dense_tflops", None) or gpu.bf16_dense_tflops
     return float(gpu.fp8_dense_tflops if precision == "fp8" else gpu.bf16_dense_tflops)
 
 
