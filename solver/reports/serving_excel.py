@@ -4,19 +4,19 @@ pools with latencies, intervals and USD per million tokens), one BOM sheet per f
 (traffic, SLOs, stack, the formulas the figures rest on)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from openpyxl import Workbook
 
+from .bom_sheet import BomCells, write_bom_sheet
 from .xlsx import (
     BOLD,
-    INPUT_FILL,
     NUMBER,
-    PERCENT,
     USD,
-    USD_CENTS,
     _header,
+    _ref,
     _title,
     _widths,
     formula,
@@ -58,7 +58,7 @@ def serving_sheet(wb: Workbook, result: Any) -> None:
         put(ws, 4 + i, 1, label)
         for j, (d, s) in enumerate(zip(result.designs, dicts)):
             put(ws, 4 + i, 2 + j, get(d, s), fmt)
-    row = 6 + len(FLEET_ROWS)
+    row = 8 + len(FLEET_ROWS)
     for d in result.designs:
         put(ws, row, 1, f"fleet #{d.rank}: pools").font = BOLD
         _header(ws, row + 1, list(POOL_KEYS))
@@ -76,33 +76,36 @@ def serving_sheet(wb: Workbook, result: Any) -> None:
     ws.freeze_panes = "B4"
 
 
-def bom_sheet(wb: Workbook, d: Any) -> None:
-    ws = wb.create_sheet(f"BOM {d.rank}")
-    _title(ws, f"fleet #{d.rank}: bill of materials (every pool)")
-    put(ws, 2, 1, "contingency")
-    cont = put(ws, 2, 2, 0.0, PERCENT)
-    cont.fill = INPUT_FILL
-    _header(ws, 4, ["pool", "category", "part", "description", "quantity", "unit price", "extended", "price source",
-                    "price date"], right=(5, 6, 7))
-    r = 5
-    for p in d.pools:
-        for line in p.cost.bom:
-            x = line.to_dict()
-            put(ws, r, 1, p.role)
-            put(ws, r, 2, x["category"])
-            put(ws, r, 3, x["part"])
-            put(ws, r, 4, x["description"])
-            put(ws, r, 5, x["quantity"], NUMBER).fill = INPUT_FILL
-            put(ws, r, 6, x["unit_price_usd"], USD_CENTS).fill = INPUT_FILL
-            formula(ws, r, 7, f"=E{r}*F{r}", USD, x["quantity"] * x["unit_price_usd"])
-            put(ws, r, 8, x.get("price_source") or "")
-            put(ws, r, 9, x.get("price_date") or "")
-            r += 1
-    subtotal = sum(line.to_dict()["quantity"] * line.to_dict()["unit_price_usd"] for p in d.pools for line in p.cost.bom)
-    put(ws, r + 1, 6, "total").font = BOLD
-    formula(ws, r + 1, 7, f"=SUM(G5:G{r - 1})*(1+B2)", USD, subtotal)
-    _widths(ws, {"A": 12, "B": 14, "C": 26, "D": 48, "E": 10, "F": 14, "G": 16, "H": 48, "I": 12})
-    ws.freeze_panes = "A5"
+@dataclass
+class _PoolDesign:
+    """What the shared BOM sheet (reports/bom_sheet.py) reads of a design: its costed bill, rank and label."""
+
+    cost: Any
+    rank: int
+    label: str
+
+
+def pool_bom_sheets(wb: Workbook, d: Any, first_index: int, contingency_fraction: float) -> list[BomCells]:
+    """One BOM sheet per pool of the fleet, written by the training workbook's BOM sheet (live totals, editable
+    quantities, prices, discount and contingency)."""
+    cells = []
+    for k, p in enumerate(d.pools):
+        label = f"fleet #{d.rank} {p.role} pool ({p.option.machine.platform}, {p.replicas} replicas)"
+        cells.append(write_bom_sheet(wb, first_index + k, _PoolDesign(p.cost, d.rank, label), contingency_fraction))
+    return cells
+
+
+def fleet_totals(wb: Workbook, cells: list[list[BomCells]]) -> None:
+    """The Serving sheet's live capex row: Σ of each fleet's pool BOM grand totals."""
+    ws = wb["Serving"]
+    row = 4 + len(FLEET_ROWS)
+    put(ws, row, 1, "capex, live (Σ pool BOM sheets)").font = BOLD
+    for j, pools in enumerate(cells):
+        expr = "=" + "+".join(_ref(c.title, c.total) for c in pools)
+        formula(ws, row, 2 + j, expr, USD, sum((c.values or {}).get("total", 0.0) for c in pools))
+    for j, pools in enumerate(cells):
+        put(ws, row + 1, 2 + j, ", ".join(c.title for c in pools))
+    put(ws, row + 1, 1, "BOM sheets (prefill/aggregated first)")
 
 
 def assumptions_sheet(wb: Workbook, sc: Any) -> None:
@@ -130,8 +133,11 @@ def write_fleet_workbook(result: Any, sc: Any, path: str | Path) -> Path:
     wb = Workbook()
     default = wb.active
     serving_sheet(wb, result)
+    cells, index = [], 1
     for d in result.designs:
-        bom_sheet(wb, d)
+        cells.append(pool_bom_sheets(wb, d, index, sc.constraints.contingency_fraction))
+        index += len(d.pools)
+    fleet_totals(wb, cells)
     assumptions_sheet(wb, sc)
     if default is not None:
         wb.remove(default)

@@ -63,21 +63,47 @@ def test_example_solves_with_the_spec_json(path, tmp_path):
     assert (tmp_path / "r.xlsx").is_file()
 
 
-def test_workbook_sheets_and_live_total(tmp_path):
-    from openpyxl import load_workbook
-
+def _workbook(tmp_path):
     from solver.reports.serving_excel import write_fleet_workbook
 
     ls = solver.load_scenario(REPO / "scenarios" / "serve-llama3-70b-chat.yaml")
-    r = solve_fleet(ls)
-    path = write_fleet_workbook(r, ls.scenario, tmp_path / "w.xlsx")
+    r = solve_fleet(ls, top_k=2)
+    return r, write_fleet_workbook(r, ls.scenario, tmp_path / "w.xlsx")
+
+
+def test_workbook_sheets_and_live_total(tmp_path):
+    """Serving first, one shared-format BOM sheet per pool, Assumptions; the Serving sheet's capex row sums the pools'
+    BOM grand totals live, and its cached value is the JSON's capex."""
+    from openpyxl import load_workbook
+
+    r, path = _workbook(tmp_path)
     wb = load_workbook(path)
-    assert wb.sheetnames[0] == "Serving" and "BOM 1" in wb.sheetnames and "Assumptions" in wb.sheetnames
-    bom = wb["BOM 1"]
-    total = next(c for row in bom.iter_rows() for c in row if isinstance(c.value, str) and c.value.startswith("=SUM"))
-    assert total.value.endswith("*(1+B2)")
-    cached = load_workbook(path, data_only=True)["BOM 1"][total.coordinate].value
-    assert cached == pytest.approx(r.designs[0].capex_usd)
+    pools = sum(len(d.pools) for d in r.designs)
+    assert wb.sheetnames == ["Serving", *[f"BOM {i}" for i in range(1, pools + 1)], "Assumptions"]
+    ws = wb["Serving"]
+    row = next(c.row for c in ws["A"] if c.value == "capex, live (Σ pool BOM sheets)")
+    assert str(ws.cell(row, 2).value).startswith("='BOM 1'!")
+    cached = load_workbook(path, data_only=True)["Serving"]
+    for j, d in enumerate(r.designs):
+        assert cached.cell(row, 2 + j).value == pytest.approx(d.capex_usd)
+
+
+@pytest.mark.libreoffice
+def test_libreoffice_recalculates_the_fleet_capex(tmp_path):
+    """A real spreadsheet application recomputes the live capex row to the JSON's capex (SPEC §8.4)."""
+    import shutil
+
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) not installed")
+    sys.path.insert(0, str(REPO / "tests" / "reports"))
+    from office import profile, recalc
+
+    r, path = _workbook(tmp_path)
+    wb = recalc(path, profile(tmp_path / "lo"))
+    ws = wb["Serving"]
+    row = next(c.row for c in ws["A"] if c.value == "capex, live (Σ pool BOM sheets)")
+    for j, d in enumerate(r.designs):
+        assert ws.cell(row, 2 + j).value == pytest.approx(d.capex_usd, rel=1e-9)
 
 
 def test_evaluate_with_pins_keeps_them_and_optimises_the_fabric():
