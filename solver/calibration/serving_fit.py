@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,12 @@ class ServingRun:
         return "fp8"
 
     @property
+    def role(self) -> str:
+        """`role=decode` / `role=prefill` in the note (a disaggregated pool measured alone), else aggregated."""
+        m = re.search(r"role=(decode|prefill)", self.note)
+        return m.group(1) if m else "aggregated"
+
+    @property
     def group(self) -> str:
         return f"{self.source}:{self.model}"
 
@@ -110,7 +117,7 @@ def known(run: ServingRun, catalog: Any) -> bool:
 def layout_of(run: ServingRun, concurrency: int = 1) -> ReplicaLayout:
     """tp, pp, ep as given; ep > tp·pp = attention data parallelism over ep/(tp·pp) ranks."""
     dp = max(1, run.ep // (run.tp * run.pp))
-    return ReplicaLayout(tp=run.tp, pp=run.pp, ep=run.ep, concurrency=concurrency, role="aggregated", dp_attention=dp)
+    return ReplicaLayout(tp=run.tp, pp=run.pp, ep=run.ep, concurrency=concurrency, role=run.role, dp_attention=dp)
 
 
 @dataclass(frozen=True)

@@ -59,9 +59,18 @@ def widen_to(interval: tuple[float, float], rows, coverage: float = 0.8) -> tupl
     return (lo, hi), inside
 
 
+def _coverage(interval: tuple[float, float], rows) -> float:
+    held = [run.tput_per_gpu / pred.tput_per_gpu for run, pred, _ in rows if run.split == "heldout" and run.tput_per_gpu]
+    return sum(interval[0] <= r <= interval[1] for r in held) / len(held) if held else 1.0
+
+
 def stack_report(stack_id: str, runs: list[ServingRun], catalog: Any) -> StackReport:
     stack = catalog.by_id("stacks")[stack_id]
     fit_rows = [r for r in runs if r.split == "fit"]
+    if not fit_rows:  # a stack with held-out rows only: the catalog's values predict them
+        rows = [(r, predict(r, catalog, stack), None) for r in runs]
+        interval = (stack.serving.interval_p10, stack.serving.interval_p90)
+        return StackReport(stack_id, stack, [], rows, interval, _coverage(interval, rows))
     fitted, params, values = fit_stack(fit_rows, catalog, stack)
     oos = leave_one_group_out(runs, catalog, stack) if len({r.group for r in fit_rows}) > 1 else {}
     rows = [(r, predict(r, catalog, fitted), oos.get(i)) for i, r in enumerate(runs)]
@@ -96,8 +105,11 @@ def report(runs: list[ServingRun], catalog: Any) -> str:
     for stack_id in sorted({r.stack for r in runs}):
         rep = stack_report(stack_id, [r for r in runs if r.stack == stack_id], catalog)
         lines.append(f"#### Stack `{stack_id}`: {len(rep.rows)} rows\n")
-        lines.append("| entry | parameter | fitted |\n|---|---|---|")
-        lines += [f"| {e} | {f} | {v:.3g} |" for e, f, v in rep.values]
+        if rep.values:
+            lines.append("| entry | parameter | fitted |\n|---|---|---|")
+            lines += [f"| {e} | {f} | {v:.3g} |" for e, f, v in rep.values]
+        else:
+            lines.append("No fit row: the catalog's values (estimates) predict the held-out rows.")
         lines.append("\n| rows | metric | n | median abs error | worst abs error |\n|---|---|---|---|---|")
         for split, which in (("fit", "in"), ("fit", "oos"), ("heldout", "in")):
             for metric in ("tput", "user"):
@@ -109,8 +121,9 @@ def report(runs: list[ServingRun], catalog: Any) -> str:
                     name = "output tokens/s per GPU" if metric == "tput" else "tokens/s per user"
                     lines.append(f"| {label} | {name} | {len(errs)} | {med:.1%} | {worst:.1%} |")
         lo, hi = rep.interval
-        lines.append(f"\np10–p90 interval on throughput: × [{lo:.3f}, {hi:.3f}] (leave-one-group-out residuals, widened "
-                     f"to ≥ 80 %); held-out coverage {rep.coverage:.0%}.\n")
+        how = "leave-one-group-out residuals, widened to ≥ 80 %" if rep.values else "the catalog's"
+        lines.append(f"\np10–p90 interval on throughput: × [{lo:.3f}, {hi:.3f}] ({how}); held-out coverage "
+                     f"{rep.coverage:.0%}.\n")
         lines.append("| split | source | GPU | model | prec. | tp/pp/ep | concurrency | ISL/OSL | measured tok/s/GPU | "
                      "model | error | error (LOGO) | error tok/s/user |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         lines += [_row_line(r, p, o) for r, p, o in rep.rows]

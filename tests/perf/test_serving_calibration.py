@@ -68,13 +68,24 @@ def test_fit_rows_within_the_stated_tolerance(results):
 
 
 def test_held_out_rows_within_the_stated_tolerance_and_the_interval_covers_them(results, catalog):
-    # docs/model.md: held-out median |error| ≤ 15 %, worst ≤ 40 %; the shipped p10–p90 interval holds ≥ 80 % of them
-    errs = [abs(t) for r, t, _, _ in results if r.split == "heldout"]
+    # docs/model.md: TensorRT-LLM held-out rows median |error| ≤ 15 %, worst ≤ 40 %; the shipped p10–p90 interval
+    # holds ≥ 80 % of all held-out rows (each stack's own interval)
+    errs = [abs(t) for r, t, _, _ in results if r.split == "heldout" and r.stack == "trtllm"]
     assert statistics.median(errs) <= 0.15 and max(errs) <= 0.40
-    profile = catalog.by_id("stacks")["trtllm"].serving
-    ratios = [ratio for r, _, _, ratio in results if r.split == "heldout"]
-    inside = sum(profile.interval_p10 <= x <= profile.interval_p90 for x in ratios) / len(ratios)
+    stacks = catalog.by_id("stacks")
+    held = [(stacks[r.stack].serving, ratio) for r, _, _, ratio in results if r.split == "heldout"]
+    inside = sum(p.interval_p10 <= x <= p.interval_p90 for p, x in held) / len(held)
     assert inside >= 0.8
+
+
+def test_wide_ep_decode_rows_are_the_known_weakness(results):
+    # docs/model.md: SGLang's disaggregated wide-EP decode pools (no SGLang row in the fit; TensorRT-LLM's values as
+    # estimates) are under-predicted: GB200 NVL72 EP48 by 15-45 %, 9 × HGX H100 EP72 by about two thirds (u_ep, fitted
+    # on single-node attention-DP rows, also slows the cross-node all-to-all). Stated bound: every such row within
+    # −75 %…+0 %, the NVL72 rows within −50 %.
+    wide = [(r, t) for r, t, _, _ in results if r.source in ("S16", "S17", "S18")]
+    assert len(wide) == 4 and all(-0.75 <= t <= 0.0 for _, t in wide)
+    assert all(t >= -0.5 for r, t in wide if r.platform == "gb200-nvl72")
 
 
 def test_measured_regimes_are_the_fit_rows_regimes(catalog):
