@@ -44,6 +44,7 @@ class Machine:
     fabric: str = "fat-tree"
     oversubscription: float = 1.0
     scaleout_gbyte_s_per_gpu: float = 0.0
+    network: str = "infiniband"  # the NIC's fabric technology: a disaggregated fleet's pools share it (kv_path)
 
     @property
     def key(self) -> tuple:
@@ -164,7 +165,7 @@ def _machines(sc: Scenario, cat: Catalog, platform: Any) -> list[Machine]:
                     continue
                 # the scale-out bandwidth per GPU, as perf.hardware.Hardware.scaleout_effective_gbyte_s
                 bw = rails * nic.speed_gbps / 8 / platform.gpus_per_node * (sc.efficiency.nic_efficiency or nic.efficiency)
-                out.append(Machine(platform.id, nic_id, rails, sw.id, scaleout_gbyte_s_per_gpu=bw))
+                out.append(Machine(platform.id, nic_id, rails, sw.id, scaleout_gbyte_s_per_gpu=bw, network=nic.fabric))
     return out
 
 

@@ -48,6 +48,7 @@ def build_fleet_model(space: FleetSpace, caps: Caps, objective: str) -> pyo.Conc
     add_ttft(m, space)
     add_tpot(m, space)
     add_same_platform(m, space)
+    add_kv_path(m, space)
     add_totals(m)
     add_caps(m, caps)
     m.cuts = pyo.ConstraintList()
@@ -120,6 +121,19 @@ def add_same_platform(m: pyo.ConcreteModel, space: FleetSpace) -> None:
     def side(mm, role, p):
         return sum(mm.z[o, j] for o, j in mm.Z if mm.opts[o].role == role and mm.opts[o].machine.platform == p)
     m.same_platform = pyo.Constraint(plats, rule=lambda mm, p: side(mm, "prefill", p) == side(mm, "decode", p))
+
+
+def add_kv_path(m: pyo.ConcreteModel, space: FleetSpace) -> None:
+    """kv_path[n]: Σ_{prefill o on network n} z = Σ_{decode o on network n} z — the prompt's KV cache moves from the
+    prefill to the decode pool over the scale-out network, so both pools use one technology (InfiniBand or
+    Ethernet); their NICs carry it (the candidates' scale-out filter counts the KV bytes)."""
+    if "disaggregated" not in space.modes:
+        return
+    nets = sorted({o.machine.network for o in space.options if o.role != "aggregated"})
+
+    def side(mm, role, n):
+        return sum(mm.z[o, j] for o, j in mm.Z if mm.opts[o].role == role and mm.opts[o].machine.network == n)
+    m.kv_path = pyo.Constraint(nets, rule=lambda mm, n: side(mm, "prefill", n) == side(mm, "decode", n))
 
 
 def _total(m: pyo.ConcreteModel, value: Callable[[PoolOption, int], float]):

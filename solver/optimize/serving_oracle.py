@@ -25,6 +25,8 @@ def fleets(space: FleetSpace) -> Iterator[Pick]:
             for dc in ok["decode"]:
                 if space.same_platform and pf[0].machine.platform != dc[0].machine.platform:
                     continue
+                if pf[0].machine.network != dc[0].machine.network:  # kv_path
+                    continue
                 yield (pf, dc)
 
 

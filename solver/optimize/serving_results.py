@@ -164,8 +164,15 @@ class FleetDesign:
             "usd_per_million_output_tokens": self.usd_per_million(self.output_tokens),
             "usd_per_million_input_tokens": self.usd_per_million(self.input_tokens),
             "interval": {"p10": f10, "p90": f90},
-            "flags": sorted({f for p in self.pools for f in p.option.perf.flags}),
+            "flags": sorted({f for p in self.pools for f in p.option.perf.flags} | set(self.fleet_flags())),
         }
+
+    def fleet_flags(self) -> list[str]:
+        """What the fleet's pricing leaves out."""
+        if self.mode != "disaggregated":
+            return []
+        return [f"the KV cache moves prefill → decode at {self.kv_transfer_gbyte_s:.1f} GB/s at the peak over the pools' "
+                "scale-out NICs (counted in their bandwidth); the ports joining the two pools' fabrics are not priced"]
 
     def to_dict(self) -> dict:
         bom = [dict(line.to_dict(), pool=p.role) for p in self.pools for line in p.cost.bom]

@@ -62,8 +62,10 @@ def test_designs_meet_every_row(catalog):
     the costing table's for their domains (costing.design_cost, the fabric sized for the pool's nodes)."""
     from solver import costing
 
-    sc = solver.load_scenario(scenario()).scenario
-    for d in k_best(sc, build_fleet_space(sc, catalog), 3):
+    sc = solver.load_scenario(scenario(**{"serving.disaggregation": "on", "top_k": 6})).scenario
+    for d in k_best(sc, build_fleet_space(sc, catalog), 6):
+        # kv_path: the KV cache crosses between the pools, so they share one network technology
+        assert len({p.option.machine.network for p in d.pools}) == 1
         for p in d.pools:
             perf = p.option.perf
             assert p.replicas * perf.requests_per_s * 0.8 >= 20.0 * (1 - 1e-9)
