@@ -155,14 +155,17 @@ def tp_allreduce(hw: ServingHardware, tp: int, tokens: float, hidden: int, ops: 
 
 
 def ep_alltoall(hw: ServingHardware, ep: int, tokens_per_gpu: float, hidden: int, top_k: int, layers: float) -> CommTime:
-    """T_ep = layers·(2α + max((1 − χ)·V/bw_a2a,up, χ·V/bw_so)), V = n·k·h·(1 + 2) B·(ep − 1)/ep·u_ep per GPU and
-    layer (FP8 dispatch, BF16 combine; the most loaded GPU sets the time); χ = scaleout_share(ep, D); α_so when χ > 0."""
+    """T_ep = layers·(2α + max((1 − χ)·V·u_ep/bw_a2a,up, χ·V/bw_so)), V = n·k·h·(1 + 2) B·(ep − 1)/ep per GPU and layer
+    (FP8 dispatch, BF16 combine); χ = scaleout_share(ep, D); α_so when χ > 0. u_ep (fitted on single-domain
+    attention-DP runs) slows the in-domain part; the scale-out part moves at the NIC configuration's measured
+    all-to-all bandwidth, which already is what DeepEP-style dispatch reaches."""
     if ep <= 1 or layers <= 0 or top_k <= 0:
         return CommTime(0.0, 0.0)
-    volume = tokens_per_gpu * top_k * hidden * 3.0 * (ep - 1) / ep * hw.ep_imbalance
+    volume = tokens_per_gpu * top_k * hidden * 3.0 * (ep - 1) / ep
     chi = scaleout_share(ep, hw.domain)
     alpha = ALPHA_SCALEOUT_S if chi > 0 else ALPHA_SCALEUP_S
-    per_layer = 2 * alpha + max((1 - chi) * volume / hw.scaleup_a2a_byte_s, chi * volume / hw.scaleout_byte_s)
+    per_layer = 2 * alpha + max((1 - chi) * volume * hw.ep_imbalance / hw.scaleup_a2a_byte_s,
+                                chi * volume / hw.scaleout_byte_s)
     return CommTime(layers * per_layer, layers * chi * volume / GB)
 
 
