@@ -24,12 +24,15 @@ from .serving_fit import (
 )
 
 
+Row = tuple[ServingRun, Prediction, Prediction | None]  # (run, in-sample, out-of-sample)
+
+
 @dataclass(frozen=True)
 class StackReport:
     stack_id: str
     fitted: Any
     values: list[tuple[str, str, float]]  # (entry, field, value)
-    rows: list[tuple[ServingRun, Prediction, Prediction | None]]  # (run, in-sample, out-of-sample)
+    rows: list[Row]
     interval: tuple[float, float]
     coverage: float
 
@@ -59,7 +62,7 @@ def widen_to(interval: tuple[float, float], rows, coverage: float = 0.8) -> tupl
     return (lo, hi), inside
 
 
-def _coverage(interval: tuple[float, float], rows) -> float:
+def _coverage(interval: tuple[float, float], rows: list[Row]) -> float:
     held = [run.tput_per_gpu / pred.tput_per_gpu for run, pred, _ in rows if run.split == "heldout" and run.tput_per_gpu]
     return sum(interval[0] <= r <= interval[1] for r in held) / len(held) if held else 1.0
 
@@ -68,12 +71,12 @@ def stack_report(stack_id: str, runs: list[ServingRun], catalog: Any) -> StackRe
     stack = catalog.by_id("stacks")[stack_id]
     fit_rows = [r for r in runs if r.split == "fit"]
     if not fit_rows:  # a stack with held-out rows only: the catalog's values predict them
-        rows = [(r, predict(r, catalog, stack), None) for r in runs]
+        alone: list[Row] = [(r, predict(r, catalog, stack), None) for r in runs]
         interval = (stack.serving.interval_p10, stack.serving.interval_p90)
-        return StackReport(stack_id, stack, [], rows, interval, _coverage(interval, rows))
+        return StackReport(stack_id, stack, [], alone, interval, _coverage(interval, alone))
     fitted, params, values = fit_stack(fit_rows, catalog, stack)
     oos = leave_one_group_out(runs, catalog, stack) if len({r.group for r in fit_rows}) > 1 else {}
-    rows = [(r, predict(r, catalog, fitted), oos.get(i)) for i, r in enumerate(runs)]
+    rows: list[Row] = [(r, predict(r, catalog, fitted), oos.get(i)) for i, r in enumerate(runs)]
     ratios = [run.tput_per_gpu / o.tput_per_gpu for run, _, o in rows if o is not None and run.tput_per_gpu]
     interval = interval_factors(ratios) if len(ratios) >= 10 else (0.8, 1.25)
     interval, coverage = widen_to(interval, rows)
