@@ -23,7 +23,6 @@ from .serving_fit import (
     summary,
 )
 
-
 Row = tuple[ServingRun, Prediction, Prediction | None]  # (run, in-sample, out-of-sample)
 
 
