@@ -12,7 +12,7 @@ import time
 import pyomo.core as pyo
 
 from ..design_space.serving import FleetSpace, PoolOption, build_fleet_space
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catalog
 from ..inputs.schema import Catalog, Scenario
 from .serving_model import Caps, build_fleet_model, chosen, exclude, solve_model
@@ -110,7 +110,23 @@ def loaded(scenario, catalog: Catalog | None) -> tuple[LoadedScenario, Catalog]:
     ls = as_loaded(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
+    check_pool_pins(ls, cat)
     return ls, cat
+
+
+def check_pool_pins(ls: LoadedScenario, cat: Catalog) -> None:
+    """`pin: {prefill: {…}, decode: {…}}` names catalog entries: an unknown id is a located error."""
+    doc, pin = ls.doc, ls.scenario.pin
+    for role in ("prefill", "decode"):
+        pool = getattr(pin, role)
+        for key, kind in (("platform", "platforms"), ("nic", "nics"), ("switch", "switches")):
+            ident = getattr(pool, key) if pool is not None else None
+            if ident is not None and ident not in cat.by_id(kind):
+                doc.problems.append(doc.problem(("pin", role, key), f"no {kind.rstrip('es') if kind == 'switches' else kind[:-1]} "
+                                                f"with this id in the catalog (known: {', '.join(sorted(cat.by_id(kind)))})",
+                                                ident))
+    if doc.problems:
+        raise InputError(list(doc.problems))
 
 
 def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = None,

@@ -98,3 +98,11 @@ def test_a_training_stack_cannot_serve():
     with pytest.raises(InputError) as info:
         solve_fleet(scenario(**{"workload.stack": "megatron"}))
     assert "is a training stack but workload.kind is inference" in str(info.value)
+
+
+def test_an_unknown_pool_pin_is_located():
+    from solver.optimize.serving_solve import solve_fleet
+
+    with pytest.raises(InputError) as info:
+        solve_fleet(scenario(pin={"prefill": {"platform": "hgx-h999"}, "decode": {"platform": "hgx-h100"}}))
+    assert "pin.prefill.platform" in str(info.value) and "no platform with this id" in str(info.value)
