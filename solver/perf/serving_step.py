@@ -200,25 +200,35 @@ def _split_flops_s(dense_flops: float, routed_flops: float, hw: ServingHardware,
 
 
 def prefill_time(ctx: Any, hw: ServingHardware, layout: Any, prompt: float, hit: float) -> PrefillTime:
-    """F_pf = 2·P_act,mm·T_new + attention(T, T_c) (quadratic); T_new = T·(1 − hit), T_c = T·hit.
+    """F_pf = 2·P_act,mm·T_new + attention(T, T_c) (quadratic); T_new = T·(1 − hit), T_c = T·hit; F_d its dense part
+    (attention, shared and dense MLPs, head), F_r the routed experts.
     C_pf = F_pf/(G·peak·η_pf) + T_comm/pp (the chunk cost inside aggregated steps, weights read by the step anyway);
-    W_pf = max(F_pf/(G·peak·η_pf), M_w/(pp·bw_hbm)·min(1, T_new/chunk)) + T_comm/pp (a prefill server batches prompts
-    up to `chunk_tokens`, reading the weights once per chunk); latency T_pf = pp·max(F_pf/(G·peak·η_pf), M_w/(pp·bw_hbm))
-    + T_comm (one prompt alone, the stages in turn)."""
+    W_pf = max(F_pf/(G·peak·η_pf), M_w/(pp·bw_hbm)·min(1, T_new/chunk)) + T_comm/pp (a prefill server keeps dp·pp
+    prompts in flight and batches them up to `chunk_tokens`, reading the weights once per chunk);
+    T_pf = max((F_d/tp + F_r·u/(dp·tp))/(peak·η_pf), M_w/bw_hbm) + T_comm,1 (one prompt alone: its dense work on one
+    attention rank of tp GPUs, the stages in turn; its all-to-all leaves that rank's tp GPUs)."""
     m, w = ctx.model, serving_weights(ctx.model)
     new, cached = prompt * (1.0 - hit), prompt * hit
     routed = 2.0 * w.routed_active * new
     dense = 2.0 * (w.active_matmul - w.routed_active) * new + prefill_attention_flops(m, prompt, cached)
-    g = layout.gpus
+    g, dp, tp_size = layout.gpus, layout.dp_attention, layout.tp
     compute = _split_flops_s(dense, routed, hw, hw.prefill_efficiency, layout.ep) / g
+    alone = (dense / tp_size + routed * routed_factor(hw, layout.ep) / (dp * tp_size)) / (
+        hw.peak_flops * hw.prefill_efficiency)
     weights = weight_bytes_per_gpu(ctx, hw, layout) / hw.hbm_byte_s / layout.pp
-    tp = tp_allreduce(hw, layout.tp, new / layout.dp_attention, m.hidden_size, 2.0 * m.layers)
+    tp = tp_allreduce(hw, tp_size, new / dp, m.hidden_size, 2.0 * m.layers)
     ep = ep_alltoall(hw, layout.ep, new / g * layout.pp, m.hidden_size, w.top_k, w.moe_layers)
+    if dp > 1:
+        tp_alone = tp_allreduce(hw, tp_size, new, m.hidden_size, 2.0 * m.layers).seconds
+        ep_alone = ep_alltoall(hw, layout.ep, new / tp_size, m.hidden_size, w.top_k, w.moe_layers).seconds
+    else:
+        tp_alone, ep_alone = tp.seconds, ep.seconds
     pps = pp_send(hw, layout, new, m.hidden_size)
     comm = (tp.seconds + ep.seconds) / layout.pp
     share = min(1.0, new / ctx.stack.serving.chunk_tokens)
-    return PrefillTime(latency_s=layout.pp * (max(compute, weights) + comm), work_s=max(compute, weights * share) + comm,
-                       chunk_s=compute + comm, scaleout_gbyte=tp.scaleout_gbyte + ep.scaleout_gbyte + pps.scaleout_gbyte)
+    return PrefillTime(latency_s=max(alone, layout.pp * weights) + tp_alone + ep_alone,
+                       work_s=max(compute, weights * share) + comm, chunk_s=compute + comm,
+                       scaleout_gbyte=tp.scaleout_gbyte + ep.scaleout_gbyte + pps.scaleout_gbyte)
 
 
 # ------------------------------------------------------------------------------------------------ decode

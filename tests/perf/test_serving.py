@@ -234,3 +234,16 @@ def test_bad_layouts_are_clear_errors():
     with pytest.raises(ValueError, match="exceeds"):
         replica_performance(ctx, ReplicaLayout(1, 1, 4, 1), TrafficShape(10, 10))
     assert math.isfinite(replica_performance(ctx, ReplicaLayout(1, 1, 1, 1), TrafficShape(10, 10)).tpot_s)
+
+
+def test_an_attention_dp_prefill_runs_one_prompt_on_one_rank():
+    # DeepSeek-R1 prefill on 8 H200 with attention DP 8 / EP 8: eight prompts are in flight (one per rank), so one
+    # prompt's latency carries its dense work (attention, shared expert, dense layers, head) on a single GPU while the
+    # replica's throughput spreads all FLOPs over 8. Dense ≈ 2 × 16.6e9, routed ≈ 2 × 20.4e9 FLOPs per token:
+    # latency / (1 / rate) ≈ 8 × (16.6 + 20.4/8) / (16.6 + 20.4) ≈ 4.1 (> 3), against 1 without attention DP.
+    ctx = hand_context("deepseek-r1", "hgx-h200", precision="fp8", kv="fp8")
+    traffic = TrafficShape(4000, 100)
+    dp = replica_performance(ctx, ReplicaLayout(1, 1, 8, 1, "prefill", dp_attention=8), traffic)
+    tp = replica_performance(ctx, ReplicaLayout(8, 1, 8, 1, "prefill"), traffic)
+    assert dp.prefill_s * dp.requests_per_s > 3.0
+    assert tp.prefill_s * tp.requests_per_s == pytest.approx(1.0, rel=0.05)
