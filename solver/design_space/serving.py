@@ -363,7 +363,7 @@ def replica_gpus(layout: Any) -> int:
     return int(g) if g is not None else layout.tp * layout.pp
 
 
-def build_fleet_space(sc: Scenario, cat: Catalog, prune: bool = True) -> FleetSpace:
+def build_fleet_space(sc: Scenario, cat: Catalog, prune: bool = True, keep_speed: bool = False) -> FleetSpace:
     """Every candidate pool of the scenario's fleet modes (disaggregation off → aggregated; on → prefill and decode;
     auto → both), filtered by the per-candidate rows, each with the replica counts and costs the MILP chooses among."""
     assert sc.serving is not None
@@ -375,7 +375,7 @@ def build_fleet_space(sc: Scenario, cat: Catalog, prune: bool = True) -> FleetSp
     else:
         modes = modes_of(sc.serving.disaggregation)
     space = _Builder(sc, cat).build(modes)
-    return prune_dominated(space) if prune else space
+    return prune_dominated(space, weighed(sc, keep_speed)) if prune else space
 
 
 def rows_ok(space: FleetSpace, o: PoolOption, j: int) -> bool:
@@ -388,16 +388,37 @@ def rows_ok(space: FleetSpace, o: PoolOption, j: int) -> bool:
     return o.role == "prefill" or o.tpot_s <= space.tpot_max_s * (1 + 1e-9)
 
 
-def _measures(o: PoolOption, j: int) -> tuple[float, ...]:
-    """What the MILP weighs for a candidate at its fewest replicas meeting every row (offered count j):
-    capex, TCO, GPUs, power, racks, and TPOT (aggregated and decode pools)."""
+MEASURES = ("capex", "tco", "gpus", "power", "racks", "tpot")
+
+
+def weighed(sc: Scenario, keep_speed: bool = False) -> tuple[str, ...]:
+    """The measures the MILP weighs for this scenario: its objective's cost (`fastest`: capex and TPOT), the
+    quantity of every cap it sets, and TPOT with capex and TCO when the frontier is asked for (`keep_speed`)."""
+    out = {"tco" if sc.objective == "tco" else "capex"}
+    if sc.objective == "fastest" or keep_speed:
+        out |= {"tpot", "capex", "tco"}
+    con = sc.constraints
+    for cap, name in (("max_gpus", "gpus"), ("budget_usd", "capex"), ("facility_power_kw", "power"),
+                      ("max_racks", "racks")):
+        if getattr(con, cap) is not None:
+            out.add(name)
+    return tuple(m for m in MEASURES if m in out)
+
+
+def _measures(o: PoolOption, j: int, names: tuple[str, ...]) -> tuple[float, ...]:
+    """The candidate's measures at its fewest replicas meeting every row (offered count j), then its TPOT (the
+    tie-break: of equal candidates the faster one stays)."""
     c = o.costs[j]
-    return (c.capex_usd, c.tco_usd, c.gpus, c.facility_power_kw, c.racks, o.tpot_s if o.role != "prefill" else 0.0)
+    every = {"capex": c.capex_usd, "tco": c.tco_usd, "gpus": c.gpus, "power": c.facility_power_kw, "racks": c.racks,
+             "tpot": o.tpot_s if o.role != "prefill" else 0.0}
+    return tuple(every[n] for n in names) + (every["tpot"],)
 
 
-def prune_dominated(space: FleetSpace) -> FleetSpace:
+def prune_dominated(space: FleetSpace, names: tuple[str, ...] = MEASURES) -> FleetSpace:
     """Drop a candidate when another of the same role and machine (so the same architecture for the K best) is no
-    worse in every measure the MILP weighs and better in one (or equal in all and listed first). The enumeration
+    worse in every measure the MILP weighs (`weighed`) and better in one — or equal in all and faster, or equal in
+    all and speed too and listed first. Pools add up independently (costs and caps are sums; the coupling rows read
+    only the machine), so the best fleet of every architecture survives. The enumeration
     (optimize/serving_oracle.py) runs on the unpruned space: it checks this too."""
     kept: list[PoolOption] = []
     groups: dict[tuple, list[PoolOption]] = {}
@@ -406,7 +427,7 @@ def prune_dominated(space: FleetSpace) -> FleetSpace:
     for group in groups.values():
         # a candidate no offered count of which meets its rows can never be chosen (a pinned count too few)
         group = [o for o in group if any(rows_ok(space, o, j) for j in range(len(o.replicas)))]
-        ms = [_measures(o, next(j for j in range(len(o.replicas)) if rows_ok(space, o, j))) for o in group]
+        ms = [_measures(o, next(j for j in range(len(o.replicas)) if rows_ok(space, o, j)), names) for o in group]
         for i, o in enumerate(group):
             if not any(_dominates(ms[k], ms[i], k < i) for k in range(len(group)) if k != i):
                 kept.append(o)
@@ -418,6 +439,12 @@ def prune_dominated(space: FleetSpace) -> FleetSpace:
 
 
 def _dominates(a: tuple[float, ...], b: tuple[float, ...], earlier: bool) -> bool:
-    if any(x > y * (1 + 1e-12) for x, y in zip(a, b)):
+    """a over b on the measures (the last entry is the tie-break TPOT): no worse in each and better in one; equal in
+    every measure and faster; or equal in all and earlier."""
+    if any(x > y * (1 + 1e-12) for x, y in zip(a[:-1], b[:-1])):
         return False
-    return earlier or any(x < y * (1 - 1e-12) for x, y in zip(a, b))
+    if any(x < y * (1 - 1e-12) for x, y in zip(a[:-1], b[:-1])):
+        return True
+    if a[-1] != b[-1]:
+        return a[-1] < b[-1]
+    return earlier

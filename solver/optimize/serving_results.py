@@ -123,6 +123,12 @@ class FleetDesign:
         return (self.mode,) + tuple(p.identity for p in self.pools)
 
     @property
+    def label(self) -> str:
+        """`role platform tp/ep ×replicas` per pool, joined by +."""
+        return " + ".join(f"{p.role} {p.option.machine.platform} tp{p.option.layout.tp} ep{p.option.layout.ep} "
+                          f"×{p.replicas}" for p in self.pools)
+
+    @property
     def interval(self) -> tuple[float, float]:
         """(p10, p90) factors on throughput: the widest of the pools'."""
         lo = min(p.option.perf.interval[0] for p in self.pools)

@@ -138,7 +138,7 @@ def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = No
     t0 = time.perf_counter()
     ls, cat = loaded(scenario, catalog)
     sc = ls.scenario
-    space = build_fleet_space(sc, cat)
+    space = build_fleet_space(sc, cat, keep_speed=bool(frontier_points))
     t1 = time.perf_counter()
     if frontier_points:
         designs = frontier(sc, space, frontier_points)
