@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from solver.calibration.serving_fit import RUN_FILES, known, predict, read_runs
+from solver.calibration.serving_fit import RUN_FILES, known, layout_of, predict, read_runs
+from solver.calibration.serving_models import serving_shape
 from solver.inputs.catalog import load_catalog
+from solver.perf.serving import ServingModelContext, TrafficShape, replica_performance
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ROOT / "tests" / "data" / "serving-runs.csv"
@@ -88,7 +90,6 @@ def test_wide_ep_decode_rows_are_the_known_weakness(results):
 
 def test_measured_regimes_are_the_fit_rows_regimes(catalog):
     runs = [r for r in read_runs([CSV]) if r.split == "fit" and r.stack == "trtllm"]
-    from solver.calibration.serving_models import serving_shape
     regimes = {f"{r.gpu}:{r.precision}:{'moe' if serving_shape(r.model).moe is not None else 'dense'}" for r in runs}
     assert regimes == set(catalog.by_id("stacks")["trtllm"].serving.measured)
 
@@ -97,9 +98,6 @@ def test_prefill_time_against_the_one_user_ttft_never_fitted(catalog):
     # NIM's sweep [S13] at concurrency 1 has no queue: TTFT = the 5,000-token prefill (406.77 ms measured; TTFT is
     # never fitted). Stated tolerance 25 % (the model: 345 ms, −15 %).
     run = next(r for r in read_runs([CSV]) if r.source == "S13" and r.concurrency == 1)
-    from solver.calibration.serving_fit import layout_of
-    from solver.calibration.serving_models import serving_shape
-    from solver.perf.serving import ServingModelContext, TrafficShape, replica_performance
     platform = catalog.by_id("platforms")[run.platform]
     ctx = ServingModelContext(model=serving_shape(run.model), gpu=catalog.by_id("gpus")[run.gpu], platform=platform,
                               scaleout_gbyte_s_per_gpu=50.0, stack=catalog.by_id("stacks")[run.stack],
