@@ -397,6 +397,14 @@ class Scenario(Strict):
         if self.objective == "fastest" and not any(getattr(self.constraints, cap) is not None for cap in CAPS):
             raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
                              "facility_power_kw, max_gpus or max_racks")
+        split = self.pin.prefill is not None or self.pin.decode is not None
+        pooled = any(getattr(self.pin, k) is not None for k in ("tp", "pp", "ep", "concurrency", "replicas"))
+        assert self.serving is not None
+        if split and self.serving.disaggregation == "off":
+            raise ValueError("pin.prefill/pin.decode describe a disaggregated fleet but serving.disaggregation is off")
+        if pooled and self.serving.disaggregation == "on":
+            raise ValueError("pin {tp, pp, ep, concurrency, replicas} describes the aggregated pool but "
+                             "serving.disaggregation is on: pin prefill: and decode: instead")
         return self
 
     def train_steps(self) -> int | None:

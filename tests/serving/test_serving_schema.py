@@ -57,6 +57,8 @@ def test_slo_tpot_from_tokens_per_s_per_user():
       "workload.stack": "megatron", "target": {"step_time_s": 1.0}}, "`serving:` needs workload.kind: inference"),
     ({"pin": {"platform": "hgx-h100", "prefill": {"tp": 2}}}, "not both"),
     ({"target": {"step_time_s": 1.0}}, "leave `target:` out"),
+    ({"serving.disaggregation": "on", "pin": {"tp": 2}}, "pin prefill: and decode: instead"),
+    ({"serving.disaggregation": "off", "pin": {"decode": {"tp": 2}}}, "disaggregation is off"),
 ])
 def test_bad_serving_input_is_located(changes, words):
     assert words in _problems(scenario(**changes))
