@@ -69,8 +69,19 @@ def cmd_compare(args, loaded, out, err) -> int:
         if not r.designs:
             out.print(f"[bold red]{safe(r.scenario)}[/] ({safe(name)}) infeasible: {safe(r.explanation)}")
     data = {"schema": "fabricplan.compare/1", "scenarios": [{"file": n, **r.to_dict()} for n, r in zip(names, results)]}
+    xlsx = getattr(args, "xlsx", None)
     with output_set() as outputs:
         _write_json(data, _json_path(args, "compare", ".json"))
+        best = [r.designs[0] for r in results if r.designs]
+        if xlsx and best:
+            from dataclasses import replace
+
+            from .optimize.serving_results import FleetResult
+            from .reports.serving_excel import write_fleet_workbook
+
+            side = FleetResult("compare: " + ", ".join(r.scenario for r in results if r.designs), "optimal",
+                               [replace(d, rank=i + 1) for i, d in enumerate(best)], results[0].objective)
+            write_fleet_workbook(side, None, xlsx)
     _say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
@@ -110,7 +121,12 @@ def cmd_sweep(args, ls, cat, out, err) -> int:
     report = {"schema": "fabricplan.sweep/1", "scenario": ls.scenario.name, "workload_kind": "inference",
               "points": rows, "architecture_changes_at": changes}
     print_sweep(report, out, wide=getattr(args, "wide", False))
+    xlsx_path = _xlsx_path(args, ls.scenario.name, "-sweep.xlsx")
     with output_set() as outputs:
         _write_json(report, _json_path(args, ls.scenario.name, "-sweep.json"))
+        if xlsx_path is not None:
+            from .reports.serving_excel import write_sweep_workbook
+
+            write_sweep_workbook(report, xlsx_path)
     _say_written(outputs, out)
     return EXIT_OK if all(r["status"] != "infeasible" for r in rows) else EXIT_INFEASIBLE

@@ -128,17 +128,46 @@ def assumptions_sheet(wb: Workbook, sc: Any) -> None:
     _widths(ws, {"A": 30, "B": 80})
 
 
+SWEEP_COLUMNS = (("fleet", "mode"), ("platforms", "platform"), ("GPUs", "gpus"), ("capex (USD)", "capex_usd"),
+                 ("peak requests/s", "peak_requests_per_s"), ("tokens/s per user", "tokens_per_s_per_user"),
+                 ("USD per million output tokens", "usd_per_million_output_tokens"), ("status", "status"))
+
+
+def write_sweep_workbook(report: dict, path: str | Path) -> Path:
+    """A serving sweep: one row per point (the swept values, the best fleet, GPUs, capex, USD per million tokens)."""
+    wb = Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "Sweep"
+    _title(ws, f"{report['scenario']}: serving sweep")
+    points = report["points"]
+    names = list(points[0]["values"]) if points else []
+    _header(ws, 3, names + [label for label, _ in SWEEP_COLUMNS])
+    for i, row in enumerate(points):
+        for c, n in enumerate(names):
+            put(ws, 4 + i, 1 + c, row["values"][n])
+        for c, (_, key) in enumerate(SWEEP_COLUMNS):
+            v = row.get(key)
+            put(ws, 4 + i, 1 + len(names) + c, "" if v is None else v)
+    _widths(ws, {chr(65 + c): 22 for c in range(len(names) + len(SWEEP_COLUMNS))})
+    ws.freeze_panes = "A4"
+    return save_workbook(wb, path)
+
+
 def write_fleet_workbook(result: Any, sc: Any, path: str | Path) -> Path:
-    """Serving, BOM per fleet, Assumptions; saved atomically with the formulas' cached values."""
+    """Serving, BOM per fleet, Assumptions (none for a comparison, `sc` None); saved atomically with the formulas'
+    cached values."""
     wb = Workbook()
     default = wb.active
     serving_sheet(wb, result)
     cells, index = [], 1
     for d in result.designs:
-        cells.append(pool_bom_sheets(wb, d, index, sc.constraints.contingency_fraction))
+        # without a scenario (a comparison) the BOM's own contingency line gives the fraction (split_contingency)
+        cells.append(pool_bom_sheets(wb, d, index, sc.constraints.contingency_fraction if sc is not None else 0.0))
         index += len(d.pools)
     fleet_totals(wb, cells)
-    assumptions_sheet(wb, sc)
+    if sc is not None:
+        assumptions_sheet(wb, sc)
     if default is not None:
         wb.remove(default)
     return save_workbook(wb, path)

@@ -139,17 +139,24 @@ def test_disaggregated_pin_on_two_platforms():
 
 def test_compare_and_sweep_over_traffic_growth(tmp_path):
     path = str(REPO / "scenarios" / "serve-llama3-70b-chat.yaml")
+    from openpyxl import load_workbook
+
     run = _run("compare", path, str(REPO / "scenarios" / "serve-gpt-oss-120b-diurnal.yaml"),
-               "--json", str(tmp_path / "c.json"))
+               "--json", str(tmp_path / "c.json"), "--xlsx", str(tmp_path / "c.xlsx"))
     assert run.returncode == 0, run.stderr
-    assert len(json.loads((tmp_path / "c.json").read_text())["scenarios"]) == 2
+    compared = json.loads((tmp_path / "c.json").read_text())["scenarios"]
+    assert len(compared) == 2
+    book = load_workbook(tmp_path / "c.xlsx", data_only=True)
+    assert book.sheetnames[0] == "Serving" and "BOM 1" in book.sheetnames
     run = _run("sweep", path, "--vary", "serving.traffic.tokens_per_day=1e9,4e9,1.6e10", "--json", str(tmp_path / "s.json"),
-               "--no-xlsx", "--no-plot")
+               "--xlsx", str(tmp_path / "s.xlsx"), "--no-plot")
     assert run.returncode == 0, run.stderr
     rows = json.loads((tmp_path / "s.json").read_text())["points"]
     assert [r["status"] for r in rows] == ["optimal"] * 3
     gpus = [r["gpus"] for r in rows]
     assert gpus == sorted(gpus) and gpus[-1] > gpus[0]  # 16× the traffic needs more GPUs
+    sheet = load_workbook(tmp_path / "s.xlsx")["Sweep"]
+    assert [sheet.cell(4 + i, 4).value for i in range(3)] == gpus
 
 
 def test_frontier_is_cost_against_tokens_per_s_per_user(tmp_path):
