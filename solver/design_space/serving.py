@@ -72,6 +72,13 @@ class PoolOption:
         g, d = self.gpus_per_replica, self.gpus_per_domain
         return -(-r // (d // g)) if g <= d else r * -(-g // d)
 
+    def used_per_domain(self, r: int) -> int:
+        """GPUs the replicas use in each domain (G_u): g·min(r, ⌊D/g⌋) when g ≤ D, else ⌈g / ⌈g/D⌉⌉. The rest of a
+        domain (a 64-of-72 NVL72 layout's 2 trays) are in-domain hot spares for the availability rule
+        (failures.spare_units), as for a training job."""
+        g, d = self.gpus_per_replica, self.gpus_per_domain
+        return g * min(r, d // g) if g <= d else -(-g // -(-g // d))
+
     @property
     def tpot_s(self) -> float:
         return float(self.perf.tpot_s)
@@ -243,11 +250,12 @@ class _Builder:
                                    stack=self.cat.by_id("stacks")[wl.stack], precision=wl.precision,
                                    kv_cache_dtype=kv)
 
-    def cost(self, m: Machine, domains: int) -> Any:
-        key = (m.key, domains)
+    def cost(self, m: Machine, domains: int, used: int) -> Any:
+        key = (m.key, domains, used)
         if key not in self.cost_memo:
             self.cost_memo[key] = costing.design_cost(self.sc, self.cat, m.platform, m.nic, m.rails, m.switch,
-                                                      m.oversubscription, domains, None, m.fabric)
+                                                      m.oversubscription, domains, None, m.fabric,
+                                                      gpus_per_domain_used=used)
         return self.cost_memo[key]
 
     def build(self, modes: tuple[str, ...]) -> FleetSpace:
@@ -346,7 +354,7 @@ class _Builder:
         else:
             counts = list(range(max(1, min(first, feasible - REPLICA_WINDOW)), feasible + 1))
         opt = PoolOption(len(self.options), role, m, layout, perf, replica_gpus(layout), platform.gpus_per_domain)
-        kept = [(r, self.cost(m, opt.domains(r))) for r in counts]
+        kept = [(r, self.cost(m, opt.domains(r), opt.used_per_domain(r))) for r in counts]
         kept = [(r, c) for r, c in kept if c is not None]
         if not kept:
             self.rejected.add("fabric", 0, f"{m.platform} {m.nic} ×{m.rails} {m.switch}: more than 3 tiers")

@@ -75,10 +75,27 @@ def test_designs_meet_every_row(catalog):
                 assert perf.tpot_s <= 1 / 20.0
             m = p.option.machine
             again = costing.design_cost(sc, catalog, m.platform, m.nic, m.rails, m.switch, 1.0,
-                                        p.option.domains(p.replicas))
+                                        p.option.domains(p.replicas),
+                                        gpus_per_domain_used=p.option.used_per_domain(p.replicas))
             assert again is not None and again.capex_usd == pytest.approx(p.cost.capex_usd)
             # domains hold whole replicas: tp=g GPUs per replica on 8-GPU HGX → ⌈r / ⌊8/g⌋⌉ nodes (the job's units;
             # the catalog's availability rule adds spare nodes on top, costing.spare_units_for)
             g = p.option.gpus_per_replica
             assert p.cost.units == -(-p.replicas // (8 // g))
             assert p.cost.nodes == p.cost.units + p.cost.spare_units
+
+
+def test_gpus_used_per_domain():
+    """G_u of r replicas of g GPUs on D-GPU domains, by hand: 16-GPU replicas on NVL72 use 64 of 72 (4 per rack);
+    one 16-GPU replica uses 16; 2 replicas of 4 on an HGX use 8; a 16-GPU replica over two 8-GPU domains uses 8 of each;
+    a 12-GPU replica over two 8-GPU domains uses 6 of each."""
+    from solver.design_space.serving import PoolOption
+
+    def opt(g, d):
+        return PoolOption(0, "decode", None, None, None, g, d)
+
+    assert opt(16, 72).used_per_domain(8) == 64 and opt(16, 72).domains(8) == 2
+    assert opt(16, 72).used_per_domain(1) == 16
+    assert opt(4, 8).used_per_domain(2) == 8
+    assert opt(16, 8).used_per_domain(3) == 8 and opt(16, 8).domains(3) == 6
+    assert opt(12, 8).used_per_domain(1) == 6
