@@ -169,3 +169,13 @@ def test_frontier_is_cost_against_tokens_per_s_per_user(tmp_path):
     speeds = [p["tokens_per_s_per_user"] for p in front]
     assert costs == sorted(costs) and speeds == sorted(speeds)
     assert all(a < b for a, b in zip(speeds, speeds[1:]))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_comment_works_out_its_peak(path):
+    """Each serving example's comment derives the peak request rate the fleet is sized for (as the training examples'
+    comments derive their step-time targets)."""
+    text = path.read_text(encoding="utf-8")
+    comments = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#"))
+    peak = solver.load_scenario(path).scenario.serving.traffic.peak_requests_per_s()
+    assert f"{peak:.1f} requests/s" in comments or f"{peak:g} requests/s" in comments, peak
