@@ -72,6 +72,7 @@ class FleetDesign:
     tco_years: float
     objective: str = "capex"
     rank: int = 0
+    schedule: dict | None = None  # with a diurnal profile: the pools hour by hour (optimize/serving_schedule.py)
 
     def pool(self, role: str) -> Pool | None:
         return next((p for p in self.pools if p.role == role), None)
@@ -171,6 +172,7 @@ class FleetDesign:
             "usd_per_million_input_tokens": self.usd_per_million(self.input_tokens),
             "interval": {"p10": f10, "p90": f90},
             "flags": sorted({f for p in self.pools for f in p.option.perf.flags} | set(self.fleet_flags())),
+            **({"schedule": self.schedule} if self.schedule is not None else {}),
         }
 
     def fleet_flags(self) -> list[str]:

@@ -48,8 +48,13 @@ def fleet_of(sc: Scenario, space: FleetSpace, picks: list[tuple[int, int]]) -> F
         pools.append(Pool(opt.role, opt, opt.replicas[j], opt.ttft_s[j], opt.costs[j]))
     mode = "aggregated" if pools[0].role == "aggregated" else "disaggregated"
     t = sc.serving.traffic
-    return FleetDesign(mode, tuple(pools), space.peak_rps, t.mean_requests_per_s(), t.input_tokens, t.output_tokens,
-                       sc.tco.years, "tco" if sc.objective == "tco" else "capex")
+    design = FleetDesign(mode, tuple(pools), space.peak_rps, t.mean_requests_per_s(), t.input_tokens, t.output_tokens,
+                         sc.tco.years, "tco" if sc.objective == "tco" else "capex")
+    if t.diurnal is not None:
+        from .serving_schedule import hourly_schedule
+
+        design.schedule = hourly_schedule(design, list(t.diurnal), space.ttft_max_s, space.utilisation_max)
+    return design
 
 
 def _fastest_then_cheapest(m: pyo.ConcreteModel) -> bool:

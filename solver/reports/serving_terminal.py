@@ -81,6 +81,12 @@ def print_fleets(result: Any, out: Any, wide: bool = False) -> None:
                    f"${s['usd_per_million_output_tokens']:.3f} per million output tokens "
                    f"(${s['usd_per_million_input_tokens']:.3f} per million input), "
                    f"KV transfer {s['kv_transfer_gbyte_s']:.1f} GB/s"))
+    sched = s.get("schedule")
+    if sched:
+        quiet = min(sched["hours"], key=lambda x: x["requests_per_s"])
+        out.print(safe(f"through the day: {sched['idle_gpu_hours_per_day']:,.0f} idle GPU-hours per day of "
+                       f"{sched['job_gpus'] * 24:,} (at {quiet['hour']:02d}:00, {quiet['requests_per_s']:.1f} requests/s, "
+                       f"{quiet['idle_gpus']} of {sched['job_gpus']} serving GPUs are idle: capacity to lend to training)"))
     for flag in s["flags"]:
         out.print(f"[yellow]flag[/]: {safe(flag)}")
     for w in result.warnings:
