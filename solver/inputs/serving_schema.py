@@ -101,6 +101,15 @@ Disaggregation = Literal["off", "on", "auto"]
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
+class NightTraining(Strict):
+    """A training job run on the fleet's off-peak GPUs (with a diurnal profile): what they train per day."""
+
+    scenario: str = Field(min_length=1, max_length=4096)
+    """A training scenario file (relative to this scenario's file): its workload and layout allow-lists."""
+    hours: Annotated[int, Field(ge=1, le=23)] = 8
+    """Hours a day the job runs, on the GPUs idle in at least that many hours."""
+
+
 class Serving(Strict):
     """A serving fleet's mission (SPEC §4.9): peak traffic within the latency targets."""
 
@@ -112,6 +121,14 @@ class Serving(Strict):
     """Sequences a replica decodes together (its batch): the allowed values (default 1, 2, 4, … 512)."""
     platforms_per_pool: Literal["any", "same"] = "any"
     """Disaggregated fleets: `any` lets prefill and decode use different platforms; `same` keeps one."""
+    night_training: NightTraining | None = None
+    """With a diurnal profile: a training job on the off-peak GPUs of the fleet's decode (or aggregated) pool."""
+
+    @model_validator(mode="after")
+    def _night_needs_a_day(self) -> Serving:
+        if self.night_training is not None and self.traffic.diurnal is None:
+            raise ValueError("night_training needs a 24-hour traffic.diurnal profile (the idle hours come from it)")
+        return self
 
     def concurrency_values(self) -> tuple[int, ...]:
         c = self.concurrency

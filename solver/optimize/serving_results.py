@@ -73,6 +73,7 @@ class FleetDesign:
     objective: str = "capex"
     rank: int = 0
     schedule: dict | None = None  # with a diurnal profile: the pools hour by hour (optimize/serving_schedule.py)
+    night_training: dict | None = None  # the training job on the off-peak GPUs (optimize/serving_night.py)
 
     def pool(self, role: str) -> Pool | None:
         return next((p for p in self.pools if p.role == role), None)
@@ -173,6 +174,7 @@ class FleetDesign:
             "interval": {"p10": f10, "p90": f90},
             "flags": sorted({f for p in self.pools for f in p.option.perf.flags} | set(self.fleet_flags())),
             **({"schedule": self.schedule} if self.schedule is not None else {}),
+            **({"night_training": self.night_training} if self.night_training is not None else {}),
         }
 
     def fleet_flags(self) -> list[str]:

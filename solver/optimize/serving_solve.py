@@ -149,6 +149,10 @@ def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = No
         designs = frontier(sc, space, frontier_points)
     else:
         designs = k_best(sc, space, top_k or sc.top_k, distinct_by)
+    if designs and sc.serving is not None and sc.serving.night_training is not None:
+        from .serving_night import night_training
+
+        designs[0].night_training = night_training(ls, cat, designs[0])
     t2 = time.perf_counter()
     stats = {"candidates_evaluated": space.evaluated, "pool_options": len(space.options),
              "rejected": dict(space.rejected.counts)}

@@ -87,6 +87,13 @@ def print_fleets(result: Any, out: Any, wide: bool = False) -> None:
         out.print(safe(f"through the day: {sched['idle_gpu_hours_per_day']:,.0f} idle GPU-hours per day of "
                        f"{sched['job_gpus'] * 24:,} (at {quiet['hour']:02d}:00, {quiet['requests_per_s']:.1f} requests/s, "
                        f"{quiet['idle_gpus']} of {sched['job_gpus']} serving GPUs are idle: capacity to lend to training)"))
+    night = s.get("night_training")
+    if night and night["status"] == "optimal":
+        out.print(safe(f"at night: {night['gpus_used']} of the {night['idle_gpus']} {night['platform']} GPUs idle "
+                       f"{night['hours_per_day']} h a day train {night['scenario']} ({night['layout']}) at "
+                       f"{night['step_time_s']:.2f} s per step: {night['training_tokens_per_day'] / 1e9:,.2f}B tokens a day"))
+    elif night:
+        out.print(safe(f"at night: no training ({night['explanation']})"))
     for flag in s["flags"]:
         out.print(f"[yellow]flag[/]: {safe(flag)}")
     for w in result.warnings:
