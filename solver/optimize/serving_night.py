@@ -3,7 +3,7 @@ the fleet's decode (or aggregated) pool idle in at least H hours of the day (ser
 with its fastest layout on them — the training design space and MILP of solver/optimize/solve.py with the fleet's
 platform and G = those idle GPUs as max_gpus (`objective: fastest`). Reported: the step time, the GPUs used and the
 training tokens per day = H · 3,600 / step time · B · s. The training cluster's own fabric and costs are not added
-to the purchase (the nodes are the fleet's; its scale-out fabric carries the job as sized for serving)."""
+to the purchase: the job runs on the fleet's nodes with their NIC, rails, switch and fabric family."""
 from __future__ import annotations
 
 import copy
@@ -37,7 +37,9 @@ def night_training(ls: LoadedScenario, catalog: Catalog, design: FleetDesign) ->
     base = Path(str(ls.doc.path)).resolve().parent
     training = load_scenario((base / spec.scenario) if not Path(spec.scenario).is_absolute() else spec.scenario)
     data = copy.deepcopy(training.doc.data)
-    data.setdefault("constraints", {}).update(platforms=[platform], max_gpus=gpus)
+    m = design.back.option.machine  # the job runs on the fleet's nodes: their NICs, rails, switch and fabric family
+    data.setdefault("constraints", {}).update(platforms=[platform], max_gpus=gpus, nics=[m.nic], switches=[m.switch],
+                                              rails_per_node=[m.rails], fabrics=[m.fabric], nic_configurations="any")
     data["objective"], data["top_k"] = "fastest", 1
     data.pop("target", None)
     data.pop("pin", None)
