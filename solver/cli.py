@@ -338,6 +338,10 @@ def cmd_solve(args, out, err) -> int:
         raise UsageError("--plot writes the frontier plot: give --frontier too")
     _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
+    if ls.scenario.workload.kind == "inference":  # a serving fleet (SPEC §4.9)
+        from .cli_serving import cmd_solve as serve
+
+        return serve(args, ls, cat, out, err)
     json_path = _json_path(args, ls.scenario.name, ".json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
     plot_path = _frontier_plot_path(args, ls.scenario.name)
@@ -404,6 +408,10 @@ def cmd_evaluate(args, out, err) -> int:
     from .results import SCHEMA, SolveResult
 
     ls, cat = _load(args, err)
+    if ls.scenario.workload.kind == "inference":  # a pinned serving fleet (SPEC §4.9)
+        from .cli_serving import cmd_solve as serve
+
+        return serve(args, ls, cat, out, err, evaluate=True)
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
@@ -445,6 +453,13 @@ def cmd_compare(args, out, err) -> int:
 
     _check_time_limit(args.time_limit)
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
+    if any(ls.scenario.workload.kind == "inference" for ls, _ in loaded):
+        if not all(ls.scenario.workload.kind == "inference" for ls, _ in loaded):
+            raise UsageError("compare serving scenarios with serving scenarios (workload.kind: inference), "
+                             "training with training")
+        from .cli_serving import cmd_compare as serve_compare
+
+        return serve_compare(args, loaded, out, err)
     json_path = _json_path(args, "compare", ".json")
     xlsx_path = check_writable(args.xlsx) if getattr(args, "xlsx", None) else None
     check_outputs_of(loaded, json=json_path, xlsx=xlsx_path)

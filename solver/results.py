@@ -20,9 +20,10 @@ from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_r
 from .figures import figures_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
+from .perf.interface import TrainingContext, model_for
 from .perf.layout import Layout
 from .perf.network_load import load_flag, load_report
-from .perf.step import Performance, margins, meets_target, performance
+from .perf.step import Performance, margins, meets_target
 from .perf.traffic import overlap_for
 from .perf.uncertainty import Regime, design_regime, point_factor, step_time_interval_s
 from .rentals import RentOrBuy, ranked_options, rent_or_buy
@@ -239,7 +240,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     """Evaluate one design completely; None when its fabric cannot be built in ≤ 3 tiers."""
     plat = catalog.by_id("platforms")[arch.platform]
     hw = hardware_of(scenario, catalog, arch.perf)
-    perf = performance(scenario.workload, layout, hw, overlap_for(scenario))
+    # evaluate reads the step through the performance-model interface (perf/interface.py: the same performance())
+    perf = model_for("training").point(TrainingContext(scenario.workload, hw, overlap_for(scenario)), layout).detail
     cost = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
                        arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription,
                        layout.gpus_per_domain_used)

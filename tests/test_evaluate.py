@@ -22,8 +22,9 @@ from solver.perf.traffic import CLASS_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH_SCENARIOS = sorted(p for p in (ROOT / "scenarios").glob("*.yaml")
-                          if not p.name.startswith(("evaluate-", "growth-", "site-")))  # a site's cooling and power
-# profile are decided by solve (solver/optimize/site.py), not pins: tests/optimize/test_site.py checks it
+                          if not p.name.startswith(("evaluate-", "growth-", "site-", "serve-")))  # a site's cooling and
+# power profile are decided by solve (solver/optimize/site.py), not pins: tests/optimize/test_site.py checks it;
+# serve-: tests/serving
 
 
 def pinned_copy(path: Path, design) -> dict:

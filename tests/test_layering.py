@@ -28,7 +28,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.plan",),
     ("solver.reports",),
     ("solver.calibration",),
-    ("solver.api", "solver.cli_guards", "solver.cli_common", "solver.cli_sweep", "solver.cli_plan", "solver.cli",
+    ("solver.api", "solver.cli_guards", "solver.cli_common", "solver.cli_sweep", "solver.cli_plan", "solver.cli_serving", "solver.cli",
      "solver.entry", "solver.__main__", "solver"),
 )
 

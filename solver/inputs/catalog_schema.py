@@ -81,7 +81,7 @@ class Gpu(Strict):
     bf16_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     fp8_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     fp4_dense_tflops: Annotated[float, Field(gt=0, le=1e6)] | None = None
-    """Dense FP4 (NVFP4/MXFP4) tensor peak, TFLOPS; null = no FP4 tensor cores (FP4 weights run at the FP8 peak)."""
+    """Dense FP4 (NVFP4/MXFP4) tensor peak, TFLOPS; null = no FP4 tensor cores (4-bit weights run weight-only at the BF16 peak)."""
     hbm_gb: Annotated[float, Field(gt=0, le=1e5)]
     """HBM capacity as NVIDIA states it (the shipping figure): binary gigabytes, so an "80 GB" H100 holds
     81,559 MiB = 85.5·10^9 bytes; the memory model converts it (docs/sources.md §conventions)."""
