@@ -322,6 +322,15 @@ def _frontier_plot_path(args, name: str) -> Path | None:
     return check_writable(args.plot or _default_output(name, "-frontier.png"))
 
 
+def _add_solve_notes(ls, cat, result) -> None:
+    """The budget note (what the money left buys) and what the scale-up domain bought (issue 46)."""
+    from .optimize.budget import budget_note
+    from .optimize.scaleup_value import scaleup_note
+
+    for note in (budget_note(ls.scenario, cat, result), scaleup_note(cat, result)):
+        result.notes += [note] if note else []
+
+
 def cmd_solve(args, out, err) -> int:
     from . import api
     from .files import check_writable, output_set
@@ -361,13 +370,7 @@ def cmd_solve(args, out, err) -> int:
                 status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
                 add_to_result(result, ls, cat, args.frontier, args.time_limit,
                               progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
-        from .optimize.budget import budget_note
-        from .optimize.scaleup_value import scaleup_note
-
-        note = budget_note(ls.scenario, cat, result)
-        result.notes += [note] if note else []
-        note = scaleup_note(cat, result)  # what the NVLink domain bought against PCIe / Infinity Fabric (issue 46)
-        result.notes += [note] if note else []
+        _add_solve_notes(ls, cat, result)
         result.input_warnings = _input_warnings(ls)
         book = xlsx_path if result.designs else None
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all

@@ -16,8 +16,8 @@ from .nic_configs import CapexScope, NicConfigChoice
 from .ownership_schema import Ownership
 from .reliability import ScenarioReliability
 from .schema_base import Date, Identifier, PosInt, Strict
-from .site_schema import Site
 from .serving_schema import PoolPin, Serving
+from .site_schema import Site
 from .workload_schema import TransformerShape, Workload
 
 
