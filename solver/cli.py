@@ -331,6 +331,16 @@ def _add_solve_notes(ls, cat, result) -> None:
         result.notes += [note] if note else []
 
 
+def _bom_csv_of(result, bom_path, outputs) -> None:
+    """`--bom-csv`: #1's bill of materials, or no file (an earlier run's would contradict this one)."""
+    if bom_path is not None and result.designs:
+        from .reports.bom_csv import write_bom_csv
+
+        write_bom_csv(result.designs[0], bom_path)
+    elif bom_path is not None:
+        outputs.remove_on_commit(bom_path)
+
+
 def cmd_solve(args, out, err) -> int:
     from . import api
     from .files import check_writable, output_set
@@ -389,12 +399,7 @@ def cmd_solve(args, out, err) -> int:
                 _write_json({**result.to_dict(), **({"site": site.to_dict()} if site is not None else {})}, json_path)
             if book is None:
                 outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
-            if bom_path is not None and result.designs:
-                from .reports.bom_csv import write_bom_csv
-
-                write_bom_csv(result.designs[0], bom_path)
-            elif bom_path is not None:
-                outputs.remove_on_commit(bom_path)
+            _bom_csv_of(result, bom_path, outputs)
     _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
