@@ -46,8 +46,16 @@ def test_the_statement_reads_the_same_everywhere(default_catalog):
         lo, hi = js["step_time_interval_s"]
         assert lo < d.perf.step_time_s < hi and js["runs"] >= 4 and js["sources"] >= 2
         rows = {r[0]: r[2] for r in _uncertainty_rows(d) + orderable_rows(d)}  # the Summary sheet's rows
-        assert rows["confidence"] == conf.statement()
         assert rows["caveats"] == conf.flags_text()
+        assert (rows["step_p10"], rows["step_p90"]) == conf.interval_s
+    # the workbook's Assumptions sheet carries each statement and flag verbatim
+    from solver.reports.excel import build_workbook
+
+    wb = build_workbook(result, solver.load_scenario(copy.deepcopy(SPACE)), default_catalog)
+    texts = {c.value for c in wb["Assumptions"]["D"] if isinstance(c.value, str)}
+    for d in result.designs:
+        conf = confidence(d)
+        assert conf.statement() in texts and set(conf.flags) <= texts
 
 
 def test_an_overlay_is_named_with_what_it_covers(tmp_path, default_catalog):
