@@ -30,9 +30,9 @@ class Confidence:
     flags: tuple[str, ...]
 
     def statement(self) -> str:
-        """"step time 2.45 s, p10–p90 2.21–2.82 s (−10%/+15%, 22 runs, 4 sources (dense·megatron·…))"."""
+        """"step time 2.45 s, p10–p90 2.21–2.82 s (-10%/+17%, 22 runs, 4 sources (dense·megatron·…))"."""
         lo, hi = self.interval_s
-        text = f"step time {self.step_time_s:.3g} s, p10–p90 {lo:.3g}–{hi:.3g} s ({self.regime.text()})"
+        text = f"step time {_s(self.step_time_s)} s, p10–p90 {_s(lo)}–{_s(hi)} s ({self.regime.text()})"
         return text + (f"; {self.overlay}" if self.overlay else "")
 
     def flags_text(self) -> str:
@@ -43,6 +43,11 @@ class Confidence:
         return {"statement": self.statement(), "step_time_interval_s": list(self.interval_s),
                 "regime": reg.asked, "regime_used": reg.used, "borrowed": reg.borrowed or None, "runs": reg.rows,
                 "sources": reg.sources, "overlay": self.overlay or None, "flags": list(self.flags)}
+
+
+def _s(seconds: float) -> str:
+    """Seconds as the terminal prints step times: 2 decimals below 100 s, 1 below 1,000, else whole seconds."""
+    return f"{seconds:.2f}" if seconds < 100 else (f"{seconds:.1f}" if seconds < 1000 else f"{seconds:,.0f}")
 
 
 def confidence(design: Any) -> Confidence:

@@ -46,8 +46,16 @@ def test_the_statement_reads_the_same_everywhere(default_catalog):
         lo, hi = js["step_time_interval_s"]
         assert lo < d.perf.step_time_s < hi and js["runs"] >= 4 and js["sources"] >= 2
         rows = {r[0]: r[2] for r in _uncertainty_rows(d) + orderable_rows(d)}  # the Summary sheet's rows
-        assert rows["confidence"] == conf.statement()
         assert rows["caveats"] == conf.flags_text()
+        assert (rows["step_p10"], rows["step_p90"]) == conf.interval_s
+    # the workbook's Assumptions sheet carries each statement and flag verbatim
+    from solver.reports.excel import build_workbook
+
+    wb = build_workbook(result, solver.load_scenario(copy.deepcopy(SPACE)), default_catalog)
+    texts = {c.value for c in wb["Assumptions"]["D"] if isinstance(c.value, str)}
+    for d in result.designs:
+        conf = confidence(d)
+        assert conf.statement() in texts and set(conf.flags) <= texts
 
 
 def test_an_overlay_is_named_with_what_it_covers(tmp_path, default_catalog):
@@ -75,3 +83,26 @@ def test_the_compare_workbook_lists_each_best_designs_statement_and_flags(defaul
     wb: Workbook = build_compare_workbook([result], ["a.yaml"])
     cells = [c.value for row in wb.active.iter_rows() for c in row if isinstance(c.value, str)]
     assert f"a.yaml: #1 confidence: {confidence(result.designs[0]).statement()}" in cells
+
+
+def test_the_shipped_deepseek_v3_example_shows_its_bias_flag(default_catalog):
+    """The shipped deepseek-v3 example (MXFP8 MoE on GB200): its interval comes from MoE runs only, and the MoE
+    held-out runs in its regime are faster than predicted by ≥ 10 % on the median, so the statement carries the
+    bias flag (physics v3 printed "±8 %, 8 runs" of dense rows and no flag)."""
+    from conftest import REPO
+
+    result = solve(solver.load_scenario(REPO / "scenarios" / "deepseek-v3.yaml"), default_catalog, top_k=1)
+    conf = confidence(result.designs[0])
+    assert conf.regime.used.startswith("moe·") and conf.regime.rows >= 10
+    assert any("the model is biased in moe·" in f and "faster than predicted" in f for f in conf.flags)
+
+
+def test_the_overlay_mark_is_what_calibrate_writes():
+    """overlay_note finds a buyer's overlay by the provenance string calibration/overlay.py writes into every fitted
+    entry; the two stay in step."""
+    import inspect
+
+    from solver.calibration import overlay
+    from solver.confidence import OVERLAY_MARK
+
+    assert f'f"{OVERLAY_MARK}' in inspect.getsource(overlay._provenance)

@@ -93,6 +93,8 @@ class Stack(_Strict):
     """Default `workload.grad_reduce_dtype`."""
     optimizer: Literal["replicated", "distributed", "fsdp"] = "distributed"
     """Default `workload.optimizer` (fsdp stacks shard everything)."""
+    selective_policy: Literal["attention", "op"] = "attention"
+    """Default `workload.selective_policy`: what the stack's `selective` recompute keeps (torchtitan: `op`)."""
     expert_dispatch: StackDispatch = StackDispatch()
     """Default MoE dispatcher and all-to-all overlap."""
     gpus: list[StackGpu] = []
@@ -133,7 +135,7 @@ def stack_of(catalog: Any, stack_id: str) -> Stack | None:
 def _workload_defaults(workload: Any, stack: Stack) -> dict:
     given = workload.model_fields_set
     update: dict[str, Any] = {}
-    for name in ("grad_reduce_dtype", "optimizer"):
+    for name in ("grad_reduce_dtype", "optimizer", "selective_policy"):
         if name not in given:
             update[name] = getattr(stack, name)
     dispatch = workload.expert_dispatch

@@ -190,6 +190,10 @@ class Workload(Strict):
     grad_reduce_dtype: Literal["fp32", "bf16"] = "fp32"
     """Gradient reduce-scatter / all-reduce wire type and main-grad type: `fp32` (Megatron-LM's default) or
     `bf16` (the NeMo/Megatron-Bridge performance recipes)."""
+    selective_policy: Literal["attention", "op"] = "attention"
+    """What `selective` recompute keeps in a dense model: `attention` (Megatron: only the attention core is
+    recomputed) or `op` (torchtitan's per-op selective checkpointing: the layer input, the attention output and
+    every other matmul output kept, the rest recomputed); the stack's default when not given (issue 41)."""
     fp8_param_gather: bool = False
     """All-gather parameters in FP8 (1 byte) instead of BF16; only with `precision: fp8`."""
     fsdp_reshard_after_forward: bool = True

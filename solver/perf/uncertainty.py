@@ -19,7 +19,8 @@ The rule (`interval`), with every constant chosen by the leave-one-source-out co
 4. interval = [T·(1 + min(q_lo, −FLOOR)), T·(1 + max(q_hi, FLOOR))]: never narrower than ±FLOOR, and never than
    ±UNSEEN_STACK when no regime of the design's own stack has runs (the stack's factor is then unknown: the fitted
    stacks' GEMM factors span torchtitan × 0.73 to fsdp × 1.07 around megatron's);
-5. `robustness.quantile = q`: k_q = 1 + max(Q_q(e), FLOOR) of the same runs (the MILP meets T·k_q ≤ target).
+5. `robustness.quantile = q`: k_q = 1 + max(Q_q(e), FLOOR, UNSEEN_STACK if the stack has no run) of the used
+   regime's runs (the MILP meets T·k_q ≤ target).
 
 Disagreeing runs widen the interval by themselves (their quantiles); a regime whose runs are biased (median
 |e| ≥ BIAS) gets a flag (`Regime.flags`). Every function is elementwise: nothing depends on d.

@@ -57,11 +57,11 @@ TCO_NAMES = ("TCO_years", "TCO_PUE", "TCO_usd_per_kWh")
 SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch", "fabric",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
-    "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", "confidence",
-    *SUMMARY_GOODPUT_KEYS, "network_load", "caveats", "reference_design", "capex_includes", "capex_leaves_out",
+    "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", *SUMMARY_GOODPUT_KEYS,
+    "network_load", "caveats", "reference_design", "capex_includes", "capex_leaves_out",
 )
-WRAPPED_KEYS = ("architecture", "layout", "nic", "confidence", "caveats", "reference_design", "goodput_assumptions",
-                "capex_includes", "capex_leaves_out")
+WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "reference_design", "goodput_assumptions", "capex_includes",
+                "capex_leaves_out")
 
 
 def design_name(design) -> str:
@@ -152,8 +152,7 @@ def _uncertainty_rows(design) -> list:
     lo, hi = design.step_time_interval_s
     return [("stack", "Software stack (workload.stack)", design.stack, None),
             ("step_p10", "Step time p10 (s)", lo, SECONDS),
-            ("step_p90", "Step time p90 (s)", hi, SECONDS),
-            ("confidence", "Confidence (step time)", confidence(design).statement(), None)]
+            ("step_p90", "Step time p90 (s)", hi, SECONDS)]
 
 
 def _summary_row_numbers() -> dict:

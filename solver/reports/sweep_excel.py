@@ -130,16 +130,7 @@ def _sweep_columns(report: dict, x: dict) -> list[Column]:
     cols.append(Column("architecture (or why none)", ARCH_WIDTH, None, _architecture, False))
     # the design's figures as the sweep's rows hold them (`figures.FIGURES`, `sweep.summary.ROW_FIGURES`)
     cols += [Column(f.label, _FIGURE_WIDTH[f.unit], f.number_format, _get(f.key)) for f in SWEEP_COLUMNS]
-    cols.append(Column("confidence and flags (solver/confidence.py)", ARCH_WIDTH, None, _confidence, False))
     return cols
-
-
-def _confidence(i: int, p: dict) -> str:
-    """The point's confidence statement and its flags, as the JSON and the terminal word them."""
-    if not _solved(p):
-        return ""
-    flags = "; ".join(p.get("caveats") or []) or "none"
-    return f"{p.get('confidence', '')}; flags: {flags}"
 
 
 def write_sweep_sheet(ws, report: dict, x: dict) -> None:

@@ -146,7 +146,7 @@ def margin_text(d: Design) -> str:
 
 def interval_text(d: Design) -> str:
     """The design's confidence statement (solver/confidence.py: the same words as the JSON, workbook, sweep and plan):
-    "step time 2.45 s, p10–p90 2.21–2.82 s (−10%/+15%, 22 runs, 4 sources (dense·megatron·…))"."""
+    "step time 2.45 s, p10–p90 2.21–2.82 s (-10%/+17%, 22 runs, 4 sources (dense·megatron·…))"."""
     from ..confidence import confidence  # lazy: `catalog` and `validate` load no design space
 
     quantile = (f"; p{d.quantile * 100:.0f} {d.perf.step_time_s * d.quantile_factor:.2f} s meets the target"

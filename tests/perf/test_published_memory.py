@@ -85,3 +85,26 @@ def test_published_moe_layouts_fit_in_memory():
         if not perf.fits_memory and not offload and not any(run.name.startswith(n) for n in MOE_MEMORY_EXCEPTIONS):
             over.append((run.name, round(perf.memory_per_gpu_gb, 1), round(perf.hbm_usable_gb, 1)))
     assert over == []
+
+
+def test_torchtitans_selective_is_per_op_checkpointing():
+    """torchtitan's `selective` recompute is per-op selective checkpointing (`selective_policy: op`, the stack's
+    default): per layer 7 + 2·h_kv/h + k_up·f/h = 7 + 2·1024/4096 + 2·14336/4096 = 14.5 s·b·h bytes (Megatron's
+    attention-only `selective`: 12 + 1 + 21 = 34). Llama 3 8B at FSDP 8, local batch 2, seq 8192: 32 layers ×
+    14.5 × 8192·2·4096 = 31.14 GB, + the logits' fp32 softmax 4·2·8192·128256 = 8.41 GB (one stage)."""
+    from calibration_rows import LLAMA3_8B, calibration_catalog, scenario_of
+
+    shape = dict(LLAMA3_8B)
+    wl = workload(shape, 16, optimizer="fsdp", activation_recompute="selective", selective_policy="op")
+    perf = performance(wl, layout(d=8, b=2), hgx_h100(), NO_OVERLAP)
+    sbh = 8192 * 2 * 4096
+    assert perf.memory_activations_gb == pytest.approx((32 * 14.5 * sbh + 4 * 2 * 8192 * 128256) / 1e9)
+    megatron = performance(workload(shape, 16, optimizer="fsdp"), layout(d=8, b=2), hgx_h100(), NO_OVERLAP)
+    assert megatron.memory_activations_gb == pytest.approx((32 * 34 * sbh + 4 * 2 * 8192 * 128256) / 1e9)
+    # the stack's default fills it in; a scenario's own value wins
+    from calibration_rows import BY_ID
+
+    catalog = calibration_catalog()
+    row = BY_ID["torchtitan H200 8B 32 GPUs FSDP FP8 (Trainy)"]
+    assert scenario_of(row, catalog=catalog).workload.selective_policy == "op"
+    assert scenario_of(BY_ID["NeMo 24.07 DGX-H100 FP8 LLAMA2-7B"], catalog=catalog).workload.selective_policy == "attention"
