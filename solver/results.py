@@ -186,7 +186,7 @@ class Design:
             "nodes": self.cost.nodes,
             "domains": self.cost.domains,  # NVLink domains of the job
             "spare_units": self.cost.spare_units,
-            "spares": self.cost.spares_dict(),  # cabled into the job's free ports, or not (SPEC §5.3)
+            "spares": spares_of(self.cost),  # cabled into the job's free ports, or not (SPEC §5.3)
             "racks": self.cost.racks,
             "power_kw": {"it": self.cost.it_power_kw, "facility": self.cost.facility_power_kw},
             "parallelism": {
@@ -270,6 +270,13 @@ def fabric_facts(catalog: Catalog, design: Design) -> FabricFacts:
     return FabricFacts(arch.platform, arch.fabric, arch.switch, switch.fabric == "ethernet", design.cost.fabric.tiers,
                        design.cost.job_nodes, arch.oversubscription, arch.above_pod_oversubscription,
                        not config or bool(config["reference"]))
+
+
+def spares_of(cost: CostedDesign) -> dict:
+    """The hot spares beside the cabled node count (SPEC §5.3)."""
+    return {"units": cost.spare_units, "cabled_units": cost.cabled_spare_units,
+            "uncabled_units": cost.spare_units - cost.cabled_spare_units, "job_nodes": cost.job_nodes,
+            "cabled_nodes": cost.cabled_nodes}
 
 
 def spare_caveats(cost: CostedDesign) -> list[str]:
