@@ -15,7 +15,7 @@ from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
 from .fabrics.references import FabricFacts, fabric_caveats, reference_design
-from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_reliability
+from .failures import JobReliability, failure_domain_text, inputs_for, job_nodes_of, job_parts, job_reliability
 from .figures import figures_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
@@ -317,7 +317,9 @@ def design_reliability(scenario: Scenario, catalog: Catalog, arch: Architecture,
     job_nodes = job_nodes_of(layout.gpus, plat.gpus_per_node)
     parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.job_nodes)
     in_domain = cost.domains * plat.gpus_per_domain - layout.gpus
-    return job_reliability(inputs, parts, cost.spare_units, in_domain)
+    rel = job_reliability(inputs, parts, cost.spare_units, in_domain)
+    rel.assumptions += "; " + failure_domain_text(plat)
+    return rel
 
 
 def reliability_keys(design: Design) -> dict:
