@@ -87,12 +87,6 @@ def job_nodes(platform: Platform, domains: int) -> int:
     return compute_units(platform, domains) * nodes_per_unit(platform)
 
 
-def total_nodes(platform: Platform, domains: int, rule: SpareRule, gpus_per_domain_used: int | None = None) -> int:
-    """Nodes bought and cabled for `domains` job domains: (units + spares) · nodes_per_unit."""
-    units = compute_units(platform, domains)
-    return (units + spare_units_for(platform, domains, rule, gpus_per_domain_used)) * nodes_per_unit(platform)
-
-
 # ----------------------------------------------------------------------------------- racks
 
 
@@ -189,8 +183,7 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
             if tier == "node_leaf":
                 raise
     config = orderable.config_for(catalog, platform.id, rails)
-    if config is not None and config.node_end_links_per_module > 1 and "node_leaf" in links:
-        links["node_leaf"] = twin_port_node_end(links["node_leaf"], config.node_end_links_per_module)
+    orderable.twin_port_node_end(links, config)
     compute_rack = rack_of(catalog, facility.compute_rack)
     return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
@@ -198,16 +191,6 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
                  nic_config=config, nic_label=nic.name,
                  site=orderable.site_lines_for(catalog, platform.id, capex_scope, switch.fabric),
                  spare_power_fraction=catalog.reliability.spare_idle_power_fraction if catalog.reliability else 1.0)
-
-
-def twin_port_node_end(link: Link, per_module: int) -> Link:
-    """The node–leaf link of a node whose cages are twin-port (SPEC §5.3: DGX H100/B200 take 4 twin-port OSFP for
-    8 NICs): an optical link's node-end module is the switch end's twin-port one, serving `per_module` links.
-    Copper (no priced modules) is unchanged."""
-    if link.far_end_module_usd == 0 and link.far_end_module_w == 0:
-        return link
-    return link.model_copy(update={"far_end_module_usd": link.switch_end_module_usd,
-                                   "far_end_module_w": link.switch_end_module_w, "far_end_links_per_module": per_module})
 
 
 # ----------------------------------------------------------------------------------- quantities
@@ -425,15 +408,8 @@ class CostedDesign:
         return self.nodes * self.units // (self.units + self.spare_units)
 
     @property
-    def cabled_nodes(self) -> int:
-        """Nodes cabled to the compute fabric: the job's and the spares packed into its free ports."""
+    def cabled_nodes(self) -> int:  # the job's nodes and the spares packed into its free ports
         return self.nodes * (self.units + self.cabled_spare_units) // (self.units + self.spare_units)
-
-    def spares_dict(self) -> dict:
-        """The hot spares beside the cabled node count (SPEC §5.3)."""
-        return {"units": self.spare_units, "cabled_units": self.cabled_spare_units,
-                "uncabled_units": self.spare_units - self.cabled_spare_units, "job_nodes": self.job_nodes,
-                "cabled_nodes": self.cabled_nodes}
 
     def to_dict(self) -> dict:
         """The SPEC §8.3 design keys this module owns."""
@@ -539,8 +515,9 @@ def design_cost(
 ) -> CostedDesign | None:
     """Size, bill and cost `domains` whole NVLink domains of a platform on one fabric family.
 
-    nodes = (units + spares) · nodes_per_unit; the fabric is the job's, with the spares packed into its free ports
-    (fabrics/spares.py: a pinned count is what is cabled); facility kW = IT kW · PUE; TCO as in `tco_usd`. None when the fabric does not fit in 3 tiers (or the forced `tiers`); CatalogCannotBuild on
+    nodes = (units + spares) · nodes_per_unit; the fabric is the job's, the spares packed into its free ports
+    (fabrics/spares.py); facility kW = IT kW · PUE; TCO as in `tco_usd`. None when the fabric does not fit in
+    3 tiers (or the forced `tiers`); CatalogCannotBuild on
     input the catalog cannot build.
     """
     if domains < 1:
@@ -594,9 +571,8 @@ def point_lower_bound_usd(parts: Parts, units: int, spare_units: int, nodes: int
     count at zero, owned parts netted; with `energy` = (PUE, years, $/kWh) also the energy of those lines (TCO).
     All prices and powers are ≥ 0 and bought = max(0, needed − owned) never falls as needed grows, so no design
     of the point costs less. Used by the ranking's bound pruning and the design space's cost bound."""
-    # the scalable units of the job's nodes (the fewest the cabled nodes take)
-    lines = bom_lines(parts, Quantities(units=units, spare_units=spare_units, nodes=nodes,
-                                        cabled_nodes=units * nodes_per_unit(parts.platform)))
+    job = units * nodes_per_unit(parts.platform)  # the SUs of the job's nodes: the fewest the cabled nodes take
+    lines = bom_lines(parts, Quantities(units=units, spare_units=spare_units, nodes=nodes, cabled_nodes=job))
     cost = lines_capex_usd(lines, contingency_fraction, owned, parts.hardware_fraction)
     if energy is not None:
         pue, years, usd_per_kwh = energy

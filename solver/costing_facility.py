@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .inputs.nic_configs import SITE_CATEGORIES, NicConfiguration, SiteLine
-from .inputs.schema import Catalog, Platform, Scenario
+from .inputs.schema import Catalog, Link, Platform, Scenario
 from .integers import ceil_int
 
 # the price-factor category of each site category (plan price factors; support contracts by fraction apply
@@ -120,6 +120,20 @@ def site_category_lines(category: str):
     return lines
 
 
+def twin_port_node_end(links: dict[str, Link], config: NicConfiguration | None) -> None:
+    """The node–leaf link of a node whose cages are twin-port (SPEC §5.3: DGX H100/B200 take 4 twin-port OSFP for
+    8 NICs): an optical link's node-end module becomes the switch end's twin-port one, serving
+    `node_end_links_per_module` links (in place). Copper (no priced modules) is unchanged."""
+    link = links.get("node_leaf")
+    if config is None or config.node_end_links_per_module < 2 or link is None:
+        return
+    if link.far_end_module_usd == 0 and link.far_end_module_w == 0:
+        return
+    links["node_leaf"] = link.model_copy(update={"far_end_module_usd": link.switch_end_module_usd,
+                                                 "far_end_module_w": link.switch_end_module_w,
+                                                 "far_end_links_per_module": config.node_end_links_per_module})
+
+
 def owned_from(line: SiteLine, platform: Platform) -> tuple[str, int, int]:
     """Owned units of the platform bring their own site items (they were installed with their storage and
     management networks): ⌊owned · num / den⌋ items, per scalable unit pro rata."""
@@ -142,4 +156,5 @@ class _Included:
         self.price_source = f"included in the unit price ({source})"
 
 
-__all__ = ["SITE_CATEGORIES", "allowed_rails", "config_for", "configurations", "site_count", "site_lines_for"]
+__all__ = ["SITE_CATEGORIES", "allowed_rails", "config_for", "configurations", "site_count", "site_lines_for",
+           "twin_port_node_end"]

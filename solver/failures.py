@@ -209,6 +209,15 @@ def job_reliability(inputs: Inputs, parts: dict, spares: int, spare_gpus_in_doma
                           assumptions_text(inputs, write))
 
 
+def failure_domain_text(platform: Platform) -> str:
+    """What one failure takes out on this platform (SPEC §5.3), for the goodput's assumptions."""
+    if platform.unit == "node":
+        return f"failure domain: the node ({platform.gpus_per_node} GPUs), replaced by a hot-spare node"
+    return (f"failure domain: a GPU or host fault takes its tray ({platform.gpus_per_node} GPUs), replaced by an idle "
+            "tray or a spare rack; NVLink switch-tray and whole-rack faults (the rack's NVLink domain) are not "
+            "counted: no public rate")
+
+
 def assumptions_text(inputs: Inputs, write_gbyte_s_total: float) -> str:
     """What a goodput figure rests on (SPEC §5.3), printed beside it in every output."""
     scale = f" × {inputs.rate_scale:g}" if inputs.rate_scale != 1 else ""

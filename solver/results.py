@@ -16,7 +16,7 @@ from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
 from .fabrics.references import FabricFacts, fabric_caveats, reference_design
-from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_reliability
+from .failures import JobReliability, failure_domain_text, inputs_for, job_nodes_of, job_parts, job_reliability
 from .figures import figures_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
@@ -190,7 +190,7 @@ class Design:
             "nodes": self.cost.nodes,
             "domains": self.cost.domains,  # NVLink domains of the job
             "spare_units": self.cost.spare_units,
-            "spares": self.cost.spares_dict(),  # cabled into the job's free ports, or not (SPEC §5.3)
+            "spares": spares_of(self.cost),  # cabled into the job's free ports, or not (SPEC §5.3)
             "racks": self.cost.racks,
             "power_kw": {"it": self.cost.it_power_kw, "facility": self.cost.facility_power_kw},
             "parallelism": {
@@ -281,6 +281,13 @@ def fabric_facts(catalog: Catalog, design: Design) -> FabricFacts:
                        not config or bool(config["reference"]))
 
 
+def spares_of(cost: CostedDesign) -> dict:
+    """The hot spares beside the cabled node count (SPEC §5.3)."""
+    return {"units": cost.spare_units, "cabled_units": cost.cabled_spare_units,
+            "uncabled_units": cost.spare_units - cost.cabled_spare_units, "job_nodes": cost.job_nodes,
+            "cabled_nodes": cost.cabled_nodes}
+
+
 def spare_caveats(cost: CostedDesign) -> list[str]:
     """Hot spares that do not fit the free ports of the job's leaf groups (fabrics/spares.py), stated."""
     left = cost.spare_units - cost.cabled_spare_units
@@ -319,7 +326,9 @@ def design_reliability(scenario: Scenario, catalog: Catalog, arch: Architecture,
     job_nodes = job_nodes_of(layout.gpus, plat.gpus_per_node)
     parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.job_nodes)
     in_domain = cost.domains * plat.gpus_per_domain - layout.gpus
-    return job_reliability(inputs, parts, cost.spare_units, in_domain)
+    rel = job_reliability(inputs, parts, cost.spare_units, in_domain)
+    rel.assumptions += "; " + failure_domain_text(plat)
+    return rel
 
 
 def reliability_keys(design: Design) -> dict:

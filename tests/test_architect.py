@@ -202,3 +202,21 @@ def test_ufm_only_on_infiniband(default_catalog):
     assert not [x for x in cost.bom if x.part == "ufm-appliance"]
     _, leaves_out = capex_scope_text({x.category for x in cost.bom})
     assert "storage system (checkpoint capacity and write bandwidth" in leaves_out
+
+
+@pytest.mark.parametrize("sus,nodes,leaf,spine,core", SUPERPOD_H100)
+def test_evaluate_of_the_superpod_gives_the_reference_counts(sus, nodes, leaf, spine, core, default_catalog):
+    """`fabricplan evaluate` of a job pinned on `nodes` DGX H100 (TP 8 inside each node, DP = nodes, global batch a
+    multiple of it) with the default hot spares: the reference's leaf/spine/core counts ([O1] Table 4; [O2] at 8 and
+    16 SU), the reference design named, the spares listed beside the cabled count."""
+    doc = copy.deepcopy(BASE)
+    doc["workload"]["global_batch_size"] = nodes * (512 // nodes)
+    doc["target"] = {"step_time_s": 100.0}
+    doc["pin"] = dict(platform="dgx-h100", nic="cx7-ndr", rails_per_node=8, switch="qm9700", fabric="fat-tree",
+                      tp=8, cp=1, pp=1, vp=1, dp=nodes, microbatch_size=1)
+    d = solver.evaluate(solver.load_scenario(doc), default_catalog)
+    f = d.cost.fabric
+    assert (f.leaf_switches, f.spine_switches, f.core_switches) == (leaf, spine, core)
+    assert d.cost.job_nodes == nodes and d.cost.cabled_nodes == 32 * sus
+    assert d.reference_design == f"DGX SuperPOD H100 RA (RA-11333-001), {sus} SU"
+    assert d.to_dict()["spares"]["units"] == d.cost.spare_units > 0
