@@ -147,6 +147,10 @@ class Platform(Priced):
     """Effective fraction of nvlink_gbyte_s that the expert-parallel all-to-all reaches inside the NVLink
     domain (measured dispatch bandwidth, docs/sources.md [M15][M16]); null = nvlink_efficiency."""
     alltoall_efficiency_source: str | None = None
+    sustained_power_fraction: Fraction | None = None
+    """Average draw of one unit in sustained training ÷ unit_power_kw (a site's provisioned MW and power cap use
+    it; racks and PDUs keep unit_power_kw); null = 1, provision at unit_power_kw (docs/site.md)."""
+    sustained_power_source: str | None = None
     source: str = Field(min_length=1)
 
     def domain_sizes(self, pinned: int | None = None) -> list[int]:

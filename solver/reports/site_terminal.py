@@ -25,8 +25,9 @@ def print_site(answer, console: Console) -> None:
         return
     profile = data["power_profile"] or "rated power"
     console.print(f"site: chosen {data['cooling']} cooling, {data['gpu']} at {profile}: {data['gpus']:,} GPUs, "
-                  f"{data['facility_mw']:,.1f} MW average at the facility, {data['provisioned_mw']:,.1f} MW provisioned "
-                  f"of {data['power_mw']:g}; {data['tokens_per_s']:,.0f} tokens/s = "
+                  f"{data['facility_mw']:,.1f} MW average at the facility ({data['sustained_power_fraction']:.0%} of the "
+                  f"nameplate {data['nameplate_facility_mw']:,.1f} MW its racks are sized for), "
+                  f"{data['provisioned_mw']:,.1f} MW provisioned of {data['power_mw']:g}; {data['tokens_per_s']:,.0f} tokens/s = "
                   f"{data['tokens_per_s_per_provisioned_mw']:,.0f} tokens/s per provisioned MW")
     console.print(f"site: rule of thumb (MW ÷ all-in kW per GPU, same platform, PUE and headroom): "
                   f"{data['rule_of_thumb_gpus']:,} GPUs, pricing neither the network, the cooling plant nor the "
