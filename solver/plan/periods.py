@@ -208,11 +208,14 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
         raise InputError(bad_factors)
     base = _base(ls)
     problems, periods = [], []
+    site_notes: list[str] = []
     for p, values in enumerate(_period_values(ls, plan, base)):
         data = copy.deepcopy(base)
         for path, value in values.items():
             _set(data, path, value)
         label, year = _label(plan, p)
+        if sc.site is not None:  # the power energised by the period's start caps it (plan/site_phases.py)
+            site_notes.append(_apply_site(ls, cat, data, p))
         try:
             point = load_scenario(data, display=f"<plan period {label}>")
             check_against_catalog(point, cat)
@@ -237,4 +240,29 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
             spec.notes.append(f"{period.label}: orderable platforms {', '.join(can) or 'none (buy earlier or widen the allow-list)'}")
     if cat.lifecycle and plan.start_year is None:
         spec.notes.append("the catalog's lifecycle windows are not applied: the plan has no start_year")
+    spec.notes += site_notes
     return spec
+
+
+def _apply_site(ls: LoadedScenario, cat: Catalog, data: dict, p: int) -> str:
+    """Cap period p's facility kW at the site power energised by its start (site_phase_cap[p]); the note."""
+    from .site_phases import period_date, site_phase_cap_kw
+
+    plan, site, doc = ls.scenario.plan, ls.scenario.site, ls.doc
+    assert plan is not None
+    assert site is not None
+    if plan.start_year is None:
+        raise InputError([doc.problem(("plan",), "a plan with a `site:` needs plan.start_year to date its periods "
+                                      "against the site's energisation phases")])
+    date = period_date(plan.start_year, plan.period_years, p)
+    con = data.setdefault("constraints", {})
+    chosen = con.get("platforms")
+    try:
+        cap, note = site_phase_cap_kw(site, date, [chosen] if isinstance(chosen, str) else chosen, cat)
+    except ValueError:
+        raise InputError([doc.problem(("site", "power"), f"no site power is energised by {date}, when plan period "
+                                      f"{p} starts: start the plan later or add an earlier phase")]) from None
+    own = con.get("facility_power_kw")
+    con["facility_power_kw"] = cap if own is None else min(own, cap)
+    data.pop("site", None)  # the period scenario is plain: its cap carries the site
+    return note
