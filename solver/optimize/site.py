@@ -26,6 +26,7 @@ planner's rule of thumb beside it: site MW ÷ all-in kW per GPU (unit kW ÷ GPUs
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,13 +192,13 @@ class SiteAnswer:
                 "rule_of_thumb_gpus": self.rule_of_thumb_gpus()}
 
 
-def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None) -> SiteAnswer:
+def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None, *, solve_fn: Callable[..., Any]) -> SiteAnswer:
     """Solve every variant with the MILP and keep the best (exact: the variants partition the designs).
-    `loaded`: the LoadedScenario (its document locates errors)."""
+    `loaded`: the LoadedScenario (its document locates errors); `solve_fn`: optimize.solve.solve (passed in, so
+    this module does not import the module that calls it)."""
     import dataclasses
 
-    from .solve import solve
-
+    solve = solve_fn
     scenario = loaded.scenario
     site = scenario.site
     assert site is not None
@@ -221,14 +222,13 @@ def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None) -> SiteAnswer
     return SiteAnswer(site, site.power_mw_at(), best[0] if best else None, best[1] if best else None, tried)
 
 
-def site_result(loaded, catalog: Catalog, top_k: int | None, say=None):
+def site_result(loaded, catalog: Catalog, top_k: int | None, say=None, *, solve_fn: Callable[..., Any]):
     """(SiteAnswer, the winning variant's SolveResult, its catalog) for the command line; with no feasible
     variant, the first variant's infeasible result and its explanation (the site's power named)."""
     import dataclasses
 
-    from .solve import solve
-
-    answer = solve_site(loaded, catalog, 1, say)  # the best of each variant decides; then the winner's K best
+    solve = solve_fn
+    answer = solve_site(loaded, catalog, 1, say, solve_fn=solve_fn)  # the best of each variant decides; then the winner's K best
     if answer.result is not None and answer.variant is not None:
         k = top_k or loaded.scenario.top_k
         result = answer.result if k == 1 else solve(dataclasses.replace(loaded, scenario=answer.variant.scenario),

@@ -56,12 +56,13 @@ class PlanSpec:
     owned: dict[str, int]
     notes: list[str] = field(default_factory=list)
     lifecycle: Any = None  # plan/lifecycle.PlanLifecycle: orderable windows and price trends (None: none apply)
+    resale_fraction: float | None = None  # plan.resale_fraction: retire and resell (plan/resale.py); None: kept
 
     def only(self, periods: list[Period], architectures: str | None = None) -> PlanSpec:
         """The same plan on a subset of its periods (the from-scratch comparison solves one at a time)."""
         return PlanSpec(self.scenario_name, periods, architectures or self.architectures, self.objective,
                         self.period_years, self.discount_rate, self.start_year, self.owned, list(self.notes),
-                        self.lifecycle)
+                        self.lifecycle, self.resale_fraction)
 
     def factor(self, p: int, category: str, part: str) -> float:
         """The price factor of a part bought in period p: its lifecycle trend, else its category's φ_pc."""
@@ -232,6 +233,7 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
     spec = PlanSpec(sc.name, periods, plan.architectures, sc.objective, plan.period_years, plan.discount_rate,
                     plan.start_year, sc.owned_counts())
     spec.lifecycle = plan_lifecycle(cat, plan.start_year, plan.period_years, plan.count)
+    spec.resale_fraction = plan.resale_fraction
     if spec.lifecycle is not None:  # the generations each period can order, side by side (catalog lifecycle:)
         for p, period in enumerate(spec.periods):
             chosen = period.scenario.constraints.platforms

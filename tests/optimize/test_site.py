@@ -64,7 +64,7 @@ def _oracle(ls, catalog) -> tuple[str, float, float]:
 
 
 def _answer(ls, catalog) -> tuple[str, float, float]:
-    a = solve_site(ls, catalog)
+    a = solve_site(ls, catalog, solve_fn=solver.solve)
     assert a.variant is not None and a.design is not None
     return a.variant.label, a.design.perf.step_time_s, a.design.cost.capex_usd
 
@@ -223,7 +223,7 @@ def test_a_sustained_fraction_equals_enumeration(tmp_path, mw, label, cost):
 def test_the_site_example_solves_exactly_in_5_s(default_catalog):
     ls = solver.load_scenario(REPO / "scenarios" / "site-50mw.yaml")
     t0 = time.perf_counter()
-    a = solve_site(ls, solver.load_catalog())
+    a = solve_site(ls, solver.load_catalog(), solve_fn=solver.solve)
     assert time.perf_counter() - t0 <= 5.0
     d = a.to_dict()
     assert d["status"] == "optimal" and all(v["status"] == "optimal" for v in d["variants"])
