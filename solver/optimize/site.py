@@ -13,6 +13,7 @@ variant (c, π) of GPU g:
     PUE           c.pue                            (facility kW = IT kW · PUE, at nameplate)
     sustained     s = the platform's sustained_power_fraction (average training draw ÷ nameplate; 1 if unstated)
     power cap     s · facility kW ≤ site MW · 1,000 / peak_to_average   (provisioned = sustained · headroom)
+    racks         compute + network racks ≤ c.racks_max                 (the halls of that cooling; if given)
     cooling capex c.capex_usd_per_kw · unit kW per compute unit (a `cooling` site line of the BOM)
 
 Variants are split further by s, so s is one number per variant and the cap stays linear (the MILP's cap on
@@ -135,9 +136,11 @@ def variants(scenario: Scenario, catalog: Catalog) -> list[Variant]:
 
 def _variant(scenario: Scenario, catalog: Catalog, cooling: CoolingOption, gpu_id: str, profile: PowerProfile | None,
              group: list, s: float, cap_kw: float, own_cap: float | None) -> Variant:
-    """One variant: its platforms, the site's cap on nameplate facility kW (MW · 1,000 / (headroom · s)), PUE."""
+    """One variant: its platforms, the site's cap on nameplate facility kW (MW · 1,000 / (headroom · s)), the
+    cooling's halls' racks, PUE."""
+    racks = [n for n in (scenario.constraints.max_racks, cooling.racks_max) if n is not None]
     constraints = scenario.constraints.model_copy(update={
-        "platforms": [p.id for p in group],
+        "platforms": [p.id for p in group], "max_racks": min(racks) if racks else None,
         "facility_power_kw": min(cap_kw, own_cap) if own_cap is not None else cap_kw})
     sc = scenario.model_copy(update={"constraints": constraints, "site": None,  # the variant is plain
                                      "tco": scenario.tco.model_copy(update={"pue": cooling.pue})})

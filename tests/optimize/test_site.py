@@ -232,3 +232,22 @@ def test_the_site_example_solves_exactly_in_5_s(default_catalog):
     assert math.isclose(d["provisioned_mw"], d["facility_mw"] * 1.15)
     # and the planners' rule of thumb (MW ÷ all-in kW per GPU) places more GPUs than the site can run
     assert d["rule_of_thumb_gpus"] > d["gpus"]
+
+
+def test_racks_per_hall_equals_enumeration(catalog):
+    """The air hall holds 20 racks. Toy racks are 42 RU, capped at the cooling's kW: air 3 kW holds 1 cheap-box
+    (2 kW) or 3 slow-boxes; liquid 10 kW holds 5 cheap-boxes. On 1 MW the cheapest was air cheap-box, 32 compute
+    racks + 1 network rack = 33 > 20: out. Air slow-box needs ⌈32 / 3⌉ + 1 = 12 racks at $321,000; liquid
+    cheap-box ⌈32 / 5⌉ + 1 = 8 racks at 161,000 + 32 · 2 kW · $100 = $167,400: the cheapest."""
+    doc = copy.deepcopy(TOY)
+    doc["site"] = dict(power=[dict(energised="2026", power_mw=1.0)],
+                       cooling=[{**COOLING[0], "racks_max": 20}, COOLING[1]])
+    ls = solver.load_scenario(doc)
+    label, step, cost = _answer(ls, catalog)
+    assert (label, round(cost, 2)) == ("liquid cooling, toy-gpu-1tf at rated power", 167_400.0)
+    a = solve_site(ls, catalog, solve_fn=solver.solve)
+    assert a.design is not None and a.design.cost.racks == 8
+    o_label, o_step, o_cost = _oracle(ls, catalog)
+    assert (label, round(cost, 2)) == (o_label, round(o_cost, 2)) and step == pytest.approx(o_step)
+    air = [t for t in a.tried if t["variant"] == "air cooling, toy-gpu-1tf at rated power"]
+    assert air and air[0]["cost_usd"] == pytest.approx(321_000)
