@@ -15,7 +15,7 @@ def print_site(answer, console: Console) -> None:
         Column("variant", [safe(v["variant"]) for v in rows], number=False, min_width=18),
         Column("GPUs", [f"{v['gpus']:,}" for v in rows]),
         Column("step s", [f"{v['step_time_s']:,.2f}" for v in rows]),
-        Column("facility MW", [f"{v['facility_kw'] / 1000:,.1f}" for v in rows]),
+        Column("avg facility MW", [f"{v['facility_kw'] / 1000:,.1f}" for v in rows]),
         Column("cost", [f"${v['cost_usd']:,.0f}" for v in rows]),
     ]
     console.print(make_table(f"site: {data['power_mw']:g} MW provisioned (peak ÷ average {data['peak_to_average']:g}); "
