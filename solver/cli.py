@@ -373,7 +373,8 @@ def cmd_solve(args, out, err) -> int:
             if ls.scenario.site is not None:  # power-first site: cooling and power profile decided (issue 43)
                 from .optimize.site import site_result
 
-                site, result, cat = site_result(ls, cat, args.top, lambda text: status.update(text))
+                site, result, cat = site_result(ls, cat, args.top, lambda text: status.update(text),
+                                                solve_fn=api.solve)
             else:
                 result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
                                    progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))

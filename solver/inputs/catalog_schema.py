@@ -157,6 +157,10 @@ class Platform(Priced):
     """α per ring step over the scale-up path, µs; null = NCCL's NVLink step (3.4 µs, docs/sources.md [N1])."""
     scaleup_source: str | None = None
     """Where the scale-up bandwidth, efficiency and latency come from (PCIe and Infinity Fabric platforms)."""
+    sustained_power_fraction: Fraction | None = None
+    """Average draw of one unit in sustained training ÷ unit_power_kw (a site's provisioned MW and power cap use
+    it; racks and PDUs keep unit_power_kw); null = 1, provision at unit_power_kw (docs/site.md)."""
+    sustained_power_source: str | None = None
     source: str = Field(min_length=1)
 
     def domain_sizes(self, pinned: int | None = None) -> list[int]:

@@ -324,6 +324,9 @@ class Plan(Strict):
     architectures: Literal["keep_one", "allow_second"] = "keep_one"
     """keep_one: every period's job runs on one architecture that grows; allow_second: the jobs may move
     once to a second, newly built architecture (the first cluster stays, available for other work)."""
+    resale_fraction: Annotated[float, Field(ge=0, lt=1)] | None = None
+    """Retire and resell (issue 43b): each cluster's hardware is sold at the end of the last period it runs the
+    jobs, at this fraction of its catalog price × that period's price factor (solver/plan/resale.py); null: kept."""
 
     @property
     def count(self) -> int:

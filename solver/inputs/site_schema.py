@@ -35,6 +35,8 @@ class CoolingOption(Strict):
     """The most IT power one rack may draw with this cooling, kW (per-hall limit)."""
     capex_usd_per_kw: Annotated[float, Field(ge=0, le=1e5)] = 0.0
     """Cooling plant the design must buy per kW of IT load (CDUs, rear-door heat exchangers), USD."""
+    racks_max: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    """Racks the halls with this cooling hold (compute and network racks); null: no limit."""
     source: str = Field(min_length=1)
     """Where the PUE, density and price come from, or "estimate: …"."""
 

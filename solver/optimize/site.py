@@ -9,11 +9,15 @@ variant (c, π) of GPU g:
     unit kW       unit_power_kw − GPUs per unit · (tdp_w − π.gpu_w) / 1,000          (π lowers the GPU limit)
     peak TFLOP/s  g's dense BF16 and FP8 peaks · π.relative_throughput               (clock-bound math slows;
                                                                                       HBM and links do not)
-    rack kW       min(rack usable_kw, c.rack_kw_max)
-    PUE           c.pue                            (facility kW = IT kW · PUE)
-    power cap     facility kW ≤ site MW · 1,000 / peak_to_average
+    rack kW       min(rack usable_kw, c.rack_kw_max)               (racks and PDUs: the nameplate unit kW)
+    PUE           c.pue                            (facility kW = IT kW · PUE, at nameplate)
+    sustained     s = the platform's sustained_power_fraction (average training draw ÷ nameplate; 1 if unstated)
+    power cap     s · facility kW ≤ site MW · 1,000 / peak_to_average   (provisioned = sustained · headroom)
+    racks         compute + network racks ≤ c.racks_max                 (the halls of that cooling; if given)
     cooling capex c.capex_usd_per_kw · unit kW per compute unit (a `cooling` site line of the BOM)
 
+Variants are split further by s, so s is one number per variant and the cap stays linear (the MILP's cap on
+nameplate facility kW becomes site MW · 1,000 / (peak_to_average · s)).
 Every design of the scenario belongs to exactly one variant, so solving each variant with the MILP
 (`optimize.solve`) and keeping the best answer — the cheapest (objective capex or tco) or the fastest, then
 the cheapest (objective fastest) — is exact: tests/optimize/test_site.py checks it against the enumeration
@@ -23,6 +27,7 @@ planner's rule of thumb beside it: site MW ÷ all-in kW per GPU (unit kW ÷ GPUs
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,11 +45,19 @@ class Variant:
     profile: PowerProfile | None
     scenario: Scenario
     catalog: Catalog
+    sustained: float = 1.0  # the variant's platforms' sustained_power_fraction
 
     @property
     def label(self) -> str:
         watts = f"{self.profile.gpu_w:g} W" if self.profile else "rated power"
-        return f"{self.cooling.type} cooling, {self.gpu} at {watts}"
+        drawn = f", drawing {self.sustained:.0%} of nameplate" if self.sustained < 1 else ""
+        return f"{self.cooling.type} cooling, {self.gpu} at {watts}{drawn}"
+
+
+def sustained_fraction(platform) -> float:
+    """Average draw of a unit in sustained training ÷ its nameplate unit_power_kw (catalog; 1 when unstated)."""
+    f = getattr(platform, "sustained_power_fraction", None)
+    return 1.0 if f is None else float(f)
 
 
 def unit_kw(platform, gpu, profile: PowerProfile | None) -> float:
@@ -56,8 +69,14 @@ def unit_kw(platform, gpu, profile: PowerProfile | None) -> float:
 
 
 def facility_kw_per_unit(platform, gpu, profile: PowerProfile | None, cooling: CoolingOption, site: Site) -> float:
-    """Provisioned facility kW of one compute unit: unit kW · PUE · peak_to_average (the planner's all-in number)."""
-    return unit_kw(platform, gpu, profile) * cooling.pue * site.peak_to_average
+    """Provisioned facility kW of one compute unit (the planners' all-in number):
+    unit kW · sustained_power_fraction · PUE · peak_to_average."""
+    return unit_kw(platform, gpu, profile) * sustained_fraction(platform) * cooling.pue * site.peak_to_average
+
+
+def nameplate_facility_kw_per_unit(platform, gpu, profile: PowerProfile | None, cooling: CoolingOption) -> float:
+    """Facility kW of one compute unit at its nameplate (what its racks and PDUs are sized for): unit kW · PUE."""
+    return unit_kw(platform, gpu, profile) * cooling.pue
 
 
 def _catalog(catalog: Catalog, gpu_id: str, profile: PowerProfile | None, cooling: CoolingOption,
@@ -109,15 +128,23 @@ def variants(scenario: Scenario, catalog: Catalog) -> list[Variant]:
             for profile in profiles:
                 fits = [p for p in plats if p.gpu == gpu_id
                         and unit_kw(p, gpus[gpu_id], profile) <= cooling.rack_kw_max + 1e-9]
-                if not fits:
-                    continue
-                constraints = scenario.constraints.model_copy(update={
-                    "platforms": [p.id for p in fits],
-                    "facility_power_kw": min(cap_kw, own_cap) if own_cap is not None else cap_kw})
-                sc = scenario.model_copy(update={"constraints": constraints, "site": None,  # the variant is plain
-                                                 "tco": scenario.tco.model_copy(update={"pue": cooling.pue})})
-                out.append(Variant(cooling, gpu_id, profile, sc, _catalog(catalog, gpu_id, profile, cooling, fits)))
+                for s in sorted({sustained_fraction(p) for p in fits}):
+                    group = [p for p in fits if sustained_fraction(p) == s]
+                    out.append(_variant(scenario, catalog, cooling, gpu_id, profile, group, s, cap_kw / s, own_cap))
     return out
+
+
+def _variant(scenario: Scenario, catalog: Catalog, cooling: CoolingOption, gpu_id: str, profile: PowerProfile | None,
+             group: list, s: float, cap_kw: float, own_cap: float | None) -> Variant:
+    """One variant: its platforms, the site's cap on nameplate facility kW (MW · 1,000 / (headroom · s)), the
+    cooling's halls' racks, PUE."""
+    racks = [n for n in (scenario.constraints.max_racks, cooling.racks_max) if n is not None]
+    constraints = scenario.constraints.model_copy(update={
+        "platforms": [p.id for p in group], "max_racks": min(racks) if racks else None,
+        "facility_power_kw": min(cap_kw, own_cap) if own_cap is not None else cap_kw})
+    sc = scenario.model_copy(update={"constraints": constraints, "site": None,  # the variant is plain
+                                     "tco": scenario.tco.model_copy(update={"pue": cooling.pue})})
+    return Variant(cooling, gpu_id, profile, sc, _catalog(catalog, gpu_id, profile, cooling, group), s)
 
 
 def better(a: tuple, b: tuple | None, objective: str) -> bool:
@@ -149,7 +176,7 @@ class SiteAnswer:
             return None
         plat = v.catalog.by_id("platforms")[d.cost.platform]
         per_gpu = unit_kw(plat, v.catalog.by_id("gpus")[plat.gpu], None) / (plat.gpus_per_node * nodes_per_unit(plat))
-        return math.floor(self.power_mw * 1000.0 / (per_gpu * v.cooling.pue * self.site.peak_to_average))
+        return math.floor(self.power_mw * 1000.0 / (per_gpu * v.sustained * v.cooling.pue * self.site.peak_to_average))
 
     def to_dict(self) -> dict:
         d = self.design
@@ -159,20 +186,22 @@ class SiteAnswer:
         tokens_s = d.tokens_per_step / d.perf.step_time_s if d.tokens_per_step else None
         return {**out, "status": "optimal", "cooling": self.variant.cooling.type, "gpu": self.variant.gpu,
                 "power_profile": self.variant.profile.id if self.variant.profile else None,
-                "facility_mw": d.cost.facility_power_kw / 1000.0,
-                "provisioned_mw": d.cost.facility_power_kw * self.site.peak_to_average / 1000.0,
+                "sustained_power_fraction": self.variant.sustained,
+                "nameplate_facility_mw": d.cost.facility_power_kw / 1000.0,
+                "facility_mw": d.cost.facility_power_kw * self.variant.sustained / 1000.0,
+                "provisioned_mw": d.cost.facility_power_kw * self.variant.sustained * self.site.peak_to_average / 1000.0,
                 "gpus": d.cost.gpus, "tokens_per_s": tokens_s,
                 "tokens_per_s_per_provisioned_mw": tokens_s / self.power_mw if tokens_s else None,
                 "rule_of_thumb_gpus": self.rule_of_thumb_gpus()}
 
 
-def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None) -> SiteAnswer:
+def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None, *, solve_fn: Callable[..., Any]) -> SiteAnswer:
     """Solve every variant with the MILP and keep the best (exact: the variants partition the designs).
-    `loaded`: the LoadedScenario (its document locates errors)."""
+    `loaded`: the LoadedScenario (its document locates errors); `solve_fn`: optimize.solve.solve (passed in, so
+    this module does not import the module that calls it)."""
     import dataclasses
 
-    from .solve import solve
-
+    solve = solve_fn
     scenario = loaded.scenario
     site = scenario.site
     assert site is not None
@@ -189,20 +218,20 @@ def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None) -> SiteAnswer
         cost = d.cost.tco_usd if scenario.objective in ("tco", "rent_or_buy") else d.cost.capex_usd
         key = (d.perf.step_time_s, cost)
         tried.append({"variant": v.label, "status": result.status, "step_time_s": d.perf.step_time_s, "cost_usd": cost,
-                      "gpus": d.cost.gpus, "facility_kw": d.cost.facility_power_kw})
+                      "gpus": d.cost.gpus, "facility_kw": d.cost.facility_power_kw * v.sustained,
+                      "nameplate_facility_kw": d.cost.facility_power_kw, "sustained_power_fraction": v.sustained})
         if better(key, best_key, scenario.objective):
             best, best_key = (v, result), key
     return SiteAnswer(site, site.power_mw_at(), best[0] if best else None, best[1] if best else None, tried)
 
 
-def site_result(loaded, catalog: Catalog, top_k: int | None, say=None):
+def site_result(loaded, catalog: Catalog, top_k: int | None, say=None, *, solve_fn: Callable[..., Any]):
     """(SiteAnswer, the winning variant's SolveResult, its catalog) for the command line; with no feasible
     variant, the first variant's infeasible result and its explanation (the site's power named)."""
     import dataclasses
 
-    from .solve import solve
-
-    answer = solve_site(loaded, catalog, 1, say)  # the best of each variant decides; then the winner's K best
+    solve = solve_fn
+    answer = solve_site(loaded, catalog, 1, say, solve_fn=solve_fn)  # the best of each variant decides; then the winner's K best
     if answer.result is not None and answer.variant is not None:
         k = top_k or loaded.scenario.top_k
         result = answer.result if k == 1 else solve(dataclasses.replace(loaded, scenario=answer.variant.scenario),

@@ -82,7 +82,7 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     if ls.scenario.site is not None:  # a power-first site: one solve per cooling × power profile (site.py)
         from .site import site_result
 
-        return site_result(ls, cat, top_k)[1]
+        return site_result(ls, cat, top_k, solve_fn=solve)[1]
     sc = ls.scenario
     sc = with_pod_tiers(sc)
     k = top_k or sc.top_k

@@ -26,6 +26,7 @@ from ..inputs.inventory import owned_kind
 from ..inputs.schema import Catalog
 from ..results import Design
 from .periods import PlanSpec
+from .resale import resale_usd
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class PeriodSpend:
     discount_factor: float
     held: dict = field(default_factory=dict)  # (cluster, key) → units held after this period's purchases
     gpus_owned: int = 0
+    resale_usd: float = 0.0  # hardware sold at the end of this period (plan.resale_fraction; plan/resale.py)
 
     @property
     def capex_usd(self) -> float:
@@ -86,10 +88,15 @@ class Ledger:
         return sum(p.energy_usd for p in self.periods)
 
     @property
+    def resale_usd(self) -> float:
+        return sum(p.resale_usd for p in self.periods)
+
+    @property
     def objective_usd(self) -> float:
-        """Σ_p δ_p · (capex_p + energy_p if TCO)."""
+        """Σ_p δ_p · (capex_p + energy_p if TCO − resale_p)."""
         tco = self.objective == "tco"
-        return sum(p.discount_factor * (p.capex_usd + (p.energy_usd if tco else 0.0)) for p in self.periods)
+        return sum(p.discount_factor * (p.capex_usd + (p.energy_usd if tco else 0.0) - p.resale_usd)
+                   for p in self.periods)
 
 
 class NotOrderable(ValueError):
@@ -171,6 +178,8 @@ def ledger(spec: PlanSpec, catalog: Catalog, designs: list[Design], clusters: li
                 held[c, key] += n
                 gpus += n * _gpus_per_unit(catalog, st)
         out.append(_period_spend(spec, p, design, clusters[p], purchases, dict(held), gpus))
+    for spend, usd in zip(out, resale_usd(spec, designs, clusters, [x.held for x in out], stock), strict=True):
+        spend.resale_usd = usd
     return Ledger(out, spec.objective)
 
 

@@ -16,7 +16,8 @@ links the periods; docs/model.md ("Plan model") lists the families by these name
     first_period_only[p,g,key]  bought[p,g,key] = 0 for p ≥ 1                     (the up-front comparison)
     orderable_window[p,g,key]   bought[p,g,key] = 0 when key's part is outside its lifecycle window in p
     period_caps[p,cap]       GPUs, facility kW, racks of period p's design ≤ caps; spend_p ≤ budget_usd
-    objective                min Σ_p δ_p·(spend_p + energy_p),
+    resale_held, resale_runs, resale_stops  sold[p,g,key] ≤ held, ≤ M·run[p,g], ≤ M·(1 − run[p+1,g]) (plan/resale.py)
+    objective                min Σ_p δ_p·(spend_p + energy_p − resale_p),
                              spend_p  = (1 + f_cont)·[(1 + F)·Σ_hardware P·φ_p·bought + Σ_extra P·φ_p·bought]
                              energy_p = Y·8760·PUE·IT kW_p·$/kWh (TCO only)
 
@@ -37,6 +38,7 @@ from ..design_space import Architecture, DesignSpace
 from ..optimize import model as milp
 from ..optimize.data import MUSD, ModelData
 from .periods import PlanSpec
+from .resale import add_resale
 
 CAPS = ("max_gpus", "facility_power_kw", "max_racks", "budget_usd")
 
@@ -68,6 +70,7 @@ def build_plan_model(spec: PlanSpec, periods: list[PeriodModel], first_period_on
     add_cover(m, first_period_only)
     add_orderable_window(m)
     add_spend(m)
+    add_resale(m)
     add_period_caps(m)
     add_objective(m)
     return m
@@ -191,10 +194,12 @@ def add_period_caps(m: Any) -> None:
 
 
 def add_objective(m: Any) -> None:
-    """min Σ_p δ_p·(spend_p + energy_p), energy only for objective tco (M$)."""
+    """min Σ_p δ_p·(spend_p + energy_p − resale_p), energy only for objective tco, resale only with
+    plan.resale_fraction (plan/resale.py) (M$)."""
     spec = m.spec
     tco = spec.objective == "tco"
-    m.discounted = {p: spec.periods[p].discount_factor * (m.spend[p] + (m.energy[p] if tco else 0)) for p in m.P}
+    m.discounted = {p: spec.periods[p].discount_factor * (m.spend[p] + (m.energy[p] if tco else 0) - m.resale[p])
+                    for p in m.P}
     m.objective = pyo.Objective(expr=sum(m.discounted.values()), sense=pyo.minimize)
 
 

@@ -170,7 +170,7 @@ def _totals(ws, report: dict, row: int) -> int:
     last = _col(n - 1)
     put(ws, row, 1, "Discounted total (USD)").font = BOLD
     formula(ws, row, 2, f"=SUM(B{ROW['discounted']}:{last}{ROW['discounted']})", USD,
-            report["totals"]["discounted_usd"]).font = BOLD
+            report["totals"].get("discounted_gross_usd", report["totals"]["discounted_usd"])).font = BOLD
     put(ws, row + 1, 1, "Spend total, undiscounted (USD)")
     formula(ws, row + 1, 2, f"=SUM(B{ROW['spend']}:{last}{ROW['spend']})", USD, report["totals"]["spend_usd"])
     comp = report.get("comparison", {})
@@ -248,6 +248,9 @@ def build_plan_workbook(report: dict) -> Workbook:
     ws.column_dimensions["A"].width = 46
     for col in range(2, 8 + 2 * len(report["periods"])):
         ws.column_dimensions[get_column_letter(col)].width = 18
+    from .plan_generations import add_generations_sheet  # issue 43b: generations side by side, resale
+
+    add_generations_sheet(wb, report, SHEET, ROW["discount"], plan_cells()["discounted_total"])
     wb.calculation.fullCalcOnLoad = True
     return wb
 
