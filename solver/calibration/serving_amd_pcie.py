@@ -4,8 +4,10 @@ GPUs") on tests/data/serving-runs-amd-pcie.csv's `fit` rows.
 Only the profile entries these rows are tuned by move (vllm's [mi300x, mi325x], trtllm's [rtx-pro-6000-se]); the
 profile-wide values (u_ep, η_ar, the interval) and every NVIDIA NVLink entry keep the values the main serving fit gave
 them, so adding this file never moves an NVLink answer. Per entry the free parameters are η_hbm (memory-bound
-decode), the per-sequence and per-layer overheads (small-batch step time) and η_dc (compute-bound decode); η_pf
-(prefill) moves too where a row's latency includes its prompt. TP and EP traffic inside these servers is timed on the
+decode), η_dc (compute-bound decode), η_pf (prefill) and, only when the entry has a concurrency sweep, the
+per-sequence and per-layer overheads (small-batch step time); an entry with expert-parallel MoE rows gets its own
+u_ep (the profile's 3.70 was fitted on NVLink attention-DP runs; over PCIe the stack runs other all-to-all kernels).
+TP and EP traffic inside these servers is timed on the
 platform's own path (solver/perf/serving_step.py `scaleup_path`), never NVLink.
 
     python -m solver.calibration.serving_report --amd-pcie   # fitted values, fit and held-out errors, every row
@@ -28,7 +30,11 @@ from .serving_fit import (
     read_runs,
     stack_with,
 )
+from .serving_models import serving_shape
 
+OVERHEADS = ("seq_overhead_us", "layer_overhead_us")
+"""Free only for an entry with a row at a stated concurrency: saturated runs alone cannot tell a per-step overhead
+from a lower efficiency (the entry keeps its catalog values, TensorRT-LLM's Hopper ones)."""
 AMD_PCIE_FILE = ROOT / "tests" / "data" / "serving-runs-amd-pcie.csv"
 
 
@@ -41,7 +47,14 @@ def entry_parameters(stack: Any, runs: list[ServingRun]) -> list[FreeParameter]:
     """FIELDS of every profile entry some fit row is tuned by (nothing profile-wide)."""
     profile = stack.serving
     entries = sorted({profile.gpus.index(profile.tuning(r.gpu, r.precision)) for r in runs})
-    return [FreeParameter(i, f) for i in entries for f in FIELDS]
+    params: list[FreeParameter] = []
+    for i in entries:
+        mine = [r for r in runs if profile.tuning(r.gpu, r.precision) is profile.gpus[i]]
+        swept = any(r.concurrency is not None for r in mine)
+        params += [FreeParameter(i, f) for f in FIELDS if swept or f not in OVERHEADS]
+        if any(r.ep > 1 and serving_shape(r.model).moe is not None for r in mine):
+            params.append(FreeParameter(i, "ep_imbalance"))
+    return params
 
 
 def _residuals(runs: list[ServingRun], catalog: Any, stack: Any) -> list[float]:

@@ -98,7 +98,8 @@ def hardware_of(ctx: Any) -> ServingHardware:
     return ServingHardware(
         peak_flops=peak_tflops(ctx.gpu, ctx.precision) * 1e12, hbm_byte_s=ctx.gpu.hbm_tbyte_s * 1e12 * tune.hbm_efficiency,
         prefill_efficiency=tune.prefill_efficiency, decode_efficiency=tune.decode_efficiency,
-        moe_efficiency=profile.moe_efficiency, ep_imbalance=profile.ep_imbalance, step_overhead_s=overhead_ms * 1e-3, seq_overhead_s=seq_us * US,
+        moe_efficiency=profile.moe_efficiency,
+        ep_imbalance=tune.ep_imbalance if tune.ep_imbalance is not None else profile.ep_imbalance, step_overhead_s=overhead_ms * 1e-3, seq_overhead_s=seq_us * US,
         layer_overhead_s=layer_us * US, comm_overlap=profile.comm_overlap,
         scaleup_byte_s=p.nvlink_gbyte_s * eta_ar * GB, scaleup_a2a_byte_s=p.nvlink_gbyte_s * a2a * GB,
         scaleout_byte_s=max(ctx.scaleout_gbyte_s_per_gpu, 1e-9) * GB, domain=p.gpus_per_domain,
