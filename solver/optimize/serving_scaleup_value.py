@@ -12,6 +12,7 @@ fleets meet the same traffic and SLOs, so the note prices what the faster decode
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -37,9 +38,10 @@ def _money(fleet: Any) -> tuple[float, str]:
     return (fleet.tco_usd, "TCO") if fleet.objective == "tco" else (fleet.capex_usd, "capex")
 
 
-def best_on_other_path(sc: Any, catalog: Any, space: Any, fleets: list[Any]) -> Any | None:
-    """The best-ranked fleet on another path than #1's, else the best fleet the MILP finds among the candidates whose
-    platform is on another path (rank 0: not in the ranking), else None."""
+def best_on_other_path(catalog: Any, space: Any, fleets: list[Any],
+                       best_of: Callable[[Any], list[Any]]) -> Any | None:
+    """The best-ranked fleet on another path than #1's, else the best fleet `best_of` (the fleet MILP, K = 1) finds
+    among the candidates whose platform is on another path (rank 0: not in the ranking), else None."""
     path = fleet_path(catalog, fleets[0])
     ranked = next((f for f in fleets[1:] if fleet_path(catalog, f) != path), None)
     if ranked is not None:
@@ -50,9 +52,7 @@ def best_on_other_path(sc: Any, catalog: Any, space: Any, fleets: list[Any]) -> 
     opts = [replace(o, index=i) for i, o in enumerate(others)]  # the MILP indexes options by position
     if not opts:
         return None
-    from .serving_solve import caps_of, k_best_with
-
-    found = k_best_with(sc, replace(space, options=opts), caps_of(sc), 1)
+    found = best_of(replace(space, options=opts))
     if not found:
         return None
     found[0].rank = 0
@@ -65,11 +65,12 @@ def _describe(catalog: Any, fleet: Any) -> str:
     return f"{FABRIC_TEXT[fabric]} domain of {gpus} GPUs ({fleet.back.option.machine.platform}, {where})"
 
 
-def serving_scaleup_note(sc: Any, catalog: Any, space: Any, fleets: list[Any]) -> str | None:
+def serving_scaleup_note(sc: Any, catalog: Any, space: Any, fleets: list[Any],
+                         best_of: Callable[[Any], list[Any]]) -> str | None:
     """The note for a serving answer whose candidates span more than one scale-up path, else None."""
     if not fleets or sc.objective == "fastest":
         return None
-    other = best_on_other_path(sc, catalog, space, fleets)
+    other = best_on_other_path(catalog, space, fleets, best_of)
     if other is None:
         return None
     first = fleets[0]

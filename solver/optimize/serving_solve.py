@@ -163,7 +163,7 @@ def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = No
     if designs and not frontier_points:
         from .serving_scaleup_value import serving_scaleup_note
 
-        note = serving_scaleup_note(sc, cat, space, designs)
+        note = serving_scaleup_note(sc, cat, space, designs, lambda sub: k_best_with(sc, sub, caps_of(sc), 1))
         result.notes = [note] if note else []
     if frontier_points:
         result.frontier = [{"capex_usd": d.capex_usd, "tco_usd": d.tco_usd,
