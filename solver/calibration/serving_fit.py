@@ -99,6 +99,8 @@ def read_runs(paths: tuple[Path, ...] | list[Path] = RUN_FILES) -> list[ServingR
             continue
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
+                if not (r["input_tokens"] or "").strip() or not (r["output_tokens"] or "").strip():
+                    continue  # lengths unstated ([P17]): the model cannot place the row (listed apart, never fitted)
                 conc = _num(r["concurrency"])
                 runs.append(ServingRun(
                     source=r["source"], stack=r["stack"], gpu=r["gpu"], platform=r["platform"], model=r["model"],

@@ -136,6 +136,11 @@ def report(runs: list[ServingRun], catalog: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Fit every stack the rows name and print the markdown report (docs/model.md "Serving calibration")."""
     args = argv if argv is not None else sys.argv[1:]
+    if args[:1] == ["--amd-pcie"]:  # issue 46: only the AMD/PCIe entries, on tests/data/serving-runs-amd-pcie.csv
+        from .serving_amd_pcie import amd_pcie_report
+
+        print(amd_pcie_report(load_catalog()))
+        return 0
     print(report(read_runs([Path(a) for a in args] if args else list(RUN_FILES)), load_catalog()))
     return 0
 

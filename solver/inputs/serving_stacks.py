@@ -48,6 +48,9 @@ class ServingGpu(_Strict):
     """Host time per sequence and decode step, µs (null = the profile's)."""
     layer_overhead_us: Annotated[float, Field(ge=0, le=10_000)] | None = None
     """Fixed kernel time per layer and decode step, µs (null = the profile's)."""
+    ep_imbalance: Annotated[float, Field(ge=1, le=10)] | None = None
+    """u_ep on these GPUs (null = the profile's): the stack's expert-parallel layers over another scale-up path
+    (e.g. NCCL all-to-all over PCIe) than the NVLink runs the profile's value was fitted on (issue 46)."""
     source: str = ""
     """Where the values come from (docs/model.md "Serving")."""
 

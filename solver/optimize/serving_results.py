@@ -210,12 +210,13 @@ class FleetResult:
     frontier: list[dict] | None = None
     warnings: list[str] = field(default_factory=list)
     kind: str = "inference"
+    notes: list[str] = field(default_factory=list)  # e.g. what the scale-up domain bought (serving_scaleup_value.py)
 
     def to_dict(self) -> dict:
         out = {"schema": "fabricplan.result/1", "scenario": self.scenario, "workload_kind": self.kind,
                "status": self.status, "objective": self.objective, "solve_time_s": self.solve_time_s,
                "explanation": self.explanation, "designs": [d.to_dict() for d in self.designs],
-               "stats": self.stats, "timings": self.timings, "warnings": self.warnings}
+               "stats": self.stats, "timings": self.timings, "warnings": self.warnings, "notes": self.notes}
         if self.frontier is not None:
             out["frontier"] = self.frontier
         return out

@@ -160,6 +160,11 @@ def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = No
     status = "optimal" if designs else "infeasible"
     explanation = None if designs else explain(sc, space)
     result = FleetResult(sc.name, status, designs, sc.objective, explanation, t2 - t1, stats, timings)
+    if designs and not frontier_points:
+        from .serving_scaleup_value import serving_scaleup_note
+
+        note = serving_scaleup_note(sc, cat, space, designs, lambda sub: k_best_with(sc, sub, caps_of(sc), 1))
+        result.notes = [note] if note else []
     if frontier_points:
         result.frontier = [{"capex_usd": d.capex_usd, "tco_usd": d.tco_usd,
                             "tokens_per_s_per_user": 1.0 / d.tpot_s, "tpot_p90_ms": d.tpot_s * 1000,

@@ -54,6 +54,25 @@ class ServingHardware:
     usable_hbm_gb: float  # hbm_gb · 2^30/10^9 − platform.hbm_reserve_gb
     weight_bytes: float  # wb
     kv_bytes: float  # kvb
+    scaleup_ring_step_s: float = 0.0  # α_step of a PCIe path (NCCL ring steps); 0 = one-shot kernels (NVLink, IF)
+
+
+PCIE_RING_STEP_DEFAULT_S = 5.7 * US
+"""NCCL's PCI ring/Simple step latency (docs/sources.md [P3]) when a PCIe platform states no scaleup_latency_us."""
+
+
+def scaleup_path(platform: Any, profile: Any) -> tuple[float, float]:
+    """(η of a TP all-reduce, α per ring step) on the platform's scale-up path. NVLink and Infinity Fabric run the
+    stacks' one-shot all-reduce kernels (P2P over a full mesh: α_up, the profile's fitted η_ar, which is NVLink's,
+    applies on NVLink only; Infinity Fabric at its measured nvlink_efficiency). Over PCIe the stacks fall back to
+    NCCL rings: the platform's measured nvlink_efficiency and its scaleup_latency_us per ring step (issue 46)."""
+    fabric = getattr(platform, "scaleup_fabric", "nvlink")
+    if fabric == "nvlink":
+        return profile.allreduce_efficiency or platform.nvlink_efficiency, 0.0
+    if fabric == "pcie":
+        lat = getattr(platform, "scaleup_latency_us", None)
+        return platform.nvlink_efficiency, (lat * US if lat is not None else PCIE_RING_STEP_DEFAULT_S)
+    return platform.nvlink_efficiency, 0.0
 
 
 def peak_tflops(gpu: Any, precision: str) -> float:
@@ -75,15 +94,17 @@ def hardware_of(ctx: Any) -> ServingHardware:
     layer_us = tune.layer_overhead_us if tune.layer_overhead_us is not None else profile.layer_overhead_us
     p = ctx.platform
     a2a = getattr(p, "alltoall_efficiency", None) or p.nvlink_efficiency
+    eta_ar, ring_step_s = scaleup_path(p, profile)
     return ServingHardware(
         peak_flops=peak_tflops(ctx.gpu, ctx.precision) * 1e12, hbm_byte_s=ctx.gpu.hbm_tbyte_s * 1e12 * tune.hbm_efficiency,
         prefill_efficiency=tune.prefill_efficiency, decode_efficiency=tune.decode_efficiency,
-        moe_efficiency=profile.moe_efficiency, ep_imbalance=profile.ep_imbalance, step_overhead_s=overhead_ms * 1e-3, seq_overhead_s=seq_us * US,
+        moe_efficiency=profile.moe_efficiency,
+        ep_imbalance=tune.ep_imbalance if tune.ep_imbalance is not None else profile.ep_imbalance, step_overhead_s=overhead_ms * 1e-3, seq_overhead_s=seq_us * US,
         layer_overhead_s=layer_us * US, comm_overlap=profile.comm_overlap,
-        scaleup_byte_s=p.nvlink_gbyte_s * (profile.allreduce_efficiency or p.nvlink_efficiency) * GB, scaleup_a2a_byte_s=p.nvlink_gbyte_s * a2a * GB,
+        scaleup_byte_s=p.nvlink_gbyte_s * eta_ar * GB, scaleup_a2a_byte_s=p.nvlink_gbyte_s * a2a * GB,
         scaleout_byte_s=max(ctx.scaleout_gbyte_s_per_gpu, 1e-9) * GB, domain=p.gpus_per_domain,
         usable_hbm_gb=ctx.gpu.hbm_gb * GIB_PER_GB - p.hbm_reserve_gb, weight_bytes=dtype_bytes(ctx.precision),
-        kv_bytes=dtype_bytes(ctx.kv_cache_dtype))
+        kv_bytes=dtype_bytes(ctx.kv_cache_dtype), scaleup_ring_step_s=ring_step_s)
 
 
 # ------------------------------------------------------------------------------------------------ memory
@@ -145,25 +166,27 @@ def scaleout_share(group: int, domain: int) -> float:
 
 def tp_allreduce(hw: ServingHardware, tp: int, tokens: float, hidden: int, ops: float) -> CommTime:
     """T_tp = ops·(α + 2(tp−1)/tp·n·h·2 B / bw): `ops` all-reduces of n tokens' BF16 hidden state; over the scale-up
-    domain when tp ≤ D, else the scale-out bandwidth and α_so."""
+    domain when tp ≤ D (α = α_up, or 2(tp−1)·α_step for a PCIe ring), else the scale-out bandwidth and α_so."""
     if tp <= 1 or ops <= 0:
         return CommTime(0.0, 0.0)
     per_op = 2.0 * (tp - 1) / tp * tokens * hidden * 2.0
     if tp <= hw.domain:
-        return CommTime(ops * (ALPHA_SCALEUP_S + per_op / hw.scaleup_byte_s), 0.0)
+        alpha = 2 * (tp - 1) * hw.scaleup_ring_step_s if hw.scaleup_ring_step_s > 0 else ALPHA_SCALEUP_S
+        return CommTime(ops * (alpha + per_op / hw.scaleup_byte_s), 0.0)
     return CommTime(ops * (ALPHA_SCALEOUT_S + per_op / hw.scaleout_byte_s), ops * per_op / GB)
 
 
 def ep_alltoall(hw: ServingHardware, ep: int, tokens_per_gpu: float, hidden: int, top_k: int, layers: float) -> CommTime:
     """T_ep = layers·(2α + max((1 − χ)·V·u_ep/bw_a2a,up, χ·V/bw_so)), V = n·k·h·(1 + 2) B·(ep − 1)/ep per GPU and layer
-    (FP8 dispatch, BF16 combine); χ = scaleout_share(ep, D); α_so when χ > 0. u_ep (fitted on single-domain
+    (FP8 dispatch, BF16 combine); χ = scaleout_share(ep, D); α_so when χ > 0, (ep − 1)·α_step over PCIe. u_ep (fitted on single-domain
     attention-DP runs) slows the in-domain part; the scale-out part moves at the NIC configuration's measured
     all-to-all bandwidth, which already is what DeepEP-style dispatch reaches."""
     if ep <= 1 or layers <= 0 or top_k <= 0:
         return CommTime(0.0, 0.0)
     volume = tokens_per_gpu * top_k * hidden * 3.0 * (ep - 1) / ep
     chi = scaleout_share(ep, hw.domain)
-    alpha = ALPHA_SCALEOUT_S if chi > 0 else ALPHA_SCALEUP_S
+    up_alpha = (ep - 1) * hw.scaleup_ring_step_s if hw.scaleup_ring_step_s > 0 else ALPHA_SCALEUP_S
+    alpha = ALPHA_SCALEOUT_S if chi > 0 else up_alpha
     per_layer = 2 * alpha + max((1 - chi) * volume * hw.ep_imbalance / hw.scaleup_a2a_byte_s,
                                 chi * volume / hw.scaleout_byte_s)
     return CommTime(layers * per_layer, layers * chi * volume / GB)

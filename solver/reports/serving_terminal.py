@@ -98,6 +98,8 @@ def print_fleets(result: Any, out: Any, wide: bool = False) -> None:
         out.print(f"[yellow]flag[/]: {safe(flag)}")
     for w in result.warnings:
         out.print(f"[yellow]warning[/]: {safe(w)}")
+    for note in getattr(result, "notes", []):
+        out.print(f"note: {safe(note)}")
 
 
 def print_fleet_frontier(result: Any, out: Any, wide: bool = False) -> None:

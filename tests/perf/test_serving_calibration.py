@@ -88,10 +88,12 @@ def test_wide_ep_decode_rows_are_the_known_weakness(results):
     assert len(wide) == 4 and all(-0.5 <= t <= 0.1 for t in wide.values())
 
 
-def test_measured_regimes_are_the_fit_rows_regimes(catalog):
-    runs = [r for r in read_runs([CSV]) if r.split == "fit" and r.stack == "trtllm"]
+@pytest.mark.parametrize("stack", ["trtllm", "vllm"])
+def test_measured_regimes_are_the_fit_rows_regimes(catalog, stack):
+    # both data files (issue 46 adds tests/data/serving-runs-amd-pcie.csv: trtllm on RTX PRO 6000, vllm on MI300X)
+    runs = [r for r in read_runs([CSV, CSV.parent / "serving-runs-amd-pcie.csv"]) if r.split == "fit" and r.stack == stack]
     regimes = {f"{r.gpu}:{r.precision}:{'moe' if serving_shape(r.model).moe is not None else 'dense'}" for r in runs}
-    assert regimes == set(catalog.by_id("stacks")["trtllm"].serving.measured)
+    assert regimes == set(catalog.by_id("stacks")[stack].serving.measured)
 
 
 def test_prefill_time_against_the_one_user_ttft_never_fitted(catalog):
