@@ -65,14 +65,14 @@ def test_the_kv_room_sets_the_largest_concurrency():
     # Llama 3.1 70B, FP8 weights and KV, one H100 (TP1): weights = P × 1 B per GPU. P by hand (perf/model.py):
     # per layer 8192·(8192 + 2·1024) + 8192² + 3·8192·28672 + 2·8192 = 855,654,400; × 80 + 8192 + 2·128256·8192
     # = 68,452,352,000 + 8,192 + 2,101,346,304 = 70,553,706,496 B.
-    # usable HBM = 80 · 2^30/10^9 − 6 = 79.89934592 GB; activations = 8192 tokens · 8192 · 16 B = 1.073741824 GB;
-    # room = 79.89934592 − 70.553706496 − 1.073741824 = 8.2718976 GB; KV per sequence at 2,000 tokens = 163,840 ×
-    # 2,000 = 0.32768 GB → ⌊25.24⌋ = 25 sequences.
+    # usable HBM = 80 · 2^30/10^9 − 4 (the platform's reserve, issue 41) = 81.89934592 GB; activations = 8192
+    # tokens · 8192 · 16 B = 1.073741824 GB; room = 81.89934592 − 70.553706496 − 1.073741824 = 10.2718976 GB; KV per
+    # sequence at 2,000 tokens = 163,840 × 2,000 = 0.32768 GB → ⌊31.35⌋ = 31 sequences.
     ctx = hand_context("llama3.1-70b", precision="fp8", kv="fp8")
-    perf = replica_performance(ctx, ReplicaLayout(tp=1, pp=1, ep=1, concurrency=25, role="decode"), TrafficShape(1000, 1000))
+    perf = replica_performance(ctx, ReplicaLayout(tp=1, pp=1, ep=1, concurrency=31, role="decode"), TrafficShape(1000, 1000))
     assert serving_weights(ctx.model).stored == 70_553_706_496
-    assert perf.max_concurrency == 25 and perf.fits
-    assert not replica_performance(ctx, ReplicaLayout(1, 1, 1, 26, "decode"), TrafficShape(1000, 1000)).fits
+    assert perf.max_concurrency == 31 and perf.fits
+    assert not replica_performance(ctx, ReplicaLayout(1, 1, 1, 32, "decode"), TrafficShape(1000, 1000)).fits
 
 
 def test_gqa_kv_splits_over_tp_up_to_the_kv_heads_and_mla_does_not_split():
@@ -198,8 +198,8 @@ def test_kv_transfer_of_a_disaggregated_prompt():
 
 
 def test_saturated_concurrency_is_the_kv_room_or_the_batch_cap():
-    ctx = hand_context("llama3.1-70b", precision="fp8", kv="fp8")  # 25 sequences fit at 2,000 tokens (above)
-    assert max_throughput_concurrency(ctx, ReplicaLayout(1, 1, 1, 1), TrafficShape(1000, 1000)) == 25
+    ctx = hand_context("llama3.1-70b", precision="fp8", kv="fp8")  # 31 sequences fit at 2,000 tokens (above)
+    assert max_throughput_concurrency(ctx, ReplicaLayout(1, 1, 1, 1), TrafficShape(1000, 1000)) == 31
     capped = hand_context("llama3.1-8b", max_batch_size=16)
     assert max_throughput_concurrency(capped, ReplicaLayout(1, 1, 1, 1), TrafficShape(100, 100)) == 16
 
