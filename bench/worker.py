@@ -28,7 +28,9 @@ def _peak_rss_mb() -> float:
 
 def _best(designs) -> list:
     """(objective to the cent, identity) of each design: what 'agree' compares."""
-    return [[round(d.objective_usd, 2), list(d.identity)] for d in designs]
+    # serving fleets: equal-cost fleets (e.g. prefill on H200 + decode on H100, or the reverse) may tie, and the MILP
+    # and the enumeration may rank a different one of a tie first; their costs agree (tests/serving)
+    return [[round(d.objective_usd, 2), list(d.identity) if not hasattr(d, "pools") else d.mode] for d in designs]
 
 
 def _import() -> float:
@@ -63,11 +65,13 @@ def run_solve(args) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         report_json.write_json(result.to_dict(), Path(tmp) / "result.json")
     report_s = time.perf_counter() - t0
-    t = result.timings_s
+    t = getattr(result, "timings_s", None) or result.timings  # a serving fleet's FleetResult names it `timings`
+    if "total_s" not in t:
+        t = {**t, "total_s": sum(v for v in t.values() if isinstance(v, float))}
     best = result.designs[0] if result.designs else None
     return {
         "status": result.status,
-        "gpus": best.cost.gpus if best else None,
+        "gpus": (best.cost.gpus if hasattr(best, "cost") else best.gpus) if best else None,
         "architecture": best.label if best else None,
         "objective_usd": best.objective_usd if best else None,
         "stats": {k: v for k, v in result.stats.items() if k != "pruned"},
@@ -92,11 +96,28 @@ def run_enumerate(args) -> dict:
 
     ls, cat, load_s = _load(args)
     t0 = time.perf_counter()
-    designs = oracle.enumerate_designs(ls.scenario, cat)
-    best = oracle.best_distinct(designs, args.top)
+    if ls.scenario.workload.kind == "inference":  # a serving fleet: its own enumeration (optimize/serving_oracle.py)
+        best, designs = _enumerate_fleets(ls, cat, args.top)
+    else:
+        designs = oracle.enumerate_designs(ls.scenario, cat)
+        best = oracle.best_distinct(designs, args.top)
     enum_s = time.perf_counter() - t0
     return {"import_s": import_s, "load_s": load_s, "enumerate_s": enum_s, "feasible_designs": len(designs), "best": _best(best),
             "process_s": time.perf_counter() - T_START, "peak_rss_mb": _peak_rss_mb()}
+
+
+def _enumerate_fleets(ls, cat, top: int) -> tuple[list, list]:
+    """The serving fleet's K best by exhaustive enumeration of the unpruned fleet space, as FleetDesigns."""
+    from solver.design_space.serving import build_fleet_space
+    from solver.optimize.serving_oracle import enumerate_best, fleets
+    from solver.optimize.serving_solve import caps_of, fleet_of
+
+    sc = ls.scenario
+    space = build_fleet_space(sc, cat, prune=False)
+    rows = enumerate_best(space, caps_of(sc), sc.objective, top)
+    by_index = {id(o): i for i, o in enumerate(space.options)}
+    best = [fleet_of(sc, space, [(by_index[id(o)], j) for o, j in pick]) for _, _, pick in rows]
+    return best, list(fleets(space))
 
 
 def main(argv=None) -> int:

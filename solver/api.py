@@ -9,6 +9,11 @@
     plan     = solver.api.plan("scenarios/plan-5-years.yaml")   # a multi-period purchase plan
     fitted   = solver.api.calibrate("examples/calibration-runs.csv", stack="deepspeed")  # your own runs
     front    = solver.api.frontier(scenario, catalog, points=10)  # the cost–speed frontier
+
+A serving scenario (`workload.kind: inference`, SPEC §4.9) goes through the same `solve` and `evaluate`, which
+return a `solver.optimize.serving_results.FleetResult` (`.designs`: ranked fleets, `.to_dict()`: the JSON with each
+design's `serving` block); `evaluate` takes `pin: {platform, tp, pp, ep, concurrency, replicas}` or
+`pin: {prefill: {…}, decode: {…}}` and optimises what is left open.
 """
 from __future__ import annotations
 

@@ -128,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--stack", metavar="NAME", help="the software stack whose runs to fit (default: the runs' only one)")
     k.add_argument("--fit", default="gemm,tp_overlap", metavar="WHAT",
                    help="what to fit, comma-separated: gemm, tp_overlap, attention (default gemm,tp_overlap)")
+    k.add_argument("--time-limit", type=float, metavar="S", help="stop a fit that runs longer (default 600 s)")
     _catalog_flags(k)
     return p
 
@@ -247,7 +248,7 @@ def cmd_calibrate(args, out, err) -> int:
     from .calibration.command import run_calibrate
 
     release_collector()  # it loads no scenario (`_load`): its fits collect garbage as any work does
-    return run_calibrate(args, out, _catalog_paths(args))
+    return run_calibrate(args, out, _catalog_paths(args), err)
 
 
 def cmd_validate(args, out, err) -> int:
@@ -346,6 +347,26 @@ def _frontier_plot_path(args, name: str) -> Path | None:
     return check_writable(args.plot or _default_output(name, "-frontier.png", args))
 
 
+def _add_solve_notes(ls, cat, result) -> None:
+    """The budget note (what the money left buys) and what the scale-up domain bought (issue 46)."""
+    from .optimize.budget import budget_note
+    from .optimize.scaleup_value import scaleup_note
+
+    for note in (budget_note(ls.scenario, cat, result), scaleup_note(cat, result)):
+        result.notes += [note] if note else []
+
+
+def _bom_csv_of(result, bom_path, outputs) -> None:
+    """`--bom-csv`: every ranked design's bill of materials (FILE, FILE-2, …), or no file (an earlier run's would
+    contradict this one)."""
+    if bom_path is not None and result.designs:
+        from .reports.bom_csv import write_bom_csvs
+
+        write_bom_csvs(result.designs, bom_path)
+    elif bom_path is not None:
+        outputs.remove_on_commit(bom_path)
+
+
 def cmd_solve(args, out, err) -> int:
     from . import api
     from .files import check_writable, output_set
@@ -362,43 +383,50 @@ def cmd_solve(args, out, err) -> int:
         raise UsageError("--plot writes the frontier plot: give --frontier too")
     _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
+    if ls.scenario.workload.kind == "inference":  # a serving fleet (SPEC §4.9)
+        from .cli_serving import cmd_solve as serve
+
+        return serve(args, ls, cat, out, err)
     json_path = _json_path(args, ls.scenario.name, ".json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
     plot_path = _frontier_plot_path(args, ls.scenario.name)
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
     # the workbook's process (forked now, before any thread starts) imports openpyxl while this one solves
+    site = None
     with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:
         with err.status("solving…") as status:
-            result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
-                               progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
-            status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
-            add_to_result(result, ls, cat, args.frontier, args.time_limit,
-                          progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
-        from .optimize.budget import budget_note
+            if ls.scenario.site is not None:  # power-first site: cooling and power profile decided (issue 43)
+                from .optimize.site import site_result
 
-        note = budget_note(ls.scenario, cat, result)
-        result.notes += [note] if note else []
+                site, result, cat = site_result(ls, cat, args.top, lambda text: status.update(text),
+                                                solve_fn=api.solve)
+            else:
+                result = api.solve(ls, cat, top_k=args.top, distinct_by=args.distinct_by, time_limit_s=args.time_limit,
+                                   progress=lambda i, k: status.update(f"solving: {i} of {k} designs found…"))
+                status.update("the cost–speed frontier…" if args.frontier else "the next faster design…")
+                add_to_result(result, ls, cat, args.frontier, args.time_limit,
+                              progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
+        _add_solve_notes(ls, cat, result)
         result.input_warnings = _input_warnings(ls)
         book = xlsx_path if result.designs else None
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
             # the workbook is written by its process while this one prints and writes the JSON (or here, after)
             with write_alongside(book_writer, "workbook", (replace(result, space_memo=None), ls, cat), book):
                 print_solve(result, out, wide=getattr(args, "wide", False))
+                if site is not None:
+                    from .reports.site_terminal import print_site
+
+                    print_site(site, out)
                 print_next_faster(result, out)
                 if result.frontier is not None:
                     print_frontier(result.frontier, result.scenario, out, wide=getattr(args, "wide", False))
                 if plot_path is not None and result.frontier is not None and result.frontier["points"]:
                     write_frontier_plot(result.frontier, result.scenario, plot_path)
-                _write_json(result.to_dict(), json_path)
+                _write_json({**result.to_dict(), **({"site": site.to_dict()} if site is not None else {})}, json_path)
             if book is None:
                 outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
-            if bom_path is not None and result.designs:
-                from .reports.bom_csv import write_bom_csvs
-
-                write_bom_csvs(result.designs, bom_path)
-            elif bom_path is not None:
-                outputs.remove_on_commit(bom_path)
+            _bom_csv_of(result, bom_path, outputs)
     _say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
@@ -415,6 +443,10 @@ def cmd_evaluate(args, out, err) -> int:
     from .results import SCHEMA, SolveResult
 
     ls, cat = _load(args, err)
+    if ls.scenario.workload.kind == "inference":  # a pinned serving fleet (SPEC §4.9)
+        from .cli_serving import cmd_solve as serve
+
+        return serve(args, ls, cat, out, err, evaluate=True)
     json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
     xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
@@ -456,6 +488,13 @@ def cmd_compare(args, out, err) -> int:
 
     _check_time_limit(args.time_limit)
     loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
+    if any(ls.scenario.workload.kind == "inference" for ls, _ in loaded):
+        if not all(ls.scenario.workload.kind == "inference" for ls, _ in loaded):
+            raise UsageError("compare serving scenarios with serving scenarios (workload.kind: inference), "
+                             "training with training")
+        from .cli_serving import cmd_compare as serve_compare
+
+        return serve_compare(args, loaded, out, err)
     json_path = _json_path(args, "compare", ".json")
     xlsx_path = check_writable(args.xlsx) if getattr(args, "xlsx", None) else None
     check_outputs_of(loaded, json=json_path, xlsx=xlsx_path)

@@ -37,6 +37,10 @@ def cmd_sweep(args, out, err) -> int:
         raise UsageError("--jobs must be at least 1")
     _check_time_limit(args.time_limit)
     ls, cat = _load(args, err)
+    if ls.scenario.workload.kind == "inference":  # a serving fleet over traffic growth (SPEC §4.9)
+        from .cli_serving import cmd_sweep as serve_sweep
+
+        return serve_sweep(args, ls, cat, out, err)
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
     name = ls.scenario.name
     json_path = _json_path(args, name, "-sweep.json")

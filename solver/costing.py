@@ -48,9 +48,10 @@ from .costing_owned import (  # the rest re-exported: importable from solver.cos
     tco_usd,
 )
 from .errors import CatalogCannotBuild
-from .fabrics import FabricSize, FabricSpec, family
+from .fabrics import FabricSize, FabricSpec
 from .fabrics.breakout import port_mode
 from .fabrics.links import facility_of, link_for, link_parts
+from .fabrics.spares import pack_spares
 from .inputs.schema import TIERS, Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
 from .integers import ceil_int, floor_int
 
@@ -81,10 +82,9 @@ def spare_units_for(platform: Platform, domains: int, rule: SpareRule, gpus_per_
     return spare_units(platform, domains, gpus_per_domain_used, rule)
 
 
-def total_nodes(platform: Platform, domains: int, rule: SpareRule, gpus_per_domain_used: int | None = None) -> int:
-    """Nodes bought and cabled for `domains` job domains: (units + spares) · nodes_per_unit."""
-    units = compute_units(platform, domains)
-    return (units + spare_units_for(platform, domains, rule, gpus_per_domain_used)) * nodes_per_unit(platform)
+def job_nodes(platform: Platform, domains: int) -> int:
+    """Nodes that run the job on `domains` domains (spares excluded): the count its fabric is sized for."""
+    return compute_units(platform, domains) * nodes_per_unit(platform)
 
 
 # ----------------------------------------------------------------------------------- racks
@@ -182,12 +182,14 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
         except CatalogCannotBuild:
             if tier == "node_leaf":
                 raise
+    config = orderable.config_for(catalog, platform.id, rails)
+    orderable.twin_port_node_end(links, config)
     compute_rack = rack_of(catalog, facility.compute_rack)
     return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
                  network_rack=rack_of(catalog, facility.network_rack), extras=tuple(extras),
-                 nic_config=orderable.config_for(catalog, platform.id, rails), nic_label=nic.name,
-                 site=orderable.site_lines_for(catalog, platform.id, capex_scope),
+                 nic_config=config, nic_label=nic.name,
+                 site=orderable.site_lines_for(catalog, platform.id, capex_scope, switch.fabric),
                  spare_power_fraction=catalog.reliability.spare_idle_power_fraction if catalog.reliability else 1.0)
 
 
@@ -209,6 +211,7 @@ class Quantities:
     compute_racks: Any = 0
     network_racks: Any = 0
     site: dict[str, Any] | None = None  # site line id → count (the model's per-point sums); None = closed form
+    cabled_nodes: Any = None  # nodes cabled to the compute fabric (job + packed spares; None = every node): the SUs
 
 
 # ----------------------------------------------------------------------------------- the table
@@ -397,11 +400,16 @@ class CostedDesign:
     bom: list
     stock: dict = field(default_factory=dict)  # stock key → Stock (needs of the design, owned units)
     inventory: list = field(default_factory=list)  # OwnedUse per owned part (idle hardware and its value)
+    cabled_spare_units: int = 0  # spare units in free ports of the job's fabric (fabrics/spares.py); the rest uncabled
 
     @property
     def job_nodes(self) -> int:
         """Nodes that run the job (spares excluded)."""
         return self.nodes * self.units // (self.units + self.spare_units)
+
+    @property
+    def cabled_nodes(self) -> int:  # the job's nodes and the spares packed into its free ports
+        return self.nodes * (self.units + self.cabled_spare_units) // (self.units + self.spare_units)
 
     def to_dict(self) -> dict:
         """The SPEC §8.3 design keys this module owns."""
@@ -473,7 +481,8 @@ def check_combination(platform: Platform, nic: Nic, switch: Switch, rails_per_no
     breakout_of(switch, nic)
 
 
-def sized_quantities(parts: Parts, units: int, spare_units: int, fabric: FabricSize) -> Quantities:
+def sized_quantities(parts: Parts, units: int, spare_units: int, fabric: FabricSize,
+                     cabled_nodes: int | None = None) -> Quantities:
     """Closed-form quantities of one design: whole modules per tier end, whole racks."""
     nodes = (units + spare_units) * nodes_per_unit(parts.platform)
     links = {tier: n for tier, n in fabric.links.items() if n > 0}
@@ -486,7 +495,7 @@ def sized_quantities(parts: Parts, units: int, spare_units: int, fabric: FabricS
     return Quantities(
         units=units, spare_units=spare_units, nodes=nodes, switches=dict(fabric.switches), links=links,
         modules=modules, compute_racks=compute_racks(parts.platform, rack_for_count, units + spare_units),
-        network_racks=network_racks(parts.switch, parts.network_rack, fabric.total_switches),
+        network_racks=network_racks(parts.switch, parts.network_rack, fabric.total_switches), cabled_nodes=cabled_nodes,
     )
 
 
@@ -506,8 +515,9 @@ def design_cost(
 ) -> CostedDesign | None:
     """Size, bill and cost `domains` whole NVLink domains of a platform on one fabric family.
 
-    nodes = (units + spares) · nodes_per_unit; facility kW = IT kW · PUE; TCO as in `tco_usd`.
-    None when the fabric does not fit in 3 tiers (or the forced `tiers`); CatalogCannotBuild on
+    nodes = (units + spares) · nodes_per_unit; the fabric is the job's, the spares packed into its free ports
+    (fabrics/spares.py); facility kW = IT kW · PUE; TCO as in `tco_usd`. None when the fabric does not fit in
+    3 tiers (or the forced `tiers`); CatalogCannotBuild on
     input the catalog cannot build.
     """
     if domains < 1:
@@ -524,14 +534,15 @@ def design_cost(
     spares = spare_units_for(platform, domains, rule, gpus_per_domain_used)
     nodes = (units + spares) * nodes_per_unit(platform)
     spec = fabric_spec(platform, nic, switch, rails_per_node, oversubscription, above_pod_oversubscription)
-    fabric = family(fabric_family).size(nodes, spec, tiers)
+    npu = nodes_per_unit(platform)
+    fabric, cabled = pack_spares(fabric_family, spec, units * npu, spares, npu, tiers)
     if fabric is None:
         return None
     parts = parts_for(catalog, platform, nic, switch, rails_per_node, tuple(scenario.extra_costs), scenario.capex_scope)
     missing = [t for t, n in fabric.links.items() if n > 0 and t not in parts.links]
     if missing:  # re-raise the reason the tier's link option is missing
         link_for(catalog, switch, missing[0], breakout_of(switch, nic))
-    q = sized_quantities(parts, units, spares, fabric)
+    q = sized_quantities(parts, units, spares, fabric, (units + cabled) * npu)
     owned = scenario.owned_counts()
     table = bom_lines(parts, q)
     stock = stock_of(table, owned)
@@ -547,7 +558,7 @@ def design_cost(
         it_power_kw=it_kw, facility_power_kw=it_kw * pue, pue=pue, usd_per_kwh=usd_per_kwh,
         tco_years=scenario.tco.years, capex_usd=capex,
         tco_usd=tco_usd(capex, it_kw * pue, scenario.tco.years, usd_per_kwh), bom=bom,
-        stock=stock, inventory=owned_use(scenario, catalog, stock),
+        stock=stock, inventory=owned_use(scenario, catalog, stock), cabled_spare_units=cabled,
     )
 
 
@@ -560,7 +571,8 @@ def point_lower_bound_usd(parts: Parts, units: int, spare_units: int, nodes: int
     count at zero, owned parts netted; with `energy` = (PUE, years, $/kWh) also the energy of those lines (TCO).
     All prices and powers are ≥ 0 and bought = max(0, needed − owned) never falls as needed grows, so no design
     of the point costs less. Used by the ranking's bound pruning and the design space's cost bound."""
-    lines = bom_lines(parts, Quantities(units=units, spare_units=spare_units, nodes=nodes))
+    job = units * nodes_per_unit(parts.platform)  # the SUs of the job's nodes: the fewest the cabled nodes take
+    lines = bom_lines(parts, Quantities(units=units, spare_units=spare_units, nodes=nodes, cabled_nodes=job))
     cost = lines_capex_usd(lines, contingency_fraction, owned, parts.hardware_fraction)
     if energy is not None:
         pue, years, usd_per_kwh = energy

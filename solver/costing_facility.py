@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .inputs.nic_configs import SITE_CATEGORIES, NicConfiguration, SiteLine
-from .inputs.schema import Catalog, Platform, Scenario
+from .inputs.schema import Catalog, Link, Platform, Scenario
 from .integers import ceil_int
 
 # the price-factor category of each site category (plan price factors; support contracts by fraction apply
@@ -34,7 +34,8 @@ CATEGORY_NOTES = {
 SHORT = {"compute": "compute", "spares": "spares", "nic": "NICs", "switch": "fabric switches", "link": "cables and optics",
          "rack": "racks", "storage": "storage fabric", "management": "management networks", "cooling": "cooling plant",
          "installation": "installation", "extra": "extra_costs", "contingency": "contingency"}
-LEFT_OUT = ("storage system", "buildings and power distribution", "software and support")
+LEFT_OUT = ("storage system (checkpoint capacity and write bandwidth: assumed in goodput, not bought)",
+            "storage and in-band switch-to-switch cables", "buildings and power distribution", "software and support")
 
 
 def capex_scope_text(categories: set[str]) -> tuple[str, str]:
@@ -68,18 +69,24 @@ def allowed_rails(scenario: Scenario, catalog: Catalog, platform: Platform) -> l
     return [r for r in platform.scaleout_nics_per_node if any(c.nics_per_node == r for c in keep)]
 
 
-def site_lines_for(catalog: Catalog, platform_id: str, scope: str) -> tuple[SiteLine, ...]:
-    """The site lines of a platform (none when scenario.capex_scope is compute_fabric_only)."""
+def site_lines_for(catalog: Catalog, platform_id: str, scope: str, fabric: str | None = None) -> tuple[SiteLine, ...]:
+    """The site lines of a platform on a compute fabric (infiniband, ethernet; none when scenario.capex_scope is
+    compute_fabric_only)."""
     if scope != "complete":
         return ()
-    return tuple(s for s in catalog.site_lines if platform_id in s.platforms)
+    return tuple(s for s in catalog.site_lines if platform_id in s.platforms
+                 and (s.fabrics is None or fabric is None or fabric in s.fabrics))
 
 
-def site_count(line: SiteLine, units: int, nodes: int) -> int:
-    """Items of one site line for `units` compute units (spares included) of `nodes` nodes."""
+def site_count(line: SiteLine, units: int, nodes: int, cabled_nodes: int | None = None) -> int:
+    """Items of one site line for `units` compute units (spares included) of `nodes` nodes; per scalable unit,
+    the SUs of the `cabled_nodes` (job nodes and the spares packed into their free ports, SPEC §5.3; None = all)."""
     if line.per == "scalable_unit":
         assert line.nodes_per_scalable_unit is not None
-        return line.per_count * ceil_int(nodes / line.nodes_per_scalable_unit)
+        su_nodes = nodes if cabled_nodes is None else cabled_nodes
+        return line.per_count * ceil_int(su_nodes / line.nodes_per_scalable_unit)
+    if line.per == "cluster":
+        return line.per_count
     return line.per_count * (units if line.per == "unit" else nodes)
 
 
@@ -103,7 +110,7 @@ def site_category_lines(category: str):
         for s in parts.site:
             if s.category != category:
                 continue
-            count = q.site[s.id] if q.site is not None else site_count(s, q.units + q.spare_units, q.nodes)
+            count = q.site[s.id] if q.site is not None else site_count(s, q.units + q.spare_units, q.nodes, q.cabled_nodes)
             what = f"{s.name}" + (" (in the unit price)" if s.included else "")
             out.append(dict(category=category, part=s.id, description=what, quantity=count,
                             unit_price_usd=s.unit_price_usd, power_w=s.power_w, priced=s, included=s.included,
@@ -113,10 +120,26 @@ def site_category_lines(category: str):
     return lines
 
 
+def twin_port_node_end(links: dict[str, Link], config: NicConfiguration | None) -> None:
+    """The node–leaf link of a node whose cages are twin-port (SPEC §5.3: DGX H100/B200 take 4 twin-port OSFP for
+    8 NICs): an optical link's node-end module becomes the switch end's twin-port one, serving
+    `node_end_links_per_module` links (in place). Copper (no priced modules) is unchanged."""
+    link = links.get("node_leaf")
+    if config is None or config.node_end_links_per_module < 2 or link is None:
+        return
+    if link.far_end_module_usd == 0 and link.far_end_module_w == 0:
+        return
+    links["node_leaf"] = link.model_copy(update={"far_end_module_usd": link.switch_end_module_usd,
+                                                 "far_end_module_w": link.switch_end_module_w,
+                                                 "far_end_links_per_module": config.node_end_links_per_module})
+
+
 def owned_from(line: SiteLine, platform: Platform) -> tuple[str, int, int]:
     """Owned units of the platform bring their own site items (they were installed with their storage and
     management networks): ⌊owned · num / den⌋ items, per scalable unit pro rata."""
     per_unit = platform.nodes_per_domain if platform.unit == "domain" else 1
+    if line.per == "cluster":  # owned items of the line itself
+        return line.id, 1, 1
     if line.per == "scalable_unit":
         assert line.nodes_per_scalable_unit is not None
         return platform.id, line.per_count * per_unit, line.nodes_per_scalable_unit
@@ -133,4 +156,5 @@ class _Included:
         self.price_source = f"included in the unit price ({source})"
 
 
-__all__ = ["SITE_CATEGORIES", "allowed_rails", "config_for", "configurations", "site_count", "site_lines_for"]
+__all__ = ["SITE_CATEGORIES", "allowed_rails", "config_for", "configurations", "site_count", "site_lines_for",
+           "twin_port_node_end"]

@@ -66,14 +66,16 @@ def stock_of(lines: list[Line], owned: dict[str, int] | None = None) -> dict[str
 
 
 def purchase_usd(stock: dict[str, Stock], bought: dict[str, Any], contingency_fraction: float,
-                 hardware_fraction: float = 0.0, factors: dict[str, float] | None = None) -> Any:
+                 hardware_fraction: float = 0.0, factors: dict[str, float] | None = None,
+                 part_factors: dict[str, float] | None = None) -> Any:
     """capex of what is bought = (1 + contingency)·[(1 + F)·Σ_hardware price·φ·bought + Σ_extra price·φ·bought],
-    φ = the price factor of the key's category (1 without `factors`); `bought` per stock key may be
-    ints or model expressions."""
+    φ = the part's own factor (`part_factors`, a lifecycle price trend), else the price factor of the key's
+    category (1 without `factors`); `bought` per stock key may be ints or model expressions."""
     hardware: Any = 0
     extra: Any = 0
     for key, st in stock.items():
-        usd = st.unit_price_usd * (factors or {}).get(st.category, 1.0) * bought[key]
+        φ = (part_factors or {}).get(st.part, (factors or {}).get(st.category, 1.0))
+        usd = st.unit_price_usd * φ * bought[key]
         if st.hardware:
             hardware = hardware + usd
         else:
@@ -155,3 +157,116 @@ def owned_use(scenario: Scenario, catalog: Catalog, stock: dict[str, Stock]) -> 
         need = stock[ident].needed if ident in stock else 0
         out.append(OwnedUse(ident, kind, item.count, min(item.count, need), price, item.purchase_year))
     return out
+
+
+# ----------------------------------------------------------------------------------- ownership (SPEC §6.3)
+
+OWN_INCLUDES = (
+    "depreciation: (capex − residual value) over the economic life",
+    "financing: cost of capital on the average book value (capex + residual) ÷ 2",
+    "colocation or building: $/kW-month on the IT load",
+    "support contracts: a fraction of capex per year",
+    "operations staff: $ per owned GPU per year",
+    "energy of the busy hours: facility kW (IT × PUE) × $/kWh",
+)
+OWN_LEAVES_OUT = (
+    "energy while idle (charged only for busy hours)",
+    "taxes, insurance and software licences beyond the support fraction",
+    "lead time to procure and install (renting starts sooner)",
+    "rental price changes over the life (today's prices throughout)",
+)
+
+
+@dataclass(frozen=True)
+class OwnershipCost:
+    """Owning a cluster for its economic life, and a run's share of it (SPEC §6.3):
+
+        L            = depreciation_years · 8,760 h            (life hours)
+        residual     = residual_fraction · capex
+        depreciation = capex − residual
+        financing    = cost_of_capital · (capex + residual) / 2 · depreciation_years
+        colocation   = colocation_usd_per_kw_month · IT kW · 12 · depreciation_years
+        support      = support_fraction_per_year · capex · depreciation_years
+        staff        = staff_usd_per_gpu_year · owned GPUs · depreciation_years
+        fixed        = depreciation + financing + colocation + support + staff     (paid busy or not)
+        energy/h     = facility kW · $/kWh
+        own for h hours = fixed · h / L + energy/h · h          (the run's share: the cluster is busy for
+                                                                 its whole life, this run for h of it)
+    """
+
+    capex_usd: float
+    it_kw: float
+    facility_kw: float
+    usd_per_kwh: float
+    gpus: int  # owned GPUs (spares included): staff scale with them
+    hours: float  # the run (or horizon), h
+    years: float  # depreciation life
+    residual_fraction: float
+    cost_of_capital: float
+    colocation_usd_per_kw_month: float
+    support_fraction_per_year: float
+    staff_usd_per_gpu_year: float
+    sources: tuple = ()  # ((field, source), ...)
+
+    @property
+    def life_hours(self) -> float:
+        return self.years * HOURS_PER_YEAR
+
+    @property
+    def residual_usd(self) -> float:
+        return self.residual_fraction * self.capex_usd
+
+    def life_usd(self) -> dict[str, float]:
+        """Each fixed cost over the whole life."""
+        c, y = self.capex_usd, self.years
+        return {"depreciation": c - self.residual_usd,
+                "financing": self.cost_of_capital * (c + self.residual_usd) / 2.0 * y,
+                "colocation": self.colocation_usd_per_kw_month * self.it_kw * 12.0 * y,
+                "support": self.support_fraction_per_year * c * y,
+                "staff": self.staff_usd_per_gpu_year * self.gpus * y}
+
+    @property
+    def fixed_life_usd(self) -> float:
+        return sum(self.life_usd().values())
+
+    @property
+    def energy_usd_per_hour(self) -> float:
+        return self.facility_kw * self.usd_per_kwh
+
+    @property
+    def share(self) -> float:
+        """The run's share of the life: h / L."""
+        return self.hours / self.life_hours
+
+    def run_usd(self) -> dict[str, float]:
+        """Each cost line of the run: the fixed ones times h / L, and the energy of its hours."""
+        out = {k: v * self.share for k, v in self.life_usd().items()}
+        out["energy"] = self.energy_usd_per_hour * self.hours
+        return out
+
+    @property
+    def own_usd(self) -> float:
+        return sum(self.run_usd().values())
+
+    def to_dict(self) -> dict:
+        return {"hours": self.hours, "life_years": self.years, "life_hours": self.life_hours, "share": self.share,
+                "capex_usd": self.capex_usd, "residual_usd": self.residual_usd,
+                "life_usd": self.life_usd(), "fixed_life_usd": self.fixed_life_usd,
+                "run_usd": self.run_usd(), "own_usd": self.own_usd,
+                "energy_usd_per_hour": self.energy_usd_per_hour,
+                "inputs": {"depreciation_years": self.years, "residual_fraction": self.residual_fraction,
+                           "colocation_usd_per_kw_month": self.colocation_usd_per_kw_month,
+                           "support_fraction_per_year": self.support_fraction_per_year,
+                           "staff_usd_per_gpu_year": self.staff_usd_per_gpu_year,
+                           "cost_of_capital": self.cost_of_capital, "it_kw": self.it_kw,
+                           "facility_kw": self.facility_kw, "usd_per_kwh": self.usd_per_kwh, "gpus": self.gpus},
+                "sources": dict(self.sources), "includes": list(OWN_INCLUDES), "leaves_out": list(OWN_LEAVES_OUT)}
+
+
+def ownership_cost(ownership: Any, capex_usd: float, it_kw: float, facility_kw: float, usd_per_kwh: float,
+                   gpus: int, hours: float) -> OwnershipCost:
+    """The OwnershipCost of a design under a scenario's `ownership:` block (inputs/ownership_schema.py)."""
+    o = ownership
+    return OwnershipCost(capex_usd, it_kw, facility_kw, usd_per_kwh, gpus, hours, o.depreciation_years,
+                         o.residual_fraction, o.cost_of_capital, o.colocation_usd_per_kw_month,
+                         o.support_fraction_per_year, o.staff_usd_per_gpu_year, tuple(o.sources().items()))

@@ -96,6 +96,8 @@ class Inputs:
     write_gbyte_s_per_gpu: float
     restart_s: float
     in_target: bool  # the step-time target applies to step ÷ goodput
+    planned_per_h: float = 0.0  # planned interruptions per hour (each a restart, no rework)
+    rate_scale: float = 1.0  # reliability.failure_rate_scale
 
 
 def inputs_for(scenario: Scenario, catalog: Catalog) -> Inputs | None:
@@ -108,7 +110,8 @@ def inputs_for(scenario: Scenario, catalog: Catalog) -> Inputs | None:
              for kind in PART_KINDS}
     params = parameter_count(scenario.workload.model)
     return Inputs(rates, params * rel.checkpoint_bytes_per_param, rel.checkpoint_write_gbyte_s,
-                  data.checkpoint_write_gbyte_s_per_gpu, rel.restart_min * 60.0, goodput_in_target(scenario))
+                  data.checkpoint_write_gbyte_s_per_gpu, rel.restart_min * 60.0, goodput_in_target(scenario),
+                  rel.planned_interruptions_per_day / 24.0, rel.failure_rate_scale)
 
 
 def goodput_in_target(scenario: Scenario) -> bool:
@@ -161,7 +164,7 @@ def goodput_of(inputs: Inputs, parts: dict):
     """Goodput of the job with these parts (`perf.goodput.goodput`); arrays welcome."""
     mtbf = g.job_mtbf_h(interruptions_per_h(inputs, parts))
     delta = g.checkpoint_write_s(inputs.checkpoint_bytes, write_gbyte_s(inputs, parts["gpu"]))
-    return g.goodput(delta, mtbf, inputs.restart_s)
+    return g.goodput(delta, mtbf, inputs.restart_s, inputs.planned_per_h)
 
 
 @dataclass
@@ -178,6 +181,9 @@ class JobReliability:
     spare_gpus_in_domains: int
     in_target: bool
     per_day: dict = field(default_factory=dict)  # interruptions per day by part kind
+    planned_per_day: float = 0.0
+    assumptions: str = ""  # what the goodput rests on, printed beside it
+
 
     def to_dict(self) -> dict:
         return {"goodput": self.goodput, "interruptions_per_day": self.interruptions_per_day,
@@ -185,7 +191,8 @@ class JobReliability:
                 "checkpoint_interval_min": self.checkpoint_interval_min,
                 "checkpoint_write_s": self.checkpoint_write_s, "restart_min": self.restart_min,
                 "spare_units": self.spare_units, "spare_gpus_in_domains": self.spare_gpus_in_domains,
-                "goodput_in_target": self.in_target, "interruptions_per_day_by_part": dict(self.per_day)}
+                "goodput_in_target": self.in_target, "interruptions_per_day_by_part": dict(self.per_day),
+                "planned_interruptions_per_day": self.planned_per_day, "goodput_assumptions": self.assumptions}
 
 
 def job_reliability(inputs: Inputs, parts: dict, spares: int, spare_gpus_in_domains: int) -> JobReliability:
@@ -194,10 +201,29 @@ def job_reliability(inputs: Inputs, parts: dict, spares: int, spare_gpus_in_doma
     mtbf = float(g.job_mtbf_h(rate))
     delta = float(g.checkpoint_write_s(inputs.checkpoint_bytes, write_gbyte_s(inputs, parts["gpu"])))
     tau = float(g.young_daly_interval_s(delta, mtbf)) if math.isfinite(mtbf) else math.inf
-    good = float(g.goodput(delta, mtbf, inputs.restart_s))
+    good = float(g.goodput(delta, mtbf, inputs.restart_s, inputs.planned_per_h))
     per_day = {kind: float(parts[kind] * inputs.rates_per_h[kind] * 24.0) for kind in PART_KINDS}
+    write = float(np.sum(write_gbyte_s(inputs, parts["gpu"])))
     return JobReliability(good, rate * 24.0, mtbf, tau / 60.0, delta, inputs.restart_s / 60.0, spares,
-                          spare_gpus_in_domains, inputs.in_target, per_day)
+                          spare_gpus_in_domains, inputs.in_target, per_day, inputs.planned_per_h * 24.0,
+                          assumptions_text(inputs, write))
+
+
+def failure_domain_text(platform: Platform) -> str:
+    """What one failure takes out on this platform (SPEC §5.3), for the goodput's assumptions."""
+    if platform.unit == "node":
+        return f"failure domain: the node ({platform.gpus_per_node} GPUs), replaced by a hot-spare node"
+    return (f"failure domain: a GPU or host fault takes its tray ({platform.gpus_per_node} GPUs), replaced by an idle "
+            "tray or a spare rack; NVLink switch-tray and whole-rack faults (the rack's NVLink domain) are not "
+            "counted: no public rate")
+
+
+def assumptions_text(inputs: Inputs, write_gbyte_s_total: float) -> str:
+    """What a goodput figure rests on (SPEC §5.3), printed beside it in every output."""
+    scale = f" × {inputs.rate_scale:g}" if inputs.rate_scale != 1 else ""
+    return (f"restart {inputs.restart_s / 60:g} min [G5]; Llama 3 failure rates{scale} [G1]; "
+            f"{inputs.planned_per_h * 24:g} planned stops/day [G1]; checkpoints at {write_gbyte_s_total:,.0f} GB/s "
+            "(storage not in capex)")
 
 
 def job_nodes_of(gpus, gpus_per_node: int):
@@ -207,8 +233,8 @@ def job_nodes_of(gpus, gpus_per_node: int):
 
 def point_goodput(inputs: Inputs, family_name: str, spec, gpus: int, gpus_per_node: int, total_nodes: int, rails: int,
                   tiers: int | None):
-    """Goodput of one design-space point on one architecture: its fabric sized for the nodes bought
-    (spares included) on `tiers` tiers (`fabrics.family(...).size`), then `goodput_of(job_parts)`. The
+    """Goodput of one design-space point on one architecture: its fabric sized for the job's nodes
+    (`total_nodes`: spares excluded, they take its free ports, fabrics/spares.py) on `tiers` tiers (`fabrics.family(...).size`), then `goodput_of(job_parts)`. The
     design space (pruning bound, fabric None: `job_parts`) and the MILP's step-time rows call this."""
     from .fabrics import family
 

@@ -10,17 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .confidence import confidence, overlay_note
 from .costing import CostedDesign, caps_exceeded, cost_for_objective_usd, design_cost
 from .costing_facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
-from .failures import JobReliability, inputs_for, job_nodes_of, job_parts, job_reliability
+from .fabrics.references import FabricFacts, fabric_caveats, reference_design
+from .failures import JobReliability, failure_domain_text, inputs_for, job_nodes_of, job_parts, job_reliability
 from .figures import figures_of
 from .inputs.schema import Catalog, Constraints, Pin, Scenario
 from .perf.coverage import uncalibrated
+from .perf.interface import TrainingContext, model_for
 from .perf.layout import Layout
 from .perf.network_load import load_flag, load_report
-from .perf.step import Performance, margins, meets_target, performance
+from .perf.step import Performance, margins, meets_target
 from .perf.traffic import overlap_for
 from .perf.uncertainty import Regime, design_regime, point_factor, step_time_interval_s
 from .rentals import RentOrBuy, ranked_options, rent_or_buy
@@ -65,6 +68,9 @@ class Design:
     stack: str = "megatron"  # workload.stack (SPEC 4.8)
     precision: str = "bf16"
     quantile: float | None = None  # robustness.quantile: meet the target at this quantile of the step time
+    reference_design: str = "none"  # the published architecture it follows (fabrics/references.py), or "none (why)"
+    moe: bool = False  # the workload is a Mixture-of-Experts model (its step time is judged by MoE runs)
+    calibration_overlay: str = ""  # what a buyer's calibrate overlay covers (confidence.overlay_note)
 
     @property
     def margins(self) -> dict:
@@ -78,7 +84,7 @@ class Design:
     def regime(self) -> Regime:
         """The calibration regime of the step time (stack · GPU · precision · dominant term, perf/uncertainty.py)."""
         return design_regime(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
-                             self.perf.step_time_s)
+                             self.perf.step_time_s, self.moe)
 
     @property
     def step_time_interval_s(self) -> tuple[float, float]:
@@ -89,7 +95,7 @@ class Design:
     def quantile_factor(self) -> float:
         """k_q of the design's regime under robustness.quantile (1 without it)."""
         return point_factor(self.stack, self.gpu, self.precision, self.perf.compute_s + self.perf.bubble_s,
-                            self.perf.step_time_s, self.quantile)
+                            self.perf.step_time_s, self.quantile, self.moe)
 
     @property
     def tiers(self) -> int:
@@ -184,6 +190,7 @@ class Design:
             "nodes": self.cost.nodes,
             "domains": self.cost.domains,  # NVLink domains of the job
             "spare_units": self.cost.spare_units,
+            "spares": spares_of(self.cost),  # cabled into the job's free ports, or not (SPEC §5.3)
             "racks": self.cost.racks,
             "power_kw": {"it": self.cost.it_power_kw, "facility": self.cost.facility_power_kw},
             "parallelism": {
@@ -195,6 +202,7 @@ class Design:
             "step_time_interval_s": list(self.step_time_interval_s),
             "stack": self.stack,
             "uncertainty": self.uncertainty_dict(),
+            "confidence": confidence(self).to_dict(),
             "target_step_time_s": self.target_step_time_s,
             "meets_target": self.meets_target,
             "train_days": self.train_days,
@@ -204,6 +212,7 @@ class Design:
             "uncalibrated": list(self.uncalibrated),
             "network_load": self.network_load,
             "caveats": list(self.caveats),
+            "reference_design": self.reference_design,
             "binding_constraints": self.binding,
         }
         cost = self.cost.to_dict()
@@ -231,7 +240,8 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
     """Evaluate one design completely; None when its fabric cannot be built in ≤ 3 tiers."""
     plat = catalog.by_id("platforms")[arch.platform]
     hw = hardware_of(scenario, catalog, arch.perf)
-    perf = performance(scenario.workload, layout, hw, overlap_for(scenario))
+    # evaluate reads the step through the performance-model interface (perf/interface.py: the same performance())
+    perf = model_for("training").point(TrainingContext(scenario.workload, hw, overlap_for(scenario)), layout).detail
     cost = design_cost(scenario, catalog, arch.platform, arch.nic, arch.rails_per_node, arch.switch,
                        arch.oversubscription, layout.domains, tiers, arch.fabric, arch.above_pod_oversubscription,
                        layout.gpus_per_domain_used)
@@ -245,16 +255,47 @@ def make_design(scenario: Scenario, catalog: Catalog, arch: Architecture, layout
                     train_steps=scenario.train_steps(), goodput=goodput,
                     compute_slowdown=rob.compute_slowdown, bandwidth_derate=rob.bandwidth_derate, reliability=rel,
                     tokens_per_step=scenario.workload.global_batch_size * scenario.workload.model.seq_len,
-                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile)
-    design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision)
+                    stack=scenario.workload.stack, precision=scenario.workload.precision, quantile=rob.quantile,
+                    moe=scenario.workload.model.moe is not None)
+    design.uncalibrated = uncalibrated(hw, layout, perf, scenario.workload.precision, design.moe)
     design.network_load = load_report(perf, scenario.workload.model.moe is not None)
     config = config_for(catalog, arch.platform, arch.rails_per_node)
     if config is not None:
         design.nic_configuration = {"id": config.id, "reference": config.reference, "source": config.source}
-    design.caveats = orderability_caveats(design)
+    facts = fabric_facts(catalog, design)
+    design.reference_design = reference_design(facts)
+    design.caveats = orderability_caveats(design) + fabric_caveats(facts, design.reference_design) + spare_caveats(cost)
+    design.calibration_overlay = overlay_note(catalog, plat.gpu, scenario.workload.stack)
     design.binding = binding_constraints(design, scenario)
-    design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days)
+    design.rent = rent_or_buy(catalog, cost, catalog.by_id("nics")[arch.nic].speed_gbps, design.train_days,
+                              scenario.ownership)
     return design
+
+
+def fabric_facts(catalog: Catalog, design: Design) -> FabricFacts:
+    """What the design's reference architecture depends on (fabrics/references.py)."""
+    arch, config = design.architecture, design.nic_configuration
+    switch = catalog.by_id("switches")[arch.switch]
+    return FabricFacts(arch.platform, arch.fabric, arch.switch, switch.fabric == "ethernet", design.cost.fabric.tiers,
+                       design.cost.job_nodes, arch.oversubscription, arch.above_pod_oversubscription,
+                       not config or bool(config["reference"]))
+
+
+def spares_of(cost: CostedDesign) -> dict:
+    """The hot spares beside the cabled node count (SPEC §5.3)."""
+    return {"units": cost.spare_units, "cabled_units": cost.cabled_spare_units,
+            "uncabled_units": cost.spare_units - cost.cabled_spare_units, "job_nodes": cost.job_nodes,
+            "cabled_nodes": cost.cabled_nodes}
+
+
+def spare_caveats(cost: CostedDesign) -> list[str]:
+    """Hot spares that do not fit the free ports of the job's leaf groups (fabrics/spares.py), stated."""
+    left = cost.spare_units - cost.cabled_spare_units
+    if left <= 0:
+        return []
+    what = "racks" if cost.nodes != cost.units + cost.spare_units else "nodes"
+    return [f"{left} of {cost.spare_units} spare {what} not cabled: no free leaf port in the job's scalable units "
+            "(racked, powered; a new leaf group would cable them)"]
 
 
 def orderability_caveats(design: Design) -> list[str]:
@@ -283,9 +324,11 @@ def design_reliability(scenario: Scenario, catalog: Catalog, arch: Architecture,
         return None
     plat = catalog.by_id("platforms")[arch.platform]
     job_nodes = job_nodes_of(layout.gpus, plat.gpus_per_node)
-    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.nodes)
+    parts = job_parts(arch.fabric, layout.gpus, job_nodes, arch.rails_per_node, cost.fabric, cost.job_nodes)
     in_domain = cost.domains * plat.gpus_per_domain - layout.gpus
-    return job_reliability(inputs, parts, cost.spare_units, in_domain)
+    rel = job_reliability(inputs, parts, cost.spare_units, in_domain)
+    rel.assumptions += "; " + failure_domain_text(plat)
+    return rel
 
 
 def reliability_keys(design: Design) -> dict:

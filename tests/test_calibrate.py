@@ -430,9 +430,10 @@ def test_refuses_an_unknown_stack_at_its_cell(synthetic, tmp_path):
     assert "(got 'fsdpp')" in err
 
 
-def test_a_generation_entry_is_fitted_in_place(synthetic, tmp_path):
-    """A profile entry naming a GPU generation ([h100-sxm, h200]) is fitted as it stands (the H200 moves with the
-    H100 it shares the entry with); a GPU only `any` covers would get its own entry instead."""
+def test_a_generation_entry_covering_gpus_without_runs_is_split(synthetic, tmp_path):
+    """A profile entry naming a GPU generation ([h100-sxm, h200]) with runs of the H100 only: the H100 gets an
+    entry of its own (a copy of the generation's) and is fitted there; the H200 keeps the generation entry as it
+    was (issue 41: an H100-only fit must not silently set the H200 too)."""
     from solver.calibration.overlay import entries
 
     _, runs, _ = synthetic
@@ -449,7 +450,8 @@ stacks:
     cal = calibrate(runs, load_catalog([default_catalog_path(), gen]), "fsdp", fits=("gemm",))
     assert cal.outcome.values == [pytest.approx(0.8, abs=1e-3)]
     [stack] = entries(cal, cal.catalog_entries)["stacks"]
-    assert [e["gpus"] for e in stack["gpus"]] == [["h100-sxm", "h200"], ["any"]]
+    assert [e["gpus"] for e in stack["gpus"]] == [["h100-sxm"], ["h100-sxm", "h200"], ["any"]]
     assert stack["gpus"][0]["gemm_factor_bf16"] == pytest.approx(0.8, abs=1e-3)
-    assert stack["gpus"][1]["gemm_factor_bf16"] == 1.1  # the rest of the profile as it was
     assert stack["gpus"][0]["source"].startswith("fabricplan calibrate on runs.csv")
+    assert stack["gpus"][1]["gemm_factor_bf16"] == 1.0 and stack["gpus"][1]["source"] == "hopper"  # the H200's, kept
+    assert stack["gpus"][2]["gemm_factor_bf16"] == 1.1  # the rest of the profile as it was

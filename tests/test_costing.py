@@ -118,20 +118,24 @@ def test_spare_fraction_ignores_float_noise():
 
 
 def test_nvl72_bought_in_whole_racks():
-    # 4 NVL72 domains: units = 4 racks; nodes = 4·18 = 72 trays × 4 rails; gpus = 72·4 = 288.
-    # 72 ≤ 144 → 1 tier: q = min(4, ⌊144/72⌋) = 2 → 2 switches; node_leaf = 288 links.
-    d = design_cost(make_scenario(), make_catalog(), "nvl72-t", "xdr-nic", 4, "xdr-144", 1, domains=4)
-    assert (d.units, d.nodes, d.gpus, d.domains) == (4, 72, 288, 4)
-    assert (d.fabric.tiers, d.fabric.leaf_switches) == (1, 2)
+    # 2 NVL72 domains: units = 2 racks; nodes = 2·18 = 36 trays × 4 rails = 144 endpoints; gpus = 36·4 = 144.
+    # 36 · 4 = 144 ≤ 144 ports → 1 tier of one switch (SPEC §5.3: a fat tree's one tier is one switch); node_leaf = 144.
+    d = design_cost(make_scenario(), make_catalog(), "nvl72-t", "xdr-nic", 4, "xdr-144", 1, domains=2)
+    assert (d.units, d.nodes, d.gpus, d.domains) == (2, 36, 144, 2)
+    assert (d.fabric.tiers, d.fabric.leaf_switches) == (1, 1)
     cats = [l.category for l in d.bom]
     assert "nic" not in cats  # NICs come inside the rack
     compute = [l for l in d.bom if l.category == "compute"]
-    assert [(l.quantity, l.extended_usd) for l in compute] == [(4, 12_000_000)]
-    # Each NVL72 is its own rack (4, not bought again); switches 2 × 4 RU, 5 kW → 1 network rack.
-    assert (d.racks_compute, d.racks_network, d.racks) == (4, 1, 5)
+    assert [(l.quantity, l.extended_usd) for l in compute] == [(2, 6_000_000)]
+    # Each NVL72 is its own rack (2, not bought again); 1 switch × 4 RU, 2.5 kW → 1 network rack.
+    assert (d.racks_compute, d.racks_network, d.racks) == (2, 1, 3)
     assert [l.quantity for l in d.bom if l.category == "rack"] == [1]
-    # IT W: 4·120,000 + 2·2,500 + ⌈288/2⌉·25 + 288·16 = 480,000 + 5,000 + 3,600 + 4,608 = 493,208.
-    assert d.it_power_kw == pytest.approx(493.208)
+    # IT W: 2·120,000 + 1·2,500 + ⌈144/2⌉·25 + 144·16 = 240,000 + 2,500 + 1,800 + 2,304 = 246,604.
+    assert d.it_power_kw == pytest.approx(246.604)
+    # 4 racks = 72 trays × 4 rails = 288 endpoints > 144 ports: 2 tiers, 4 leaves (one per rail) and
+    # the smallest divisor of 72 ≥ ⌈4·72/144⌉ = 2 → 2 spines, never 2 spine-less switches.
+    d = design_cost(make_scenario(), make_catalog(), "nvl72-t", "xdr-nic", 4, "xdr-144", 1, domains=4)
+    assert (d.fabric.tiers, d.fabric.leaf_switches, d.fabric.spine_switches) == (2, 4, 2)
 
 
 def test_copper_links_have_no_module_lines():

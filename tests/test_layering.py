@@ -22,13 +22,13 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.failures",),
     ("solver.costing", "solver.costing_facility", "solver.costing_owned", "solver.costing_bom", "solver.rentals"),  # rentals: priced off a costed design
     ("solver.design_space",),
-    ("solver.results", "solver.figures"),
+    ("solver.results", "solver.figures", "solver.confidence"),
     ("solver.optimize",),
     ("solver.sweep",),
     ("solver.plan",),
     ("solver.reports",),
     ("solver.calibration",),
-    ("solver.api", "solver.cli_guards", "solver.cli_common", "solver.cli_sweep", "solver.cli_plan", "solver.cli",
+    ("solver.api", "solver.cli_guards", "solver.cli_common", "solver.cli_sweep", "solver.cli_plan", "solver.cli_serving", "solver.cli",
      "solver.entry", "solver.__main__", "solver"),
 )
 

@@ -61,18 +61,21 @@ def test_h100_superpod_site_switches_match_the_reference_architecture(nodes, def
 
 def test_site_lines_priced_and_left_out_by_scope(default_catalog):
     """128 DGX H100: site capex = 16 × $50,000 + 8 × $30,000 + 8 × $10,000 + 128 × $2,500
-    = 800,000 + 240,000 + 80,000 + 320,000 = $1,440,000; `capex_scope: compute_fabric_only` drops
-    exactly those lines (the earlier answers' capex). Without hot spares (reliability.spares: false): the
-    128 nodes are the SuperPOD's 4 SUs, not 128 + spares."""
+    = 800,000 + 240,000 + 80,000 + 320,000 = $1,440,000, and (issue 42, the rest of [O1] Table 7) 4 UFM appliances
+    × $40,000 + 5 management servers × $20,000 + 4 · 128 storage/in-band node cables × $700 + 128 OOB cables × $15 +
+    4 management racks × $15,000 = 160,000 + 100,000 + 358,400 + 1,920 + 60,000 = $680,320: $2,120,320;
+    `capex_scope: compute_fabric_only` drops exactly those lines (the earlier answers' capex). Without hot spares
+    (reliability.spares: false): the 128 nodes are the SuperPOD's 4 SUs, not 128 + spares."""
     complete = design_cost(_scenario(reliability=NO_SPARES), default_catalog, "dgx-h100", "cx7-ndr", 8, "qm9700", 1.0,
                            128)
     only = design_cost(_scenario(capex_scope="compute_fabric_only", reliability=NO_SPARES), default_catalog, "dgx-h100", "cx7-ndr", 8,
                        "qm9700", 1.0, 128)
     site = {"storage", "management", "cooling", "installation"}
     assert not {line.category for line in only.bom} & site
-    assert complete.capex_usd - only.capex_usd == pytest.approx(1_440_000)
-    # site switches draw power: 16 × 747 + 8 × 500 + 8 × 150 = 17,152 W
-    assert complete.it_power_kw - only.it_power_kw == pytest.approx(17.152)
+    assert complete.capex_usd - only.capex_usd == pytest.approx(2_120_320)
+    # site switches, appliances, servers and node optics draw power: 16 × 747 + 8 × 500 + 8 × 150 + 4 × 600 + 5 × 800
+    # + 512 × 12 = 11,952 + 4,000 + 1,200 + 2,400 + 4,000 + 6,144 = 29,696 W
+    assert complete.it_power_kw - only.it_power_kw == pytest.approx(29.696)
     for line in complete.bom:
         if line.category in site:
             assert line.price_source and line.price_date  # each line sourced, estimates marked
@@ -134,7 +137,9 @@ def test_design_space_holds_reference_configurations_unless_opened(default_catal
     pinned = _rails(_scenario(pin={"platform": "hgx-b200", "rails_per_node": 2}), default_catalog)
     assert pinned == {"hgx-b200": {2}}
     filtered = _rails(_scenario(constraints={"rails_per_node": [2, 4]}), default_catalog)
-    assert set(filtered) == {"gb200-nvl72", "gb300-nvl72"}  # HGX offers 2 or 4 only on request
+    # HGX offers 2 or 4 only on request; the PCIe servers' reference is 4 (2-8-5) or 2 (2-4-3) (issue 46, [P8])
+    assert set(filtered) == {"gb200-nvl72", "gb300-nvl72", "pcie-rtx-pro-6000-8", "pcie-l40s-8", "pcie-h200-nvl-8",
+                             "h200-nvl-bridge4"}
 
 
 def test_rail_only_only_when_named():
@@ -252,7 +257,7 @@ def test_caveat_and_network_load_on_a_terminal(columns, tmp_path):
 
 def test_bound_pruning_counts_the_site_lines(default_catalog):
     """The bound of a point (every fabric and rack count at zero) includes the site lines: 128 DGX H100
-    (NICs in the unit price) = 128 × $375,000 + $1,440,000 (site lines, as above) = $49,440,000."""
+    (NICs in the unit price) = 128 × $375,000 + $2,120,320 (site lines, as above) = $50,120,320."""
     from solver.design_space import build_design_space
     from solver.optimize.data import model_data
     from solver.optimize.ranking import _lower_bound_usd
@@ -260,7 +265,7 @@ def test_bound_pruning_counts_the_site_lines(default_catalog):
     sc = _scenario(constraints={"platforms": ["dgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"]})
     data = model_data(build_design_space(sc, default_catalog))
     a = next(i for i, ad in enumerate(data.archs) if ad.arch.platform == "dgx-h100")
-    assert _lower_bound_usd(data, a, 128, 0, 128) == pytest.approx(128 * 375_000 + 1_440_000)
+    assert _lower_bound_usd(data, a, 128, 0, 128) == pytest.approx(128 * 375_000 + 2_120_320)
     only = _scenario(capex_scope="compute_fabric_only",
                      constraints={"platforms": ["dgx-h100"], "nics": ["cx7-ndr"], "switches": ["qm9700"]})
     data = model_data(build_design_space(only, default_catalog))

@@ -157,13 +157,15 @@ def test_the_expansion_example_comment_quotes_what_the_run_gives():
     best = solver.solve(ls, api.catalog_for(ls), top_k=1).designs[0]
     assert round(best.cost.capex_usd) == int(found.group(1).replace(",", ""))
     assert f"{best.perf.step_time_s:.2f} s" in text and f"{best.cost.gpus:,} GPUs" in text
-    # the lines of the comment add up to the capex (hot spares and site lines since issues 24-25):
-    # 168,000,000 + 3,750,000 + 12,800,000 + 4,763,200 + 5,309,440 + 1,815,000 + 4,200,000 + 1,145,000
-    # + 22,900,000 = 224,682,640; and each line is its count × price
-    assert 3_664 * (100 + 650) + 1_832 * 1_100 == 4_763_200 and 4_352 * 120 + 2 * 2_176 * 1_100 == 5_309_440
-    assert 60 * 50_000 + 30 * 30_000 + 30 * 10_000 == 4_200_000 and 121 * 15_000 == 1_815_000
-    assert 168_000_000 + 3_750_000 + 12_800_000 + 4_763_200 + 5_309_440 + 1_815_000 + 4_200_000 + 1_145_000 \
-        + 22_900_000 == 224_682_640
+    # the lines of the comment add up to the capex (hot spares and site lines since issues 24-25; issue 42: spares
+    # not cabled, twin-port node optics, UFM, servers, node cables, management racks):
+    # 168,000,000 + 3,750,000 + 9,200,000 + 4,300,800 + 4,997,120 + 1,785,000 + 5,679,270 + 1,145,000
+    # + 22,900,000 = 221,757,190; and each line is its count × price
+    assert 3_584 * 100 + 2 * 1_792 * 1_100 == 4_300_800 and 4_096 * 120 + 2 * 2_048 * 1_100 == 4_997_120
+    assert 56 * 50_000 + 28 * 30_000 + 28 * 10_000 + 14 * 15_000 + 4 * 40_000 + 5 * 20_000 + 1_832 * 700 \
+        + 458 * 15 == 5_679_270 and 119 * 15_000 == 1_785_000 and 184 * 50_000 == 9_200_000
+    assert 168_000_000 + 3_750_000 + 9_200_000 + 4_300_800 + 4_997_120 + 1_785_000 + 5_679_270 + 1_145_000 \
+        + 22_900_000 == 221_757_190
 
 
 def test_the_sweep_plot_never_joins_two_models_points():

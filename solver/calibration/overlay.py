@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from ..reports.text import plain
+from .numbers import percent
+
 if TYPE_CHECKING:
     from . import Calibration
 
@@ -16,7 +19,13 @@ DIGITS = 4
 
 
 def _pct(x: float) -> str:
-    return f"{x:+.1%}".replace("%", " %")
+    return percent(x).replace("%", " %")
+
+
+def comment_text(text: str) -> str:
+    """One line of a YAML comment: every control character (a line end included) shown as its escape, so no
+    text from the runs file or a path can end the comment and start a live YAML line (issue 44)."""
+    return plain(text).replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
 
 
 def _lines(numbers: list[int]) -> str:
@@ -46,16 +55,17 @@ def header(cal: Calibration) -> list[str]:
             p = cal.params[k]
             out.append(f"  {p.label}: {p.default:.{DIGITS}f} -> {cal.outcome.values[k]:.{DIGITS}f} "
                        f"(bounds {p.low:.4g}-{p.high:.4g}; {len(rows)} runs, lines {_lines([cal.runs[i].line for i in rows])})")
-    out.append(f"median |error|: defaults {cal.median('default'):.1%}, fitted {cal.median('fitted'):.1%}, "
-               f"leave-one-out {cal.median('loo'):.1%}; worst {cal.worst('default'):.1%} -> {cal.worst('loo'):.1%} "
-               "(leave-one-out)")
+    out.append(f"median |error|: defaults {percent(cal.median('default'), sign=False)}, fitted "
+               f"{percent(cal.median('fitted'), sign=False)}, {cal.loo_label} {percent(cal.median('loo'), sign=False)}; "
+               f"worst {percent(cal.worst('default'), sign=False)} -> {percent(cal.worst('loo'), sign=False)} "
+               f"({cal.loo_label})")
     if cal.scope == "gpus":
         out.append("these are the GPUs' own compute parameters: they apply to every stack run on those GPUs")
     out.append("line  measured      default  fitted   leave-one-out")
     for r, d, f, lo in zip(cal.runs, cal.errors("default"), cal.errors("fitted"), cal.errors("loo"), strict=True):
         out.append(f"{r.line:>4}  {r.measured:<12.6g}  {_pct(d):>7}  {_pct(f):>7}  {_pct(lo):>7}"
                    + (f"  {r.source}" if r.source else ""))
-    return ["# " + line if line else "#" for line in out]
+    return ["# " + comment_text(line) if line else "#" for line in out]
 
 
 def entries(cal: Calibration, catalog_entries: dict) -> dict[str, list[dict]]:
@@ -87,7 +97,7 @@ def entries(cal: Calibration, catalog_entries: dict) -> dict[str, list[dict]]:
 
 def _provenance(cal: Calibration) -> str:
     return (f"fabricplan calibrate on {Path(cal.path).name} ({len(cal.runs)} runs of stack '{cal.stack}', {cal.date}); "
-            f"leave-one-out median |error| {cal.median('loo'):.1%}")
+            f"{cal.loo_label} median |error| {percent(cal.median('loo'), sign=False)}")
 
 
 def overlay_yaml(cal: Calibration, catalog_entries: dict | None = None) -> str:

@@ -2,8 +2,8 @@
 
 - The runs' stack has a profile in the catalog's `stacks:` list: per GPU (generation) entry of that
   profile, the GEMM-efficiency factor κ_gemm of each precision the runs use and the TP-overlap share ψ.
-  A GPU that only the profile's `any` entry covers gets its own entry (a copy of `any`), so the fit
-  changes that GPU alone. The overlay is a `stacks:` entry: other stacks and the GPUs are untouched.
+  A GPU that only the profile's `any` entry covers, or an entry that also names GPUs without runs, gets its
+  own entry (a copy of what covered it), so the fit changes the runs' GPUs alone. The overlay is a `stacks:` entry: other stacks and the GPUs are untouched.
 - Otherwise (a catalog without a profile for the stack): the GPU's own GEMM efficiency per precision
   (`compute_model.gemm_efficiency_*`, or the flat `compute_efficiency`), written as `gpus:` entries.
 
@@ -53,14 +53,15 @@ def compute_parameters(preps: list[Prepared], catalog: Catalog, fits: tuple[str,
 
 
 def expand_stack(catalog: Catalog, stack: Stack, gpu_ids: list[str]) -> Catalog:
-    """The catalog with `stack` giving each of `gpu_ids` an entry of its own where only `any` (or nothing)
-    covers it: a copy of what applies to it now, so predictions are unchanged."""
+    """The catalog with `stack` giving each of `gpu_ids` an entry of its own where `any`, nothing, or an entry that
+    also covers GPUs without runs covers it (an H100-only fit must not set the H200 of an [h100-sxm, h200] entry,
+    issue 41): a copy of what applies to it now, so predictions are unchanged."""
     entries = list(stack.gpus)
     new = []
     for gpu_id in gpu_ids:
         tuning = stack.tuning(gpu_id)
-        if tuning is not None and ANY_GPU not in tuning.gpus:
-            continue
+        if tuning is not None and ANY_GPU not in tuning.gpus and set(tuning.gpus) <= set(gpu_ids):
+            continue  # an entry of the runs' GPUs only: fitted in place
         base = tuning.model_dump() if tuning is not None else {}
         new.append({**base, "gpus": [gpu_id], "source": base.get("source") or "split from the profile for calibrate"})
     if not new:

@@ -82,6 +82,7 @@ class RunsFile:
     measured_column: str
     runs: list[Run]
     header_line: int = 1
+    duplicates: list[tuple[int, int]] = field(default_factory=list)  # (line, line of the same run kept): counted once
 
 
 def field_paths() -> list[str]:
@@ -115,6 +116,28 @@ def _scalar(text: str) -> Any:
     return t
 
 
+# C0 controls but tab, newline and carriage return; DEL; C1 controls; the Unicode bidirectional marks, embeddings,
+# overrides and isolates (they reorder what a terminal or an editor shows): refused anywhere in a runs file
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+MAX_RUNS = 2_000  # rows a runs file may hold (the fit's time grows with them: docs/reliability.md, round 4)
+# the physical range of a measured value (outside it the ratio predicted / measured over- or underflows)
+MEASURED_RANGE = {"measured_step_time_s": (1e-4, 1e7), "measured_tokens_per_s_per_gpu": (1e-3, 1e8)}
+
+
+def control_problems(display: str, text: str, limit: int = 20) -> list[Problem]:
+    """Each control character of `text` (CONTROL) as a located problem, at most `limit`."""
+    problems = []
+    for m in CONTROL.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        code = ord(m.group())
+        problems.append(Problem(display, line, column, "", f"control character U+{code:04X} in the text: runs files "
+                                "hold printable text only (tab and line ends allowed); remove it"))
+        if len(problems) == limit:
+            break
+    return problems
+
+
 def _fail(path: str, line: int, column: int, where: str, message: str) -> InputError:
     return InputError([Problem(path, line, column, where, message)])
 
@@ -124,7 +147,7 @@ def _read_text(path: Path, display: str) -> str:
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise _fail(display, 1, 1, "", f"the file is {size:,} bytes; runs files are limited to {MAX_BYTES:,}")
-        return path.read_bytes().decode("utf-8-sig")
+        text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise _fail(display, 1, 1, "", "file not found: give the path of a CSV or YAML list of runs") from None
     except IsADirectoryError:
@@ -133,18 +156,33 @@ def _read_text(path: Path, display: str) -> str:
         raise _fail(display, 1, 1, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise _fail(display, 1, 1, "", f"cannot read: {exc.strerror or exc}") from None
+    problems = control_problems(display, text)
+    if problems:
+        raise InputError(problems)
+    return text
 
 
 def _csv_records(text: str) -> list[tuple[int, list[str]]]:
-    """(line, cells) of every record; blank lines and lines starting with '#' are skipped."""
-    lines = text.splitlines(keepends=True)
-    kept = "".join(ln if ln.strip() and not ln.lstrip().startswith("#") else "\n" for ln in lines)
-    reader = csv.reader(io.StringIO(kept))
-    out, start = [], 1
-    for cells in reader:
+    """(line, cells) of every record; blank lines and lines starting with '#' between records are skipped (inside
+    a quoted cell such a line is part of the cell)."""
+    lines = io.StringIO(text, newline="").readlines()  # line ends \n, \r\n, \r only (not U+2028 or U+0085)
+    state = {"next": 0, "start": 1, "between": True}
+
+    def feed():
+        while state["next"] < len(lines):
+            ln = lines[state["next"]]
+            state["next"] += 1
+            if state["between"]:
+                if not ln.strip() or ln.lstrip().startswith("#"):
+                    continue
+                state["start"], state["between"] = state["next"], False
+            yield ln
+
+    out = []
+    for cells in csv.reader(feed()):
         if cells and any(c.strip() for c in cells):
-            out.append((start, cells))
-        start = reader.line_num + 1
+            out.append((state["start"], cells))
+        state["between"] = True
     return out
 
 
@@ -265,6 +303,11 @@ def _measured(display: str, cells: dict[str, Cell], column: str, line: int) -> f
     value = cell.value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise InputError([Problem(display, cell.line, cell.column, column, "must be a positive number", value, True)])
+    low, high = MEASURED_RANGE[column]
+    if not low <= value <= high:
+        unit = "s per step" if column == "measured_step_time_s" else "tokens/s per GPU"
+        raise InputError([Problem(display, cell.line, cell.column, column, f"out of the physical range {low:g}-{high:g} "
+                                  f"{unit}: check the value and the column's unit", value, True)])
     return float(value)
 
 
@@ -290,11 +333,16 @@ def read_runs(path: str | Path, catalog: Catalog, display: str | None = None, st
     p = Path(path)
     name = display or str(path)
     if p.suffix.lower() in (".yaml", ".yml"):
+        _read_text(p, name)  # size, encoding and control characters, located (read_yaml reads it again)
         rows, header_line, column = _yaml_cells(name, p)
     else:
         rows, header_line, column = _csv_cells(name, _read_text(p, name))
     if not rows:
         raise _fail(name, header_line, 1, "", "no runs: add one row per measured run under the header")
+    if len(rows) > MAX_RUNS:
+        raise _fail(name, rows[MAX_RUNS][0], 1, "", f"{len(rows):,} runs: calibrate fits at most {MAX_RUNS:,} per file "
+                    "(its time grows with the runs); keep a representative subset, e.g. one stack and GPU per file")
+    rows, duplicates = _unique(rows)
     runs: list[Run] = []
     problems: list[Problem] = []
     for number, (line, cells) in enumerate(rows, start=1):
@@ -304,4 +352,20 @@ def read_runs(path: str | Path, catalog: Catalog, display: str | None = None, st
             problems += exc.problems
     if problems:
         raise InputError(problems)
-    return RunsFile(name, column, runs, header_line)
+    return RunsFile(name, column, runs, header_line, duplicates)
+
+
+def _unique(rows: Rows) -> tuple[Rows, list[tuple[int, int]]]:
+    """The rows with each repeated run (the same fields and measured value; source and note aside) kept once,
+    and (line, line kept) of each repeat: a run counted twice would be its own witness when left out."""
+    seen: dict[tuple, int] = {}
+    out: Rows = []
+    repeats: list[tuple[int, int]] = []
+    for line, cells in rows:
+        key = tuple(sorted((p, repr(c.value)) for p, c in cells.items() if p not in PROVENANCE))
+        if key in seen:
+            repeats.append((line, seen[key]))
+            continue
+        seen[key] = line
+        out.append((line, cells))
+    return out, repeats

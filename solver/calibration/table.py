@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from ..reports.text import safe
+from .numbers import percent
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _pct(x: float) -> str:
-    return f"{x:+.1%}"
+    return percent(x)
 
 
 def _what(run) -> str:
@@ -52,5 +53,7 @@ def print_report(cal: Calibration, out: Console) -> None:
         for k in pidx:
             p = cal.params[k]
             out.print(safe(f"fitted {p.label}: {p.default:.4f} → {cal.outcome.values[k]:.4f} ({len(rows)} runs)"))
-    out.print(f"median |error|: defaults {cal.median('default'):.1%}, fitted {cal.median('fitted'):.1%}, "
-              f"left out {cal.median('loo'):.1%}; worst {cal.worst('default'):.1%} → {cal.worst('loo'):.1%}")
+    left = "left out" if not cal.outcome.linearised else "left out (linearised)"
+    out.print(f"median |error|: defaults {percent(cal.median('default'), sign=False)}, fitted "
+              f"{percent(cal.median('fitted'), sign=False)}, {left} {percent(cal.median('loo'), sign=False)}; "
+              f"worst {percent(cal.worst('default'), sign=False)} → {percent(cal.worst('loo'), sign=False)}")

@@ -5,7 +5,7 @@ import math
 from collections import Counter
 from typing import NamedTuple
 
-from ..costing import compute_units, total_nodes
+from ..costing import compute_units, job_nodes
 from ..deadline import NO_LIMIT, Deadline
 from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS, family
 from ..failures import goodput_in_target
@@ -513,7 +513,7 @@ def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], 
             for dom in per_g_used[g_used]:
                 offered = not ctx.dominated(a, dom, g_used, all_archs)
                 if offered and not offered_before:
-                    out.append(total_nodes(plat, dom, ctx.spares, g_used) - 1)
+                    out.append(job_nodes(plat, dom) - 1)
                 offered_before = offered
     return out
 

@@ -8,7 +8,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import Any, NamedTuple
 
-from ..costing import total_nodes
+from ..costing import job_nodes
 from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS, FabricSpec, family
 from ..failures import inputs_for, point_goodput, spare_rule
 from ..inputs.schema import Catalog, Scenario
@@ -182,10 +182,11 @@ class _Context:
         return known[2]
 
     def nodes_of(self, plat, domains: int, g_used: int) -> int:
-        """`costing.total_nodes` (spares included), once per (platform, domains, G_u) of a build."""
+        """The job's nodes (`costing.job_nodes`: spares excluded; the fabric and its tier count are the job's, the
+        spares take its free ports, fabrics/spares.py), once per (platform, domains, G_u) of a build."""
         key = (plat.id, domains, g_used)
         if key not in self._nodes:
-            self._nodes[key] = total_nodes(plat, domains, self.spares, g_used)
+            self._nodes[key] = job_nodes(plat, domains)
         return self._nodes[key]
 
     def points(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat) -> _Points:
@@ -341,7 +342,8 @@ def _arch_ok(ctx: _Context, points: _Points, j: int, need: float, info: ArchGood
 def _quantile_factor(ctx: _Context, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
     """k_q of a point on `hw` (perf/uncertainty.py: its regime's quantile of the calibration residuals); 1 without
     robustness.quantile."""
-    return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile)
+    return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile,
+                        ctx.wl.model.moe is not None)
 
 
 def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float:

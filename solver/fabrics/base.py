@@ -124,6 +124,7 @@ class FabricConstants:
     # packs several rails into one switch where its ports allow (R rails of one plane each → R groups of 1 plane)
     one_tier_rails: int = 0
     one_tier_planes: int = 0
+    one_tier_one_switch: bool = False  # the fat tree: one tier is one switch holding every rail (SPEC §5.3)
 
     @property
     def rails1(self) -> int:

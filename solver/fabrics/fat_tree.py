@@ -7,9 +7,12 @@ down:up in 3 tiers (the tier above the pods), E = nodes · rails endpoints.
 
 | tiers | fits when | switches |
 |---|---|---|
-| 1 | nodes ≤ k | q = min(rails, ⌊k/nodes⌋) whole rail groups per switch; switches = ⌈rails/q⌉ |
+| 1 | nodes ≤ ⌊k/rails⌋ | one switch holds every rail group (fat tree); rail-only: q = min(rails, ⌊k/nodes⌋) whole rail groups per switch, switches = ⌈rails/q⌉ |
 | 2 | leaves ≤ k | leaves = rails·⌈nodes/k_down⌉; spines = smallest divisor of k_up ≥ ⌈leaves·k_up/k⌉ |
 | 3 | pods ≤ k | pods = ⌈leaves/s_down⌉; spines = pods·k_up; C = smallest divisor of s_up ≥ ⌈pods·s_up/k⌉; cores = k_up·C |
+
+A fat tree's one tier is one switch: one switch per rail (or per few rails) with no spine has no path
+between rails but NVLink, so it is the rail-only network (SPEC §5.3) and is built only as that family.
 
 (s_down, s_up) = split_ports(k, o_pod): (k/2, k/2) when the tier above the pods is non-blocking.
 Uniform striping: every leaf connects to every spine with the same number of links (the number of
@@ -24,7 +27,7 @@ three families share one set of rows in the optimisation model (`milp_block = "t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..integers import divisors, floor_int, is_close_to_one, smallest_divisor_at_least
@@ -56,12 +59,13 @@ def leaves_for(nodes: int, rails: int, k_down: int) -> int:
     return rails * math.ceil(nodes / k_down)
 
 
-def one_tier_switches(nodes: int, rails: int, radix: int) -> int | None:
+def one_tier_switches(nodes: int, rails: int, radix: int, one_switch: bool = False) -> int | None:
     """1 tier: q = min(rails, ⌊k/nodes⌋) whole rail groups per switch; switches = ⌈rails/q⌉.
 
-    None when nodes > k.
+    None when nodes > k, or (`one_switch`: the fat tree, SPEC §5.3) when the rails do not all fit one switch
+    (nodes · rails > k): split over several switches with no spine, the rails would join only through NVLink.
     """
-    if nodes > radix:
+    if nodes > radix or (one_switch and nodes * rails > radix):
         return None
     per_switch = min(rails, radix // nodes)
     return math.ceil(rails / per_switch)
@@ -93,12 +97,12 @@ def max_nodes(radix: int, rails: int, oversubscription: float, tiers: int,
               above_pod_oversubscription: float = 1.0) -> int:
     """Largest node count that fits in `tiers` tiers (0 when none).
 
-    1 tier: k.  2 tiers: ⌊k/rails⌋·k_down (leaves ≤ k).  3 tiers: ⌊k·s_down / rails⌋·k_down
+    1 tier: ⌊k/rails⌋ (one switch holds every rail).  2 tiers: ⌊k/rails⌋·k_down (leaves ≤ k).  3 tiers: ⌊k·s_down / rails⌋·k_down
     (pods ≤ k, each with s_down leaves; s_down = ⌊k/2⌋ non-blocking). With rails = 1 and o = 1
     these are the fat-tree capacities k²/2 and k³/4.
     """
     if tiers == 1:
-        return radix
+        return radix // rails
     k_down, k_up = split_ports(radix, oversubscription)
     if k_up < 1 or k_down < 1:
         return 0
@@ -137,8 +141,8 @@ def _links(nodes: int, rails: int, leaf_spine: int = 0, spine_core: int = 0) -> 
     return {"node_leaf": nodes * rails, "leaf_spine": leaf_spine, "spine_core": spine_core}
 
 
-def _plane_one_tier(nodes: int, rails: int, radix: int, o: float, o_pod: float) -> Plane | None:
-    switches = one_tier_switches(nodes, rails, radix)
+def _plane_one_tier(nodes: int, rails: int, radix: int, o: float, o_pod: float, one_switch: bool = False) -> Plane | None:
+    switches = one_tier_switches(nodes, rails, radix, one_switch)
     if switches is None:
         return None
     return Plane(1, radix, 0, {"leaf": switches, "spine": 0, "core": 0}, _links(nodes, rails))
@@ -175,12 +179,12 @@ _SIZERS = {1: _plane_one_tier, 2: _plane_two_tier, 3: _plane_three_tier}
 
 def size_tree(family: str, nodes: int, rails: int, radix: int, oversubscription: float, tiers: int | None = None, *,
               above_pod_oversubscription: float = 1.0, planes: int = 1, min_tiers: int = 1,
-              max_tiers: int = 3) -> FabricSize | None:
+              max_tiers: int = 3, one_switch: bool = False) -> FabricSize | None:
     """Fewest-tier tree of `planes` identical planes, each for `nodes` plane nodes × `rails` leaf
     groups on radix-k switches; every count is the total over the planes.
 
     `tiers` forces a tier count. None when it does not fit in min_tiers..max_tiers tiers (or the
-    forced count).
+    forced count). `one_switch`: one tier is a single switch holding every rail (the fat tree, SPEC §5.3).
     """
     if nodes < 1 or rails < 1 or radix < 2 or planes < 1:
         raise ValueError(f"need nodes, rails, planes ≥ 1 and radix ≥ 2; got {nodes}, {rails}, {planes}, {radix}")
@@ -189,7 +193,10 @@ def size_tree(family: str, nodes: int, rails: int, radix: int, oversubscription:
     for count in [tiers] if tiers else list(range(min_tiers, max_tiers + 1)):
         if not min_tiers <= count <= max_tiers:
             return None
-        plane = _SIZERS[count](nodes, rails, radix, oversubscription, above_pod_oversubscription)
+        if count == 1:
+            plane = _plane_one_tier(nodes, rails, radix, oversubscription, above_pod_oversubscription, one_switch)
+        else:
+            plane = _SIZERS[count](nodes, rails, radix, oversubscription, above_pod_oversubscription)
         if plane is not None:
             over = 1.0 if count == 1 else float(oversubscription)
             over_pod = float(above_pod_oversubscription) if count == 3 else 1.0
@@ -207,7 +214,7 @@ def size_fabric(nodes: int, rails: int, radix: int, oversubscription: float,
     `tiers` forces a tier count. None when it does not fit in 3 tiers (or in the forced count).
     """
     return size_tree(NAME, nodes, rails, radix, oversubscription, tiers,
-                     above_pod_oversubscription=above_pod_oversubscription)
+                     above_pod_oversubscription=above_pod_oversubscription, one_switch=True)
 
 
 def tree_constants(spec: FabricSpec, *, rails: int, planes: int, node_group: int, min_tiers: int,
@@ -233,9 +240,15 @@ def _times(factor: int, expr: Any) -> Any:
     return expr if factor == 1 else factor * expr
 
 
+def one_tier_groups(f: FabricConstants) -> range:
+    """The rail groups q one switch may take in one tier: every rail (q = rails: the fat tree's one switch),
+    or 1..rails (rail-only packs whole rails where its ports allow)."""
+    return range(f.rails1, f.rails1 + 1) if f.one_tier_one_switch else range(1, f.rails1 + 1)
+
+
 def _one_tier_switches(m: Any, a: int) -> Any:
     r = m.fab[a].rails1
-    return sum(-(-r // q) * m.rail_groups[a, q] for q in range(1, r + 1)) if (a, 1) in m.tier else 0
+    return sum(-(-r // q) * m.rail_groups[a, q] for q in one_tier_groups(m.fab[a])) if (a, 1) in m.tier else 0
 
 
 def _spines2(m: Any, a: int) -> Any:
@@ -258,7 +271,7 @@ def add_variables(m: Any, archs: list[int]) -> None:
     def leaf_bound(a: int, tiers: int) -> int:
         return -(-min(fab[a].cap[tiers], m.node_bound[a]) // max(1, fab[a].node_group * fab[a].k_down))
 
-    m.Q = [(a, q) for a in archs if 1 in used[a] for q in range(1, fab[a].rails1 + 1)]
+    m.Q = [(a, q) for a in archs if 1 in used[a] for q in one_tier_groups(fab[a])]
     m.rail_groups = pyo.Var(m.Q, domain=pyo.Binary)
     m.leaves2 = pyo.Var(archs, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, leaf_bound(a, 2)))
     m.leaves3 = pyo.Var(archs, domain=pyo.NonNegativeIntegers, bounds=lambda _, a: (0, leaf_bound(a, 3)))
@@ -277,9 +290,9 @@ def add_one_tier_ports(m: Any, archs: list[int]) -> None:
 
     fab = m.fab
     A1 = [a for a in archs if (a, 1) in m.tier]
-    m.one_tier_groups = pyo.Constraint(A1, rule=lambda _, a: sum(m.rail_groups[a, q] for q in range(1, fab[a].rails1 + 1)) == m.tier[a, 1])
+    m.one_tier_groups = pyo.Constraint(A1, rule=lambda _, a: sum(m.rail_groups[a, q] for q in one_tier_groups(fab[a])) == m.tier[a, 1])
     m.one_tier_ports = pyo.Constraint(A1, rule=lambda _, a: m.tier_nodes[a, 1] <= sum(
-        fab[a].node_group * (fab[a].k // q) * m.rail_groups[a, q] for q in range(1, fab[a].rails1 + 1)))
+        fab[a].node_group * (fab[a].k // q) * m.rail_groups[a, q] for q in one_tier_groups(fab[a])))
 
 
 def add_two_tier_ports(m: Any, archs: list[int]) -> None:
@@ -335,9 +348,10 @@ def tree_switches(m: Any, a: int) -> dict[str, Any]:
 
 
 def tree_links(m: Any, a: int) -> dict[str, Any]:
-    """links: node_leaf = rails per node·nodes; leaf_spine = P·k_up·rails·leaves; spine_core = P·s_up·k_up·pods."""
+    """links: node_leaf = rails per node·cabled nodes (Σ_t tier_nodes: the job's and the spares packed into its
+    free ports); leaf_spine = P·k_up·rails·leaves; spine_core = P·s_up·k_up·pods."""
     f = m.fab[a]
-    return {"node_leaf": f.nics_per_node * m.nodes[a],
+    return {"node_leaf": f.nics_per_node * sum(m.tier_nodes[b, t] for (b, t) in m.AT if b == a),
             "leaf_spine": _times(f.planes, f.k_up * f.rails * (m.leaves2[a] + m.leaves3[a])),
             "spine_core": _times(f.planes, f.spine_up * f.k_up * m.pods[a])}
 
@@ -358,8 +372,8 @@ class FatTree:
         return size_fabric(nodes, spec.rails, spec.radix, spec.oversubscription, tiers, spec.above_pod_oversubscription)
 
     def constants(self, spec: FabricSpec) -> FabricConstants:
-        return tree_constants(spec, rails=spec.rails, planes=1, node_group=1, min_tiers=self.min_tiers,
-                              max_tiers=self.max_tiers)
+        return replace(tree_constants(spec, rails=spec.rails, planes=1, node_group=1, min_tiers=self.min_tiers,
+                                      max_tiers=self.max_tiers), one_tier_one_switch=True)
 
     def planes(self, spec: FabricSpec) -> int:
         """One fabric joins every rail at the spine."""

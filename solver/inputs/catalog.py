@@ -18,7 +18,7 @@ from .stacks import ANY_GPU
 from .yaml_safe import Document, raise_if, read_yaml, validate
 
 CATALOG_KINDS = ("gpus", "platforms", "nics", "switches", "links", "racks", "stacks", "nic_configurations", "site_lines",
-                 "rentals")
+                 "rentals", "lifecycle", "power_profiles")
 
 
 def default_catalog_path() -> Path:
@@ -226,6 +226,18 @@ def _check_stacks_and_rentals(cat: Catalog, report) -> None:
         if rental.platform not in platforms:
             report("rentals", rental.id, ("platform",),
                    f"no platform with this id in the catalog (known: {', '.join(sorted(platforms)) or 'none'})", rental.platform)
+    parts = {i for kind in ("gpus", "platforms", "nics", "switches", "links", "racks") for i in cat.by_id(kind)}
+    for profile in cat.power_profiles:
+        if profile.gpu not in gpus:
+            report("power_profiles", profile.id, ("gpu",), f"no GPU with this id in the catalog (known: "
+                   f"{', '.join(sorted(gpus)) or 'none'})", profile.gpu)
+        elif profile.gpu_w >= gpus[profile.gpu].tdp_w:
+            report("power_profiles", profile.id, ("gpu_w",), f"a profile lowers the power limit: give less than "
+                   f"the GPU's tdp_w ({gpus[profile.gpu].tdp_w:g} W)", profile.gpu_w)
+    for entry in cat.lifecycle:
+        if entry.id not in parts:
+            report("lifecycle", entry.id, ("id",), "no part or GPU with this id in the catalog: name a platform, NIC, "
+                   "switch, link, rack or GPU", entry.id)
 
 
 def _check_catalog_references(cat: Catalog) -> None:

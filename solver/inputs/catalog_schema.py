@@ -11,10 +11,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from .lifecycle_schema import Lifecycle
 from .nic_configs import NicConfiguration, SiteLine
 from .reliability import CatalogReliability
 from .rentals import Rental
 from .schema_base import Date, Identifier, Strict
+from .site_schema import PowerProfile
 from .stacks import Stack
 
 Fraction = Annotated[float, Field(gt=0, le=1)]
@@ -84,6 +86,8 @@ class Gpu(Strict):
     vendor: str
     bf16_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
     fp8_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
+    fp4_dense_tflops: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    """Dense FP4 (NVFP4/MXFP4) tensor peak, TFLOPS; null = no FP4 tensor cores (4-bit weights run weight-only at the BF16 peak)."""
     hbm_gb: Annotated[float, Field(gt=0, le=1e5)]
     """HBM capacity as NVIDIA states it (the shipping figure): binary gigabytes, so an "80 GB" H100 holds
     81,559 MiB = 85.5·10^9 bytes; the memory model converts it (docs/sources.md §conventions)."""
@@ -144,12 +148,25 @@ class Platform(Priced):
     """True when one unit ships as its own rack (NVL72): no compute rack is bought for it."""
     includes_scaleout_nics: bool
     """True when the unit price includes its scale-out NICs."""
-    hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 6.0
-    """HBM kept free for the CUDA context, NCCL buffers and fragmentation, GB."""
+    hbm_reserve_gb: Annotated[float, Field(ge=0, le=1e4)] = 4.0
+    """HBM kept free for the CUDA context, NCCL buffers and fragmentation, GB (estimate, issue 41: an 80 GB H100
+    shows PyTorch 79.11 GiB of its 80 GiB, and 1.5–2 GiB of that is outside PyTorch's allocator; docs/model.md)."""
     alltoall_efficiency: Fraction | None = None
     """Effective fraction of nvlink_gbyte_s that the expert-parallel all-to-all reaches inside the NVLink
     domain (measured dispatch bandwidth, docs/sources.md [M15][M16]); null = nvlink_efficiency."""
     alltoall_efficiency_source: str | None = None
+    scaleup_fabric: Literal["nvlink", "infinity_fabric", "pcie"] = "nvlink"
+    """The path that joins the GPUs of one domain: `nvlink` (NVSwitch or NVLink bridges), `infinity_fabric` (AMD's
+    xGMI mesh) or `pcie` (GPU to GPU through PCIe switches or the CPU). `nvlink_gbyte_s` and `nvlink_efficiency`
+    are that path's per-GPU per-direction bandwidth and its measured fraction, whatever the fabric."""
+    scaleup_latency_us: Annotated[float, Field(ge=0, le=1e4)] | None = None
+    """α per ring step over the scale-up path, µs; null = NCCL's NVLink step (3.4 µs, docs/sources.md [N1])."""
+    scaleup_source: str | None = None
+    """Where the scale-up bandwidth, efficiency and latency come from (PCIe and Infinity Fabric platforms)."""
+    sustained_power_fraction: Fraction | None = None
+    """Average draw of one unit in sustained training ÷ unit_power_kw (a site's provisioned MW and power cap use
+    it; racks and PDUs keep unit_power_kw); null = 1, provision at unit_power_kw (docs/site.md)."""
+    sustained_power_source: str | None = None
     source: str = Field(min_length=1)
 
     def domain_sizes(self, pinned: int | None = None) -> list[int]:
@@ -165,7 +182,8 @@ class Platform(Priced):
         if self.gpus_per_node * self.nodes_per_domain != self.gpus_per_domain:
             raise ValueError(
                 f"gpus_per_node × nodes_per_domain = {self.gpus_per_node} × {self.nodes_per_domain}"
-                f" must equal gpus_per_domain = {self.gpus_per_domain}"
+                f" must equal gpus_per_domain = {self.gpus_per_domain} (a scale-up domain is whole nodes: a domain"
+                " smaller than a node, e.g. NVLink-bridged pairs inside an 8-GPU PCIe server, is not modelled)"
             )
         return self
 
@@ -327,6 +345,10 @@ class Catalog(Strict):
     """Storage, management, cooling-plant and installation lines by reference architecture (SPEC §5.2)."""
     rentals: list[Rental] = []
     """Rental offers (cloud, colocation): renting the same GPU-hours next to owning (solver/rentals.py)."""
+    lifecycle: list[Lifecycle] = []
+    power_profiles: list[PowerProfile] = []
+    """GPU power limits with the throughput they keep (a decision of `site:` scenarios, SPEC §6.3)."""
+    """Orderable windows and price trends per part id or GPU id (solver/plan/lifecycle.py, SPEC §6.3)."""
     facility: Facility | None = None
     stacks: list[Stack] = []
     """Software-stack profiles (SPEC §4.8, solver/inputs/stacks.py); `workload.stack` names one."""

@@ -35,6 +35,9 @@ class NicConfiguration(Strict):
     and NVL72); false ones are only in the design space when constraints.nic_configurations opens them."""
     source: str = Field(min_length=1)
     """Where the configuration is documented (docs/sources.md [n])."""
+    node_end_links_per_module: Annotated[int, Field(ge=1, le=2)] = 1
+    """NIC links one node-end optical module serves: 2 where the node's cages are twin-port OSFP serving two
+    NICs each (DGX H100/B200: 4 cages → 8 ConnectX-7), which then take the switch end's twin-port module."""
 
     @model_validator(mode="after")
     def _installed(self) -> NicConfiguration:
@@ -55,7 +58,8 @@ class NicConfiguration(Strict):
 class SiteLine(Strict):
     """A cost line outside the compute fabric, sized per scalable unit, per compute unit or per node
     from a reference architecture: quantity = per_count · ⌈nodes / nodes_per_scalable_unit⌉ (per
-    `scalable_unit`), per_count · units (per `unit`, spares included) or per_count · nodes (per `node`)."""
+    `scalable_unit`), per_count · units (per `unit`, spares included), per_count · nodes (per `node`) or
+    per_count once per design (per `cluster`: fabric managers, head and management servers)."""
 
     id: Identifier
     name: str
@@ -64,7 +68,9 @@ class SiteLine(Strict):
     plant) or installation."""
     platforms: list[Identifier] = Field(min_length=1)
     """Ids of the platforms the line applies to."""
-    per: Literal["scalable_unit", "unit", "node"]
+    per: Literal["scalable_unit", "unit", "node", "cluster"]
+    fabrics: list[Literal["infiniband", "ethernet"]] | None = None
+    """Only for designs whose compute fabric is one of these (null: every design), e.g. UFM for InfiniBand."""
     nodes_per_scalable_unit: PosInt | None = None
     """Nodes (servers or compute trays) of one scalable unit of the reference architecture (per: scalable_unit)."""
     per_count: Annotated[int, Field(ge=1, le=100000)]

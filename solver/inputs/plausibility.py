@@ -58,7 +58,7 @@ def plausibility_warnings(ls: LoadedScenario) -> list[str]:
     if sc.tco.usd_per_kwh is not None and sc.tco.usd_per_kwh > USD_PER_KWH_MAX:
         warn(("tco", "usd_per_kwh"), f"${sc.tco.usd_per_kwh:g} per kWh is unusual: the value is in dollars per kWh "
              "(8 cents is 0.08)")
-    if sc.objective != "fastest" and t.step_time_s is None:
+    if sc.objective != "fastest" and t.step_time_s is None and sc.workload.kind == "training":
         step = sc.target_step_time_s()
         if not STEP_TIME_S[0] <= step <= STEP_TIME_S[1]:
             warn(("target",), f"train_tokens and train_days ask for {step:.3g} s per step, which is unusual: check "

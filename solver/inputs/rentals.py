@@ -41,3 +41,7 @@ class Rental(Strict):
     """Date of the price: YYYY, YYYY-MM or YYYY-MM-DD."""
     price_is_estimate: bool = False
     """True when the price is an estimate (a secondary source, a conversion or own arithmetic)."""
+    max_gpus: PosInt | None = None
+    """The largest block the provider rents in one order, GPUs (None: solver/rentals.DEFAULT_MAX_GPUS)."""
+    max_gpus_source: str = ""
+    """Where `max_gpus` comes from."""

@@ -85,6 +85,11 @@ def _check_stack(doc: Document, sc: Scenario, c: Catalog) -> None:
         doc.problems.append(doc.problem(("workload", "stack"), _unknown("stacks", sc.workload.stack, known)
                                         + "; a catalog's `stacks:` list defines them (docs/model.md \"Stacks\")",
                                         sc.workload.stack))
+    elif getattr(stack_of(c, sc.workload.stack), "kind", "training") != sc.workload.kind:
+        have = [k for k, v in c.by_id("stacks").items() if getattr(v, "kind", "training") == sc.workload.kind]
+        doc.problems.append(doc.problem(("workload", "stack"), f"stack {sc.workload.stack!r} is a "
+                                        f"{stack_of(c, sc.workload.stack).kind} stack but workload.kind is "  # type: ignore[union-attr]
+                                        f"{sc.workload.kind}: name one of {sorted(have)}", sc.workload.stack))
 
 
 def _check_pins_on_platform(doc: Document, pin: Pin, plat: Platform) -> None:

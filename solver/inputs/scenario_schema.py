@@ -13,8 +13,11 @@ from pydantic import Field, field_validator, model_validator
 
 from .catalog_schema import FabricFamilyName, Fraction, Positive
 from .nic_configs import CapexScope, NicConfigChoice
+from .ownership_schema import Ownership
 from .reliability import ScenarioReliability
 from .schema_base import Date, Identifier, PosInt, Strict
+from .serving_schema import PoolPin, Serving
+from .site_schema import Site
 from .workload_schema import TransformerShape, Workload
 
 
@@ -168,6 +171,14 @@ class Pin(Strict):
     """Expert parallelism (Mixture-of-Experts only)."""
     etp: PosInt | None = None
     """Expert tensor parallelism (Mixture-of-Experts only)."""
+    concurrency: PosInt | None = None
+    """Serving (kind: inference): sequences a replica decodes together, aggregated pool."""
+    replicas: PosInt | None = None
+    """Serving: replicas of the aggregated pool."""
+    prefill: PoolPin | None = None
+    """Serving: the prefill pool of a disaggregated fleet ({platform, tp, pp, ep, concurrency, replicas})."""
+    decode: PoolPin | None = None
+    """Serving: the decode pool of a disaggregated fleet."""
 
 
 class SweepRange(Strict):
@@ -313,6 +324,9 @@ class Plan(Strict):
     architectures: Literal["keep_one", "allow_second"] = "keep_one"
     """keep_one: every period's job runs on one architecture that grows; allow_second: the jobs may move
     once to a second, newly built architecture (the first cluster stays, available for other work)."""
+    resale_fraction: Annotated[float, Field(ge=0, lt=1)] | None = None
+    """Retire and resell (issue 43b): each cluster's hardware is sold at the end of the last period it runs the
+    jobs, at this fraction of its catalog price × that period's price factor (solver/plan/resale.py); null: kept."""
 
     @property
     def count(self) -> int:
@@ -353,6 +367,12 @@ class Scenario(Strict):
     """A multi-period purchase plan (`fabricplan plan`); solve and sweep ignore it."""
     reliability: ScenarioReliability = ScenarioReliability()
     """Checkpoints, restarts and hot spares (goodput, SPEC §6.2)."""
+    ownership: Ownership = Ownership()
+    """What owning costs beyond the purchase and the energy (life, residual, colocation, support, staff, financing)."""
+    site: Site | None = None
+    """A power-first site (phases of MW, cooling types, headroom): `solve` chooses the cooling and the GPU power profile."""
+    serving: Serving | None = None
+    """The serving fleet's traffic and latency targets (workload.kind: inference only, SPEC §4.9)."""
     price_max_age_months: Annotated[float, Field(gt=0, le=1200)] = 12.0
     """A warning names every part of a ranked design whose catalog price_date is older than this many months
     (a year-only date counts from its year's end); check those prices before ordering (issue 45)."""
@@ -364,12 +384,40 @@ class Scenario(Strict):
 
     @model_validator(mode="after")
     def _target_or_fastest(self) -> Scenario:
+        if (self.workload.kind == "inference") != (self.serving is not None):
+            raise ValueError("workload.kind: inference needs the `serving:` block, and `serving:` needs "
+                             "workload.kind: inference")
+        if self.serving is not None:
+            return self._serving_mission()
+        if self.pin.concurrency or self.pin.replicas or self.pin.prefill or self.pin.decode:
+            raise ValueError("pin: concurrency, replicas, prefill and decode apply to serving (workload.kind: inference)")
         if not self.target.given and self.objective != "fastest":
             raise ValueError("target: give step_time_s, or train_tokens with train_days (only objective: fastest "
                              "may leave the target out)")
+        if self.objective == "fastest" and self.site is None and \
+                not any(getattr(self.constraints, cap) is not None for cap in CAPS):
+            raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
+                             "facility_power_kw, max_gpus or max_racks")
+        return self
+
+    def _serving_mission(self) -> Scenario:
+        if self.target.given:
+            raise ValueError("a serving fleet's targets are serving.slo and serving.traffic: leave `target:` out")
+        if (self.pin.prefill is not None or self.pin.decode is not None) and any(
+                getattr(self.pin, k) is not None for k in ("platform", "tp", "pp", "ep", "concurrency", "replicas")):
+            raise ValueError("pin either the aggregated pool ({platform, tp, pp, ep, concurrency, replicas}) or "
+                             "`prefill:` and `decode:`, not both")
         if self.objective == "fastest" and not any(getattr(self.constraints, cap) is not None for cap in CAPS):
             raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
                              "facility_power_kw, max_gpus or max_racks")
+        split = self.pin.prefill is not None or self.pin.decode is not None
+        pooled = any(getattr(self.pin, k) is not None for k in ("tp", "pp", "ep", "concurrency", "replicas"))
+        assert self.serving is not None
+        if split and self.serving.disaggregation == "off":
+            raise ValueError("pin.prefill/pin.decode describe a disaggregated fleet but serving.disaggregation is off")
+        if pooled and self.serving.disaggregation == "on":
+            raise ValueError("pin {tp, pp, ep, concurrency, replicas} describes the aggregated pool but "
+                             "serving.disaggregation is on: pin prefill: and decode: instead")
         return self
 
     def train_steps(self) -> int | None:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .schema_base import INPUT_CONFIG, Described
+from .serving_stacks import ServingProfile
 
 StackIdentifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
 Share = Annotated[float, Field(ge=0, le=1)]
@@ -74,6 +75,11 @@ class Stack(_Strict):
     id: StackIdentifier
     name: str = Field(min_length=1)
     description: str = ""
+    kind: Literal["training", "inference"] = "training"
+    """`training` (SPEC §4.8) or `inference`: a serving stack whose `serving:` block the replica model reads
+    (SPEC §4.9, solver/inputs/serving_stacks.py)."""
+    serving: ServingProfile | None = None
+    """The serving efficiencies (required when kind is inference)."""
     tp_overlap: Share = 0.0
     """ψ on GPUs no `gpus` entry gives one: the share of the linear-GEMM time that hides TP communication."""
     dp_overlap: Share = 1.0
@@ -87,12 +93,22 @@ class Stack(_Strict):
     """Default `workload.grad_reduce_dtype`."""
     optimizer: Literal["replicated", "distributed", "fsdp"] = "distributed"
     """Default `workload.optimizer` (fsdp stacks shard everything)."""
+    selective_policy: Literal["attention", "op"] = "attention"
+    """Default `workload.selective_policy`: what the stack's `selective` recompute keeps (torchtitan: `op`)."""
     expert_dispatch: StackDispatch = StackDispatch()
     """Default MoE dispatcher and all-to-all overlap."""
     gpus: list[StackGpu] = []
     """Per-GPU tuning; a GPU no entry names (and no `any` entry) runs at its own compute_model, ψ = tp_overlap."""
     source: str = Field(min_length=1)
     """Where the profile comes from (docs/sources.md, docs/model.md "Stacks")."""
+
+    @model_validator(mode="after")
+    def _serving_with_kind(self) -> Stack:
+        if self.kind == "inference" and self.serving is None:
+            raise ValueError("a stack of kind inference needs its `serving:` block (solver/inputs/serving_stacks.py)")
+        if self.kind == "training" and self.serving is not None:
+            raise ValueError("`serving:` belongs to a stack of kind inference: add `kind: inference`")
+        return self
 
     def tuning(self, gpu_id: str) -> StackGpu | None:
         """The entry naming this GPU, else the `any` entry, else None."""
@@ -119,7 +135,7 @@ def stack_of(catalog: Any, stack_id: str) -> Stack | None:
 def _workload_defaults(workload: Any, stack: Stack) -> dict:
     given = workload.model_fields_set
     update: dict[str, Any] = {}
-    for name in ("grad_reduce_dtype", "optimizer"):
+    for name in ("grad_reduce_dtype", "optimizer", "selective_policy"):
         if name not in given:
             update[name] = getattr(stack, name)
     dispatch = workload.expert_dispatch

@@ -13,6 +13,9 @@ from .model_presets import default_batch, expand_model
 from .schema_base import Identifier, Strict
 from .stacks import DEFAULT_STACK
 
+DEFAULT_SERVING_STACK = "trtllm"
+"""The stack a `kind: inference` workload runs on when it names none."""
+
 
 class MlaShape(Strict):
     """Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2); Megatron-LM argument names in comments."""
@@ -175,14 +178,19 @@ class ExpertDispatch(Strict):
 
 
 class Workload(Strict):
+    kind: Literal["training", "inference"] = "training"
+    """`training` (a step time to meet, SPEC §4) or `inference` (a serving fleet: the scenario's `serving:` block,
+    SPEC §4.9; global_batch_size is then unused)."""
     model: TransformerShape
     stack: Identifier = DEFAULT_STACK
     """The software stack (an id of the catalog's `stacks:`, SPEC §4.8): its profile sets the GEMM and attention
     efficiency factors, the TP-overlap share and the defaults of the fields below that the scenario leaves out."""
     global_batch_size: Annotated[int, Field(ge=1, le=100_000_000)]  # B, sequences per step
     """B, sequences per optimizer step."""
-    precision: Literal["bf16", "fp8"] = "bf16"
-    """GEMM precision: `bf16` or `fp8` (activations are communicated in bf16)."""
+    precision: Literal["bf16", "fp8", "fp4"] = "bf16"
+    """GEMM precision: `bf16` or `fp8` (activations are communicated in bf16); `fp4` serves only (kind: inference)."""
+    kv_cache_dtype: Literal["bf16", "fp8", "fp4"] | None = None
+    """kind: inference only: the KV cache's element type (null = bf16 with bf16 weights, else fp8)."""
     activation_recompute: Literal["none", "selective", "full"] = "selective"
     """`none`, `selective` (attention core) or `full` (every layer's forward again)."""
     optimizer: Literal["replicated", "distributed", "fsdp"] = "distributed"
@@ -192,6 +200,10 @@ class Workload(Strict):
     grad_reduce_dtype: Literal["fp32", "bf16"] = "fp32"
     """Gradient reduce-scatter / all-reduce wire type and main-grad type: `fp32` (Megatron-LM's default) or
     `bf16` (the NeMo/Megatron-Bridge performance recipes)."""
+    selective_policy: Literal["attention", "op"] = "attention"
+    """What `selective` recompute keeps in a dense model: `attention` (Megatron: only the attention core is
+    recomputed) or `op` (torchtitan's per-op selective checkpointing: the layer input, the attention output and
+    every other matmul output kept, the rest recomputed); the stack's default when not given (issue 41)."""
     fp8_param_gather: bool = False
     """All-gather parameters in FP8 (1 byte) instead of BF16; only with `precision: fp8`."""
     fsdp_reshard_after_forward: bool = True
@@ -234,6 +246,21 @@ class Workload(Strict):
         out["assumptions"] = tuple(notes)
         return out
 
+
+    @model_validator(mode="before")
+    @classmethod
+    def _serving_batch(cls, data):
+        # a serving workload has no optimizer step: global_batch_size is unused and defaults to 1,
+        # and its stack defaults to the serving stack trtllm (a training stack cannot serve)
+        if isinstance(data, dict) and data.get("kind") == "inference":
+            return {"global_batch_size": 1, "stack": DEFAULT_SERVING_STACK, **data}
+        return data
+
+    @model_validator(mode="after")
+    def _serving_only(self) -> Workload:
+        if self.kind == "training" and (self.precision == "fp4" or self.kv_cache_dtype is not None):
+            raise ValueError("precision: fp4 and kv_cache_dtype apply to serving (workload.kind: inference)")
+        return self
 
     @model_validator(mode="after")
     def _fp8_gather(self) -> Workload:

@@ -14,6 +14,7 @@ from ..design_space import Architecture, DesignSpace, allowed_tiers, dominated_b
 from ..errors import CatalogCannotBuild, InputError, Problem
 from ..fabrics import POD_TIERS, TIER_COUNTS, FabricConstants, family
 from ..fabrics.links import facility_of
+from ..fabrics.spares import pack_spares
 from ..failures import Inputs, SpareRule, inputs_for, spare_rule
 from ..failures import point_goodput as failures_point_goodput
 from ..inputs.catalog import provenance
@@ -136,14 +137,16 @@ def finite_target_s(space: DesignSpace) -> float:
 
 def points(data: ModelData) -> dict:
     """Every (shape i, d index j, architecture a) that can be built: its job domains, spare units,
-    nodes (spares included) and tier count — the fewest tiers that hold the nodes (the pinned count
-    when `pin.tiers`), which must be a tier count the architecture allows (`ArchData.tiers`)."""
+    nodes (spares included), tier count — the fewest tiers that hold the job's nodes (the pinned count
+    when `pin.tiers`), which must be a tier count the architecture allows (`ArchData.tiers`) — and the
+    nodes cabled to its fabric (the job's and the spares packed into its free ports, fabrics/spares.py)."""
     plats = data.space.catalog.by_id("platforms")
     by_perf: dict = {}
     for a, ad in enumerate(data.archs):
         by_perf.setdefault(ad.arch.perf, []).append(a)
     out = {}
     dominated: dict[tuple, bool] = {}  # (a, domains, G_u) → dominated_by_fat_tree: shapes share their domain counts
+    specs: dict = {}  # a → its FabricSpec
 
     def is_dominated(a: int, dom: int, g_used: int) -> bool:
         key = (a, dom, g_used)
@@ -157,23 +160,27 @@ def points(data: ModelData) -> dict:
         for j, dom in enumerate(s.domains):
             units = costing.compute_units(plat, dom)
             spares = costing.spare_units_for(plat, dom, data.spares, s.gpus_per_domain_used)
-            nodes = (units + spares) * costing.nodes_per_unit(plat)
+            npu = costing.nodes_per_unit(plat)
+            nodes, job = (units + spares) * npu, units * npu
             for a in [b for p in s.perfs for b in by_perf.get(p, [])]:
                 if (i, j, a) in data.over_caps:
                     continue
                 ad = data.archs[a]
-                fits = [t for t in TIER_COUNTS if nodes <= ad.fab.cap[t]]
+                fits = [t for t in TIER_COUNTS if job <= ad.fab.cap[t]]
                 tiers = data.pin_tiers if data.pin_tiers is not None else (fits[0] if fits else None)
                 # the dominance is judged on the point's own spares (G_u decides the in-domain ones), as the
                 # design space's offer thresholds and the enumeration (optimize/oracle.py) judge it
                 if tiers in ad.tiers and tiers in fits and not is_dominated(a, dom, s.gpus_per_domain_used):
-                    out[(i, j, a)] = (dom, spares, nodes, tiers)
+                    if a not in specs:
+                        specs[a] = fabric_spec_of(data.space.catalog, ad.arch)
+                    _, cabled = pack_spares(ad.arch.fabric, specs[a], job, spares, npu, tiers)
+                    out[(i, j, a)] = (dom, spares, nodes, tiers, job + cabled * npu)
     return out
 
 
 def point_goodput(data: ModelData, i: int, j: int, a: int, nodes: int, tiers: int) -> float:
     """g[s,j,a]: the goodput the step-time rows scale the target by (1 when the target does not use it):
-    the architecture's fabric sized for the point's nodes on its tier count (`failures.point_goodput`)."""
+    the architecture's fabric sized for the point's job nodes on its tier count (`failures.point_goodput`)."""
     if data.goodput is None:
         return 1.0
     s, ad = data.space.shapes[i], data.archs[a]

@@ -170,6 +170,9 @@ def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
     else:
         out.text += (f"the fastest allowed layout reaches {space.fastest[0]:.3g} s ({space.fastest[1]}) but no design "
                      f"within the caps{_caps_text(space)} was found")
+    if in_target and fastest is not None and fastest.reliability is not None and fastest.perf.step_time_s <= target:
+        out.text += _goodput_limit(fastest, target)
+        return out
     if sc.constraints.max_gpus:
         needed = _gpus_needed_without_cap(space, deadline)
         if needed:
@@ -185,6 +188,20 @@ def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
         return out
     out.text += "; relax the target, allow more GPUs, or allow faster platforms, more rails or other layouts"
     return out
+
+
+def _goodput_limit(design: Design, target: float) -> str:
+    """The fastest design meets the target per step but not per step ÷ goodput: the goodput is the limit (issue 44:
+    a goodput of ≈ 0 was explained as the batch, "raise global_batch_size")."""
+    rel = design.reliability
+    assert rel is not None
+    effective = f"{design.perf.step_time_s / rel.goodput:.3g} s" if rel.goodput > 0 else "unbounded"
+    mtbf = f"{rel.job_mtbf_h:.3g} h" if math.isfinite(rel.job_mtbf_h) else "no failures"
+    return (f"; the goodput is the limit: {design.perf.step_time_s:.3g} s per step is within the {target:.3g} s target, "
+            f"but the design's goodput is {rel.goodput:.1%} (a checkpoint takes {rel.checkpoint_write_s:.3g} s to write, "
+            f"a restart {rel.restart_min:.3g} min, job MTBF {mtbf}), so step ÷ goodput is {effective}; raise the "
+            "checkpoint write bandwidth (reliability.checkpoint_write_gbyte_s), shorten reliability.restart_min, or give "
+            "the goodput you expect as target.goodput")
 
 
 def _caps_text(space: DesignSpace) -> str:

@@ -48,6 +48,7 @@ from . import model as milp
 from .data import MUSD, ModelData, model_data, unbuildable_error, with_pod_tiers
 from .highs import HighsAdapter, SolveOutcome
 from .ranking import SAME_SPEED_REL, _design_of, _prune_by_bounds, _prune_points_over_caps, same_speed
+from .ties import faster_at_equal_cost
 
 FRONTIER_REL = 1e-6  # a point must be this much faster (relative) than the last one (module docstring)
 CENT_MUSD = 0.01 * MUSD  # cost ties: designs within a cent of the cheapest are equally cheap
@@ -377,6 +378,8 @@ def next_faster(result: SolveResult, scenario: LoadedScenario, catalog: Catalog,
         fm = FrontierModel(lowered_target(sc, lowered_s), catalog, Deadline(time_limit_s), prune="dominated",
                            memo=result.space_memo, seed=_faster_ranked(result, lowered_s))
         design, how, _ = fm.cheapest_faster(None)
+        if design is not None:  # the lowered space keeps one layout per cost: of that cost, the fastest layout
+            design = faster_at_equal_cost(fm.space, design)
     else:
         fm = FrontierModel(scenario, catalog, Deadline(time_limit_s), memo=result.space_memo)
         design, how, _ = fm.cheapest_faster(first.perf.step_time_s)

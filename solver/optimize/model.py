@@ -65,7 +65,7 @@ def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
     m.point = points(data)  # (i, j, a) -> (domains, spare units, nodes, tiers) of that point
     m.SJA = sorted(m.point)
     m.S = sorted({i for i, _, _ in m.SJA})
-    m.AT = sorted({(a, t) for (_, _, a), (_, _, _, t) in m.point.items()})  # tier counts some point uses
+    m.AT = sorted({(a, t) for (_, _, a), (_, _, _, t, _) in m.point.items()})  # tier counts some point uses
     # exposure variables per (shape, condition, class) only where d still varies; with one d it is a constant
     m.SE = [(i, c, e) for i in m.S if len(shapes[i].d_values) > 1 for c, cond in enumerate(shapes[i].conditions)
             for e in range(len(cond.exposures))]
@@ -97,7 +97,8 @@ def add_sets_and_variables(m: Any, data: ModelData, soft_caps: bool) -> None:
     m.d = {i: 0 for i in m.S}
     m.yj = {}  # (i, j) -> Σ_a w[i,j,a]: shape i runs with its j-th d
     # g[s,j,a]: goodput of each point when the target applies to step ÷ goodput (else 1)
-    m.goodput = {(i, j, a): point_goodput(data, i, j, a, nodes, tiers) for (i, j, a), (_, _, nodes, tiers) in m.point.items()}
+    m.goodput = {(i, j, a): point_goodput(data, i, j, a, data.archs[a].nodes_per_unit * data.archs[a].units_per_domain * dom,
+                                          tiers) for (i, j, a), (dom, _, _, tiers, _) in m.point.items()}
     m.d_good = {i: 0 for i in m.S}  # Σ g_sja·D_sj·w[s,j,a]: the target's side of the step-time rows
     for (i, j, a) in m.SJA:
         m.y[i] += m.w[i, j, a]
@@ -231,7 +232,7 @@ def add_memory_fit(m: Any) -> None:
 def add_whole_domains(m: Any) -> None:
     """whole_domains[a]: domains[a] = Σ_{s,j} dom_sj·w[s,j,a], dom = t·c·p·d / G_u whole NVLink domains."""
     rows: dict = {a: 0 for a in m.A}
-    for (i, j, a), (dom, _, _, _) in m.point.items():
+    for (i, j, a), (dom, _, _, _, _) in m.point.items():
         rows[a] += dom * m.w[i, j, a]
     m.whole_domains = pyo.Constraint(m.A, rule=lambda _, a: m.domains[a] == rows[a])
 
@@ -239,33 +240,35 @@ def add_whole_domains(m: Any) -> None:
 def add_spares(m: Any) -> None:
     """spares[a]: spare_units[a] = Σ_{s,j} spares_sj·w[s,j,a], spares_sj = max(⌈f_spare·units_sj⌉, the
     availability rule's spare units at the point's domains and G_u) (costing.spare_units_for)."""
-    if all(spares == 0 for (_, spares, _, _) in m.point.values()):
+    if all(spares == 0 for (_, spares, _, _, _) in m.point.values()):
         m.spare_units.fix(0)
         return
     rows: dict = {a: 0 for a in m.A}
-    for (i, j, a), (_, spares, _, _) in m.point.items():
+    for (i, j, a), (_, spares, _, _, _) in m.point.items():
         rows[a] += spares * m.w[i, j, a]
     m.spares = pyo.Constraint(m.A, rule=lambda _, a: m.spare_units[a] == rows[a])
 
 
 def add_tier_choice(m: Any) -> None:
     """point_tier[a,t]: tier[a,t] = Σ w over the points of a whose fewest tier count is t;
-    point_tier_nodes[a,t]: tier_nodes[a,t] = Σ nodes_sj·w over those points;
-    tier_choice[a]: Σ_t tier[a,t] = x[a]; tier_nodes_sum[a]: Σ_t tier_nodes[a,t] = nodes[a];
+    point_tier_nodes[a,t]: tier_nodes[a,t] = Σ cabled_sj·w over those points (the job's nodes and the spares
+    packed into its fabric's free ports, fabrics/spares.py);
+    tier_choice[a]: Σ_t tier[a,t] = x[a]; tier_nodes_sum[a]: Σ_t tier_nodes[a,t] ≤ nodes[a] (spares that do
+    not fit the job's leaf groups are bought, not cabled);
     tier_capacity[a,t]: tier_nodes[a,t] ≤ cap_t·tier[a,t]; fewest_tiers[a,t]: tier_nodes[a,t] ≥
     (cap_{t−1} + 1)·tier[a,t] — a tier count is used only when the one below cannot hold the nodes."""
     archs = m.data.archs
     tier_rows: dict = {at: 0 for at in m.AT}
     node_rows: dict = {at: 0 for at in m.AT}
-    for (i, j, a), (_, _, nodes, t) in m.point.items():
+    for (i, j, a), (_, _, _, t, cabled) in m.point.items():
         tier_rows[a, t] += m.w[i, j, a]
-        node_rows[a, t] += nodes * m.w[i, j, a]
+        node_rows[a, t] += cabled * m.w[i, j, a]
     # the tier count and its nodes follow from the chosen point (disaggregated: tight relaxation)
     m.point_tier = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier[a, t] == tier_rows[a, t])
     m.point_tier_nodes = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier_nodes[a, t] == node_rows[a, t])
     used = {a: [t for (b, t) in m.AT if b == a] for a in m.A}
     m.tier_choice = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier[a, t] for t in used[a]) == m.x[a])
-    m.tier_nodes_sum = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier_nodes[a, t] for t in used[a]) == m.nodes[a])
+    m.tier_nodes_sum = pyo.Constraint(m.A, rule=lambda _, a: sum(m.tier_nodes[a, t] for t in used[a]) <= m.nodes[a])
     m.tier_capacity = pyo.Constraint(m.AT, rule=lambda _, a, t: m.tier_nodes[a, t] <= archs[a].fab.cap[t] * m.tier[a, t])
 
     def fewest(_, a, t):
@@ -357,19 +360,19 @@ def quantities(m: Any, a: int) -> costing.Quantities:
 
 
 def site_counts(m: Any, a: int) -> dict[str, Any]:
-    """site[a,line] = Σ_{s,j} site_count(line, units_sj + spares_sj, nodes_sj)·w[s,j,a]: the site lines
+    """site[a,line] = Σ_{s,j} site_count(line, units_sj + spares_sj, nodes_sj, cabled_sj)·w[s,j,a]: the site lines
     (storage, management, cooling, installation; costing_facility.py) of the chosen point, exact (the
     counts are step functions of the point's nodes, one binary per point)."""
     ad = m.data.archs[a]
     out: dict[str, Any] = {line.id: 0 for line in ad.parts.site}
     if not out:
         return out
-    for (i, j, b), (dom, spares, nodes, _) in m.point.items():
+    for (i, j, b), (dom, spares, nodes, _, cabled) in m.point.items():
         if b != a:
             continue
         units = ad.units_per_domain * dom + spares
         for line in ad.parts.site:
-            out[line.id] += costing.site_count(line, units, nodes) * m.w[i, j, a]
+            out[line.id] += costing.site_count(line, units, nodes, cabled) * m.w[i, j, a]
     return out
 
 

@@ -33,7 +33,7 @@ def enumerate_designs(scenario: Scenario, catalog: Catalog, target_step_time_s: 
                         continue
                     perf = performance(wl, lay, hw, overlap)
                     k = point_factor(wl.stack, hw.gpu_id, wl.precision, perf.compute_s + perf.bubble_s,
-                                     perf.step_time_s, rob.quantile)
+                                     perf.step_time_s, rob.quantile, wl.model.moe is not None)
                     if not perf.fits_memory or not meets_target(perf, target, rob.compute_slowdown,
                                                                 rob.bandwidth_derate, k):
                         continue

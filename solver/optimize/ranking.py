@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from .. import costing
 from ..deadline import NO_LIMIT, Deadline
-from ..design_space import Architecture, DesignSpace, allowed_tiers
+from ..design_space import DesignSpace
 from ..errors import ConsistencyError
-from ..perf.layout import Layout, LayoutShape, dp_candidates, placement_problem
-from ..results import Design, make_design, within_caps
+from ..results import Design, make_design
 from . import model as milp
 from .data import MUSD, ModelData, model_data, points, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
+from .ties import admissible_design, faster_at_equal_cost  # noqa: F401 - admissible_design: re-exported
 
 SAME_SPEED_REL = 1e-9  # `fastest`: step times within this relative distance are equally fast (then cheapest wins)
 
@@ -148,7 +148,7 @@ def _solve_loop(space: DesignSpace, data: ModelData, model, adapter: HighsAdapte
             remaining = deadline.remaining_s()
             choice = _fastest_as_cheap(model, adapter, choice, index, None if remaining is None else max(0.05, remaining))
         design = _design_of(space, data, choice, proven=outcome.status == "optimal")
-        search.designs.append(design if data.objective == "fastest" else _faster_at_equal_cost(space, design, distinct_by))
+        search.designs.append(design if data.objective == "fastest" else faster_at_equal_cost(space, design, distinct_by))
         milp.add_no_good(model, choice, distinct_by, index)
         if progress:
             progress(index + 1, k)
@@ -235,7 +235,7 @@ def _prune_points_over_caps(data: ModelData) -> ModelData:
         return data
     over = set()
     breaks: dict[tuple[int, int, int, int], bool] = {}  # (architecture, domains, spares, nodes) -> over a cap
-    for (i, j, a), (dom, spares, nodes, _) in points(data).items():
+    for (i, j, a), (dom, spares, nodes, _, _) in points(data).items():
         key = (a, dom, spares, nodes)  # G_u decides the in-domain spares, so domains alone do not fix the nodes
         if key not in breaks:
             ad = data.archs[a]
@@ -294,7 +294,7 @@ def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: s
     """
     lb: dict = {}
     cheapest: dict = {}
-    for (i, j, a), (dom, spares, nodes, _) in points(data).items():
+    for (i, j, a), (dom, spares, nodes, _, _) in points(data).items():
         units = data.archs[a].units_per_domain * dom + spares
         cost = _lower_bound_usd(data, a, units, spares, nodes)
         if a not in lb or cost < lb[a]:
@@ -316,21 +316,6 @@ def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: s
     bound = sorted(upper.values())[k - 1] * (1 + 1e-9) + 1e-3
     keep = [ad for a, ad in enumerate(data.archs) if lb.get(a, float("inf")) <= bound]
     return dataclasses.replace(data, archs=keep), len(data.archs) - len(keep), evaluated
-
-
-def admissible_design(space: DesignSpace, arch: Architecture, layout: Layout, need_target: bool = True) -> Design | None:
-    """The evaluated design of `arch` with `layout` if it is one the scenario accepts — buildable,
-    fits in memory, within every cap (and a pinned node count), a 1-tier fabric only where allowed,
-    and (with `need_target`) meeting the target step time — else None."""
-    sc = space.scenario
-    design = make_design(sc, space.catalog, arch, layout, space.target_step_time_s, sc.pin.tiers)
-    if design is None or not design.perf.fits_memory or (need_target and not design.meets_target):
-        return None
-    if not within_caps(design, sc.constraints, sc.pin):
-        return None
-    if design.tiers not in allowed_tiers(arch, space.architectures, sc):
-        return None
-    return design
 
 
 def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, proven: bool = True) -> Design:
@@ -359,38 +344,6 @@ def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, pr
     if problems:
         raise ConsistencyError(f"{ad.arch.label()} {shape.key} d={choice.d}: " + "; ".join(problems))
     return design
-
-
-EQUAL_COST_CANDIDATES = 200  # layouts tried per rank for a faster design at the same cost (bounds the work)
-
-
-def _faster_at_equal_cost(space: DesignSpace, design: Design, distinct_by: str) -> Design:
-    """SPEC §7: at equal cost (to the cent) the faster design. The MILP's objective is the cost alone and the
-    design space keeps, per layout, only the smallest feasible d of each tier segment; so of the layouts of the
-    chosen architecture on as many NVLink domains (the same bill of materials) it may return a slower one. This
-    evaluates those layouts (every d of each kept layout shape with the same domain count) and takes the fastest
-    admissible one, as the enumeration's order (`Design.sort_key`) does. Layout mode ranks every layout on its own
-    and keeps the model's choice."""
-    if distinct_by == "layout":
-        return design
-    sc, arch, domains = space.scenario, design.architecture, design.layout.domains
-    cents, best = round(design.objective_usd, 2), design
-    tried: set[tuple] = set()
-    for shape in (s for s in space.shapes if arch.perf in s.perfs):
-        family = LayoutShape(tp=shape.tp, cp=shape.cp, pp=shape.pp, vp=shape.vp, microbatch_size=shape.microbatch_size,
-                             ep=shape.ep, etp=shape.etp)
-        for d in dp_candidates(sc, family):
-            lay = shape.layout(d)
-            key = (lay.tp, lay.cp, lay.pp, lay.vp, lay.dp, lay.microbatch_size, lay.gpus_per_domain_used, lay.ep, lay.etp)
-            if lay.domains != domains or key in tried or placement_problem(lay, sc.workload, lay.gpus_per_domain_used):
-                continue
-            tried.add(key)
-            if len(tried) > EQUAL_COST_CANDIDATES:
-                return best
-            found = admissible_design(space, arch, lay)
-            if found is not None and round(found.objective_usd, 2) == cents and found.sort_key() < best.sort_key():
-                best = found
-    return best
 
 
 def requirement_problems(design: Design, target_step_time_s: float) -> list[str]:

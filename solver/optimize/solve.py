@@ -21,6 +21,20 @@ from ..results import Design, SolveResult, binding_constraints, cap_problems, ma
 from .data import with_pod_tiers
 
 DISTINCT_BY = ("architecture", "platform", "layout")
+# workload.kind → (module, its solve, its evaluate): the registry line a workload kind other than training adds
+WORKLOAD_SOLVERS = {"inference": ("solver.optimize.serving_solve", "solve_fleet", "evaluate_fleet")}
+
+
+def _other_kind(scenario, verb: str):
+    """The solve or evaluate of a scenario's workload kind when it is not training (WORKLOAD_SOLVERS), else None."""
+    import importlib
+
+    ls = as_loaded(scenario)
+    entry = WORKLOAD_SOLVERS.get(ls.scenario.workload.kind)
+    if entry is None:
+        return None, ls
+    module = importlib.import_module(entry[0])
+    return getattr(module, entry[1] if verb == "solve" else entry[2]), ls
 
 
 def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
@@ -34,6 +48,9 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
     short reports status `time_limit` with the designs found and how many of them are proven, or
     raises SolverFailure when it found none.
     """
+    other, scenario = _other_kind(scenario, "solve")
+    if other is not None:
+        return other(scenario, catalog, top_k)
     from . import ranking  # noqa: F401 - import Pyomo before the clock starts: the limit bounds the work
 
     deadline = Deadline(check_time_limit(time_limit_s))
@@ -66,6 +83,10 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     ls = as_loaded(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
+    if ls.scenario.site is not None:  # a power-first site: one solve per cooling × power profile (site.py)
+        from .site import site_result
+
+        return site_result(ls, cat, top_k, solve_fn=solve)[1]
     sc = ls.scenario
     sc = with_pod_tiers(sc)
     k = top_k or sc.top_k
@@ -171,7 +192,9 @@ EVALUATE_PINS = ("platform", "nic", "rails_per_node", "tp", "cp", "pp", "vp", "d
 
 def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     """Evaluate the one design every decision of the scenario's `pin` block fixes."""
-    ls = as_loaded(scenario)
+    other, ls = _other_kind(scenario, "evaluate")
+    if other is not None:
+        return other(ls, catalog)
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
     sc, doc = ls.scenario, ls.doc
@@ -225,7 +248,9 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
     result's stats name the pinned and the optimised decisions."""
     from .diagnose import fastest_design
 
-    ls = as_loaded(scenario)
+    other, ls = _other_kind(scenario, "evaluate")
+    if other is not None:
+        return other(ls, catalog)
     cat = catalog if catalog is not None else catalog_for(ls)
     sc = ls.scenario
     pinned = [name for name in EVALUATE_PINS if getattr(sc.pin, name) is not None]

@@ -24,15 +24,23 @@ from .uncertainty import design_regime
 LOWEST_CALIBRATED_GBYTE_S = 6.25  # fms-fsdp A100 rows: 400 Gb/s per 8-GPU node
 LARGEST_CALIBRATED_GPUS = 16_384  # Llama 3 405B (held out)
 EXPOSED_DP_SHARE = 0.10  # exposed dp_rs + dp_ag above this share of the step rests on the DP windows
+# Scale-up traffic off NVLink: timed with the path's measured collective bandwidth (docs/sources.md [P1][P2]), but no
+# published training step on such a platform checks the per-class model there (docs/model.md "Beyond NVLink").
+SCALEUP_FLAG = {
+    "pcie": "scale-up over PCIe: TP/CP/PP/DP bytes inside a node are timed at the PCIe path's measured all-reduce "
+            "bandwidth; no published training run on a PCIe server calibrates it",
+    "infinity_fabric": "scale-up over Infinity Fabric: timed at the xGMI mesh's usable bandwidth (estimate); no "
+                       "published training run with a stated layout calibrates it",
+}
 
 
-def uncalibrated(hw: Hardware, layout: Layout, perf: Performance, precision: str) -> list[str]:
-    """Sentences naming each regime of this design that no calibration row covers."""
-    out = []
+def uncalibrated(hw: Hardware, layout: Layout, perf: Performance, precision: str, moe: bool = False) -> list[str]:
+    """Sentences naming each regime of this design that no calibration row covers, or where the model is biased."""
     reg = design_regime(hw.stack or DEFAULT_STACK, hw.gpu_id, precision, perf.compute_s + perf.bubble_s,
-                        perf.step_time_s)
-    if reg.fell_back or reg.rows == 0:
-        out.append(f"compute: step time {reg.text()}")
+                        perf.step_time_s, moe)
+    out = [f"compute: {flag}" for flag in reg.flags()]
+    if hw.scaleup_fabric != "nvlink" and perf.nvlink_bytes > 0:
+        out.append(SCALEUP_FLAG[hw.scaleup_fabric])
     if perf.scaleout_bytes > 0:
         out += _scaleout_flags(hw, perf)
     if layout.gpus > LARGEST_CALIBRATED_GPUS:

@@ -42,22 +42,25 @@ def young_daly_interval_s(checkpoint_s, mtbf_h):
     return np.sqrt(2.0 * np.asarray(checkpoint_s, dtype=float) * np.asarray(mtbf_h, dtype=float) * 3600.0)
 
 
-def lost_fraction(checkpoint_s, mtbf_h, restart_s):
-    """lost = δ/τ + (τ/2 + R)/M at τ = √(2δM): the checkpoint overhead, the expected rework (half an
-    interval) and the restart per interruption, as fractions of wall-clock time (0 when M is infinite)."""
+def lost_fraction(checkpoint_s, mtbf_h, restart_s, planned_per_h=0.0):
+    """lost = δ/τ + (τ/2 + R)/M + P·R at τ = √(2δM): the checkpoint overhead, the expected rework (half an
+    interval) and the restart per interruption, as fractions of wall-clock time (0 when M is infinite), plus the
+    planned interruptions P per hour (maintenance, upgrades: checkpointed first, so each costs a restart only)."""
     delta = np.asarray(checkpoint_s, dtype=float)
     m_s = np.asarray(mtbf_h, dtype=float) * 3600.0
     tau = young_daly_interval_s(delta, mtbf_h)
     finite = np.isfinite(m_s)
     safe_m = np.where(finite, m_s, 1.0)
     safe_tau = np.where(tau > 0, tau, 1.0)
-    loss = np.where(tau > 0, delta / safe_tau, 0.0) + (tau / 2.0 + np.asarray(restart_s, dtype=float)) / safe_m
-    return np.where(finite, loss, 0.0)
+    restart = np.asarray(restart_s, dtype=float)
+    loss = np.where(tau > 0, delta / safe_tau, 0.0) + (tau / 2.0 + restart) / safe_m
+    return np.where(finite, loss, 0.0) + np.asarray(planned_per_h, dtype=float) / 3600.0 * restart
 
 
-def goodput(checkpoint_s, mtbf_h, restart_s):
+def goodput(checkpoint_s, mtbf_h, restart_s, planned_per_h=0.0):
     """goodput = max(0, 1 − lost): the fraction of wall-clock time spent on useful training steps."""
-    return np.maximum(0.0, 1.0 - lost_fraction(checkpoint_s, mtbf_h, restart_s))
+    return np.maximum(0.0, 1.0 - lost_fraction(checkpoint_s, mtbf_h, restart_s, planned_per_h))
+
 
 
 def poisson_quantile(mean, probability: float) -> int:

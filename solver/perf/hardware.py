@@ -65,6 +65,10 @@ class Hardware:
     # Software stack (SPEC 4.8, perf/stacks.py): its id and ψ, the share of the linear-GEMM time hiding TP comm
     stack: str = ""
     tp_overlap: float = 0.0
+    # The scale-up path (catalog `scaleup_fabric`): NVLink, Infinity Fabric or PCIe; nvlink_gbyte_s and nvlink_efficiency
+    # above are that path's, and its ring step costs `scaleup_step_latency_s` (NCCL: NVLink 3.4 µs, PCIe 5.7 µs)
+    scaleup_fabric: str = "nvlink"
+    scaleup_step_latency_s: float = NVLINK_STEP_LATENCY_S
 
     @property
     def nvlink_effective_gbyte_s(self) -> float:
@@ -110,8 +114,9 @@ def collective_link_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, 
 
 
 def latency_s(hw: Hardware, launches: float = 0.0, nvlink_steps: float = 0.0, scaleout_steps: float = 0.0) -> float:
-    """launches·α_launch + nvlink_steps·α_nvl + scaleout_steps·α_net (NCCL ring latency, docs/sources.md [N1])."""
-    return launches * LAUNCH_LATENCY_S + nvlink_steps * NVLINK_STEP_LATENCY_S + scaleout_steps * hw.nic_step_latency_s
+    """launches·α_launch + nvlink_steps·α_nvl + scaleout_steps·α_net (NCCL ring latency, docs/sources.md [N1]); α_nvl is
+    the platform's scale-up step (NVLink 3.4 µs; PCIe 5.7 µs, docs/sources.md [P3])."""
+    return launches * LAUNCH_LATENCY_S + nvlink_steps * hw.scaleup_step_latency_s + scaleout_steps * hw.nic_step_latency_s
 
 
 def transfer_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, *, chi: float = 0.0, chi_pod: float = 0.0,
@@ -199,4 +204,7 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
         alltoall_hierarchical_efficiency=a2a.hierarchical if a2a else None,
         stack=stack.id,
         tp_overlap=tp_overlap_share(stack, gpu.id, scenario.overlap.tp),
+        scaleup_fabric=platform.scaleup_fabric,
+        scaleup_step_latency_s=(NVLINK_STEP_LATENCY_S if platform.scaleup_latency_us is None
+                                else platform.scaleup_latency_us * US),
     )

@@ -42,27 +42,41 @@ DROPOUT_COEF = 2  # GeLU (GPT-style) models: two dropout masks
 ATTENTION_MATRIX_COEF = 5  # Korthikanti et al.: 5·a·s²·b bytes of softmax and dropout
 FULL_RECOMPUTE_ACTIVATION_COEF = 2  # only each layer's input (bf16) is kept
 FP8_SAVED_COEF = 2  # FP8: the two norm outputs are kept in one byte instead of two
+FSDP_GATHERED_LAYERS = 2  # FSDP holds the computing layer's and the prefetched layer's bf16 weights gathered
+OP_SAC_KEPT_COEF = 4  # per-op selective checkpointing keeps the layer input and the attention output (2 + 2)
 LOGITS_BYTES = 4  # the loss keeps the fp32 softmax of the logits for its backward (fused cross-entropy)
 
 
 def memory_states_gb(workload: Workload, layout: Layout, params: int) -> float:
-    """Per parameter group (`moe.parameter_groups`: a dense model's P/(t·p) over the d ranks; a Mixture-of-Experts
-    model also its routed experts P_exp/(etp·ep·p) over the edp ranks, SPEC 4.7), shard·(2 + β_grad + 12/size)
-    distributed, (2 + β_grad + 12) replicated, (2 + β_grad + 12)/size fsdp (+2 when fsdp keeps the stage's weights
-    gathered). SPEC 4.6."""
+    """Per parameter group (`moe.parameter_groups`: a dense model's P/(t·p) over the d·c ranks; a Mixture-of-Experts
+    model also its routed experts P_exp/(etp·ep·p) over the edp ranks, SPEC 4.7; `shard_ranks`), shard·(2 + β_grad +
+    12/size) distributed, (2 + β_grad + 12) replicated, shard·((β_grad + 12)/size + 2·min(1, 2/(L/p))) fsdp (the
+    fp32 master is the shard; bf16 weights only for the two layers gathered at a time; 2·shard when fsdp keeps the
+    stage's weights gathered). SPEC 4.6, issue 41."""
     grad = MAIN_GRAD_BYTES[workload.grad_reduce_dtype]
+    stage_layers = max(1.0, workload.model.layers / layout.pp)
     total = 0.0
     for group in parameter_groups(workload, layout, params):
+        size = shard_ranks(group, layout)
         if workload.optimizer == "fsdp":
-            per_param = (WEIGHT_BYTES + grad + OPTIMIZER_BYTES) / group.size
-            if not workload.fsdp_reshard_after_forward:
-                per_param += WEIGHT_BYTES
+            # the fp32 master is the sharded parameter; bf16 copies exist only while gathered: FSDP_GATHERED_LAYERS
+            # layers at a time (the one computing and the one prefetched), or the whole stage without resharding
+            per_param = (grad + OPTIMIZER_BYTES) / size + WEIGHT_BYTES * (
+                1.0 if not workload.fsdp_reshard_after_forward else min(1.0, FSDP_GATHERED_LAYERS / stage_layers))
         elif workload.optimizer == "distributed":
-            per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES / group.size
+            per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES / size
         else:
             per_param = WEIGHT_BYTES + grad + OPTIMIZER_BYTES
         total += group.shard * per_param
     return total / GB
+
+
+def shard_ranks(group, layout: Layout) -> int:
+    """Ranks the optimizer state (distributed) or everything (fsdp) of a parameter group shards over: the group's
+    d ranks times the c context-parallel ranks for the non-expert parameters (Megatron's distributed optimizer and
+    torchtitan's FSDP shard over the data-and-context-parallel group: CP ranks hold the same weights), the edp
+    ranks for routed experts (edp already counts the CP ranks: ep·etp·edp = t·c·d)."""
+    return group.size * layout.cp if group.stride == layout.tp * layout.cp else group.size
 
 
 def layer_activation_coef(workload: Workload, tp: int) -> float:
@@ -70,6 +84,8 @@ def layer_activation_coef(workload: Workload, tp: int) -> float:
     m = workload.model
     h = m.hidden_size
     gelu = m.ffn_type != "swiglu"
+    if workload.activation_recompute == "selective" and workload.selective_policy == "op":
+        return per_op_selective_coef(workload)
     coef = BLOCK_COEF + 4 * kv_hidden_size(m) / h + (4 if gelu else 6) * m.ffn_hidden_size / h
     if gelu:
         coef += DROPOUT_COEF
@@ -78,6 +94,18 @@ def layer_activation_coef(workload: Workload, tp: int) -> float:
     if workload.activation_recompute == "none" and not workload.flash_attention:
         coef += ATTENTION_MATRIX_COEF * m.attention_heads * m.seq_len / h
     return coef
+
+
+def per_op_selective_coef(workload: Workload) -> float:
+    """torchtitan's per-op selective checkpointing (`selective_policy: op`), in s·b·h/(t·c) bytes per layer: the
+    layer input (2) and the attention output (2) are kept, and every other matmul output — half of q (2), k and v
+    (2·h_kv/h each), the attention projection (2), the MLP up projections (2·k_up·f/h) and the down projection (2)
+    — the rest is recomputed: 4 + (6 + 4·h_kv/h + 2·k_up·f/h)/2 = 7 + 2·h_kv/h + k_up·f/h (Llama 3 8B: 14.5, against
+    34 for Megatron's attention-only `selective`). Its recompute time is inside the stack's fitted GEMM factor."""
+    m = workload.model
+    h = m.hidden_size
+    k_up = 2 if m.ffn_type == "swiglu" else 1
+    return OP_SAC_KEPT_COEF + (6 + 4 * kv_hidden_size(m) / h + 2 * k_up * m.ffn_hidden_size / h) / 2
 
 
 def end_stage_layers(workload: Workload, layout: Layout) -> float:

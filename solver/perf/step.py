@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from ..inputs.schema import Workload
 from . import moe
 from .compute import ComputeParams, MicrobatchCompute, microbatch_compute, optimizer_step_s
-from .hardware import GB, LAUNCH_LATENCY_S, NVLINK_STEP_LATENCY_S, Hardware
+from .hardware import GB, LAUNCH_LATENCY_S, Hardware
 from .layout import Layout
 from .memo import by_identity
 from .memory import memory_activations_gb, memory_states_gb
@@ -304,7 +304,7 @@ def performance(workload: Workload, layout: Layout, hw: Hardware, overlap: dict[
         hbm_usable_gb=hw.hbm_usable_gb, peak_tflops=hw.peak_tflops,
         capacity_s=capacity, scaleout_busy_s=so_busy, nvlink_busy_s=nvl_busy, compute=terms, hw=hw,
         retiming=tuple((k, t.nvlink_bytes, t.scaleout_bytes, t.chi, t.pod_crossing,
-                        t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * NVLINK_STEP_LATENCY_S,
+                        t.steps.launches * LAUNCH_LATENCY_S + t.steps.nvlink_steps * hw.scaleup_step_latency_s,
                         t.steps.scaleout_steps, t.pieces, t.timing) for k, t in traffic.items()),
     )
 

@@ -7,12 +7,14 @@ an extra rule on a platform); the owned inventory belongs to cluster 1, the one 
 Cluster c needs N_p units of a key in each period p it runs, and holds O (owned, cluster 1 only)
 plus everything bought for it so far. A unit bought in period q costs
 
-    c_q = P · φ_q,category · (1 + contingency_q) · (1 + F if hardware) · δ_q
+    c_q = P · φ_q · (1 + contingency_q) · (1 + F if hardware) · δ_q
 
 so the cheapest purchases that keep the stock at the need are, per key (lot sizing without holding
 cost): the level M_p = max(0, max_{p' ≤ p, p' run by c} N_p' − O) is reached by buying
-M_p − M_{p−1} units in the cheapest period q ≤ p (the latest of equal ones). With a budget cap per
-period the model's own purchases are used instead (checked to cover every need).
+M_p − M_{p−1} units in the cheapest period q ≤ p (the latest of equal ones) in which the part is
+orderable (plan/lifecycle.py; none: NotOrderable); φ is the part's lifecycle price trend where it has
+one, else its category's factor. With a budget cap per period the model's own purchases are used
+instead (checked to cover every need).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..inputs.inventory import owned_kind
 from ..inputs.schema import Catalog
 from ..results import Design
 from .periods import PlanSpec
+from .resale import resale_usd
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class PeriodSpend:
     discount_factor: float
     held: dict = field(default_factory=dict)  # (cluster, key) → units held after this period's purchases
     gpus_owned: int = 0
+    resale_usd: float = 0.0  # hardware sold at the end of this period (plan.resale_fraction; plan/resale.py)
 
     @property
     def capex_usd(self) -> float:
@@ -94,10 +98,19 @@ class Ledger:
         return sum(p.energy_usd for p in self.periods)
 
     @property
+    def resale_usd(self) -> float:
+        return sum(p.resale_usd for p in self.periods)
+
+    @property
     def objective_usd(self) -> float:
-        """Σ_p δ_p · (capex_p + energy_p if TCO)."""
+        """Σ_p δ_p · (capex_p + energy_p if TCO − resale_p)."""
         tco = self.objective == "tco"
-        return sum(p.discount_factor * (p.capex_usd + (p.energy_usd if tco else 0.0)) for p in self.periods)
+        return sum(p.discount_factor * (p.capex_usd + (p.energy_usd if tco else 0.0) - p.resale_usd)
+                   for p in self.periods)
+
+
+class NotOrderable(ValueError):
+    """A plan needs a part in a period when no period up to it can order it (its lifecycle window)."""
 
 
 def unit_cost(spec: PlanSpec, q: int, st: costing.Stock) -> float:
@@ -105,7 +118,7 @@ def unit_cost(spec: PlanSpec, q: int, st: costing.Stock) -> float:
     period = spec.periods[q]
     con = period.scenario.constraints
     fraction = costing.hardware_fraction(period.scenario.extra_costs) if st.hardware else 0.0
-    return (st.unit_price_usd * period.price_factors[st.category] * (1 + con.contingency_fraction)
+    return (st.unit_price_usd * spec.factor(q, st.category, st.part) * (1 + con.contingency_fraction)
             * (1 + fraction) * period.discount_factor)
 
 
@@ -126,7 +139,11 @@ def cheapest_purchases(spec: PlanSpec, designs: list[Design], clusters: list[int
             for p in runs:
                 need = max(0, designs[p].cost.stock[key].needed - owned) if key in designs[p].cost.stock else 0
                 if need > level:
-                    costs = [(unit_cost(spec, q, st), -q) for q in range(1 if first_period_only else p + 1)]
+                    costs = [(unit_cost(spec, q, st), -q) for q in range(1 if first_period_only else p + 1)
+                             if spec.orderable(q, st.part)]
+                    if not costs:
+                        raise NotOrderable(f"period {p} needs {st.part}, which no period up to it can order "
+                                           f"({spec.lifecycle.window_text(st.part) if spec.lifecycle else ''})")
                     q = -min(costs)[1]
                     out[q, c, key] = out.get((q, c, key), 0) + need - level
                     level = need
@@ -160,17 +177,19 @@ def ledger(spec: PlanSpec, catalog: Catalog, designs: list[Design], clusters: li
     held = {(c, key): (st.owned if c == 1 else 0) for (c, key), st in stock.items()}
     gpus = owned_gpus(catalog, spec.owned)
     out = []
-    for p, (design, period) in enumerate(zip(designs, spec.periods)):
+    for p, design in enumerate(designs):
         purchases = []
         for (q, c, key), n in sorted(bought.items()):
             if q == p and n > 0:
                 st = stock[c, key]
                 if st.unit_price_usd > 0:  # free parts (passive copper ends) are held, not listed, as in the BOM
                     purchases.append(Purchase(p, c, key, st.part, st.category, n, st.unit_price_usd,
-                                              period.price_factors[st.category], lead_time_weeks(design, st.part)))
+                                              spec.factor(p, st.category, st.part), lead_time_weeks(design, st.part)))
                 held[c, key] += n
                 gpus += n * _gpus_per_unit(catalog, st)
         out.append(_period_spend(spec, p, design, clusters[p], purchases, dict(held), gpus))
+    for spend, usd in zip(out, resale_usd(spec, designs, clusters, [x.held for x in out], stock), strict=True):
+        spend.resale_usd = usd
     return Ledger(out, spec.objective)
 
 

@@ -14,9 +14,11 @@ links the periods; docs/model.md ("Plan model") lists the families by these name
     distinct_clusters[g]     run[0,g] + second[g] ≤ 1
     cover[p,g,key]           Σ_{q≤p} bought[q,g,key] ≥ needed[p,g,key] − owned[key]·run[0,g]
     first_period_only[p,g,key]  bought[p,g,key] = 0 for p ≥ 1                     (the up-front comparison)
+    orderable_window[p,g,key]   bought[p,g,key] = 0 when key's part is outside its lifecycle window in p
     period_caps[p,cap]       GPUs, facility kW, racks of period p's design ≤ caps; spend_p ≤ budget_usd
-    objective                min Σ_p δ_p·(spend_p + energy_p),
-                             spend_p  = (1 + f_cont)·[(1 + F)·Σ_hardware P·φ_pc·bought + Σ_extra P·φ_pc·bought]
+    resale_held, resale_runs, resale_stops  sold[p,g,key] ≤ held, ≤ M·run[p,g], ≤ M·(1 − run[p+1,g]) (plan/resale.py)
+    objective                min Σ_p δ_p·(spend_p + energy_p − resale_p),
+                             spend_p  = (1 + f_cont)·[(1 + F)·Σ_hardware P·φ_p·bought + Σ_extra P·φ_p·bought]
                              energy_p = Y·8760·PUE·IT kW_p·$/kWh (TCO only)
 
 Each architecture's cluster keeps its own stock (what it bought, carried forward); the owned inventory
@@ -36,6 +38,7 @@ from ..design_space import Architecture, DesignSpace
 from ..optimize import model as milp
 from ..optimize.data import MUSD, ModelData
 from .periods import PlanSpec
+from .resale import add_resale
 
 CAPS = ("max_gpus", "facility_power_kw", "max_racks", "budget_usd")
 
@@ -65,7 +68,9 @@ def build_plan_model(spec: PlanSpec, periods: list[PeriodModel], first_period_on
     else:
         add_same_architecture(m)
     add_cover(m, first_period_only)
+    add_orderable_window(m)
     add_spend(m)
+    add_resale(m)
     add_period_caps(m)
     add_objective(m)
     return m
@@ -147,6 +152,14 @@ def add_cover(m: Any, first_period_only: bool) -> None:
         m.first_period_only = pyo.Constraint(later, rule=lambda _, p, g, key: m.bought[p, g, key] == 0)
 
 
+def add_orderable_window(m: Any) -> None:
+    """orderable_window[p,g,key]: bought[p,g,key] = 0 when the key's part cannot be ordered in period p
+    (catalog lifecycle, plan/lifecycle.py): what a later period needs must have been bought while it was."""
+    spec = m.spec
+    rows = [(p, g, key) for p in m.P for (g, key) in m.GK if not spec.orderable(p, m.keys[g][key].part)]
+    m.orderable_window = pyo.Constraint(rows, rule=lambda _, p, g, key: m.bought[p, g, key] == 0)
+
+
 def add_spend(m: Any) -> None:
     """spend_p = Σ_g costing.purchase_usd(stock of g, bought[p,g,·], contingency_p, F, φ_p) in M$;
     energy_p = Y·8760·facility kW_p·$/kWh in M$. Expressions."""
@@ -157,7 +170,8 @@ def add_spend(m: Any) -> None:
         period = spec.periods[p]
         fraction = costing.hardware_fraction(period.scenario.extra_costs)
         m.spend[p] = sum(costing.purchase_usd(m.keys[g], {key: m.bought[p, g, key] for key in m.keys[g]},
-                                              d.contingency_fraction, fraction, period.price_factors)
+                                              d.contingency_fraction, fraction, period.price_factors,
+                                              {st.part: spec.factor(p, st.category, st.part) for st in m.keys[g].values()})
                          for g in sorted(m.keys)) * MUSD
         m.energy[p] = costing.energy_usd(m.period[p].total_facility_kw, spec.period_years, d.usd_per_kwh) * MUSD
 
@@ -180,10 +194,12 @@ def add_period_caps(m: Any) -> None:
 
 
 def add_objective(m: Any) -> None:
-    """min Σ_p δ_p·(spend_p + energy_p), energy only for objective tco (M$)."""
+    """min Σ_p δ_p·(spend_p + energy_p − resale_p), energy only for objective tco, resale only with
+    plan.resale_fraction (plan/resale.py) (M$)."""
     spec = m.spec
     tco = spec.objective == "tco"
-    m.discounted = {p: spec.periods[p].discount_factor * (m.spend[p] + (m.energy[p] if tco else 0)) for p in m.P}
+    m.discounted = {p: spec.periods[p].discount_factor * (m.spend[p] + (m.energy[p] if tco else 0) - m.resale[p])
+                    for p in m.P}
     m.objective = pyo.Objective(expr=sum(m.discounted.values()), sense=pyo.minimize)
 
 

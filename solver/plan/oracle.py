@@ -6,7 +6,8 @@ keep_one:     one architecture, any of its designs in each period.
 allow_second: an architecture A1 for periods 0 … k−1 and a different A2 for periods k … P−1
               (k = P: no move), any of their designs in each period.
 
-The enumeration covers plans without a budget cap (a cap on a period's purchases couples the
+A sequence that needs a part no period up to the need can order (catalog lifecycle windows) is
+not a plan. The enumeration covers plans without a budget cap (a cap on a period's purchases couples the
 purchase timing to the sequence; the model handles it, the ledger then takes the model's purchases).
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from ..inputs.schema import Catalog
 from ..optimize.oracle import enumerate_designs
 from ..results import Design
-from .ledger import ledger
+from .ledger import NotOrderable, ledger
 from .periods import PlanSpec
 
 
@@ -57,7 +58,10 @@ def enumerate_plans(spec: PlanSpec, catalog: Catalog, first_period_only: bool = 
     for combo, clusters in sequences(spec, per_period):
         if first_period_only and len(set(clusters)) > 1:
             continue
-        book = ledger(spec, catalog, list(combo), clusters, first_period_only=first_period_only)
+        try:
+            book = ledger(spec, catalog, list(combo), clusters, first_period_only=first_period_only)
+        except NotOrderable:  # a part the sequence needs was never orderable in time (catalog lifecycle)
+            continue
         out.append((round(book.objective_usd, 2), list(combo), clusters))
     out.sort(key=lambda t: t[0])
     return out

@@ -14,11 +14,13 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog, load_scenario
 from ..inputs.schema import PRICE_CATEGORIES, Catalog, Plan, PlanGrowth, Scenario, SweepGrowth, SweepParameter
 from ..sweep.plan import _get, _set, field_kind, make_axis
+from .lifecycle import plan_lifecycle
 
 FORBIDDEN = ("plan", "sweep", "top_k", "inventory", "extra_costs", "name", "catalog")
 
@@ -53,11 +55,24 @@ class PlanSpec:
     start_year: int | None
     owned: dict[str, int]
     notes: list[str] = field(default_factory=list)
+    lifecycle: Any = None  # plan/lifecycle.PlanLifecycle: orderable windows and price trends (None: none apply)
+    resale_fraction: float | None = None  # plan.resale_fraction: retire and resell (plan/resale.py); None: kept
 
     def only(self, periods: list[Period], architectures: str | None = None) -> PlanSpec:
         """The same plan on a subset of its periods (the from-scratch comparison solves one at a time)."""
         return PlanSpec(self.scenario_name, periods, architectures or self.architectures, self.objective,
-                        self.period_years, self.discount_rate, self.start_year, self.owned, list(self.notes))
+                        self.period_years, self.discount_rate, self.start_year, self.owned, list(self.notes),
+                        self.lifecycle, self.resale_fraction)
+
+    def factor(self, p: int, category: str, part: str) -> float:
+        """The price factor of a part bought in period p: its lifecycle trend, else its category's φ_pc."""
+        period = self.periods[p]
+        φ = period.price_factors[category]
+        return φ if self.lifecycle is None else self.lifecycle.factor(period.index, part, φ)
+
+    def orderable(self, p: int, part: str) -> bool:
+        """Whether the part can be ordered in period p (its lifecycle window; always without one)."""
+        return self.lifecycle is None or self.lifecycle.orderable(self.periods[p].index, part)
 
 
 def price_factors(plan: Plan, p: int) -> dict[str, float]:
@@ -194,11 +209,14 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
         raise InputError(bad_factors)
     base = _base(ls)
     problems, periods = [], []
+    site_notes: list[str] = []
     for p, values in enumerate(_period_values(ls, plan, base)):
         data = copy.deepcopy(base)
         for path, value in values.items():
             _set(data, path, value)
         label, year = _label(plan, p)
+        if sc.site is not None:  # the power energised by the period's start caps it (plan/site_phases.py)
+            site_notes.append(_apply_site(ls, cat, data, p))
         try:
             point = load_scenario(data, display=f"<plan period {label}>")
             check_against_catalog(point, cat)
@@ -212,5 +230,41 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
         periods.append(Period(p, label, year, values, point.scenario, price_factors(plan, p), discount_factor(plan, p)))
     if problems:
         raise InputError(problems)
-    return PlanSpec(sc.name, periods, plan.architectures, sc.objective, plan.period_years, plan.discount_rate,
+    spec = PlanSpec(sc.name, periods, plan.architectures, sc.objective, plan.period_years, plan.discount_rate,
                     plan.start_year, sc.owned_counts())
+    spec.lifecycle = plan_lifecycle(cat, plan.start_year, plan.period_years, plan.count)
+    spec.resale_fraction = plan.resale_fraction
+    if spec.lifecycle is not None:  # the generations each period can order, side by side (catalog lifecycle:)
+        for p, period in enumerate(spec.periods):
+            chosen = period.scenario.constraints.platforms
+            allowed = [chosen] if isinstance(chosen, str) else chosen or [x.id for x in cat.platforms]
+            can = [x for x in allowed if spec.orderable(p, x)]
+            spec.notes.append(f"{period.label}: orderable platforms {', '.join(can) or 'none (buy earlier or widen the allow-list)'}")
+    if cat.lifecycle and plan.start_year is None:
+        spec.notes.append("the catalog's lifecycle windows are not applied: the plan has no start_year")
+    spec.notes += site_notes
+    return spec
+
+
+def _apply_site(ls: LoadedScenario, cat: Catalog, data: dict, p: int) -> str:
+    """Cap period p's facility kW at the site power energised by its start (site_phase_cap[p]); the note."""
+    from .site_phases import period_date, site_phase_cap_kw
+
+    plan, site, doc = ls.scenario.plan, ls.scenario.site, ls.doc
+    assert plan is not None
+    assert site is not None
+    if plan.start_year is None:
+        raise InputError([doc.problem(("plan",), "a plan with a `site:` needs plan.start_year to date its periods "
+                                      "against the site's energisation phases")])
+    date = period_date(plan.start_year, plan.period_years, p)
+    con = data.setdefault("constraints", {})
+    chosen = con.get("platforms")
+    try:
+        cap, note = site_phase_cap_kw(site, date, [chosen] if isinstance(chosen, str) else chosen, cat)
+    except ValueError:
+        raise InputError([doc.problem(("site", "power"), f"no site power is energised by {date}, when plan period "
+                                      f"{p} starts: start the plan later or add an earlier phase")]) from None
+    own = con.get("facility_power_kw")
+    con["facility_power_kw"] = cap if own is None else min(own, cap)
+    data.pop("site", None)  # the period scenario is plain: its cap carries the site
+    return note

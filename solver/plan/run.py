@@ -188,8 +188,10 @@ def _why_infeasible(spec: PlanSpec, models: list[PeriodModel], first_period_only
         return ("no single architecture has a design in every period (" + per + "): set plan.architectures: "
                 "allow_second, or widen the allow-lists")
     what = "buying everything in the first period" if first_period_only else "the plan"
+    window = (" or the catalog's lifecycle windows (a part a later period needs is no longer orderable)"
+              if spec.lifecycle is not None else "")
     return (f"every period has designs, but the caps exclude {what}: check each period's budget_usd (a cap on that "
-            "period's purchases), facility_power_kw, max_gpus and max_racks")
+            f"period's purchases), facility_power_kw, max_gpus and max_racks{window}")
 
 
 def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = None, compare: bool = True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import costing
+from ..confidence import confidence
 from ..inputs.schema import Catalog
 from ..results import Design
 from .ledger import Ledger, PeriodSpend, gpus_per_unit, owned_gpus
@@ -92,7 +93,8 @@ def _period_row(spec: PlanSpec, catalog: Catalog, p: int, design: Design, cluste
         "discount_factor": period.discount_factor, "cluster": clusters[p], "architecture": design.label,
         "platform": design.architecture.platform, "gpus": design.cost.gpus, "gpus_used": design.perf.gpus,
         "nodes": design.cost.nodes, "step_time_s": design.perf.step_time_s, "goodput": design.goodput,
-        "network_load": design.network_load.get("value"), "caveats": list(design.caveats),
+        "network_load": design.network_load.get("value"), "caveats": list(confidence(design).flags),
+        "confidence": confidence(design).statement(),
         "layout": {"tp": lay.tp, "cp": lay.cp, "pp": lay.pp, "vp": lay.vp, "dp": lay.dp,
                    "microbatch_size": lay.microbatch_size},
         "bought": [x.to_dict() for x in ps.purchases],
@@ -101,7 +103,9 @@ def _period_row(spec: PlanSpec, catalog: Catalog, p: int, design: Design, cluste
         "facility_kw": design.cost.facility_power_kw, "usd_per_kwh": design.cost.usd_per_kwh,
         "contingency_fraction": period.scenario.constraints.contingency_fraction,
         "hardware_fraction": costing.hardware_fraction(period.scenario.extra_costs),
-        "spend_usd": spend, "discounted_usd": ps.discount_factor * spend, "gpus_owned": ps.gpus_owned,
+        "spend_usd": spend, "discounted_usd": ps.discount_factor * spend, "resale_usd": ps.resale_usd,
+        "discounted_resale_usd": ps.discount_factor * ps.resale_usd,
+        "gpus_owned": ps.gpus_owned, "orderable_platforms": orderable_platforms(spec, catalog, p),
         "owned": _owned(designs, clusters, ps), "clusters": _clusters(catalog, designs, clusters, p, ps),
         "idle": _idle(design, clusters[p], ps),
         "inventory": book_values(spec, catalog, period, design), "design": design.to_dict(),
@@ -109,9 +113,20 @@ def _period_row(spec: PlanSpec, catalog: Catalog, p: int, design: Design, cluste
 
 
 def totals(spec: PlanSpec, book: Ledger) -> dict:
-    """Undiscounted capex, energy and spend, and the discounted total (the objective)."""
+    """Undiscounted capex, energy, spend and resale; the discounted spend (gross) and the discounted total (the
+    objective, net of resale)."""
     return {"capex_usd": book.capex_usd, "energy_usd": book.energy_usd,
-            "spend_usd": sum(_spend(spec, ps) for ps in book.periods), "discounted_usd": book.objective_usd}
+            "spend_usd": sum(_spend(spec, ps) for ps in book.periods), "resale_usd": book.resale_usd,
+            "discounted_gross_usd": sum(ps.discount_factor * _spend(spec, ps) for ps in book.periods),
+            "discounted_usd": book.objective_usd}
+
+
+def orderable_platforms(spec: PlanSpec, catalog: Catalog, p: int) -> list[str]:
+    """The platforms period p allows that can be ordered then (catalog lifecycle; all allowed without one):
+    the generations side by side, beside the platform the period runs."""
+    chosen = spec.periods[p].scenario.constraints.platforms
+    allowed = [chosen] if isinstance(chosen, str) else chosen or [x.id for x in catalog.platforms]
+    return [x for x in allowed if spec.orderable(p, x)]
 
 
 def _comparison(result: Any) -> dict:

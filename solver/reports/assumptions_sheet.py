@@ -127,6 +127,20 @@ def scenario_lines(out: Sections, scenario: LoadedScenario, title: str = "Scenar
     out.gap()
 
 
+def confidence_lines(out: Sections, designs) -> None:
+    """Each design's confidence statement and flags (solver/confidence.py), in the terminal's and the JSON's words;
+    the Summary carries the same flags in "Caveats before ordering" and the p10/p90 in its step-time rows."""
+    from ..confidence import confidence
+
+    out.section("Confidence per design (step time)", ["Design", "Item", "", "Text"])
+    for d in designs:
+        conf = confidence(d)
+        out.line(f"#{d.rank}", "statement", "", conf.statement(), left=True)
+        for flag in conf.flags:
+            out.line(f"#{d.rank}", "flag", "", flag, left=True)
+    out.gap()
+
+
 def catalog_lines(out: Sections, catalog: Catalog) -> None:
     out.section("Catalog files", ["Path", "sha256"])
     for path, digest in provenance(catalog).files:
@@ -147,6 +161,7 @@ def write_assumptions_sheet(wb, result, scenario: LoadedScenario, catalog: Catal
     for what, value, source in overlap_rows(scenario.scenario):
         out.line("all", what, value, source, formats=(None, None, PERCENT))
     out.gap()
+    confidence_lines(out, result.designs)
     catalog_lines(out, catalog)
     out.section("Solver run", ["Item", "Value"])
     for label, value in _run_rows(result):

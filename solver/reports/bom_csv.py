@@ -5,7 +5,8 @@ written atomically (solver/reports/io.py) with the solve's JSON and workbook.
 Columns: category, part id, description, quantity, unit price (USD), extended price (USD), price
 source, price date, estimate (yes/no), owned (yes/no: reused from the inventory, price 0), role (what the
 line is: three lines share a link's id: its cable, switch-end and far-end module), the manufacturer's
-part number where the catalog has one, and the quoted lead time in weeks (empty = not known). Text is
+part number where the catalog has one, the quoted lead time in weeks (empty = not known), and the run id of
+the output set it belongs to (the same in the JSON and the workbook, so a mixed set shows). Text is
 written as text: a cell starting with "=", "+", "-" or "@" gets a leading apostrophe so that a
 spreadsheet opening the file does not run it as a formula.
 """
@@ -14,10 +15,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .io import atomic_path
+from .io import atomic_path, current_run_id
 
 HEADER = ("category", "part_id", "description", "quantity", "unit_price_usd", "extended_usd", "price_source",
-          "price_date", "price_is_estimate", "owned", "role", "manufacturer_part_number", "lead_time_weeks")
+          "price_date", "price_is_estimate", "owned", "role", "manufacturer_part_number", "lead_time_weeks", "run_id")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -54,5 +55,6 @@ def write_bom_csv(design, path: str | Path) -> Path:
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(HEADER)
-        writer.writerows(bom_rows(design))
+        run_id = current_run_id() or ""
+        writer.writerows(row + (run_id,) for row in bom_rows(design))
     return path

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from openpyxl import Workbook
 
+from ..confidence import confidence
 from ..figures import figure, figures_of
 from .xlsx import (
     BOLD,
@@ -67,6 +68,10 @@ def build_compare_workbook(results: list, files: list[str]) -> Workbook:
     row = max(ROW.values()) + 2
     put(ws, row, 1, "Warnings").font = BOLD
     warnings = [(file, w) for r, file in zip(results, files) for w in list(r.input_warnings) + list(r.warnings)]
+    for r, file in zip(results, files):  # each best design's confidence statement and flags (solver/confidence.py)
+        if r.designs:
+            conf = confidence(r.designs[0])
+            warnings += [(file, f"#1 confidence: {conf.statement()}")] + [(file, f"#1 ⚠ {f}") for f in conf.flags]
     for file, w in warnings or [("", "none")]:
         row += 1
         put(ws, row, 1, f"{file}: {w}" if file else w)

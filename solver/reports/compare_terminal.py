@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from ..confidence import confidence
 from ..figures import figure
 from .tables import _layout, _step
 from .text import safe
@@ -67,4 +68,4 @@ def _compare_cells(d: Design) -> dict[str, str]:
     if d.network_load and d.network_load["beyond_measured"]:
         cells[figure("network_load").header] += " ⚠"
     return {**cells, "architecture": safe(d.label), LAYOUT: _layout(d), STEP: _step(d),
-            "caveats": safe("; ".join(d.caveats)) if d.caveats else "none"}
+            "caveats": safe(confidence(d).flags_text())}

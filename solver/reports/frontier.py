@@ -100,7 +100,7 @@ def write_frontier_plot(front: dict, scenario: str, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..files import atomic_path
+    from ..files import atomic_path, current_run_id
 
     points = front["points"]
     money = cost_label(front["cost"])
@@ -123,6 +123,6 @@ def write_frontier_plot(front: dict, scenario: str, path: str | Path) -> Path:
     ax.margins(x=0.12, y=0.12)
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format="png", metadata={"fabricplan run id": current_run_id()})  # the set's run id (issue 44)
     plt.close(fig)
     return Path(path)

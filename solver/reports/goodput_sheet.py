@@ -5,7 +5,8 @@ import math
 
 from .xlsx import BOLD, NUMBER, NUMBER_2, PERCENT, _header, put
 
-SUMMARY_GOODPUT_KEYS = ("goodput", "interruptions_per_day", "job_mtbf_h", "checkpoint_interval_min", "spare_units")
+SUMMARY_GOODPUT_KEYS = ("goodput", "interruptions_per_day", "job_mtbf_h", "checkpoint_interval_min", "spare_units",
+                        "goodput_assumptions")
 
 
 def _finite(value: float):
@@ -24,11 +25,12 @@ def summary_goodput_rows(design) -> list:
         ("job_mtbf_h", _LABELS[2], _finite(r.job_mtbf_h), NUMBER_2),
         ("checkpoint_interval_min", _LABELS[3], _finite(r.checkpoint_interval_min), NUMBER_2),
         ("spare_units", _LABELS[4], r.spare_units, NUMBER),
+        ("goodput_assumptions", _LABELS[5], r.assumptions, None),
     ]
 
 
 _LABELS = ("Goodput (useful fraction of time)", "Job interruptions per day", "Job MTBF (h)",
-           "Checkpoint interval (min, Young/Daly)", "Hot-spare units (BOM spares)")
+           "Checkpoint interval (min, Young/Daly)", "Hot-spare units (BOM spares)", "Goodput rests on")
 
 
 def write_goodput_table(ws, row: int, designs) -> None:

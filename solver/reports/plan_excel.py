@@ -132,8 +132,9 @@ def _purchase_lines(report: dict) -> list[dict]:
     rows: dict[tuple, dict] = {}
     for p, period in enumerate(report["periods"]):
         for b in period["bought"]:
-            row = rows.setdefault((b["cluster"], b["key"]), {**b, "quantities": [0] * len(report["periods"])})
+            row = rows.setdefault((b["cluster"], b["key"]), {**b, "quantities": [0] * len(report["periods"]), "factors": {}})
             row["quantities"][p] += b["quantity"]
+            row["factors"][p] = b["price_factor"]  # a lifecycle price trend may differ from the category's
     return sorted(rows.values(), key=lambda r: (r["cluster"], _order(r["category"]), r["key"]))
 
 
@@ -158,9 +159,10 @@ def _purchases(ws, report: dict, lines: list[dict], head: int) -> tuple[int, int
         for p, q in enumerate(line["quantities"]):
             put(ws, row, 6 + p, q, NUMBER).fill = INPUT
             qty = get_column_letter(6 + p)
-            factor = f"{_col(p)}${ROW['factor:' + line['category']]}"
-            formula(ws, row, 6 + n + p, f"={qty}{row}*$E{row}*{factor}", USD,
-                    q * line["unit_price_usd"] * report["periods"][p]["price_factors"][line["category"]])
+            φ = line["factors"].get(p, report["periods"][p]["price_factors"][line["category"]])
+            own = abs(φ - report["periods"][p]["price_factors"][line["category"]]) > 1e-12  # the part's own trend
+            factor = repr(φ) if own else f"{_col(p)}${ROW['factor:' + line['category']]}"
+            formula(ws, row, 6 + n + p, f"={qty}{row}*$E{row}*{factor}", USD, q * line["unit_price_usd"] * φ)
         row += 1
     return head + 1, row - 1
 
@@ -170,7 +172,7 @@ def _totals(ws, report: dict, row: int) -> int:
     last = _col(n - 1)
     put(ws, row, 1, "Discounted total (USD)").font = BOLD
     formula(ws, row, 2, f"=SUM(B{ROW['discounted']}:{last}{ROW['discounted']})", USD,
-            report["totals"]["discounted_usd"]).font = BOLD
+            report["totals"].get("discounted_gross_usd", report["totals"]["discounted_usd"])).font = BOLD
     put(ws, row + 1, 1, "Spend total, undiscounted (USD)")
     formula(ws, row + 1, 2, f"=SUM(B{ROW['spend']}:{last}{ROW['spend']})", USD, report["totals"]["spend_usd"])
     comp = report.get("comparison", {})
@@ -254,6 +256,9 @@ def build_plan_workbook(report: dict) -> Workbook:
     for col in range(2, 8 + 2 * len(report["periods"])):
         ws.column_dimensions[get_column_letter(col)].width = PERIOD_WIDTH
     fit_widths(ws, label_columns="A", label_cap=46)  # no ### and no cut label when printed (issue 45)
+    from .plan_generations import add_generations_sheet  # issue 43b: generations side by side, resale
+
+    add_generations_sheet(wb, report, SHEET, ROW["discount"], plan_cells()["discounted_total"])
     wb.calculation.fullCalcOnLoad = True
     return wb
 

@@ -96,6 +96,13 @@ def idle_lines(report: dict) -> list[str]:
     return out
 
 
+def _print_resale(tot: dict, console: Console) -> None:
+    """plan.resale_fraction (issue 43b): each cluster is sold after the last period it runs."""
+    if tot.get("resale_usd"):
+        console.print(f"plan: net of resale — hardware resold for {_usd(tot['resale_usd'])} undiscounted, discounted "
+                      f"spend {_usd(tot['discounted_gross_usd'])} gross")
+
+
 def print_plan(report: dict, console: Console) -> None:
     if report["status"] == "infeasible":
         console.print(f"[bold red]infeasible[/]: {safe(report.get('explanation'))}")
@@ -104,6 +111,7 @@ def print_plan(report: dict, console: Console) -> None:
     tot = report["totals"]
     console.print(f"plan: discounted total [bold]{_usd(tot['discounted_usd'])}[/] (spend {_usd(tot['spend_usd'])} "
                   f"undiscounted)")
+    _print_resale(tot, console)
     comp = report.get("comparison", {})
     if comp.get("computed") is False:
         console.print("comparisons: not computed (--no-compare)")
@@ -119,6 +127,8 @@ def print_plan(report: dict, console: Console) -> None:
         console.print(f"everything bought in the first period: {_usd(up.get('discounted_usd'))} discounted "
                       f"({safe(up.get('architecture', up['status']))})")
     for p in report["periods"]:
+        if p.get("confidence"):
+            console.print(f"  {safe(p['label'])} confidence: {safe(p['confidence'])}")
         for text in p.get("caveats") or []:
             console.print(f"  [yellow]⚠ {safe(p['label'])} caveat[/]: {safe(text)}")
         for c in p["clusters"]:

@@ -14,10 +14,12 @@ def _usd(value: float) -> str:
     return f"${value:,.0f}"
 
 
-def _months(month: int | None) -> str:
-    if month is None:
+def _busy(rb) -> str:
+    """The break-even as months of busy life and share of the time (`never` within the life)."""
+    be = rb.break_even
+    if be.months is None:
         return "never"
-    return f"month {month:,}"
+    return f"{be.months:,} mo, {be.utilisation:.0%}"
 
 
 def rent_columns(designs: list[Design]) -> list[Column]:
@@ -26,13 +28,13 @@ def rent_columns(designs: list[Design]) -> list[Column]:
     return [
         Column("#", [str(d.rank) for d in ds]),
         Column("offer", [safe(rb.best.offer_id) + ("" if rb.best.network_matches else " (thinner network)")
-                         + (" est." if rb.best.price_is_estimate else "") for rb in rbs], number=False, min_width=14),
-        Column("GPU-hours", [f"{rb.best.gpus:,}×{rb.best.paid_hours:,.0f} h" for rb in rbs], drop=2),
-        Column("$/GPU-h", [f"{rb.best.usd_per_gpu_hour:,.2f}" for rb in rbs], drop=3),
+                         + (" est." if rb.best.price_is_estimate else "") + (" ⚠" if rb.best.too_large else "")
+                         for rb in rbs], number=False, min_width=14),
+        Column("GPU-hours", [f"{rb.best.gpus * rb.best.paid_hours:,.0f}" for rb in rbs]),
+        Column("$/GPU-h", [f"{rb.best.usd_per_gpu_hour:,.2f}" for rb in rbs]),
         Column("rent", [_usd(rb.best.rent_usd) for rb in rbs]),
-        Column("own", [_usd(rb.own_usd) for rb in rbs]),
-        Column("TCO", [_usd(rb.tco_usd) for rb in rbs], drop=1),
-        Column("break-even", [_months(rb.break_even_month) for rb in rbs]),
+        Column("own,\nrun share", [_usd(rb.own_usd) for rb in rbs]),
+        Column("owning wins\nif busy ≥", [_busy(rb) for rb in rbs]),
     ]
 
 
@@ -41,8 +43,37 @@ def rent_table(designs: list[Design], width: int | None = None, wide: bool = Fal
     horizon = rbs[0].horizon if rbs else ""
     what = ("renting the GPU-hours of each design's training run" if horizon == "training run"
             else "renting for the TCO years")
-    title = f"rent or buy: {what}; own = capex + energy for the same hours"
+    years = rbs[0].owning.years if rbs else 0
+    title = (f"rent or buy: {what}; own = the run's share of owning for a {years:g}-year life; "
+             "busy ≥ = against the cheapest committed offer")
     return make_table(title, rent_columns(designs), width, wide)
+
+
+def own_lines(designs: list[Design]) -> list[str]:
+    """Per design: the run's share of owning line by line, the break-even offer, and the flags; then what
+    owning includes and leaves out (once)."""
+    lines = []
+    rbs = [(d.rank, d.rent) for d in designs if d.rent is not None]
+    for rank, rb in rbs:
+        o = rb.owning
+        parts = " + ".join(f"{k} {_usd(v)}" for k, v in o.run_usd().items())
+        lines.append(f"#{rank} own {o.hours:,.0f} h of a {o.life_hours:,.0f} h life ({o.share:.2%}): {parts} "
+                     f"= {_usd(o.own_usd)}")
+        be = rb.break_even
+        q = be.quote
+        against = f"{q.offer_id} ({q.term}, ${q.usd_per_gpu_hour:,.2f}/GPU-h{', est.' if q.price_is_estimate else ''})"
+        if be.months is None:
+            lines.append(f"#{rank} against {against}: owning never wins within the {be.life_months:,.0f}-month life")
+        else:
+            lines.append(f"#{rank} against {against}: owning wins if the cluster is busy ≥ {be.months:,} months of "
+                         f"its {be.life_months:,.0f} (≥ {be.utilisation:.0%} of the time)")
+        lines.extend(f"⚠ #{rank} {flag}" for flag in rb.flags())
+    if rbs:
+        from ..costing_owned import OWN_INCLUDES, OWN_LEAVES_OUT
+
+        lines.append("owning includes: " + "; ".join(OWN_INCLUDES))
+        lines.append("owning leaves out: " + "; ".join(OWN_LEAVES_OUT))
+    return lines
 
 
 def options_table(designs: list[Design], width: int | None = None, wide: bool = False):
@@ -63,5 +94,7 @@ def print_rent(designs: list[Design], console: Console, wide: bool = False) -> N
     if not any(d.rent is not None for d in designs):
         return
     console.print(rent_table(designs, console.width, wide))
+    for line in own_lines(designs):
+        console.print(safe(line))
     if designs[0].objective == "rent_or_buy":
         console.print(options_table(designs, console.width, wide))

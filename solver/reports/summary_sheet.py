@@ -8,6 +8,7 @@ from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.worksheet.pagebreak import Break
 
+from ..confidence import confidence
 from ..costing import HOURS_PER_YEAR
 from ..costing_facility import capex_scope_text
 from ..figures import figure
@@ -57,9 +58,10 @@ SUMMARY_KEYS = (
     "rank", "architecture", "platform", "gpu", "gpus", "gpus_used", "nodes", "domains", "nic", "switch", "fabric",
     "tiers", "oversubscription", "layout", "step", "target", "headroom", "mfu", "it_kw", "facility_kw",
     "racks", "capex", "energy", "tco", "per_gpu", "per_mtok", "stack", "step_p10", "step_p90", *SUMMARY_GOODPUT_KEYS,
-    "network_load", "caveats", "capex_includes", "capex_leaves_out",
+    "network_load", "caveats", "reference_design", "capex_includes", "capex_leaves_out",
 )
-WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "capex_includes", "capex_leaves_out")
+WRAPPED_KEYS = ("architecture", "layout", "nic", "caveats", "reference_design", "goodput_assumptions", "capex_includes",
+                "capex_leaves_out")
 
 
 def design_name(design) -> str:
@@ -128,7 +130,8 @@ def orderable_rows(design) -> list:
                  + (" BEYOND the measured range" if load["beyond_measured"] else "")) if load else ""
     includes, leaves_out = capex_scope_text({line.category for line in design.cost.bom})
     return [("network_load", "Network load (scale-out busy ÷ compute)", load_text, None),
-            ("caveats", "Caveats before ordering", "; ".join(design.caveats) or "none", None),
+            ("caveats", "Caveats before ordering", confidence(design).flags_text(), None),
+            ("reference_design", "Reference design (published architecture it follows)", design.reference_design, None),
             ("capex_includes", "Capex includes", includes, None),
             ("capex_leaves_out", "Capex leaves out", leaves_out, None)]
 
@@ -190,8 +193,8 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws.column_dimensions["A"].width = 30
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
-    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=2,  # charts side by side; 2 pages
-                labels="A")  # the labels print whole (wrapped past 40 characters)
+    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=3,  # charts side by side; 3 pages
+                labels="A")  # (issue 42's rows); the labels print whole (wrapped past 40 characters)
     if result.next_faster is not None:  # the row between the designs and the capex by category
         note(ws, max(row_of.values()) + 1, result.next_faster["text"])
     summary_warnings(ws, result, max(row_of.values()) + 3, SUMMARY_COL_WIDTH * min(n, 5) + 30)

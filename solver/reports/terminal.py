@@ -145,11 +145,13 @@ def margin_text(d: Design) -> str:
 
 
 def interval_text(d: Design) -> str:
-    """"step time p10–p90 2.31–2.71 s (±8%, 33 runs (megatron·bf16; …))" (perf/uncertainty.py)."""
-    lo, hi = d.step_time_interval_s
+    """The design's confidence statement (solver/confidence.py: the same words as the JSON, workbook, sweep and plan):
+    "step time 2.45 s, p10–p90 2.21–2.82 s (-10%/+17%, 22 runs, 4 sources (dense·megatron·…))"."""
+    from ..confidence import confidence  # lazy: `catalog` and `validate` load no design space
+
     quantile = (f"; p{d.quantile * 100:.0f} {d.perf.step_time_s * d.quantile_factor:.2f} s meets the target"
                 if d.quantile is not None else "")
-    return f"step time p10–p90 {lo:.2f}–{hi:.2f} s ({d.regime.text()}){quantile}"
+    return confidence(d).statement() + quantile
 
 
 def print_intervals(designs: list[Design], console: Console) -> None:
@@ -181,6 +183,7 @@ def print_caveats(designs: list[Design], console: Console) -> None:
     for d in designs:
         if d.rank <= 1 and d.network_load:
             console.print(f"  #{d.rank} {safe(network_load_text(d))}")
+        console.print(f"  #{d.rank} reference design: {safe(d.reference_design)}")
         for text in d.caveats:
             console.print(f"  [yellow]⚠ #{d.rank} caveat[/]: {safe(text)}")
 
@@ -211,6 +214,8 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
     for ranks, text in grouped(result.designs, lambda d: goodput_text(d) if d.reliability is not None else ""):
         console.print(f"  {ranks} {text}")
+    for ranks, text in grouped(result.designs, lambda d: d.reliability.assumptions if d.reliability is not None else ""):
+        console.print(f"  {ranks} goodput rests on: {safe(text)}")
     print_uncalibrated(result.designs, console)
     from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
 
@@ -263,6 +268,8 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
                   f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     if design.reliability is not None:
         console.print(goodput_text(design))
+        console.print(f"  goodput rests on: {safe(design.reliability.assumptions)}")
+    console.print(f"reference design: {safe(design.reference_design)}")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     if design.rent is not None:

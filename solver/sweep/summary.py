@@ -37,7 +37,8 @@ def point_summary(design: dict, scenario: dict) -> dict:
         "tokens_per_step": tokens_per_step,
         "model_flops_per_step": design["flops_per_step"]["model"],
         "tco_usd_per_million_tokens": design["tco_usd"] / (tokens_per_s * years * SECONDS_PER_YEAR / 1e6),
-        "caveats": list(design.get("caveats", [])),
+        "caveats": list(design.get("confidence", {}).get("flags", design.get("caveats", []))),
+        "confidence": design.get("confidence", {}).get("statement", ""),
         "design": design,
     }
 

@@ -75,16 +75,23 @@ def test_32_hgx_nodes_8_rails_forced_two_tiers():
     assert size.links == {"node_leaf": 256, "leaf_spine": 256, "spine_core": 0}
 
 
-def test_one_tier():
-    # 32 nodes ≤ 64 ports → 1 tier: q = min(8, ⌊64/32⌋) = 2 rail groups per switch, ⌈8/2⌉ = 4 switches.
-    size = size_fabric(32, 8, 64, 1)
-    assert (size.tiers, size.leaf_switches, size.spine_switches) == (1, 4, 0)
-    assert size.links == {"node_leaf": 256, "leaf_spine": 0, "spine_core": 0}
+def test_one_tier_is_one_switch():
+    """SPEC §5.3: a fat tree's one tier is one switch holding every rail. 8 nodes × 8 rails = 64 ports → one
+    switch; 32 nodes × 8 rails = 256 endpoints do not fit one 64-port switch, so the fat tree takes 2 tiers
+    (8 leaves + 4 spines, the DGX SuperPOD H100 RA's 1-SU count, docs/sources.md [O1] Table 4), never 4 or
+    8 spine-less switches (one per rail group: rail-only, built only as that family)."""
+    size = size_fabric(8, 8, 64, 1)
+    assert (size.tiers, size.leaf_switches, size.spine_switches) == (1, 1, 0)
+    assert size.links == {"node_leaf": 64, "leaf_spine": 0, "spine_core": 0}
     # 1 tier ignores oversubscription: same count at o = 2.
-    assert size_fabric(32, 8, 64, 2).leaf_switches == 4
-    # 48 nodes: q = min(8, ⌊64/48⌋ = 1) = 1 → 8 switches.
-    assert size_fabric(48, 8, 64, 1).leaf_switches == 8
-    # 65 nodes cannot be 1 tier on 64 ports.
+    assert size_fabric(8, 8, 64, 2).leaf_switches == 1
+    # 9 nodes × 8 rails = 72 > 64: not one switch
+    assert size_fabric(9, 8, 64, 1, tiers=1) is None
+    size = size_fabric(32, 8, 64, 1)
+    assert (size.tiers, size.leaf_switches, size.spine_switches) == (2, 8, 4)
+    assert size_fabric(48, 8, 64, 1, tiers=1) is None
+    # one rail: up to k nodes on one switch; 65 nodes cannot be 1 tier on 64 ports.
+    assert size_fabric(64, 1, 64, 1).leaf_switches == 1
     assert size_fabric(65, 1, 64, 1, tiers=1) is None
 
 

@@ -136,13 +136,14 @@ def test_distinct_by_layout_equals_enumeration(default_catalog, enumerated):
 
 
 def _expected_fabric(design):
-    """size_fabric of the design's own nodes, rails, radix and oversubscription (fewest tiers; an
+    """size_fabric of the design's cabled nodes (issue 42: the job's and the spares packed into its free ports; the
+    other spares are bought, not cabled), rails, radix and oversubscription (fewest tiers; an
     oversubscribed architecture whose non-blocking twin is allowed may not use 1 tier). A
     multi-plane design is `rails` fat trees of one rail (SPEC §5.1), from 2 tiers on; a rail-only
     design is rails·nodes_per_domain one-rail trees of one endpoint per domain."""
     a = design.architecture
     radix = {"qm8700": 40, "qm9700": 64, "sn5600": 128, "q3400": 144}[a.switch]  # catalogs/default.yaml
-    nodes, rails, planes, lowest = design.cost.nodes, a.rails_per_node, 1, 1
+    nodes, rails, planes, lowest = design.cost.cabled_nodes, a.rails_per_node, 1, 1
     if a.fabric == "multi-plane":
         rails, planes, lowest = 1, a.rails_per_node, 2
     if a.fabric == "rail-only":

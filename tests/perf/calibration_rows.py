@@ -539,24 +539,3 @@ def throughput_error(row: Row, catalog, overlap: dict | None = None, hw_hook=Non
     perf, scenario = evaluate(row, catalog, overlap, hw_hook)
     value = predicted(row, perf, scenario)
     return row.published / value - 1 if row.metric == "iter_s" else value / row.published - 1
-
-
-RESIDUAL_GROUPS = ("fit", "held_out", "external")  # v3_held_out stays out: it measures the intervals
-
-
-def residual_rows(catalog) -> list[dict]:
-    """The residual table shipped as solver/perf/residuals.yaml (tools/calibrate.py --residuals writes it): every
-    row of RESIDUAL_GROUPS with its regime (stack, GPU, precision, dominant term) and its error, rounded to 1e-4."""
-    from solver.perf.uncertainty import regime_term
-
-    out = []
-    for row in ROWS:
-        if row.group not in RESIDUAL_GROUPS:
-            continue
-        perf, scenario = evaluate(row, catalog)
-        value = predicted(row, perf, scenario)
-        error = row.published / value - 1 if row.metric == "iter_s" else value / row.published - 1
-        out.append({"id": row.id, "stack": row.stack_id, "gpu": perf.hw.gpu_id, "precision": row.precision,
-                    "term": str(regime_term(perf.compute_s + perf.bubble_s, perf.step_time_s)),
-                    "error": round(error, 4)})
-    return out

@@ -57,7 +57,7 @@ def test_coverage_flags_what_no_calibration_row_covers():
     flags = uncalibrated(hgx_h100(rails_per_node=1, gpu_id="b200"), layout(t=8, d=4), perf, "bf16")
     text = " ".join(flags)
     # Blackwell BF16: no published row; the flag names the regime and where the interval comes from (v3)
-    assert "no 4+ runs in megatron·b200·bf16·" in text and " runs (megatron·" in text
+    assert "no 4+ published runs in dense·megatron·b200·bf16·" in text and "interval from dense·megatron·" in text
     # issue 24: fewer NICs than GPUs is no flag (Fire-Flyer 2, BLOOM and fms-fsdp ran that way); the network
     # load caveat (perf/network_load.py, tests/perf/test_network_load.py) replaces it
     assert "fewer scale-out NICs" not in text

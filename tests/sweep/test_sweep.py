@@ -101,7 +101,7 @@ def test_named_models_step_through_shapes():
 
 @pytest.mark.parametrize("flag, words", [
     ("workload.global_batchsize=1,2", "no field 'global_batchsize'"),
-    ("workload.precision=1,2", "Input should be 'bf16' or 'fp8'"),  # a word field: each value is checked
+    ("workload.precision=1,2", "Input should be 'bf16', 'fp8' or 'fp4'"),  # a word field: each value is checked (fp4: serving, issue 40)
     ("workload.precision=x2^3", "takes words: list them"),
     ("workload.flash_attention=1", "yes/no"),
     ("workload.global_batch_size=fast", "'fast' is not a number"),
