@@ -64,13 +64,15 @@ def _by_offer(designs: list[Design]) -> dict[str, list[Design]]:
 
 
 def _months(designs: list[Design]) -> str:
-    """"#1, #2 26 months (42% of the time)", or "never" (each distinct figure once, with its ranks)."""
+    """"#1, #2 ≥ 26 months of its 60 (≥ 42% of the time)", or "never within its life" (each distinct figure once,
+    with its ranks)."""
     from .terminal import grouped
 
     def text(d: Design) -> str:
         assert d.rent is not None
         be = d.rent.break_even
-        return "never" if be.months is None else f"{be.months:,} months ({be.utilisation:.0%} of the time)"
+        return ("never within its life" if be.months is None else
+                f"≥ {be.months:,} months of its {be.life_months:,.0f} (≥ {be.utilisation:.0%} of the time)")
     return ", ".join(f"{ranks} {t}" for ranks, t in grouped(designs, text))
 
 
@@ -86,7 +88,7 @@ def own_lines(designs: list[Design]) -> list[str]:
         return []
     first, rb = rented[0], rented[0].rent
     assert rb is not None
-    o, be = rb.owning, rb.break_even
+    o = rb.owning
     parts = " + ".join(f"{k} {_usd(v)}" for k, v in o.run_usd().items())
     lines = [f"#{first.rank} own {o.hours:,.0f} h of a {o.life_hours:,.0f} h life ({o.share:.2%}): {parts} "
              f"= {_usd(o.own_usd)}"]
@@ -94,7 +96,7 @@ def own_lines(designs: list[Design]) -> list[str]:
     if others:
         lines.append(f"{rank_list(others)}: each one's own, run share line by line is in the JSON "
                      "(designs[].rent_or_buy.owning) and the Rent-or-buy sheet")
-    lines.append(f"owning wins if the cluster is busy ≥ (of its {be.life_months:,.0f}-month life): "
+    lines.append("owning wins if the cluster is busy: "
                  + "; ".join(f"{_months(group)} against {text}" for text, group in _by_offer(rented).items()))
     lines += block_lines(rented)
     lines += [f"⚠ {r} {text}" for r, text in grouped_each(rented, lambda d: d.rent.other_flags())]
@@ -118,7 +120,7 @@ def block_lines(designs: list[Design]) -> list[str]:
         for limit in dict.fromkeys((q.max_gpus, q.max_gpus_source) for q in big):
             offers = ", ".join(q.offer_id for q in big if (q.max_gpus, q.max_gpus_source) == limit)
             limits.setdefault(limit, {}).setdefault((offers, big[0].gpus), []).append(d.rank)
-    return [f"⚠ " + "; ".join(f"{rank_list(ranks)} {offers}: {gpus:,} GPUs" for (offers, gpus), ranks in groups.items())
+    return ["⚠ " + "; ".join(f"{rank_list(ranks)} {offers}: {gpus:,} GPUs" for (offers, gpus), ranks in groups.items())
             + f" exceed the {n:,} one provider plausibly rents in one block ({source})"
             for (n, source), groups in limits.items()]
 
