@@ -291,7 +291,6 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     if design.reliability is not None:
         console.print(goodput_text(design))
         console.print(f"  goodput rests on: {safe(design.reliability.assumptions)}")
-    console.print(f"reference design: {safe(design.reference_design)}")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
     if design.rent is not None:
