@@ -6,6 +6,7 @@ from rich.console import Console
 
 from ..rentals import ranked_options
 from ..results import Design
+from .grouping import grouped, grouped_each, rank_list
 from .tables import Column, make_table
 from .text import safe
 
@@ -66,8 +67,6 @@ def _by_offer(designs: list[Design]) -> dict[str, list[Design]]:
 def _months(designs: list[Design]) -> str:
     """"#1, #2 ≥ 26 months of its 60 (≥ 42% of the time)", or "never within its life" (each distinct figure once,
     with its ranks)."""
-    from .terminal import grouped
-
     def text(d: Design) -> str:
         assert d.rent is not None
         be = d.rent.break_even
@@ -81,8 +80,6 @@ def own_lines(designs: list[Design]) -> list[str]:
     are the table's); one line of break-even months per offer it is against, with the ranks; the flags, each
     distinct one once with its ranks (a too-large block once per provider limit); what owning includes and leaves
     out (once)."""
-    from .terminal import grouped_each, rank_list
-
     rented = [d for d in designs if d.rent is not None]
     if not rented:
         return []
@@ -111,8 +108,6 @@ def block_lines(designs: list[Design]) -> list[str]:
     """One line per provider limit (max GPUs and its source) that some design's rented block exceeds: the ranks,
     offers and GPUs that exceed it ("⚠ #1, #2 a, b: 2,048 GPUs; #5 c: 4,096 GPUs exceed the 1,536 one provider
     plausibly rents in one block (source)")."""
-    from .terminal import rank_list
-
     limits: dict[tuple[int, str], dict[tuple[str, int], list[int]]] = {}
     for d in designs:
         assert d.rent is not None
