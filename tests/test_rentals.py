@@ -262,6 +262,6 @@ def test_docs_hand_calculation_reproduces_the_terminal(example):
     line = " + ".join(f"{p} ${v:,.0f}" for p, v in zip(parts, run, strict=True)) + f" = ${own:,.0f}"
     assert line in screen
     assert f"${rent:,.0f}" in screen and f"{months} mo, {share:.0%}" in screen
-    assert f"busy: #1 ≥ {months} months of its 60 (≥ {share:.0%} of the time)" in screen
+    assert f"if the cluster is busy: #1 ≥ {months} months of its 60 (≥ {share:.0%} of the time)" in screen
     for figure in (f"${own:,.0f}", f"${rent:,.0f}", f"{months} months of its 60", *(f"**{v:,.0f}**" for v in run)):
         assert figure in doc, figure

@@ -45,8 +45,7 @@ def rent_table(designs: list[Design], width: int | None = None, wide: bool = Fal
     what = ("renting the GPU-hours of each design's training run" if horizon == "training run"
             else "renting for the TCO years")
     years = rbs[0].owning.years if rbs else 0
-    title = (f"rent or buy: {what}; own = the run's share of owning for a {years:g}-year life; "
-             "busy ≥ = against the cheapest committed offer")
+    title = f"rent or buy: {what}; own = the run's share of owning for a {years:g}-year life"
     return make_table(title, rent_columns(designs), width, wide)
 
 
@@ -93,7 +92,7 @@ def own_lines(designs: list[Design]) -> list[str]:
     if others:
         lines.append(f"{rank_list(others)}: each one's own, run share line by line is in the JSON "
                      "(designs[].rent_or_buy.owning) and the Rent-or-buy sheet")
-    lines.append("owning wins if the cluster is busy: "
+    lines.append("owning wins, against the cheapest committed offer, if the cluster is busy: "
                  + "; ".join(f"{_months(group)} against {text}" for text, group in _by_offer(rented).items()))
     lines += block_lines(rented)
     lines += [f"⚠ {r} {text}" for r, text in grouped_each(rented, lambda d: d.rent.other_flags())]

@@ -155,7 +155,7 @@ def _build(title: str, columns: list[Column], shown: list[Column]) -> Table:
     kept = {c.header for c in shown}
     hidden = [" ".join(c.header.split()) for c in columns if c.header not in kept]
     if hidden:
-        t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows every column)"
+        t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows them)"
         t.caption_justify = "left"
     return t
 

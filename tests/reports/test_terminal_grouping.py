@@ -76,7 +76,7 @@ def test_each_distinct_flag_once_with_every_rank(screen):
     # the ownership breakdown once (#1's), the others' pointed to; every design's break-even months in one line
     assert flat.count(" own 43,800 h of a 43,800 h life") == 1
     assert "#2–#5: each one's own, run share line by line is in the JSON" in flat
-    assert flat.count("owning wins if the cluster is busy:") == 1
+    assert flat.count("owning wins, against the cheapest committed offer, if the cluster is busy:") == 1
     for d in designs:
         be = d["rent_or_buy"]["break_even"]
         assert f"≥ {be['months']} months of its 60 (≥ {be['utilisation']:.0%} of the time)" in flat
