@@ -393,11 +393,24 @@ def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> T
     return make_table(title, cols, width, wide)
 
 
+def points_text(rows: list[dict]) -> str:
+    """The sweep points' labels: "workload.global_batch_size=3,072, 4,608" when they vary on one axis only, else
+    each point's label, "; "-separated."""
+    names = {tuple(r["labels"]) for r in rows}
+    if len(names) == 1 and len(next(iter(names))) == 1:
+        (name,) = next(iter(names))
+        return f"{name}=" + ", ".join(str(r["labels"][name]) for r in rows)
+    return "; ".join(point_label(r) for r in rows)
+
+
 def print_report(report: dict, console, wide: bool = False) -> None:
     console.print(sweep_table(report, console.width, wide))
+    points: dict[str, list[dict]] = {}  # each distinct caveat once, with the points that carry it
     for r in report["points"]:
-        for text in r.get("caveats") or []:
-            console.print(f"  [yellow]⚠ {safe(point_label(r))} caveat[/]: {safe(text)}")
+        for text in dict.fromkeys(r.get("caveats") or []):
+            points.setdefault(text, []).append(r)
+    for text, rows in points.items():
+        console.print(f"  [yellow]⚠ {safe(points_text(rows))} caveat[/]: {safe(text)}")
     for s in report["switch_points"]:
         console.print(f"switch point at {safe(', '.join(f'{k}={v}' for k, v in s['labels'].items()))}: "
                       f"{safe(s['from'])} → [bold]{safe(s['to'])}[/]")

@@ -85,3 +85,25 @@ def test_each_distinct_flag_once_with_every_rank(screen):
         be = d["rent_or_buy"]["break_even"]
         assert f"≥ {be['months']} months of its 60 (≥ {be['utilisation']:.0%} of the time)" in flat
         assert f"${d['capex_usd']:,.0f}" in flat and f"${d['rent_or_buy']['own_usd']:,.0f}" in flat
+
+
+def test_a_sweep_prints_each_caveat_once_with_its_points(tmp_path):
+    """growth-sweep: a caveat several points carry (the same compute regime, the same uncabled spare rack) is printed
+    once, after the axis values of those points."""
+    from test_cli import run
+
+    from solver.reports.terminal import points_text
+
+    assert points_text([{"labels": {"a": "1"}}, {"labels": {"a": "2"}}]) == "a=1, 2"
+    assert points_text([{"labels": {"a": "1", "b": "x"}}, {"labels": {"a": "2", "b": "y"}}]) == "a=1, b=x; a=2, b=y"
+    proc = run(["sweep", REPO / "scenarios" / "growth-sweep.yaml", "--json", "s.json", "--no-xlsx", "--no-plot"],
+               tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())
+    report = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    caveats = {c for r in report["points"] for c in r.get("caveats") or []}
+    assert caveats
+    for caveat in caveats:
+        rows = [r for r in report["points"] if caveat in (r.get("caveats") or [])]
+        assert flat.count(" ".join(caveat.split())) == 1, caveat
+        assert f"⚠ {points_text(rows)} caveat: {' '.join(caveat.split())}" in flat
