@@ -107,3 +107,22 @@ def test_a_sweep_prints_each_caveat_once_with_its_points(tmp_path):
         rows = [r for r in report["points"] if caveat in (r.get("caveats") or [])]
         assert flat.count(" ".join(caveat.split())) == 1, caveat
         assert f"⚠ {points_text(rows)} caveat: {' '.join(caveat.split())}" in flat
+
+
+def test_a_plan_prints_each_statement_and_caveat_once_with_its_periods(tmp_path):
+    """plan-5-years: the periods' shared confidence statements and caveats are printed once, after their periods."""
+    from test_cli import run
+
+    proc = run(["plan", REPO / "scenarios" / "plan-5-years.yaml", "--json", "p.json", "--no-xlsx", "--no-plot"],
+               tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())
+    periods = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))["periods"]
+    texts = {("confidence", p["confidence"]) for p in periods if p.get("confidence")}
+    texts |= {("caveat", c) for p in periods for c in p.get("caveats") or []}
+    assert any(kind == "caveat" for kind, _ in texts)
+    for kind, text in texts:
+        labels = ", ".join(str(p["label"]) for p in periods
+                           if (p.get("confidence") == text if kind == "confidence" else text in (p.get("caveats") or [])))
+        assert flat.count(" ".join(text.split())) == 1, text
+        assert f"{labels} {kind}: {' '.join(text.split())}" in flat
