@@ -24,7 +24,8 @@ from .structures import crosses_nothing, share_plain_shapes, structure_groups
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
                        one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT,
                        memo: ScanMemo | None = None, top_k: int | None = None,
-                       distinct_by: str = "architecture", seed: tuple = ()) -> DesignSpace:
+                       distinct_by: str = "architecture", seed: tuple = (),
+                       budget_cut_usd: float | None = None) -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -47,6 +48,9 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     of designs known to meet this scenario's memory, target and margins, offered to the bound before the scan.
     With top_k and `fastest`, the scan starts each segment where T_comp + bubble is within the K-th best step time
     found so far (`bound.StepBound`).
+    budget_cut_usd (points and dominated, without top_k): the budget cut alone, at this limit instead of `budget_usd`:
+    the points whose capex lower bound is over it are dropped unevaluated (the infeasibility explanation's bounded
+    rebuild, `optimize.solve._explain`); every other point is kept exactly as without it.
     A large build (`parallel.PARALLEL_MIN_SIZE`) scans about half its platforms in a helper process
     (`_scan_with_helper`); the shapes are put back in the same canonical order.
     """
@@ -57,7 +61,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     fastest = scenario.objective == "fastest"
     if prune == "dominated" and fastest and catalog.reliability is not None and goodput_in_target(scenario):
         prune = "points"  # `fastest` with the goodput in the target: feasibility differs per switch, speed per point
-    build = _Build(scenario, catalog, prune, memo, top_k, distinct_by, seed, one_layout_per_cost)
+    build = _Build(scenario, catalog, prune, memo, top_k, distinct_by, seed, one_layout_per_cost, budget_cut_usd)
     ctx = build.ctx
     order = _most_promising_first(scenario, catalog, sorted({p.platform for p in build.perfs}))
     helper = None if len(order) < 2 else parallel.helper_for(catalog, len(build.archs) * len(ctx.layout_shapes),
@@ -88,10 +92,10 @@ class _Build:
     and the shapes it made per platform (`made`: platform → regime index → shapes)."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None, top_k: int | None,
-                 distinct_by: str, seed: tuple, one_layout_per_cost: bool):
+                 distinct_by: str, seed: tuple, one_layout_per_cost: bool, budget_cut_usd: float | None = None):
         # what the helper process's part of the build is made with (`_helper_part`)
         self.options = dict(prune=prune, top_k=top_k, distinct_by=distinct_by, seed=seed,
-                            one_layout_per_cost=one_layout_per_cost)
+                            one_layout_per_cost=one_layout_per_cost, budget_cut_usd=budget_cut_usd)
         self.archs = archs = architectures(scenario, catalog)
         self.ctx = ctx = _Context(scenario, catalog, prune, memo)
         ctx.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
@@ -108,6 +112,10 @@ class _Build:
             ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)
         if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
             ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
+        elif budget_cut_usd is not None and prune in ("points", "dominated"):  # the budget cut at another limit
+            limited = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(
+                update={"budget_usd": budget_cut_usd})})
+            ctx.budget = CostBound(limited, catalog, archs, 1, objective="capex")
         self.platforms = catalog.by_id("platforms")
         self.perfs = sorted({a.perf for a in archs})
         self.made: dict[str, dict[int, list[Shape]]] = {}
