@@ -456,6 +456,8 @@ def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: Layo
         twins = n == 0 and len(structures) > 1 and ctx.goodput is None  # its classes' counts are kept apart
         if ctx.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
+        if ctx.budget is not None and ctx.best["fastest"][0] <= ctx.target:
+            members = _within_budget(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
         if members and ctx.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = share_plain_shapes(ctx, members, made, tallies, choices)
@@ -493,6 +495,31 @@ def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_u
             made[perf] = None
             _count_unscanned(ctx, perf, domains, g_used, cut, choices[perf],
                              None if tallies is None else tallies.setdefault(perf, {}))
+        else:
+            out.append(perf)
+    return out
+
+
+def _within_budget(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
+                   first: int, made: dict, choices: dict[PerfClass, int], tallies: dict | None) -> list[PerfClass]:
+    """The classes with an open point (`_Context.open_from`) within the budget cut (`CostBound.budget_cut`); each
+    other one has no shape and is counted, unscanned, as its scan counts it (`scan._kept_points`, `scan._shape`: over
+    the budget under "caps", the rest under "target"; the bounds' counts 0). Only when the cost bound cuts nowhere
+    before the budget does, and once the fastest reachable point is within the target (`scan._record_fastest` then
+    records nothing). Issue 45s: the explanation's rebuilds cut most layouts whole."""
+    assert ctx.budget is not None
+    domains, n = ctx.domains_of(lay, g_used, ds), len(ds)
+    out = []
+    for perf in members:
+        over = ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
+        if over <= first and (ctx.bound is None or ctx.bound.cut_index(perf, domains, ctx.spares, g_used) >= over):
+            made[perf] = None
+            tally = ({"caps": n - over} if over < n else {}) | ({"cost_bound": 0} if ctx.bound is not None else {})
+            tally |= ({"step_bound": 0} if ctx.step_bound is not None else {}) | {"target": over}
+            count_once_per_switch(ctx, tally, choices[perf])
+            ctx.budget_cut += (n - over) * choices[perf]
+            if tallies is not None:
+                tallies[perf] = tally
         else:
             out.append(perf)
     return out
