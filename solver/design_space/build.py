@@ -555,12 +555,15 @@ def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], 
 
 def _within_platform_bound(ctx: _Context, plat, domain_counts: list[int], g_used: int) -> list[int]:
     """The ascending domain counts up to the last one from which on some lower bound of the platform is within
-    UB_K (`bound.CostBound`): a segment starting beyond it holds no point that can be among the K best."""
-    if ctx.bound is None:
-        return domain_counts
+    UB_K (`bound.CostBound`) and the budget cut (`CostBound.budget_cut`, issue 45s): a segment starting beyond it
+    holds no point that can be among the K best, nor one within the budget (its scan stops where it starts)."""
+    budget = None if ctx.budget is None else ctx.budget.scenario.constraints.budget_usd
     keep = len(domain_counts)
-    while keep > 0 and ctx.bound.over([ctx.bound.platform_lower_bound_usd(plat.id, domain_counts[keep - 1], ctx.spares,
-                                                                          g_used)]):
+    while keep > 0 and (
+            (ctx.bound is not None and ctx.bound.over([ctx.bound.platform_lower_bound_usd(
+                plat.id, domain_counts[keep - 1], ctx.spares, g_used)]))
+            or (ctx.budget is not None and budget is not None and ctx.budget.platform_lower_bound_usd(
+                plat.id, domain_counts[keep - 1], ctx.spares, g_used) > budget * (1 + 1e-9))):
         keep -= 1
     return domain_counts[:keep]
 

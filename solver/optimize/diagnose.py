@@ -259,7 +259,7 @@ def fastest_design(scenario, catalog, deadline: Deadline = NO_LIMIT, memo=None) 
     `fastest`, solved exactly by the MILP): what the caps and pins can buy. None when they admit no
     design, or when the time limit cut the search short (then no design is proven the fastest)."""
     fast = scenario.model_copy(update={"objective": "fastest", "target": Target()})
-    space = build_design_space(fast, catalog, deadline=deadline, memo=memo, top_k=1)
+    space = build_design_space(fast, catalog, deadline=deadline, memo=memo, top_k=1, one_layout_per_cost=True)
     if not space.shapes or not space.complete:
         return None
     try:
