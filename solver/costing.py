@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import costing_facility as orderable
 from .costing_bom import BomLine, _split_owned, capex_usd, contingency_line, fraction_lines, it_power_kw
+from .costing_lines import Line, Parts, Quantities, hardware_fraction  # noqa: F401  (hardware_fraction: public here)
 from .costing_owned import (  # the rest re-exported: importable from solver.costing as before the split
     HOURS_PER_YEAR,  # noqa: F401
     OwnedUse,  # noqa: F401
@@ -136,36 +137,6 @@ def rack_of(catalog: Catalog, rack_id: str) -> Rack:
 # ----------------------------------------------------------------------------------- parts
 
 
-@dataclass(frozen=True)
-class Parts:
-    """The catalog entries one architecture buys. `nic` is None when the platform includes its
-    scale-out NICs; `compute_rack` is None when the unit ships as its own rack (NVL72); a link
-    tier is absent when no catalog option reaches it."""
-
-    platform: Platform
-    nic: Nic | None
-    switch: Switch
-    rails: int
-    links: dict[str, Link]
-    compute_rack: Rack | None
-    network_rack: Rack
-    extras: tuple[ExtraCost, ...] = ()
-    nic_config: Any = None  # the NicConfiguration bought (costing_facility.py); None = catalog lists none
-    nic_label: str = ""  # the NIC's name (for the uncabled-NIC line when the platform includes them)
-    site: tuple = ()  # the site lines (storage, management, cooling, installation) of the platform
-    spare_power_fraction: float = 1.0  # a hot spare idles: this fraction of the unit's power (catalog reliability)
-
-    @property
-    def hardware_fraction(self) -> float:
-        """F = Σ of the fraction-of-hardware extra rules (support contracts, …)."""
-        return hardware_fraction(self.extras)
-
-
-def hardware_fraction(extras) -> float:
-    """F = Σ fraction_of_hardware over the extra cost rules that have one."""
-    return float(sum(e.fraction_of_hardware for e in extras if e.fraction_of_hardware is not None))
-
-
 def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int,
               extras: tuple[ExtraCost, ...] = (), capex_scope: str = "complete") -> Parts:
     """The parts of one architecture; raises CatalogCannotBuild when no node–leaf link reaches or a
@@ -191,61 +162,6 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
                  nic_config=config, nic_label=nic.name,
                  site=orderable.site_lines_for(catalog, platform.id, capex_scope, switch.fabric),
                  spare_power_fraction=catalog.reliability.spare_idle_power_fraction if catalog.reliability else 1.0)
-
-
-# ----------------------------------------------------------------------------------- quantities
-
-
-@dataclass
-class Quantities:
-    """How many of each part: integers (the evaluator), Pyomo expressions (the model) or lower
-    bounds (the bound pruning). `nodes` counts spares; `links` are cables per tier; `modules` per
-    (tier, end)."""
-
-    units: Any
-    spare_units: Any
-    nodes: Any
-    switches: dict[str, Any] = field(default_factory=dict)
-    links: dict[str, Any] = field(default_factory=dict)
-    modules: dict[tuple[str, str], Any] = field(default_factory=dict)
-    compute_racks: Any = 0
-    network_racks: Any = 0
-    site: dict[str, Any] | None = None  # site line id → count (the model's per-point sums); None = closed form
-    cabled_nodes: Any = None  # nodes cabled to the compute fabric (job + packed spares; None = every node): the SUs
-
-
-# ----------------------------------------------------------------------------------- the table
-
-
-@dataclass(frozen=True)
-class Line:
-    """One priced line before evaluation: the quantity may be an int or a model expression.
-
-    `stock` is the key owned inventory nets against ("" = the part id); `owned_from` = (catalog id,
-    num, den) says how owned items of that id count in this line's units: ⌊count · num / den⌋
-    (None = the part id, 1, 1; a twin-port module line is (link id, 1, 2); per-node extras are
-    (platform id, nodes per unit, 1))."""
-
-    category: str
-    part: str
-    description: str
-    quantity: Any
-    unit_price_usd: float
-    power_w: float  # per unit
-    priced: Any  # the catalog entry with price_source, price_date, price_is_estimate
-    stock: str = ""
-    owned_from: tuple[str, int, int] | None = None
-    included: bool = False  # paid for in the unit price: shown at $0 in the bill of materials
-
-    @property
-    def key(self) -> str:
-        """The stock key this line draws owned units from."""
-        return self.stock or self.part
-
-    def owned_units(self, owned: dict[str, int]) -> int:
-        """Owned units available to this line's key: ⌊count · num / den⌋ of its owned_from id."""
-        ident, num, den = self.owned_from or (self.part, 1, 1)
-        return owned.get(ident, 0) * num // den
 
 
 def module_price(link: Link, end: str) -> tuple[float, float, int]:

@@ -8,13 +8,9 @@ assembles them; `costing.py` re-exports every name. This module imports nothing 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
+from .costing_lines import Line, Parts
 from .costing_owned import Stock, price_category
-
-if TYPE_CHECKING:
-    from .costing import Line, Parts
-
 
 # ----------------------------------------------------------------------------------- the evaluator's BOM
 

@@ -10,14 +10,12 @@ This module imports nothing from `costing.py` (its `Line` is an annotation only)
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import costing_facility as orderable
+from .costing_lines import Line
 from .inputs.inventory import owned_kind
 from .inputs.schema import Catalog, Facility, Scenario
-
-if TYPE_CHECKING:
-    from .costing import Line
 
 HOURS_PER_YEAR = 8_760.0
 
