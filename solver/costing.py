@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import costing_facility as orderable
-from .costing_bom import BomLine, _split_owned, capex_usd, contingency_line, fraction_lines, it_power_kw
+from .costing_bom import BomLine, capex_usd, contingency_line, fraction_lines, it_power_kw, split_owned
 from .costing_lines import Line, Parts, Quantities, hardware_fraction  # noqa: F401  (hardware_fraction: public here)
 from .costing_owned import (  # the rest re-exported: importable from solver.costing as before the split
     HOURS_PER_YEAR,  # noqa: F401
@@ -278,7 +278,7 @@ def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float =
 def priced_lines(parts: Parts, table: list[Line], stock: dict[str, Stock],
                  contingency_fraction: float = 0.0) -> list[BomLine]:
     """`bill_of_materials` of the table's lines (`bom_lines`) and their stock (`stock_of`, with the owned units)."""
-    lines = _split_owned(table, stock)
+    lines = split_owned(table, stock)
     lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0 or x.owned or x.included)]
     lines += fraction_lines(parts, lines)
     if contingency_fraction > 0:

@@ -53,7 +53,7 @@ def _owned_line(line: Line, quantity: int) -> BomLine:
                    "owned (scenario inventory)", "", False, owned=True)
 
 
-def _split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:
+def split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:
     """Each line split into its owned share and its bought share (`stock`: the lines' `stock_of`); a key's owned
     units go to its lines in table order (compute before spares, leaf before spine, compute racks before network)."""
     left = {key: st.owned for key, st in stock.items()}

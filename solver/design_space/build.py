@@ -17,7 +17,7 @@ from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape, switch_points
 from .memo import ScanMemo
-from .scan import ArchGoodput, _Context, _shape, add_conditions, count_once_per_switch
+from .scan import ArchGoodput, ScanContext, add_conditions, class_shape, count_once_per_switch
 from .structures import crosses_nothing, share_plain_shapes, structure_groups
 
 
@@ -84,7 +84,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
 
 
 class _Build:
-    """One build's context (`scan._Context`, with its cost or step bound), architectures and performance classes,
+    """One build's context (`scan.ScanContext`, with its cost or step bound), architectures and performance classes,
     and the shapes it made per platform (`made`: platform → regime index → shapes)."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None, top_k: int | None,
@@ -93,7 +93,7 @@ class _Build:
         self.options = dict(prune=prune, top_k=top_k, distinct_by=distinct_by, seed=seed,
                             one_layout_per_cost=one_layout_per_cost)
         self.archs = archs = architectures(scenario, catalog)
-        self.ctx = ctx = _Context(scenario, catalog, prune, memo)
+        self.ctx = ctx = ScanContext(scenario, catalog, prune, memo)
         ctx.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
         fastest = scenario.objective == "fastest"
         if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
@@ -160,7 +160,7 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
 
 def _split(order: list[str], platforms: dict) -> tuple[list[str], list[str]]:
     """The platforms this process scans and those the helper scans, each in `order`: platforms that differ only in
-    price and ids (one board from several vendors) share their scans (`scan._Context.points`), so they go to one
+    price and ids (one board from several vendors) share their scans (`scan.ScanContext.points`), so they go to one
     process; the groups go, most promising first, to the process with fewer platforms (this one on a tie). Only the
     balance depends on it, not the answer; the same scenario and catalog split the same way (the next faster
     design's build finds its scans in the same process)."""
@@ -191,7 +191,7 @@ def _helper_part(catalog: Catalog, memos: dict, request: dict) -> dict:
                 combinations=ctx.combinations, budget_cut=ctx.budget_cut, best=ctx.best, complete=complete)
 
 
-def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
+def _scan_platforms(ctx: ScanContext, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
                     scans: dict, deadline: Deadline, order: list[str]) -> bool:
     """Scan the platforms of `order` (most promising first, `_most_promising_first`) into `scans`; False if the
     deadline stopped it. With a cost bound, first each platform's PROBES cheapest-looking layouts, so that UB_K is
@@ -207,7 +207,7 @@ def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], arch
     return True
 
 
-def _goodput_archs(ctx: _Context, catalog: Catalog, archs: list[Architecture]) -> dict[PerfClass, list[ArchGoodput]]:
+def _goodput_archs(ctx: ScanContext, catalog: Catalog, archs: list[Architecture]) -> dict[PerfClass, list[ArchGoodput]]:
     """With the goodput in the target, each performance class's architectures as the dominance scan judges them on
     their own goodput (`scan._scan_segment`); empty without it."""
     out: dict[PerfClass, list[ArchGoodput]] = {}
@@ -252,23 +252,23 @@ class _PlatformScan:
         self._open: list[int] | None = None
         self._open_domains: set[tuple[int, int]] | None = None
 
-    def open_from(self, ctx: _Context) -> list[int]:
-        """Each regime's first open index (`_Context.open_from`: memory and T_comp + bubble read the GPU only, so
+    def open_from(self, ctx: ScanContext) -> list[int]:
+        """Each regime's first open index (`ScanContext.open_from`: memory and T_comp + bubble read the GPU only, so
         every class of the platform shares it), once per platform."""
         if self._open is None:
             gpu = self.hws[self.plat_perfs[0]]
             self._open = [ctx.open_from(lay, g_used, ds, gpu) for g_used, lay, ds in self.regimes]
         return self._open
 
-    def open_domains(self, ctx: _Context) -> set[tuple[int, int]]:
+    def open_domains(self, ctx: ScanContext) -> set[tuple[int, int]]:
         """The (domains, G_u) of every open point of the platform (`_offer_thresholds`), once per platform."""
         if self._open_domains is None:
             self._open_domains = {(dom, g_used) for (g_used, lay, ds), first in zip(self.regimes, self.open_from(ctx))
                                   for dom in ctx.domains_of(lay, g_used, ds)[first:]}
         return self._open_domains
 
-    def probes(self, ctx: _Context) -> list[int]:
-        """The PROBES regimes whose first open point (`_Context.open_from`) uses the fewest GPUs: likely the
+    def probes(self, ctx: ScanContext) -> list[int]:
+        """The PROBES regimes whose first open point (`ScanContext.open_from`) uses the fewest GPUs: likely the
         platform's cheapest designs, which set UB_K early (any order gives the same answer: the bound only cuts)."""
         ranked = []
         for i, ((g_used, lay, ds), first) in enumerate(zip(self.regimes, self.open_from(ctx))):
@@ -277,7 +277,7 @@ class _PlatformScan:
         return sorted(i for _, i in sorted(ranked)[:PROBES])
 
 
-def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture]) -> _PlatformScan:
+def _prepare_platform(ctx: ScanContext, plat, plat_perfs: list[PerfClass], archs: list[Architecture]) -> _PlatformScan:
     """The platform's classes (fastest NIC first), structures and regimes; its combinations and unplaceable
     points counted."""
     scenario, catalog = ctx.scenario, ctx.catalog
@@ -298,7 +298,7 @@ def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: l
                          structure_groups(plat_perfs, hws), regimes, choices)
 
 
-def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: Deadline) -> bool:
+def _platform_shapes(ctx: ScanContext, scan: _PlatformScan, phase: str, deadline: Deadline) -> bool:
     """Make the shapes of one platform's regimes of a phase ("all"; "probes", then "rest": `_PlatformScan.probes`);
     False if the deadline stopped it. The segment bounds are worked out for each phase (UB_K narrows them)."""
     plat, gpu = scan.plat, scan.hws[scan.plat_perfs[0]]
@@ -326,9 +326,9 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
     return True
 
 
-def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds: list[int], first: int,
+def _platform_over_bound(ctx: ScanContext, plat, lay: LayoutShape, g_used: int, ds: list[int], first: int,
                          choices: dict[PerfClass, int]) -> bool:
-    """Every open point of the layout on the platform (`_Context.open_from`: the points before it fail memory or
+    """Every open point of the layout on the platform (`ScanContext.open_from`: the points before it fail memory or
     T_comp + bubble on every class of the platform) has every architecture's cost lower bound over UB_K (or none
     is open while UB_K is known, so K designs meet the target: no infeasibility to explain); its points are then
     counted (`_count_unscanned`)."""
@@ -344,7 +344,7 @@ def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds:
     return True
 
 
-def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used: int, cut: int, per_switch: int,
+def _count_unscanned(ctx: ScanContext, perf: PerfClass, domains: list[int], g_used: int, cut: int, per_switch: int,
                      tally: dict[str, int] | None = None) -> None:
     """Count the points of a class the scan skips because none from index `cut` on can be among the K best and none
     before it is open: those over the budget (`CostBound.budget_cut`) under "caps", as the scan does; of the others,
@@ -380,7 +380,7 @@ class _Placed(NamedTuple):
     caps: int  # of them, over max_gpus
 
 
-def _placeable_layouts(ctx: _Context, g_used: int) -> _Placed:
+def _placeable_layouts(ctx: ScanContext, g_used: int) -> _Placed:
     """`_placeable` of every layout of the scenario at one G_u, once per build (every platform with that domain size
     reads it; each platform counts its combinations and pruned points per switch choice)."""
     placed = ctx.placed.get(g_used)
@@ -395,7 +395,7 @@ def _placeable_layouts(ctx: _Context, g_used: int) -> _Placed:
     return placed
 
 
-def _placeable(ctx: _Context, lay: LayoutShape, g_used: int) -> tuple[list[int], int, int, int]:
+def _placeable(ctx: ScanContext, lay: LayoutShape, g_used: int) -> tuple[list[int], int, int, int]:
     """(the d values of one layout that can be placed and fit max_gpus (ascending), how many d values it has, of them
     not placeable, of them over max_gpus). Placement does not depend on the platform, only on G_u: each (layout, G_u)
     is checked once per scan memo (`ScanMemo.placeable`: the builds sharing it share it)."""
@@ -415,7 +415,7 @@ def _placeable(ctx: _Context, lay: LayoutShape, g_used: int) -> tuple[list[int],
     return ctx.placeable[key]
 
 
-def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
+def _fits_memory_somewhere(ctx: ScanContext, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
                            n_choices: int) -> bool:
     """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
     with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
@@ -429,7 +429,7 @@ def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: lis
     return True
 
 
-def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: LayoutShape, ds: list[int],
+def _shapes_of_layout(ctx: ScanContext, scan: _PlatformScan, g_used: int, lay: LayoutShape, ds: list[int],
                       thresholds: list[int], first_open: int) -> list[Shape]:
     """The shapes of one layout and placement on every performance class of the platform.
 
@@ -456,9 +456,9 @@ def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: Layo
         points = ctx.points(lay, g_used, ds, hws[ref], scan.plat)
         for perf in members:
             per_switch = choices[perf]
-            own = twins or per_switch != 1  # else `_shape` counts straight into the build's counts
+            own = twins or per_switch != 1  # else `class_shape` counts straight into the build's counts
             tally: dict[str, int] = {} if own else ctx.pruned
-            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, scan.plat, thresholds, tally)
+            shape = class_shape(ctx, perf, hws[perf], g_used, lay, points, scan.plat, thresholds, tally)
             if own:
                 count_once_per_switch(ctx, tally, per_switch)
                 tallies[perf] = tally
@@ -468,10 +468,10 @@ def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: Layo
     return out
 
 
-def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
+def _within_bound(ctx: ScanContext, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
                   first: int, made: dict, choices: dict[PerfClass, int], tallies: dict | None) -> list[PerfClass]:
     """The classes of which some open point of the layout may be among the K best (`bound.CostBound.cut_index`
-    above the first open index, `_Context.open_from`: the points before it fail memory or T_comp + bubble on
+    above the first open index, `ScanContext.open_from`: the points before it fail memory or T_comp + bubble on
     every class of the platform); each other one has no shape (`made`: nor have the classes that would share it)
     and its points are counted (`_count_unscanned`).
     (A known UB_K means K designs meet the target: no infeasibility explanation needs these classes' fastest point.)"""
@@ -490,13 +490,13 @@ def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_u
     return out
 
 
-def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], plat_archs: list[Architecture],
+def _offer_thresholds(ctx: ScanContext, plat, domain_counts: set[tuple[int, int]], plat_archs: list[Architecture],
                       all_archs: list[Architecture]) -> list[int]:
     """Node counts just below each run of domain counts at which a multi-plane or rail-only
     architecture is offered (not `dominated_by_fat_tree`): with them as segment bounds of the dominance
     scan (`_kept_points`), the cheapest offered point of every architecture and tier count is kept,
     although its smaller, dominated points are not offered. `domain_counts` are those of every open point
-    of the platform (`_Context.open_from`; a superset of any kept point's: between two consecutive bounds the
+    of the platform (`ScanContext.open_from`; a superset of any kept point's: between two consecutive bounds the
     offered points come first, so the first feasible point of a segment is offered whenever any is). A count no
     layout has an open point at holds no feasible point: leaving it out moves a run's bound up past counts where
     no scan finds anything, so every segment's first feasible point is the same. Counts are
@@ -518,7 +518,7 @@ def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], 
     return out
 
 
-def _within_platform_bound(ctx: _Context, plat, domain_counts: list[int], g_used: int) -> list[int]:
+def _within_platform_bound(ctx: ScanContext, plat, domain_counts: list[int], g_used: int) -> list[int]:
     """The ascending domain counts up to the last one from which on some lower bound of the platform is within
     UB_K (`bound.CostBound`): a segment starting beyond it holds no point that can be among the K best."""
     if ctx.bound is None:

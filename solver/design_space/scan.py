@@ -37,7 +37,7 @@ class ArchGoodput(NamedTuple):
         return cls(arch, spec, family(arch.fabric).constants(spec).cap)
 
 
-class _Context:
+class ScanContext:
     """What every shape of one build shares, and the counters it keeps."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None):
@@ -227,15 +227,15 @@ class _Points:
     """One layout's placeable d values on one platform, evaluated lazily and once (every NIC of the platform
     shares the bytes, compute and memory; `perf.step.point_terms` re-times them per NIC)."""
 
-    def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
+    def __init__(self, ctx: ScanContext, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
         self.ctx, self.g_used, self.ds, self.hw = ctx, g_used, ds, hw
         self.shared = ctx.layout_memo(lay, g_used)
         self.domains = ctx.domains_of(lay, g_used, ds)
         self.nodes = [ctx.nodes_of(plat, dom, g_used) for dom in self.domains]  # non-decreasing in d
         self.gpus_per_node = plat.gpus_per_node
         self._perf: dict[int, Performance] = {}
-        self.open_from = ctx.open_from(lay, g_used, ds, hw)  # the first open index (`_Context.open_from`)
-        # hardware number (`_Context.hardware_id`) → (its hardware, segment start → first feasible index at or after
+        self.open_from = ctx.open_from(lay, g_used, ds, hw)  # the first open index (`ScanContext.open_from`)
+        # hardware number (`ScanContext.hardware_id`) → (its hardware, segment start → first feasible index at or after
         # it, None if none: `_kept_points`)
         self.first_ok: dict[int, tuple[Hardware, dict[int, int | None]]] = {}
         self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.scans`)
@@ -253,7 +253,7 @@ class _Points:
         return self.ctx.memory_gb(self.shared, self.ds[j])
 
     def open(self, j: int) -> bool:
-        """The NIC-independent checks pass (`_Context.is_open`). The open points are those from `open_from` on when
+        """The NIC-independent checks pass (`ScanContext.is_open`). The open points are those from `open_from` on when
         memory and T_comp + bubble never grow with d, which the search relies on; the point's own checks (cached) are
         read too, so a point kept is one that fits memory and meets T_comp + bubble even if that ever failed."""
         return j >= self.open_from and self.ctx.is_open(self.shared, self.ds[j], self.hw)
@@ -269,7 +269,7 @@ def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
                     for x in ("flat", "hierarchical")))
 
 
-def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
+def _wanted_conditions(ctx: ScanContext) -> list[tuple[str, float, float]]:
     """Nominal, then each margin the scenario demands: (name, compute slowdown σ, bandwidth derate δ)."""
     rob = ctx.scenario.robustness
     return [("", 0.0, 0.0)] + [(name, rob.compute_slowdown if attr == "compute_slowdown" else 0.0,
@@ -277,7 +277,7 @@ def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
                                for name, attr in MARGIN_CONDITIONS if getattr(rob, attr) > 0]
 
 
-def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
+def _conditions(ctx: ScanContext, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
     """The nominal condition and each margin the scenario demands, every term multiplied by d and evaluated at
     every d (`perf.step.point_terms`); a class whose pieces are never positive is left out (its exposure is 0)."""
     out = []
@@ -295,7 +295,7 @@ def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hard
     return out
 
 
-def _quantile_condition(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware,
+def _quantile_condition(ctx: ScanContext, ds: list[int], perfs: list[Performance], hw: Hardware,
                         nominal: Condition) -> Condition:
     """robustness.quantile: the nominal rows with every term times the point's k_q (a per-point coefficient:
     k_q·max(comp + Σ exposed, capacity) = max(k_q·comp + Σ k_q·exposed, k_q·capacity) as k_q > 0)."""
@@ -306,14 +306,14 @@ def _quantile_condition(ctx: _Context, ds: list[int], perfs: list[Performance], 
                      [k * v for k, v in zip(ks, nominal.capacity)])
 
 
-def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
+def _point_ok(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
     """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
     not evaluated): `_point_check` without the goodput need."""
     ok, step, _ = _point_check(ctx, points, j, hw)
     return ok, step
 
 
-def _point_check(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float, float]:
+def _point_check(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[bool, float, float]:
     """(the point meets memory, the target and every demanded margin on `hw` on the goodput bound, its nominal step
     time, its goodput need: `_point_need`); (False, inf, inf) when it fails memory or T_comp + bubble, the
     NIC-independent checks that come first (`_Points.open`)."""
@@ -323,7 +323,7 @@ def _point_check(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[
     return need <= ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw), step, need
 
 
-def _point_need(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[float, float]:
+def _point_need(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[float, float]:
     """(the largest of an open point's step times on `hw` under every demanded condition and k_q times the nominal
     one: the point meets the target where this is ≤ target × goodput; its nominal step time)."""
     q = points.perf(j)
@@ -332,21 +332,21 @@ def _point_need(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[f
     return max(*steps, steps[0] * k), steps[0]
 
 
-def _arch_ok(ctx: _Context, points: _Points, j: int, need: float, info: ArchGoodput) -> bool | None:
+def _arch_ok(ctx: ScanContext, points: _Points, j: int, need: float, info: ArchGoodput) -> bool | None:
     """The point meets the target on one architecture of its class, on that architecture's own goodput (`need`:
     `_point_need`); None when no allowed fabric size of the architecture holds the point's nodes (nor a larger d's)."""
     good = ctx.arch_goodput(info, points.layout(j).gpus, points.gpus_per_node, points.nodes[j])
     return None if good is None else need <= ctx.target * (1 + 1e-9) * good
 
 
-def _quantile_factor(ctx: _Context, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
+def _quantile_factor(ctx: ScanContext, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
     """k_q of a point on `hw` (perf/uncertainty.py: its regime's quantile of the calibration residuals); 1 without
     robustness.quantile."""
     return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile,
                         ctx.wl.model.moe is not None)
 
 
-def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float:
+def goodput_bound(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> float:
     """The goodput the step-time target is scaled by at a point (1 when the target does not use it): the
     switch-independent bound of every architecture of the class (no switch counted, `failures.job_parts`),
     so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
@@ -356,11 +356,11 @@ def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float
                          points.nodes[j], hw.rails_per_node, None)
 
 
-def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
+def _record_fastest(ctx: ScanContext, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
     """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
     if ctx.best["fastest"][0] <= ctx.target:
         return  # some point meets the target: the explanation will not need it
-    j = len(points.ds) - 1  # memory never grows with d (`_Context.open_from`): the largest d fits if any does
+    j = len(points.ds) - 1  # memory never grows with d (`ScanContext.open_from`): the largest d fits if any does
     if points.memory_gb(j) > hw.hbm_usable_gb * (1 + 1e-9):
         return
     st = step_time_on(points.perf(j), hw)
@@ -371,13 +371,13 @@ def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _P
 
 
 def add_to_tally(tally: dict[str, int], reason: str, points: int) -> None:
-    """Add `points` of one class to `tally` (`_shape`'s: the build's counts themselves, or the class's own when they
+    """Add `points` of one class to `tally` (`class_shape`'s: the build's counts themselves, or the class's own when they
     are needed apart, `count_once_per_switch`) under `reason`, a key of `DesignSpace.pruned`."""
     tally[reason] = tally.get(reason, 0) + points
 
 
-def count_once_per_switch(ctx: _Context, tally: dict[str, int], per_switch: int) -> None:
-    """Add one class's counts (a `_shape` tally of its own) to the build's, once per architecture (switch choice) of
+def count_once_per_switch(ctx: ScanContext, tally: dict[str, int], per_switch: int) -> None:
+    """Add one class's counts (a `class_shape` tally of its own) to the build's, once per architecture (switch choice) of
     the class (`per_switch`): the combinations, the pruned counts and `DesignSpace.points` all count (shape, d,
     switch) points, and the class's shape stands for every switch of it."""
     pruned = ctx.pruned
@@ -385,7 +385,7 @@ def count_once_per_switch(ctx: _Context, tally: dict[str, int], per_switch: int)
         pruned[reason] = pruned.get(reason, 0) + points * per_switch
 
 
-def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, thresholds: list[int],
+def _kept_points(ctx: ScanContext, perf: PerfClass, points: _Points, hw: Hardware, thresholds: list[int],
                  tally: dict[str, int]) -> tuple[list[int], list[float], int, int]:
     """The points the prune level keeps (ascending), their nominal step times, how many points the bounds and the
     budget cut (`bound.CostBound`: from the first index whose points' cost lower bounds are all over UB_K;
@@ -442,7 +442,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
         points.kept.update((j, points.perf(j)) for j in keep)
     slow = len(skipped)
     past = over - stop if cut else 0  # cut by the cost bound (those from `over` on are over the budget)
-    if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
+    if keep:  # a layout with no feasible point is counted once, under "target" (`class_shape`)
         add_to_tally(tally, "dominated", n - len(keep) - past - (n - over) - slow)
     if bound is not None:
         add_to_tally(tally, "cost_bound", past)
@@ -452,7 +452,7 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
     return js, [keep[j] for j in js], past + n - over + slow, len(slower)
 
 
-def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int,
+def _every_point(ctx: ScanContext, points: _Points, hw: Hardware, over: int,
                  tally: dict[str, int]) -> tuple[list[int], list[float], int, int]:
     """`_kept_points` at the levels below `dominated`: none / shapes, every point (shapes: none when no point is
     feasible); points, every feasible point (those from `over` on are over the budget)."""
@@ -467,10 +467,10 @@ def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int,
     return every, [checked[j][1] for j in every], n - over, 0
 
 
-def _within_step_bound(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int) -> int:
+def _within_step_bound(ctx: ScanContext, points: _Points, hw: Hardware, lower: int, stop: int) -> int:
     """The first index of [lower, stop) whose T_comp + bubble is within `fastest`'s step-time bound (`StepBound`:
     UB_K; none of the points before it can be among the K fastest designs); `lower` without the bound, `stop` when
-    no point is within it. Bisection: T_comp + bubble never grows with d (as `_Context.open_from`'s)."""
+    no point is within it. Bisection: T_comp + bubble never grows with d (as `ScanContext.open_from`'s)."""
     sb = ctx.step_bound
     if sb is None or sb.limit_s == float("inf") or lower >= stop:
         return lower
@@ -478,12 +478,12 @@ def _within_step_bound(ctx: _Context, points: _Points, hw: Hardware, lower: int,
                        key=lambda d: ctx.compute_and_bubble_s(points.shared, d, hw) <= sb.limit_s)
 
 
-def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int, archs: list[ArchGoodput] | None,
+def _scan_segment(ctx: ScanContext, points: _Points, hw: Hardware, lower: int, stop: int, archs: list[ArchGoodput] | None,
                   keep: dict[int, float], slower: set[int]) -> tuple[int | None, bool]:
     """Scan one segment's points from `lower` up to `stop` (excluded), adding the kept ones to `keep` (index → nominal
     step time): the first feasible one; with the goodput in the target (`archs`: the class's architectures), each
     architecture's first point feasible on its own goodput (`_arch_ok`), which is at or after the first point
-    feasible on the goodput bound; for `fastest` (`_Context.pareto`), each feasible point faster than every one before
+    feasible on the goodput bound; for `fastest` (`ScanContext.pareto`), each feasible point faster than every one before
     it (a larger d of the segment costs no less on every architecture and is as constrained by every cap, so a point
     no faster than a smaller d's never ranks above it: SPEC §7 ranks the faster first, the cheaper among equally fast).
     Returns (that first point feasible on the bound, None if none: what a slower NIC's scan starts from; True when
@@ -515,7 +515,7 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
     return first, True
 
 
-def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
+def class_shape(ctx: ScanContext, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
            thresholds: list[int], tally: dict[str, int]) -> Shape | None:
     """The class's shape of the layout (None when it keeps no point); its points not kept counted in `tally` (per
     class: `count_once_per_switch` adds them to the build's counts)."""
@@ -556,7 +556,7 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     return shape
 
 
-def add_conditions(ctx: _Context, shapes: list[Shape]) -> None:
+def add_conditions(ctx: ScanContext, shapes: list[Shape]) -> None:
     """The condition rows of shapes made with `defer_conditions` (most of a large build's shapes are dropped by
     `_one_point_per_cost`; only those left need their rows): their kept points evaluated again, as the scan did
     (`performance` on the evaluation's hardware, `_conditions` re-timed on the class's)."""

@@ -25,8 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from ..costing import HOURS_PER_YEAR
 from ..inputs.schema import PRICE_CATEGORIES
-from .excel import _header, _title, formula, put
-from .xlsx import save_workbook
+from .xlsx import _header, _title, formula, put, save_workbook
 
 USD = '"$"#,##0'
 NUMBER = "#,##0"

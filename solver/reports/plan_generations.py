@@ -9,7 +9,7 @@ from typing import Any
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 
-from .excel import _title, formula, put
+from .xlsx import _title, formula, put
 
 SHEET = "Generations"
 USD = '"$"#,##0'
