@@ -15,7 +15,7 @@ from ..results import Design, make_design
 from . import model as milp
 from .data import MUSD, ModelData, model_data, points, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
-from .ties import admissible_design, faster_at_equal_cost  # noqa: F401 - admissible_design: re-exported
+from .ties import admissible_design, faster_at_equal_cost
 
 SAME_SPEED_REL = 1e-9  # `fastest`: step times within this relative distance are equally fast (then cheapest wins)
 
