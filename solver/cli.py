@@ -83,8 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--frontier", type=int, nargs="?", const=10, metavar="N",
                    help="also find the cost–speed frontier: up to N designs (default 10), each the cheapest at "
                         "least as fast (Frontier sheet, frontier in the JSON, a PNG)")
-    s.add_argument("--plot", metavar="FILE.png", help="frontier plot path (default outputs/<scenario name>-frontier.png)")
-    s.add_argument("--bom-csv", metavar="FILE", help="also write the best design's bill of materials as CSV")
+    s.add_argument("--plot", metavar="FILE.png", help="frontier plot path (default <scenario name>-frontier.png beside --json or --xlsx, else in outputs/)")
+    s.add_argument("--bom-csv", metavar="FILE", help="also write each ranked design's bill of materials as CSV: #1 in FILE, #2 in FILE-2.csv, …")
 
     e = sub.add_parser("evaluate", parents=[flags],
                        help="evaluate the design the scenario's pin block fixes (unpinned decisions are optimised)")
@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("sweep", parents=[flags], help="solve a list of scenario variants (growth sweeps)")
     _common(w, "outputs/<scenario name>-sweep.json")
     _xlsx_flags(w, "outputs/<scenario name>-sweep.xlsx")
-    w.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario name>-sweep.png)")
+    w.add_argument("--plot", metavar="FILE.png", help="plot path (default <scenario name>-sweep.png beside --json or --xlsx, else in outputs/)")
     w.add_argument("--no-plot", action="store_true", help="do not write the plot")
     w.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel worker processes (default 1)")
     w.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT|tcp://HOST:PORT",
@@ -116,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plan", parents=[flags], help="a multi-period purchase plan (the scenario's plan: block)")
     _common(pl, "outputs/<scenario name>-plan.json")
     _xlsx_flags(pl, "outputs/<scenario name>-plan.xlsx")
-    pl.add_argument("--plot", metavar="FILE.png", help="plot path (default outputs/<scenario name>-plan.png)")
+    pl.add_argument("--plot", metavar="FILE.png", help="plot path (default <scenario name>-plan.png beside --json or --xlsx, else in outputs/)")
     pl.add_argument("--no-plot", action="store_true", help="do not write the plot")
     pl.add_argument("--no-compare", action="store_true",
                     help="skip the comparisons (each period from scratch, everything up front)")
@@ -143,11 +143,11 @@ def _catalog_flags(sp) -> None:
 def _common(sp, json_default: str) -> None:
     sp.add_argument("scenario", metavar="SCENARIO")
     _catalog_flags(sp)
-    sp.add_argument("--json", metavar="FILE", help=f"JSON result path, '-' for standard output (default {json_default})")
+    sp.add_argument("--json", metavar="FILE", help=f"JSON result path, '-' for standard output (default {json_default}, or beside --xlsx)")
 
 
 def _xlsx_flags(sp, default: str) -> None:
-    sp.add_argument("--xlsx", metavar="FILE", help=f"workbook path (default {default})")
+    sp.add_argument("--xlsx", metavar="FILE", help=f"workbook path (default {default}, or beside --json)")
     sp.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
 
 
@@ -276,15 +276,40 @@ def cmd_validate(args, out, err) -> int:
 
                     kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
                 _print_warnings(ls, err)
+                for text in ls.scenario.workload.assumptions:  # a model named by preset or size (docs/asking.md)
+                    out.print(safe(f"assumption: {text}"))
             else:
                 api.load_catalog(_catalog_paths(args) + [path])  # a quote file is checked over its base
                 kind = "catalog"
             out.print(safe(f"{path}: valid {kind}"))
         except InputError as exc:
-            problems.extend(exc.problems)
+            both = exc.problems + _catalog_names_too(args, path, exc.problems)
+            problems.extend(sorted(both, key=lambda p: (p.line, p.column)) if len(both) > len(exc.problems) else both)
     if problems:
         raise InputError(problems)
     return EXIT_OK
+
+
+def _catalog_names_too(args, path, found: list) -> list:
+    """A scenario whose schema failed: its allow-list and pin ids checked against the catalog in the same pass
+    (`inputs.scenario.raw_catalog_problems`); nothing when the file or the catalog cannot be read."""
+    from . import api
+    from .errors import InputError
+    from .inputs import read_yaml
+    from .inputs.scenario import raw_catalog_problems
+
+    try:
+        doc = read_yaml(path)
+        if not isinstance(doc.data, dict) or not ("workload" in doc.data or "target" in doc.data):
+            return []
+        listed = doc.data.get("catalog") or []
+        base = Path(path).resolve().parent
+        own = [base / p for p in ([listed] if isinstance(listed, str) else listed) if isinstance(p, str)]
+        cat = api.load_catalog(_catalog_paths(args) + own)
+    except (InputError, OSError, TypeError):
+        return []
+    seen = {(p.line, p.column, p.path) for p in found}
+    return [p for p in raw_catalog_problems(doc, cat) if (p.line, p.column, p.path) not in seen]
 
 
 def cmd_catalog(args, out, err) -> int:
@@ -319,7 +344,7 @@ def _frontier_plot_path(args, name: str) -> Path | None:
 
     if args.frontier is None:
         return None
-    return check_writable(args.plot or _default_output(name, "-frontier.png"))
+    return check_writable(args.plot or _default_output(name, "-frontier.png", args))
 
 
 def _add_solve_notes(ls, cat, result) -> None:
@@ -332,11 +357,12 @@ def _add_solve_notes(ls, cat, result) -> None:
 
 
 def _bom_csv_of(result, bom_path, outputs) -> None:
-    """`--bom-csv`: #1's bill of materials, or no file (an earlier run's would contradict this one)."""
+    """`--bom-csv`: every ranked design's bill of materials (FILE, FILE-2, …), or no file (an earlier run's would
+    contradict this one)."""
     if bom_path is not None and result.designs:
-        from .reports.bom_csv import write_bom_csv
+        from .reports.bom_csv import write_bom_csvs
 
-        write_bom_csv(result.designs[0], bom_path)
+        write_bom_csvs(result.designs, bom_path)
     elif bom_path is not None:
         outputs.remove_on_commit(bom_path)
 

@@ -97,8 +97,21 @@ def _input_warnings(ls) -> list[str]:
     return plausibility_warnings(ls)
 
 
-def _default_output(name: str, suffix: str) -> Path:
-    return Path("outputs") / f"{name}{suffix}"
+def _output_dir(args) -> Path:
+    """Where a run's files go that no flag names: beside --json, else beside --xlsx, else outputs/ (a file of a
+    run never strays into outputs/ when its output set was pointed elsewhere; '-' and /dev/null name no folder)."""
+    from .files import is_discard
+
+    for flag in ("json", "xlsx"):
+        given = getattr(args, flag, None) if args is not None else None
+        if isinstance(given, str) and given and given != "-" and not is_discard(Path(given)):
+            return Path(given).parent
+    return Path("outputs")
+
+
+def _default_output(name: str, suffix: str, args=None) -> Path:
+    """outputs/<name><suffix>, or the same name beside the run's --json or --xlsx (`_output_dir`)."""
+    return _output_dir(args) / f"{name}{suffix}"
 
 
 def _json_path(args, name: str, suffix: str) -> Path | None:
@@ -107,7 +120,7 @@ def _json_path(args, name: str, suffix: str) -> Path | None:
 
     if args.json == "-":
         return None
-    return check_writable(args.json or _default_output(name, suffix))
+    return check_writable(args.json or _default_output(name, suffix, args))
 
 
 def _write_json(data: dict, path: Path | None) -> list[str]:
@@ -125,4 +138,4 @@ def _write_json(data: dict, path: Path | None) -> list[str]:
 def _xlsx_path(args, name: str, suffix: str) -> Path | None:
     from .files import check_writable
 
-    return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix))
+    return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix, args))

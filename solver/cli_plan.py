@@ -32,7 +32,7 @@ def cmd_plan(args, out, err) -> int:
     name = ls.scenario.name
     json_path = _json_path(args, name, "-plan.json")
     xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
-    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png"))
+    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png", args))
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
     with side_process("plan", plot_path is not None) as plotter:  # imports matplotlib on the other core
         with err.status("planning…") as status:

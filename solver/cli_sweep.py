@@ -45,9 +45,9 @@ def cmd_sweep(args, out, err) -> int:
     name = ls.scenario.name
     json_path = _json_path(args, name, "-sweep.json")
     xlsx_path = _xlsx_path(args, name, "-sweep.xlsx")
-    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png"))
+    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png", args))
     results_path = results_path_for(json_path if json_path is not None and not is_discard(json_path)
-                                    else check_writable(_default_output(name, "-sweep.json")))
+                                    else check_writable(_default_output(name, "-sweep.json", args)))
     check_writable(results_path)  # the finished points are appended there as they come
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, results=results_path)
     for note in plan.notes:

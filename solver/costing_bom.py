@@ -7,6 +7,7 @@ assembles them; `costing.py` re-exports every name. This module imports nothing 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 from .costing_lines import Line, Parts
@@ -31,26 +32,62 @@ class BomLine:
     price_is_estimate: bool
     owned: bool = False  # reused from the scenario's inventory: no capex, still powered
     included: bool = False  # paid for in the unit price (uncabled on-board NICs, in-rack switches): $0
+    role: str = ""  # what the line is in the design: "leaf switch", "node_leaf far-end module" (bom_role)
+    part_number: str = ""  # the manufacturer's part number where the catalog has it ("" = not known)
+    lead_time_weeks: float | None = None  # the catalog's quoted lead time (None = not known)
 
     def to_dict(self) -> dict:
         out = asdict(self)
-        for flag in ("owned", "included"):
+        for flag in ("owned", "included", "part_number", "lead_time_weeks"):
             if not out[flag]:
                 out.pop(flag)
         return out
 
 
+_LINK_ROLE = re.compile(r"^(\w+) (cable|switch-end module|far-end module)\b")
+_ROLES = {"compute": "compute", "spares": "spare", "nic": "scale-out NIC"}
+
+
+def bom_role(category: str, description: str) -> str:
+    """What a BOM line is, in a word or three: a link's "node_leaf cable" / "node_leaf switch-end module" /
+    "node_leaf far-end module" (three lines share the link's id), a switch's or rack's role ("leaf switch",
+    "network rack"), "compute" / "spare" / "scale-out NIC", else the category."""
+    if category == "link":
+        m = _LINK_ROLE.match(description)
+        return f"{m.group(1)} {m.group(2)}" if m else "link"
+    if category in ("switch", "rack") and ":" in description:
+        return description.split(":", 1)[0]
+    return _ROLES.get(category, category)
+
+
+def _part_number(priced, role: str) -> str:
+    """The line's manufacturer part number: a link's cable or module by its role, else the entry's own."""
+    if role.endswith(" cable"):
+        key = "cable_part_number"
+    elif role.endswith("switch-end module"):
+        key = "switch_end_module_part_number"
+    elif role.endswith("far-end module"):
+        key = "far_end_module_part_number"
+    else:
+        key = "manufacturer_part_number"
+    return getattr(priced, key, None) or ""
+
+
 def _bom_line(line: Line, quantity: int) -> BomLine:
     p = line.priced
+    role = bom_role(line.category, line.description)
     return BomLine(line.category, line.part, line.description, quantity, line.unit_price_usd,
                    quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate,
-                   included=line.included)
+                   included=line.included, role=role, part_number=_part_number(p, role),
+                   lead_time_weeks=getattr(p, "lead_time_weeks", None))
 
 
 def _owned_line(line: Line, quantity: int) -> BomLine:
     """The owned share of a line: no price, its power still counted."""
+    role = bom_role(line.category, line.description)
     return BomLine(line.category, line.part, f"owned: {line.description}", quantity, 0.0, 0.0, line.power_w,
-                   "owned (scenario inventory)", "", False, owned=True)
+                   "owned (scenario inventory)", "", False, owned=True, role=role,
+                   part_number=_part_number(line.priced, role))
 
 
 def split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:

@@ -434,6 +434,9 @@ class SolveResult:
     notes: list = field(default_factory=list)  # explanations of the answer (optimize/budget.py)
     input_warnings: list = field(default_factory=list)  # plausibility warnings of the scenario (file:line)
     stack: str = "megatron"  # workload.stack: the software stack every step time assumes (SPEC 4.8)
+    assumptions: list = field(default_factory=list)  # what the loader assumed (model preset, params shape, batch)
+    answer: str | None = None  # the answer in days for a target in tokens or days (optimize/answer.py)
+    price_warning: str | None = None  # the ranked designs' parts priced longer ago than price_max_age_months
     space_memo: Any = field(default=None, repr=False, compare=False)  # design_space ScanMemo for the next solves
 
     def to_dict(self) -> dict:
@@ -460,6 +463,12 @@ class SolveResult:
             out["frontier_search"] = {k: v for k, v in self.frontier.items() if k != "points"}
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.assumptions:
+            out["assumptions"] = list(self.assumptions)
+        if self.answer:
+            out["answer"] = self.answer
+        if self.price_warning:
+            out["price_age_warning"] = self.price_warning
         if self.input_warnings:
             out["input_warnings"] = list(self.input_warnings)
         if self.designs and self.designs[0].objective == "rent_or_buy":

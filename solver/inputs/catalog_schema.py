@@ -40,6 +40,12 @@ class Priced(Strict):
     """Date of the price: YYYY, YYYY-MM or YYYY-MM-DD."""
     price_is_estimate: bool = False
     """True when the price is an estimate (analyst figure, conversion or own arithmetic)."""
+    manufacturer_part_number: Annotated[str, Field(min_length=1, max_length=80)] | None = None
+    """The manufacturer's orderable part number (OPN) as its source lists it (bill-of-materials CSV); null = not known."""
+    part_number_source: Annotated[str, Field(min_length=1)] | None = None
+    """Where the part number comes from (docs/sources.md [n]); give it with manufacturer_part_number."""
+    lead_time_weeks: Annotated[float, Field(ge=0, le=520)] | None = None
+    """Weeks from order to delivery, as quoted (shown in the BOM and the plan); null = not known."""
 
 
 class ComputeEfficiency(Strict):
@@ -268,6 +274,16 @@ class Link(Strict):
     price_date: Date
     price_is_estimate: bool = False
     source: str = Field(min_length=1)
+    cable_part_number: Annotated[str, Field(min_length=1, max_length=80)] | None = None
+    """The cable's orderable part number (OPN; `xxx` = the length code the site's distances pick); null = not known."""
+    switch_end_module_part_number: Annotated[str, Field(min_length=1, max_length=80)] | None = None
+    """The switch-end module's orderable part number; null = not known or no module."""
+    far_end_module_part_number: Annotated[str, Field(min_length=1, max_length=80)] | None = None
+    """The far-end module's orderable part number; null = not known or no module."""
+    part_number_source: Annotated[str, Field(min_length=1)] | None = None
+    """Where the part numbers come from (docs/sources.md [n])."""
+    lead_time_weeks: Annotated[float, Field(ge=0, le=520)] | None = None
+    """Weeks from order to delivery, as quoted (shown in the BOM and the plan); null = not known."""
 
     @property
     def usd_per_link(self) -> float:

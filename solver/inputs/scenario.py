@@ -106,6 +106,27 @@ def _check_pins_on_platform(doc: Document, pin: Pin, plat: Platform) -> None:
         doc.problems.append(doc.problem(("pin", "gpus_per_domain_used"), f"more than the platform's {plat.gpus_per_domain} GPUs per domain", pin.gpus_per_domain_used))
 
 
+def raw_catalog_problems(doc: Document, c: Catalog) -> list:
+    """The catalog names of a scenario whose schema failed (`validate` reports them in the same pass): every
+    allow-list and pin id in the raw document that the catalog lacks, located at its line."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    found = []
+    cons, pin = data.get("constraints"), data.get("pin")
+    for kind in ("platforms", "gpus", "nics", "switches"):
+        items = c.by_id(kind)
+        value = cons.get(kind) if isinstance(cons, dict) else None
+        listed = value if isinstance(value, list) else [value]
+        for i, ident in enumerate(listed):
+            if isinstance(ident, str) and ident not in items:
+                loc = ("constraints", kind) + ((i,) if isinstance(value, list) else ())
+                found.append(doc.problem(loc, _unknown(kind, ident, items), ident))
+    for key, kind in (("platform", "platforms"), ("nic", "nics"), ("switch", "switches")):
+        ident = pin.get(key) if isinstance(pin, dict) else None
+        if isinstance(ident, str) and ident not in c.by_id(kind):
+            found.append(doc.problem(("pin", key), _unknown(kind, ident, c.by_id(kind)), ident))
+    return found
+
+
 def _unknown(kind: str, ident: str, items: dict) -> str:
     close = difflib.get_close_matches(ident, list(items), n=1, cutoff=0.5)
     hint = f": did you mean '{close[0]}'?" if close else f" (known: {', '.join(sorted(items))})"

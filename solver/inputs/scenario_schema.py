@@ -373,6 +373,9 @@ class Scenario(Strict):
     """A power-first site (phases of MW, cooling types, headroom): `solve` chooses the cooling and the GPU power profile."""
     serving: Serving | None = None
     """The serving fleet's traffic and latency targets (workload.kind: inference only, SPEC §4.9)."""
+    price_max_age_months: Annotated[float, Field(gt=0, le=1200)] = 12.0
+    """A warning names every part of a ranked design whose catalog price_date is older than this many months
+    (a year-only date counts from its year's end); check those prices before ordering (issue 45)."""
 
     @field_validator("catalog", mode="before")
     @classmethod

@@ -5,10 +5,11 @@ Re-exported by `schema.py` (import from there); a field's docstring is its descr
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from .model_presets import default_batch, expand_model
 from .schema_base import Identifier, Strict
 from .stacks import DEFAULT_STACK
 
@@ -123,6 +124,15 @@ class TransformerShape(Strict):
     """Sliding-window attention layers (null = every layer attends to the whole sequence)."""
     moe: MoeShape | None = None
     """Mixture-of-Experts layers (null = a dense model)."""
+    origin: str | None = None
+    """Where the shape comes from when `model` named a preset or gave `params` (filled in by the loader,
+    solver/inputs/model_presets.py; every output prints it); null when the fields were given."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_or_params(cls, data: Any) -> Any:
+        """`model: llama3.1-405b`, `{preset: name, …}` or `{params: 400e9, …}` become the shape's fields."""
+        return expand_model(data)
 
     @model_validator(mode="after")
     def _heads(self) -> TransformerShape:
@@ -209,6 +219,32 @@ class Workload(Strict):
     (`mla_up_proj`, `moe_act`, `layernorm`, `mlp`, `moe`), docs/sources.md [M3]."""
     expert_dispatch: ExpertDispatch = ExpertDispatch()
     """Mixture-of-Experts models: how tokens reach their experts, and what hides the all-to-all."""
+    assumptions: tuple[str, ...] = Field(default=(), max_length=20)
+    """What the loader assumed for a model named by preset or parameter count (its source or shape, a default
+    global_batch_size); every output prints these. Filled in by the loader: leave it out."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_model_defaults(cls, data: Any) -> Any:
+        """A preset or `params` model: its shape expanded once, its origin and (when global_batch_size is left
+        out) a 16M-token batch recorded as assumptions (model_presets.default_batch)."""
+        if not isinstance(data, dict) or "assumptions" in data:
+            return data
+        raw = data.get("model")
+        named = isinstance(raw, str) or (isinstance(raw, dict) and ("preset" in raw or "params" in raw))
+        if not named:
+            return data
+        try:
+            model = expand_model(raw)
+        except ValueError:
+            return data  # TransformerShape reports it at workload.model
+        notes = [model["origin"]]
+        out = {**data, "model": model}
+        if "global_batch_size" not in data:
+            out["global_batch_size"], note = default_batch(model)
+            notes.append(note)
+        out["assumptions"] = tuple(notes)
+        return out
 
 
     @model_validator(mode="before")

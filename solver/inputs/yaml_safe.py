@@ -175,6 +175,26 @@ def _too_many_bytes(name: str, node: yaml.Node) -> InputError | None:
                  *where)
 
 
+def near_paths(path: Path) -> str:
+    """'; did you mean scenarios/llama3-70b.yaml?' for a mistyped path: the names nearest to the missing part
+    (the file in its folder, or the first missing folder in its parent), or ''."""
+    path = Path(path)
+    missing, parent = path, path.parent
+    while str(parent) not in ("", ".") and not parent.is_dir() and parent != parent.parent:
+        missing, parent = parent, parent.parent
+    folder = parent if str(parent) else Path(".")
+    try:
+        names = [p.name for p in folder.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(missing.name, names, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    tail = path.relative_to(missing) if missing != path else Path()
+    shown = [str(parent / c / tail) if str(tail) != "." else str(parent / c) for c in close]
+    return f"; did you mean {' or '.join(shown)}?"
+
+
 def _fail(name: str, message: str, line: int = 1, column: int = 1) -> InputError:
     return InputError([Problem(name, line, column, "", message)])
 
@@ -186,7 +206,7 @@ def _read_capped(path: Path, name: str) -> bytes:
         _check_regular(before, name)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise _fail(name, "file not found: check the path") from None
+        raise _fail(name, "file not found: check the path" + near_paths(path)) from None
     except OSError as exc:
         raise _fail(name, f"cannot read the file: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as fh:

@@ -99,7 +99,46 @@ def _caps_exclude(space: DesignSpace, deadline: Deadline) -> Explanation:
         parts.append(_fastest_text(space, fastest))
         out.named.append((fastest, FASTEST_WITHIN_CAPS))
     out.text = "; ".join(parts) if parts else "the caps together leave no design (each alone could be met)"
+    lead = _days_lead(space, fastest, design, [n for n in data.caps if data.caps[n] is not None
+                                               and pyo.value(model.cap_slack[n]) > 1e-6])
+    out.text = f"{lead}. Details: {out.text}" if lead else out.text
     return out
+
+
+def _short_cap(name: str, value: float) -> str:
+    """A cap or a need in the buyer's words: $150M, 12.1 MW, 4,608 GPUs, 64 racks."""
+    if name == "budget_usd":
+        return f"${value / 1e6:,.0f}M" if value >= 1e6 else f"${value:,.0f}"
+    if name == "facility_power_kw":
+        return f"{value / 1000:,.1f} MW" if value >= 1000 else f"{value:,.0f} kW"
+    return f"{value:,.0f} " + ("GPUs" if name == "max_gpus" else "racks")
+
+
+def _days_lead(space: DesignSpace, fastest: Design | None, meeting: Design | None, exceeded: list[str]) -> str:
+    """A target given in days, answered in days: 'within $150M and 12.0 MW the best finishes in ≈ 165 days
+    (15.2 s per step); 90 days needs ≈ $276M and 12.1 MW (…)'. Empty when the target was a step time."""
+    sc = space.scenario
+    days = sc.target.train_days
+    if days is None or sc.target.train_tokens is None:
+        return ""
+    con = sc.constraints
+    caps = [_short_cap(n, getattr(con, n)) for n in CAP_NAMES if getattr(con, n) is not None]
+    parts = []
+    steps = sc.train_steps()
+    if fastest is not None and steps is not None and fastest.goodput > 0:
+        where = f"within {' and '.join(caps)}" if caps else "within the allowed designs"
+        finish = steps * fastest.perf.step_time_s / (fastest.goodput * 86_400.0)  # Design.train_days
+        parts.append(f"{where} the best finishes in ≈ {finish:,.0f} days "
+                     f"({fastest.perf.step_time_s:.3g} s per step, {fastest.cost.gpus:,} GPUs, "
+                     f"capex {_short_cap('budget_usd', fastest.cost.capex_usd)})")
+    if meeting is not None and exceeded:
+        c = meeting.cost
+        have = {"max_gpus": c.gpus, "budget_usd": c.capex_usd, "facility_power_kw": c.facility_power_kw,
+                "max_racks": c.racks}
+        needs = " and ".join(_short_cap(n, have[n]) for n in CAP_NAMES if n in exceeded)
+        parts.append(f"{days:g} days needs ≈ {needs} ({meeting.label}, {c.gpus:,} GPUs, "
+                     f"{space.target_step_time_s:.3g} s per step)")
+    return "; ".join(parts)
 
 
 def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
@@ -115,6 +154,10 @@ def _target_unreachable(space: DesignSpace, deadline: Deadline) -> Explanation:
     out = Explanation(f"the target step time of {target:.3g} s" + (" (for step ÷ goodput)" if in_target else "")
                       + " cannot be met: ")
     fastest = fastest_within_caps(space, deadline)
+    lead = _days_lead(space, fastest, None, [])
+    if lead:
+        out.text = (f"training {sc.target.train_tokens:,.3g} tokens in {sc.target.train_days:g} days cannot be met: "
+                    f"{lead}. Details: {out.text}")
     if fastest is not None:
         out.text += _fastest_text(space, fastest)
         if in_target and fastest.reliability is not None and fastest.reliability.goodput > 0:

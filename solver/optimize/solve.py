@@ -53,8 +53,12 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
     from . import ranking  # noqa: F401 - import Pyomo before the clock starts: the limit bounds the work
 
     deadline = Deadline(check_time_limit(time_limit_s))
+    from .answer import with_answer
+
+    ls = as_loaded(scenario)
     with _inputs_frozen():
-        return _solve(scenario, catalog, top_k, distinct_by, deadline, progress, prune)
+        result = _solve(ls, catalog, top_k, distinct_by, deadline, progress, prune)
+    return with_answer(ls.scenario, result)
 
 
 @contextlib.contextmanager

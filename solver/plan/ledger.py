@@ -41,15 +41,25 @@ class Purchase:
     quantity: int
     unit_price_usd: float
     price_factor: float
+    lead_time_weeks: float | None = None  # the catalog's quoted lead time of the part (None = not known)
 
     @property
     def extended_usd(self) -> float:
         return self.quantity * self.unit_price_usd * self.price_factor
 
     def to_dict(self) -> dict:
-        return {"cluster": self.cluster, "key": self.key, "part": self.part, "category": self.category,
-                "quantity": self.quantity, "unit_price_usd": self.unit_price_usd, "price_factor": self.price_factor,
-                "extended_usd": self.extended_usd}
+        out = {"cluster": self.cluster, "key": self.key, "part": self.part, "category": self.category,
+               "quantity": self.quantity, "unit_price_usd": self.unit_price_usd, "price_factor": self.price_factor,
+               "extended_usd": self.extended_usd}
+        if self.lead_time_weeks is not None:
+            out["lead_time_weeks"] = self.lead_time_weeks
+        return out
+
+
+def lead_time_weeks(design: Design, part: str) -> float | None:
+    """The longest quoted lead time of the design's BOM lines of `part` (None when none is quoted)."""
+    weeks = [x.lead_time_weeks for x in design.cost.bom if x.part == part and x.lead_time_weeks is not None]
+    return max(weeks) if weeks else None
 
 
 @dataclass
@@ -174,7 +184,7 @@ def ledger(spec: PlanSpec, catalog: Catalog, designs: list[Design], clusters: li
                 st = stock[c, key]
                 if st.unit_price_usd > 0:  # free parts (passive copper ends) are held, not listed, as in the BOM
                     purchases.append(Purchase(p, c, key, st.part, st.category, n, st.unit_price_usd,
-                                              spec.factor(p, st.category, st.part)))
+                                              spec.factor(p, st.category, st.part), lead_time_weeks(design, st.part)))
                 held[c, key] += n
                 gpus += n * _gpus_per_unit(catalog, st)
         out.append(_period_spend(spec, p, design, clusters[p], purchases, dict(held), gpus))

@@ -123,6 +123,7 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
         top(ws, row, 1, len(BOM_HEADERS))
         row += 1
     last = row - 1
+    _lead_times(ws, lines)
     ws.auto_filter.ref = f"A{BOM_HEADER_ROW}:H{max(BOM_HEADER_ROW + 1, last)}"
     cells = _bom_totals(ws, index, title, lines, fraction, last)
     _bom_quantities(ws, cells, design, lines)
@@ -130,6 +131,20 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
     _widths(ws, {"A": 13, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 11, "H": 11})
     print_setup(ws, title_rows=f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}", pages_tall=1 if fits_one_page(ws) else 0)
     return cells
+
+
+def _lead_times(ws, lines: list) -> None:
+    """A "Lead time (weeks)" column after the power columns when the catalog quotes any (catalog lead_time_weeks,
+    issue 45); none otherwise."""
+    weeks = [getattr(line, "lead_time_weeks", None) for line in lines]
+    if all(w is None for w in weeks):
+        return
+    col = len(BOM_HEADERS) + 1
+    _header(ws, BOM_HEADER_ROW, ["Lead time (weeks)"], first_col=col, right=[col])
+    for i, w in enumerate(weeks):
+        if w is not None:
+            put(ws, BOM_FIRST_ROW + i, col, w, NUMBER)
+    ws.column_dimensions["I"].width = 10
 
 
 def _label(ws, row: int, text: str, bold: bool = False) -> None:

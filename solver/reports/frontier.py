@@ -35,7 +35,7 @@ def print_next_faster(result: SolveResult, console: Console) -> None:
     nf = result.next_faster
     if nf is None:
         return
-    extra = f" [{nf['time_s']:.2f} s more]" if nf.get("time_s") else ""
+    extra = f" (found in {nf['time_s']:.2f} s of search)" if nf.get("time_s") else ""
     tail = f", {usd_per_mtok(nf['cost_per_million_tokens_usd'])} per million tokens" if nf.get("found") else ""
     console.print(safe(nf["text"] + tail) + extra)
     if nf.get("status") not in ("optimal", None):

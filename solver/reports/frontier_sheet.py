@@ -81,11 +81,12 @@ def _point_row(ws, row: int, first: int, p: dict, p1: dict, money: str) -> None:
 
 
 def _chart(ws, first: int, last: int, money: str) -> ScatterChart:
-    chart = ScatterChart()
+    chart = ScatterChart(scatterStyle="lineMarker")  # straight segments: a smoothed line dips below the points
     chart.style = 13
     x = Reference(ws, min_col=7, min_row=first, max_row=last)
     y = Reference(ws, min_col=13, min_row=first - 1, max_row=last)
     series = Series(y, x, title_from_data=True)
+    series.smooth = False
     series.marker.symbol = "circle"
     series.marker.size = 7
     chart.series.append(series)

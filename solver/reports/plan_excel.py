@@ -25,7 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from ..costing import HOURS_PER_YEAR
 from ..inputs.schema import PRICE_CATEGORIES
-from .xlsx import _header, _title, formula, put, save_workbook
+from .xlsx import _header, _title, fit_widths, formula, put, save_workbook, wrap
 
 USD = '"$"#,##0'
 NUMBER = "#,##0"
@@ -36,6 +36,7 @@ BOLD = Font(bold=True)
 WRAP = Alignment(wrap_text=True, vertical="top")
 SHEET = "Plan"
 PRINT_SCALE = 90  # percent
+PERIOD_WIDTH = 18  # characters: each period's column
 
 # rows of the inputs block and of the per-period table (column B onwards = periods)
 RATE, YEARS, ENERGY_ON = 5, 6, 7
@@ -90,6 +91,7 @@ def _period_table(ws, report: dict, first: int, last: int) -> None:
         put(ws, ROW["contingency"], 2 + p, period["contingency_fraction"], PERCENT).fill = INPUT
         put(ws, ROW["fraction"], 2 + p, period["hardware_fraction"], PERCENT).fill = INPUT
         put(ws, ROW["architecture"], 2 + p, period["architecture"])
+        wrap(ws, ROW["architecture"], 2 + p, PERIOD_WIDTH)  # the text stays in its own period's cell
         put(ws, ROW["cluster"], 2 + p, period["cluster"])
         put(ws, ROW["gpus_running"], 2 + p, period["gpus"], NUMBER)
         put(ws, ROW["gpus_owned"], 2 + p, period["gpus_owned"], NUMBER)
@@ -183,6 +185,7 @@ def _totals(ws, report: dict, row: int) -> int:
         put(ws, r + 1, 2, scratch.get("discounted_usd"), USD)
         for p, x in enumerate(scratch["periods"]):
             put(ws, r + 2, 2 + p, x.get("architecture") or x.get("status"))
+            wrap(ws, r + 2, 2 + p, PERIOD_WIDTH)
             put(ws, r + 3, 2 + p, x.get("discounted_usd"), USD)
         put(ws, r + 2, 1, "  architecture per period")
         put(ws, r + 3, 1, "  discounted spend per period (USD)")
@@ -190,11 +193,13 @@ def _totals(ws, report: dict, row: int) -> int:
         put(ws, r + 4, 1, "Everything bought in the first period: discounted total (USD)")
         put(ws, r + 4, 2, up.get("discounted_usd"), USD)
         put(ws, r + 4, 3, up.get("architecture") or up.get("status"))
+        wrap(ws, r + 4, 3, PERIOD_WIDTH)
     manual = comp.get("manual")
     if manual:
         put(ws, r + 5, 1, "Best manual schedule (final cluster bought when needed): discounted total (USD)")
         put(ws, r + 5, 2, manual.get("discounted_usd"), USD)
         put(ws, r + 5, 3, manual.get("architecture") or manual.get("status"))
+        wrap(ws, r + 5, 3, PERIOD_WIDTH)
     return r + 7
 
 
@@ -211,6 +216,8 @@ def _chart(ws, report: dict, row: int) -> None:
     line = LineChart()
     line.add_data(Reference(ws, min_col=1, max_col=1 + n, min_row=ROW["gpus_owned"]), from_rows=True,
                   titles_from_data=True)
+    for series in line.series:
+        series.smooth = False  # straight segments between the periods (a smoothed line overshoots)
     line.y_axis.axId = 200
     line.y_axis.title = "GPUs owned"
     line.y_axis.crosses = "max"
@@ -246,7 +253,8 @@ def build_plan_workbook(report: dict) -> Workbook:
     ws.oddFooter.center.text = "&A, page &P of &N"
     ws.column_dimensions["A"].width = 46
     for col in range(2, 8 + 2 * len(report["periods"])):
-        ws.column_dimensions[get_column_letter(col)].width = 18
+        ws.column_dimensions[get_column_letter(col)].width = PERIOD_WIDTH
+    fit_widths(ws, label_columns="A", label_cap=46)  # no ### and no cut label when printed (issue 45)
     from .plan_generations import add_generations_sheet  # issue 43b: generations side by side, resale
 
     add_generations_sheet(wb, report, SHEET, ROW["discount"], plan_cells()["discounted_total"])

@@ -21,7 +21,19 @@ def _bought(period: dict, gpus_before: int) -> str:
     switches = sum(b["quantity"] for b in period["bought"] if b["category"] == "switch")
     if switches:
         parts.append(f"+{switches:,} switches")
-    return ", ".join(parts) or ("network and racks" if period["bought"] else "nothing")
+    lead = max((b["lead_time_weeks"] for b in period["bought"] if b.get("lead_time_weeks") is not None), default=None)
+    text = ", ".join(parts) or ("network and racks" if period["bought"] else "nothing")
+    return text + (f" (lead ≤ {lead:g} wk)" if lead is not None else "")
+
+
+def _changes_column(report: dict, texts: list[str]) -> Column:
+    """What changes per period: when every period changes the same one field, a number column headed by the
+    field's name (it stacks into a narrow header), else the "name value" texts."""
+    keys = {tuple(p["values"]) for p in report["periods"]}
+    if len(keys) == 1 and len(next(iter(keys))) == 1:
+        key = next(iter(keys))[0]
+        return Column(key.split(".")[-1], [f"{p['values'][key]:,g}" for p in report["periods"]])
+    return Column("changes", texts, number=False, min_width=12)
 
 
 def plan_table(report: dict, width: int | None = None) -> Table:
@@ -47,15 +59,17 @@ def plan_table(report: dict, width: int | None = None) -> Table:
         before = p["gpus_owned"]
     cols = [
         Column("period", rows["period"], number=False, min_width=6),
-        Column("changes", rows["changes"], number=False, min_width=12, drop=2),
+        # what changes, the step time against its target and what is bought are the plan's decisions: never left out
+        # at 80 columns or more (issue 45); the text columns wrap instead
+        _changes_column(report, rows["changes"]),
         Column("design running the job", rows["design"], number=False, min_width=16),
-        Column("GPUs run / owned", rows["gpus"]),
-        Column("step s", rows["step"], drop=3),
-        Column("bought", rows["bought"], number=False, min_width=12, drop=1),
+        Column("GPUs run / owned", rows["gpus"], drop=2),  # "bought" says the GPUs added
+        Column("step s", rows["step"]),
+        Column("bought", rows["bought"], number=False, min_width=12),
         Column("capex", rows["capex"]),
     ]
-    cols += [Column("energy", rows["energy"], drop=4)] if tco else []
-    cols += [Column("discounted", rows["discounted"])]
+    cols += [Column("energy", rows["energy"], drop=3)] if tco else []
+    cols += [Column("discounted", rows["discounted"], drop=1)]
     return make_table(title, cols, width)
 
 

@@ -193,7 +193,8 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws.column_dimensions["A"].width = 30
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
-    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=3)  # charts side by side; 3 pages (issue 42)
+    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=3,  # charts side by side; 3 pages
+                labels="A")  # (issue 42's rows); the labels print whole (wrapped past 40 characters)
     if result.next_faster is not None:  # the row between the designs and the capex by category
         note(ws, max(row_of.values()) + 1, result.next_faster["text"])
     summary_warnings(ws, result, max(row_of.values()) + 3, SUMMARY_COL_WIDTH * min(n, 5) + 30)
@@ -204,6 +205,8 @@ def summary_warnings(ws, result, row: int, width_chars: float) -> int:
     """The run's warnings (the scenario's plausibility warnings, then the solve's) under the Summary's
     design table, so the sheet finance prints carries them; the last row used."""
     warnings = list(getattr(result, "input_warnings", [])) + list(result.warnings)
+    warnings += [w for w in [getattr(result, "price_warning", None)] if w]  # stale prices (issue 45)
+    warnings += [f"assumed: {a}" for a in getattr(result, "assumptions", [])]  # a model named by preset or size
     if not warnings:
         return row - 1
     put(ws, row, 1, "Warnings").font = BOLD

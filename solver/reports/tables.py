@@ -87,14 +87,14 @@ def _table_width(columns: list[Column]) -> int:
 
 
 def stacked_header(column: Column) -> str:
-    """A number column's header on several lines (at spaces and after dots), none wider than the
+    """A number column's header on several lines (at spaces, after dots and underscores), none wider than the
     column's longest cell or longest word: "facility kW" → "facility\nkW"."""
     cells = max([len(_MARKUP.sub("", c)) for c in column.cells] + [1])
-    words = re.findall(r"[^ ./]+[./]?", column.header.replace("\n", " "))
+    words = re.findall(r"[^ ./_]+[./_]?", column.header.replace("\n", " "))  # a sweep axis breaks after _ too
     widest = max([cells] + [len(w) for w in words])
     lines: list[str] = []
     for word in words:
-        joined = (lines[-1] + ("" if lines[-1].endswith((".", "/")) else " ") + word) if lines else word
+        joined = (lines[-1] + ("" if lines[-1].endswith((".", "/", "_")) else " ") + word) if lines else word
         if lines and len(joined) <= widest:
             lines[-1] = joined
         else:
@@ -111,6 +111,8 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
     if not wide and width is not None:
         shown = narrowed(shown, width)
     t = _build(title, columns, shown)
+    if not wide and width is not None and not _renders_within(t, width):
+        shown, t = _squeezed(title, columns, shown, width)
     while not wide and width is not None and len(shown) > 2 and not _renders_within(t, width):
         # last resort (rich keeps unbreakable words such as part ids whole): leave out the least important
         # column still shown (highest `drop`), else the last one (the caption names it), never crop
@@ -119,6 +121,24 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
         shown = [c for c in shown if c is not victim]
         t = _build(title, columns, shown)
     return t
+
+
+def _squeezed(title: str, columns: list[Column], shown: list[Column], width: int, floor: int = 3):
+    """Before any column is left out for rich's sake (it keeps a short word such as "optimal" whole), the text
+    columns wrap narrower still, one character at a time down to `floor`, the widest first (issue 45: the
+    sweep's capex and the plan's decisions were dropped at 80 columns for want of one character)."""
+    out = list(shown)
+    t = _build(title, columns, out)
+    for _ in range(40):
+        if _renders_within(t, width):
+            break
+        text = [i for i, c in enumerate(out) if not c.number and min(c.min_width, c.width()) > floor]
+        if not text:
+            break
+        i = max(text, key=lambda j: min(out[j].min_width, out[j].width()))
+        out[i] = replace(out[i], min_width=min(out[i].min_width, out[i].width()) - 1)
+        t = _build(title, columns, out)
+    return (out, t) if _renders_within(t, width) else (shown, _build(title, columns, shown))
 
 
 def _build(title: str, columns: list[Column], shown: list[Column]) -> Table:

@@ -188,10 +188,19 @@ def print_caveats(designs: list[Design], console: Console) -> None:
             console.print(f"  [yellow]⚠ #{d.rank} caveat[/]: {safe(text)}")
 
 
+def print_assumptions(result: SolveResult, console: Console) -> None:
+    """What the loader assumed for a model named by preset or parameter count (workload.assumptions)."""
+    for text in result.assumptions:
+        console.print(f"[cyan]assumption[/]: {safe(text)}")
+
+
 def print_solve(result: SolveResult, console: Console, wide: bool = False) -> None:
+    print_assumptions(result, console)
     if result.status == "infeasible":
         console.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
         return
+    if result.answer:
+        console.print(f"[bold]answer[/]: {safe(result.answer)}")
     if result.designs and result.designs[0].objective == "fastest":
         console.print("objective: fastest design within the caps (ranked by step time, then cost)")
     console.print(f"software stack: {safe(result.stack)} (workload.stack; step times and intervals assume it)")
@@ -203,9 +212,10 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
             console.print(f"  #{d.rank} binding: " + "; ".join(safe(x) for x in tight))
         if d.cost.inventory:
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
-        if d.reliability is not None:
-            console.print(f"  #{d.rank} {goodput_text(d)}")
-            console.print(f"     goodput rests on: {safe(d.reliability.assumptions)}")
+    for ranks, text in grouped(result.designs, lambda d: goodput_text(d) if d.reliability is not None else ""):
+        console.print(f"  {ranks} {text}")
+    for ranks, text in grouped(result.designs, lambda d: d.reliability.assumptions if d.reliability is not None else ""):
+        console.print(f"  {ranks} goodput rests on: {safe(text)}")
     print_uncalibrated(result.designs, console)
     from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
 
@@ -217,7 +227,7 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
                   f"{result.stats.get('shapes_kept', 0):,} layouts kept of {result.stats.get('combinations', 0):,} combinations")
     for note in result.notes:
         console.print(f"note: {safe(note)}")
-    for w in result.warnings:
+    for w in result.warnings + ([result.price_warning] if result.price_warning else []):
         console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
@@ -273,6 +283,17 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
         console.print(f"  {flag}{safe(b['text'])}")
 
 
+def grouped(designs: list[Design], text_of) -> list[tuple[str, str]]:
+    """("#1, #2", text) once per distinct non-empty text, in rank order: a line the designs share is printed once
+    (issue 45: five designs printed the same goodput line five times)."""
+    out: dict[str, list[str]] = {}
+    for d in designs:
+        text = text_of(d)
+        if text:
+            out.setdefault(text, []).append(f"#{d.rank}")
+    return [(", ".join(ranks), text) for text, ranks in out.items()]
+
+
 def goodput_text(design: Design) -> str:
     """One line of failures, checkpoints and spares (SPEC §6.2)."""
     r = design.reliability
@@ -280,7 +301,9 @@ def goodput_text(design: Design) -> str:
     mtbf = f"{r.job_mtbf_h:,.1f} h" if math.isfinite(r.job_mtbf_h) else "∞"
     every = f"{r.checkpoint_interval_min:,.0f} min" if math.isfinite(r.checkpoint_interval_min) else "never"
     unit = design.cost.platform
-    inside = f" (+{r.spare_gpus_in_domains:,} idle GPUs in domains)" if r.spare_gpus_in_domains else ""
+    share = r.spare_gpus_in_domains / design.cost.gpus if design.cost.gpus else 0.0
+    inside = (f" (and {r.spare_gpus_in_domains:,} GPUs, {share:.0%} of those bought, that the layout leaves idle in "
+              "partly used NVLink domains: they stand in for failed nodes of their domain)" if r.spare_gpus_in_domains else "")
     override = " (target.goodput given)" if abs(design.goodput - r.goodput) > 1e-12 else ""
     used = ", in the target" if r.in_target else ""
     return (f"goodput {design.goodput:.1%}{override}{used}: {r.interruptions_per_day:,.2f} interruptions/day, "
@@ -311,6 +334,9 @@ def bom_table(design: Design, width: int | None = None, wide: bool = False) -> T
                number=False, min_width=12, drop=3),
         Column("date", [safe(x.price_date) for x in lines] + [""], drop=4),
     ]
+    if any(x.lead_time_weeks is not None for x in lines):  # quoted lead times (catalog lead_time_weeks)
+        cols.append(Column("lead wk", ["" if x.lead_time_weeks is None else f"{x.lead_time_weeks:g}" for x in lines]
+                           + [f"{max(x.lead_time_weeks or 0 for x in lines):g}"], drop=3))
     return make_table("bill of materials", cols, width, wide)
 
 

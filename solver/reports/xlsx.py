@@ -163,7 +163,7 @@ MIN_PRINT_SCALE = 0.7  # 11 pt text prints at 7.7 pt or larger
 
 
 def print_setup(ws, pages_wide: int = 1, title_rows: str | None = None, title_cols: str | None = None,
-                pages_tall: int = 0, fit: bool | None = None) -> None:
+                pages_tall: int = 0, fit: bool | None = None, labels: str = "") -> None:
     """Print landscape, `pages_wide` pages across and `pages_tall` down (0: as many as needed), header
     rows repeated on every page, narrow margins, the sheet name and page number in the footer.
 
@@ -172,6 +172,7 @@ def print_setup(ws, pages_wide: int = 1, title_rows: str | None = None, title_co
     when `fit` says so: a sheet with charts beside each other must fit them, since a page break
     between columns would cut a chart that reaches past the cells.
     """
+    fit_widths(ws, labels)  # no ###, headers broken between words, the `labels` columns' labels whole (issue 45)
     width, height = sheet_size_pt(ws)
     shrink = width > pages_wide * PRINTABLE_PT[0] or (pages_tall > 0 and height > pages_tall * PRINTABLE_PT[1])
     shrink = shrink if fit is None else fit
@@ -189,6 +190,158 @@ def print_setup(ws, pages_wide: int = 1, title_rows: str | None = None, title_co
         ws.print_title_rows = title_rows
     if title_cols:
         ws.print_title_cols = title_cols
+
+
+# ----------------------------------------------------------------------------------- widths that print (issue 45)
+
+# Measured in LibreOffice 7 headless (DejaVu Sans for Calibri), columns 6 … 24.5 characters wide in steps of 0.5: a
+# number of n characters printed whole from a width of 10.5 (n = 11), 12.0 (13) and 15.5 (17), about 0.88·n + 0.6;
+# in bold from 12.0, 14.0 and 18.0, n + 1; below that it printed ###. The rules keep a quarter to half a character
+# spare: 0.92·n + 0.5, and n + 1.25 in bold.
+NUMBER_PER_CHAR, NUMBER_PAD = 0.92, 0.5
+BOLD_PER_CHAR, BOLD_PAD = 1.0, 1.25
+# A header word is measured letter by letter: DejaVu Sans Bold advance widths in 1/1000 em (a digit: 696), so
+# "Interruptions" is 10.7 digits wide, not 13; other characters count as a digit.
+_BOLD_EM = dict(zip("abcdefghijklmnopqrstuvwxyz", (675, 716, 593, 716, 678, 435, 716, 712, 343, 343, 665, 343, 1042,
+                                                     712, 687, 716, 716, 493, 595, 478, 712, 652, 924, 645, 652, 582)))
+_BOLD_EM.update(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (774, 762, 734, 830, 683, 683, 821, 837, 372, 372, 775, 637, 995,
+                                                     837, 850, 733, 850, 770, 720, 682, 812, 774, 1103, 771, 724, 725)))
+_BOLD_EM.update({" ": 348, "(": 457, ")": 457, ",": 380, ".": 380, "-": 415, "/": 365, "_": 500, ":": 400, "·": 380,
+                 "'": 332, "%": 1002, "×": 838, "+": 838, "=": 838, "#": 838, "&": 872})
+DIGIT_EM = 696
+BOLD_WORD_FACTOR, BOLD_WORD_PAD = 1.094, 1.5  # a bold digit in columns of normal digits (696/636); as the digits
+
+
+def bold_word_chars(word: str) -> float:
+    """Column width (characters) a bold word needs to print on one line: its advance in bold digits, times
+    1.094 (a bold digit in normal-digit units), plus the cell padding measured for bold numbers."""
+    return sum(_BOLD_EM.get(ch, DIGIT_EM) for ch in word) / DIGIT_EM * BOLD_WORD_FACTOR + BOLD_WORD_PAD
+
+
+_VOWELS = set("aeiouyAEIOUY")
+_DIGRAPHS = {"ch", "sh", "th", "ph", "wh", "ck", "ng", "qu"}
+
+
+def _syllable_break(word: str, k: int) -> bool:
+    """A plausible syllable boundary before word[k]: between two consonants that are not a digraph (Band|width,
+    Inter|ruptions), or a vowel then a consonant then a vowel (Cate|gory)."""
+    a, b = word[k - 1], word[k]
+    if not (a.isalpha() and b.isalpha()):
+        return False
+    if a not in _VOWELS and b not in _VOWELS:
+        return (a + b).lower() not in _DIGRAPHS
+    return a in _VOWELS and b not in _VOWELS and k + 1 < len(word) and word[k + 1] in _VOWELS
+
+
+def hyphenated(word: str, width: float) -> str:
+    """A header word too long for `width`, broken with a hyphen after the longest head that fits (at least three
+    letters on each side), at a syllable boundary (`_syllable_break`); the rest on the next line. The word itself
+    when no such break fits (the column is widened instead)."""
+    fits = [k for k in range(len(word) - 3, 2, -1)
+            if word[k - 1].isalpha() and word[k].isalpha() and bold_word_chars(word[:k] + "-") <= width]
+    best = next((k for k in fits if _syllable_break(word, k)), None)
+    return word if best is None else f"{word[:best]}-\n{word[best:]}"
+LABEL_CAP = 40.0  # a label column widens to its text up to this many characters, then the label wraps
+
+
+def number_text(value: float, fmt: str | None) -> str:
+    """About what a spreadsheet shows for `value` under `fmt` (its length decides the column width): the
+    decimals of the format's first section, thousands separators, a $ or % sign, a scaling comma."""
+    section = (fmt or "General").split(";")[0]
+    literal = "".join(re.findall(r'"([^"]*)"', section))
+    bare = re.sub(r'"[^"]*"', "", section)
+    scaled = value / 1000 ** len(re.findall(r",(?=,|$|\s|\))", bare.rstrip())) if re.search(r"0,+(?:$|\W)", bare) else value
+    if "%" in bare:
+        scaled *= 100
+    decimals = len(m.group(1)) if (m := re.search(r"\.(0+)", bare)) else 0
+    if bare == "General":
+        body = f"{value:.10g}"
+    else:
+        body = f"{scaled:,.{decimals}f}" if "," in bare else f"{scaled:.{decimals}f}"
+    return literal + body + ("%" if "%" in bare else "")
+
+
+def _needed_chars(cell, cache: dict) -> float:
+    """Characters of column width a cell needs so that it prints whole: a number, or the longest word of a wrapped
+    bold header (0 for other text, which overflows or wraps)."""
+    value = cell.value
+    if isinstance(value, str) and value.startswith("=") and cell.data_type == "f":
+        value = cache.get((cell.parent.title, cell.coordinate))
+    bold = cell.font is not None and cell.font.b
+    per_char, pad = (BOLD_PER_CHAR, BOLD_PAD) if bold else (NUMBER_PER_CHAR, NUMBER_PAD)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return len(number_text(float(value), cell.number_format)) * per_char + pad
+    if isinstance(value, str) and bold and cell.alignment is not None and cell.alignment.wrap_text:
+        words = value.split()  # a wrapped header breaks between words, never inside one ("Commitmen t")
+        return max((bold_word_chars(w) for w in words), default=0.0)
+    return 0.0
+
+
+def _cut_label(ws, cell, cap: float = LABEL_CAP) -> float:
+    """A text cell whose right neighbour holds something is cut at the column's edge (a right-aligned one runs
+    into its left neighbour): the width it needs."""
+    value = cell.value
+    if not isinstance(value, str) or (cell.alignment is not None and cell.alignment.wrap_text) or value.startswith("="):
+        return 0.0
+    right = ws.cell(row=cell.row, column=cell.column + 1).value
+    flush_right = cell.alignment is not None and cell.alignment.horizontal == "right"  # spills to the left
+    if (right is None or right == "") and not flush_right:
+        return 0.0
+    bold = cell.font is not None and cell.font.b
+    per_char, pad = (BOLD_PER_CHAR, BOLD_PAD) if bold else (NUMBER_PER_CHAR, NUMBER_PAD)
+    size = (cell.font.sz or BODY_SIZE) if cell.font is not None else BODY_SIZE
+    return min(cap, len(value) * per_char * size / BODY_SIZE + pad)
+
+
+def _hyphenate_headers(ws, merged: set) -> None:
+    """A bold wrapped header whose word is more than one character too wide for its column gets that word broken
+    with a hyphen (`hyphenated`) instead of widening the column (a sheet printed one page wide keeps its size)."""
+    for row in ws.iter_rows():
+        for cell in row:
+            value = cell.value
+            if (not isinstance(value, str) or cell.coordinate in merged or not (cell.font is not None and cell.font.b)
+                    or cell.alignment is None or not cell.alignment.wrap_text):
+                continue
+            width = ws.column_dimensions[cell.column_letter].width or 8.43
+            lines = [" ".join(hyphenated(w, width) if bold_word_chars(w) > width + 1.0 and len(w) >= 7 else w
+                              for w in line.split(" ")) for line in value.split("\n")]
+            text = "\n".join(lines)
+            if text != value:
+                cell.value = text
+
+
+def fit_widths(ws, label_columns: Iterable[str] = (), label_cap: float = LABEL_CAP) -> None:
+    """Widen every column just enough that no number prints as ###, a wrapped header breaks between words
+    only, and a label of `label_columns` with a value beside it is not cut (the column widens up to `label_cap`
+    characters, a longer label wraps). `print_setup` calls it before it measures the sheet; merged cells are left
+    as they are."""
+    labels = set(label_columns)
+    cache = cached_values(ws.parent)
+    merged = {c for rng in ws.merged_cells.ranges for row in ws.iter_rows(min_row=rng.min_row, max_row=rng.max_row,
+                                                                          min_col=rng.min_col, max_col=rng.max_col)
+              for c in (x.coordinate for x in row)}
+    _hyphenate_headers(ws, merged)
+    need: dict[str, float] = {}
+    long_labels = []
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value is None or cell.coordinate in merged:
+                continue
+            label = _cut_label(ws, cell, label_cap) if cell.column_letter in labels else 0.0
+            if label >= label_cap:
+                long_labels.append(cell)
+            chars = max(_needed_chars(cell, cache), label)
+            letter = cell.column_letter
+            if chars > need.get(letter, 0.0):
+                need[letter] = chars
+    for letter, chars in need.items():
+        dim = ws.column_dimensions[letter]
+        if (dim.width or 8.43) < chars:
+            dim.width = math.ceil(chars * 10) / 10
+    for cell in long_labels:  # longer than label_cap: wrapped in the widened column, its row made taller
+        width = ws.column_dimensions[cell.column_letter].width or 8.43
+        wrap(ws, cell.row, cell.column, width, Alignment(horizontal=cell.alignment.horizontal if cell.alignment else None,
+                                                         vertical="top", wrap_text=True))
 
 
 CHAR_PX = 9.75  # one character of column width: 7 px in Excel (Calibri 11), 9.75 px in LibreOffice with DejaVu Sans
@@ -227,6 +380,19 @@ def _widths(ws, widths: dict) -> None:
         ws.column_dimensions[col].width = width
 
 
+def word_lines(text: str, width_chars: float) -> int:
+    """Lines a text takes when it breaks between words only, each line holding about 1.1·width characters as in
+    `wrap` (a word longer than a line takes a line of its own)."""
+    room, lines, used = max(1.0, 1.1 * width_chars), 1, 0.0
+    for word in text.split():
+        need = len(word) if used == 0 else used + 1 + len(word)
+        if used and need > room:
+            lines, used = lines + 1, float(len(word))
+        else:
+            used = need
+    return lines
+
+
 def wrap(ws, row: int, col: int, width_chars: float, align: Alignment = LEFT_WRAP) -> None:
     """Wrap a text cell in its column and make its row tall enough for the lines it needs.
 
@@ -237,7 +403,7 @@ def wrap(ws, row: int, col: int, width_chars: float, align: Alignment = LEFT_WRA
     cell = ws.cell(row=row, column=col)
     cell.alignment = align
     text = "" if cell.value is None else str(cell.value)
-    lines = max(1, math.ceil(len(text) / max(1.0, 1.1 * width_chars)))
+    lines = max(1, math.ceil(len(text) / max(1.0, 1.1 * width_chars)), word_lines(text, width_chars))
     current = ws.row_dimensions[row].height or LINE_HEIGHT_PT
     ws.row_dimensions[row].height = max(current, LINE_HEIGHT_PT * lines)
 

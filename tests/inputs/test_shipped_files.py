@@ -238,7 +238,7 @@ def test_twin_port_modules_serve_two_links(catalog):
 # ------------------------------------------------------------------------------ citations
 
 SOURCES_PATH = ROOT / "docs" / "sources.md"
-SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGLWKPT]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1], [W1], [K1], [P1], [T1]
+SOURCE_ID = r"(?:\d{1,2}b?|[CXSMDNFORGLWKPTH]\d{1,2})"  # [40], [39b], [C3], [X1], [S2], [M7], [D3], [N1], [F1], [O1], [R1], [G1], [L1], [W1], [K1], [P1], [T1], [H1]
 SOURCE_CHAIN = re.compile(r"docs/sources\.md((?:\s*\[[^\]\s]*\])+)")  # docs/sources.md [5][6]
 BARE_ID = re.compile(rf"\[({SOURCE_ID})\]")
 SECTION = re.compile(r"§([a-z][a-z-]*)")  # docs/sources.md §prices (§1.1 of a user guide is not one)
@@ -267,7 +267,8 @@ def test_every_cited_source_is_an_entry_of_docs_sources():
     sections = set(re.findall(r"^#+ §([a-z][a-z-]*) ", sources, re.MULTILINE))
     assert {"1", "39", "39b", "40", "69", "C1", "C8", "X1", "M1"} <= entries
     cited_ids, cited_sections = set(), set()
-    for path in sorted((ROOT / "catalogs").glob("*.yaml")) + SCENARIO_PATHS:
+    presets = sorted((ROOT / "solver" / "inputs" / "models").glob("*.yaml"))  # model presets cite [H1]-[H12]
+    for path in sorted((ROOT / "catalogs").glob("*.yaml")) + SCENARIO_PATHS + presets:
         text = path.read_text(encoding="utf-8")
         assert not OUTSIDE_REFERENCES.search(text), f"{path.name}: {OUTSIDE_REFERENCES.search(text).group()}"
         for chain in SOURCE_CHAIN.findall(text):
