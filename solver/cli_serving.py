@@ -2,7 +2,7 @@
 the commands in solver/cli.py and solver/cli_sweep.py hand an inference scenario here after loading it."""
 from __future__ import annotations
 
-from .cli_common import EXIT_INFEASIBLE, EXIT_OK, _json_path, _say_written, _write_json, _xlsx_path
+from .cli_common import EXIT_INFEASIBLE, EXIT_OK, json_output_path, say_written, write_json_output, xlsx_output_path
 from .errors import UsageError
 from .reports.text import safe
 
@@ -35,8 +35,8 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
         raise UsageError("--top must be between 1 and 100")
     frontier = getattr(args, "frontier", None)
     suffix = "-evaluate" if evaluate else ""
-    json_path = _json_path(args, ls.scenario.name, f"{suffix}.json")
-    xlsx_path = _xlsx_path(args, ls.scenario.name, f"{suffix}.xlsx")
+    json_path = json_output_path(args, ls.scenario.name, f"{suffix}.json")
+    xlsx_path = xlsx_output_path(args, ls.scenario.name, f"{suffix}.xlsx")
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     with err.status("solving the serving fleet…"):
         result = solve_fleet(ls, cat, top_k=1 if evaluate else top, frontier_points=frontier,
@@ -45,14 +45,14 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
         print_fleets(result, out, wide=getattr(args, "wide", False))
         if result.frontier is not None:
             print_fleet_frontier(result, out, wide=getattr(args, "wide", False))
-        _write_json(result.to_dict(), json_path)
+        write_json_output(result.to_dict(), json_path)
         if xlsx_path is not None and result.designs:
             write_fleet_workbook(result, ls.scenario, xlsx_path)
         elif xlsx_path is not None:
             outputs.remove_on_commit(xlsx_path)
         if bom_path is not None and result.designs:
             _bom_csv(result, bom_path)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     return EXIT_OK if result.designs else EXIT_INFEASIBLE
 
 
@@ -71,7 +71,7 @@ def cmd_compare(args, loaded, out, err) -> int:
     data = {"schema": "fabricplan.compare/1", "scenarios": [{"file": n, **r.to_dict()} for n, r in zip(names, results)]}
     xlsx = getattr(args, "xlsx", None)
     with output_set() as outputs:
-        _write_json(data, _json_path(args, "compare", ".json"))
+        write_json_output(data, json_output_path(args, "compare", ".json"))
         best = [r.designs[0] for r in results if r.designs]
         if xlsx and best:
             from dataclasses import replace
@@ -82,7 +82,7 @@ def cmd_compare(args, loaded, out, err) -> int:
             side = FleetResult("compare: " + ", ".join(r.scenario for r in results if r.designs), "optimal",
                                [replace(d, rank=i + 1) for i, d in enumerate(best)], results[0].objective)
             write_fleet_workbook(side, None, xlsx)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
 
@@ -121,12 +121,12 @@ def cmd_sweep(args, ls, cat, out, err) -> int:
     report = {"schema": "fabricplan.sweep/1", "scenario": ls.scenario.name, "workload_kind": "inference",
               "points": rows, "architecture_changes_at": changes}
     print_sweep(report, out, wide=getattr(args, "wide", False))
-    xlsx_path = _xlsx_path(args, ls.scenario.name, "-sweep.xlsx")
+    xlsx_path = xlsx_output_path(args, ls.scenario.name, "-sweep.xlsx")
     with output_set() as outputs:
-        _write_json(report, _json_path(args, ls.scenario.name, "-sweep.json"))
+        write_json_output(report, json_output_path(args, ls.scenario.name, "-sweep.json"))
         if xlsx_path is not None:
             from .reports.serving_excel import write_sweep_workbook
 
             write_sweep_workbook(report, xlsx_path)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     return EXIT_OK if all(r["status"] != "infeasible" for r in rows) else EXIT_INFEASIBLE
