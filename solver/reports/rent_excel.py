@@ -1,4 +1,4 @@
-"""The workbook's "Rent or buy" sheet (solver/rentals.py, costing_owned.OwnershipCost), one printed page:
+"""The workbook's "Rent or buy" sheet (solver/rentals.py, costing.owned.OwnershipCost), one printed page:
 the ownership inputs (editable, with their sources), then one column per design with live formulas tied
 to the Summary (capex, IT and facility kW) and to Assumptions (TCO_usd_per_kWh):
 

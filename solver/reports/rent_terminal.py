@@ -69,7 +69,7 @@ def own_lines(designs: list[Design]) -> list[str]:
                          f"its {be.life_months:,.0f} (≥ {be.utilisation:.0%} of the time)")
         lines.extend(f"⚠ #{rank} {flag}" for flag in rb.flags())
     if rbs:
-        from ..costing_owned import OWN_INCLUDES, OWN_LEAVES_OUT
+        from ..costing.owned import OWN_INCLUDES, OWN_LEAVES_OUT
 
         lines.append("owning includes: " + "; ".join(OWN_INCLUDES))
         lines.append("owning leaves out: " + "; ".join(OWN_LEAVES_OUT))

@@ -10,7 +10,7 @@ from openpyxl.worksheet.pagebreak import Break
 
 from ..confidence import confidence
 from ..costing import HOURS_PER_YEAR
-from ..costing_facility import capex_scope_text
+from ..costing.facility import capex_scope_text
 from ..figures import figure
 from ..results import SECONDS_PER_YEAR, cost_per_million_tokens_usd
 from .bom_sheet import NETWORK, BomCells

@@ -22,8 +22,9 @@ How many of each part a design needs is sized twice, on purpose: in closed form 
 fabric family (evaluator), and as linear rows in the model; the exhaustive-enumeration tests keep
 the two in step.
 
-The owned/idle inventory rules live in costing_owned.py and the evaluator's BomLines in
-costing_bom.py (neither imports this module); every name stays importable from `solver.costing`.
+The owned/idle inventory rules live in owned.py, the evaluator's BomLines in bom.py and the types every costing
+module reads (Parts, Quantities, Line) in lines.py; none of them imports this module. The package's public face is
+solver/costing/__init__.py.
 """
 from __future__ import annotations
 
@@ -31,33 +32,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import costing_facility as orderable
-from .costing_bom import BomLine, capex_usd, contingency_line, fraction_lines, it_power_kw, split_owned
-from .costing_lines import Line, Parts, Quantities, hardware_fraction  # noqa: F401  (hardware_fraction: public here)
-from .costing_owned import (  # the rest re-exported: importable from solver.costing as before the split
-    HOURS_PER_YEAR,  # noqa: F401
-    OwnedUse,  # noqa: F401
-    Stock,  # noqa: F401
-    energy_usd,  # noqa: F401
-    lines_capex_usd,  # noqa: F401
-    lines_power_kw,  # noqa: F401
-    owned_use,
-    price_category,  # noqa: F401
-    pue_and_usd_per_kwh,
-    purchase_usd,  # noqa: F401
-    stock_of,
-    tco_usd,
-)
-from .errors import CatalogCannotBuild
-from .fabrics import FabricSize, FabricSpec
-from .fabrics.breakout import port_mode
-from .fabrics.links import facility_of, link_for, link_parts
-from .fabrics.spares import pack_spares
-from .inputs.schema import TIERS, Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
-from .integers import ceil_int, floor_int
+from ..errors import CatalogCannotBuild
+from ..fabrics import FabricSize, FabricSpec
+from ..fabrics.breakout import port_mode
+from ..fabrics.links import facility_of, link_for, link_parts
+from ..fabrics.spares import pack_spares
+from ..inputs.schema import TIERS, Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
+from ..integers import ceil_int, floor_int
+from . import facility as orderable
+from .bom import BomLine, capex_usd, contingency_line, fraction_lines, it_power_kw, split_owned
+from .lines import Line, Parts, Quantities
+from .owned import Stock, energy_usd, lines_capex_usd, lines_power_kw, owned_use, pue_and_usd_per_kwh, stock_of, tco_usd
 
 if TYPE_CHECKING:
-    from .failures import SpareRule
+    from ..failures import SpareRule
 
 site_count = orderable.site_count
 
@@ -78,7 +66,7 @@ def nodes_per_unit(platform: Platform) -> int:
 
 def spare_units_for(platform: Platform, domains: int, rule: SpareRule, gpus_per_domain_used: int | None = None) -> int:
     """Spare units for `domains` job domains: ⌈fraction · units⌉, or the availability rule (failures.spare_units)."""
-    from .failures import spare_units  # lazy: failures.py loads numpy, which `catalog` and `validate` never need
+    from ..failures import spare_units  # lazy: failures.py loads numpy, which `catalog` and `validate` never need
 
     return spare_units(platform, domains, gpus_per_domain_used, rule)
 
@@ -143,7 +131,7 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
     rack is missing (higher tiers without a link option are left out: those tier counts cannot be built).
     The links are the options made for the switch's port split at the NIC's speed (`breakout`);
     `extras` are the scenario's extra cost rules; the NIC configuration and site lines come from the
-    catalog (costing_facility.py), the site lines only with capex_scope `complete`."""
+    catalog (costing/facility.py), the site lines only with capex_scope `complete`."""
     facility = facility_of(catalog)
     split = breakout_of(switch, nic)
     links = {}
@@ -235,7 +223,7 @@ def _extras(parts: Parts, q: Quantities) -> list[Line]:
 
 
 def _lines_of(make: Callable[[Any, Any], list[dict]]) -> Callable[[Parts, Quantities], list[Line]]:
-    """A category function of costing_facility.py (which returns each line's fields) as Lines."""
+    """A category function of costing/facility.py (which returns each line's fields) as Lines."""
     return lambda parts, q: [Line(**kw) for kw in make(parts, q)]
 
 
@@ -262,7 +250,7 @@ def bom_lines(parts: Parts, q: Quantities) -> list[Line]:
 
 
 # ----------------------------------------------------------------------------------- the evaluator's BOM
-# (owned and idle inventory: costing_owned.py; the BOM lines: costing_bom.py)
+# (owned and idle inventory: costing/owned.py; the BOM lines: costing/bom.py)
 
 
 def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float = 0.0,
@@ -444,7 +432,7 @@ def design_cost(
     check_combination(platform, nic, switch, rails_per_node)
 
     units = compute_units(platform, domains)
-    from .failures import spare_rule  # lazy, as in spare_units_for
+    from ..failures import spare_rule  # lazy, as in spare_units_for
 
     rule = spare_rule(scenario, catalog)
     spares = spare_units_for(platform, domains, rule, gpus_per_domain_used)

@@ -1,7 +1,7 @@
-"""`fabricplan plan` (SPEC §8.1), registered in solver/cli.py's command table."""
+"""`fabricplan plan` (SPEC §8.1), registered in solver/cli/__init__.py's command table."""
 from __future__ import annotations
 
-from .cli_common import (
+from .common import (
     EXIT_INFEASIBLE,
     EXIT_OK,
     check_time_limit_arg,
@@ -12,7 +12,7 @@ from .cli_common import (
     write_json_output,
     xlsx_output_path,
 )
-from .cli_guards import check_outputs_of
+from .guards import check_outputs_of
 
 
 def cmd_plan(args, out, err) -> int:
@@ -20,11 +20,11 @@ def cmd_plan(args, out, err) -> int:
 
     Exit codes: 0 planned; 1 valid input but no plan exists (with the reason); 2 bad input; 3 solver failure.
     """
-    from . import api
-    from .files import check_writable, output_set
-    from .plan.periods import plan_periods
-    from .reports.plan_terminal import print_plan
-    from .reports.side_process import side_process, write_alongside
+    from .. import api
+    from ..files import check_writable, output_set
+    from ..plan.periods import plan_periods
+    from ..reports.plan_terminal import print_plan
+    from ..reports.side_process import side_process, write_alongside
 
     check_time_limit_arg(args.time_limit)
     ls, cat = load_scenario_of_args(args, err)
@@ -45,7 +45,7 @@ def cmd_plan(args, out, err) -> int:
                 print_plan(report, out)
                 write_json_output(report, json_path)
                 if planned and xlsx_path is not None:
-                    from .reports.plan_excel import write_plan_workbook
+                    from ..reports.plan_excel import write_plan_workbook
 
                     write_plan_workbook(report, xlsx_path)
                 else:

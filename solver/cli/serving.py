@@ -1,16 +1,16 @@
 """`fabricplan solve | evaluate | compare | sweep` on a serving scenario (`workload.kind: inference`, SPEC §4.9):
-the commands in solver/cli.py and solver/cli_sweep.py hand an inference scenario here after loading it."""
+the commands in solver/cli/__init__.py and cli/sweep.py hand an inference scenario here after loading it."""
 from __future__ import annotations
 
-from .cli_common import EXIT_INFEASIBLE, EXIT_OK, json_output_path, say_written, write_json_output, xlsx_output_path
-from .errors import UsageError
-from .reports.text import safe
+from ..errors import UsageError
+from ..reports.text import safe
+from .common import EXIT_INFEASIBLE, EXIT_OK, json_output_path, say_written, write_json_output, xlsx_output_path
 
 
 def _bom_csv(result, path) -> None:
     import csv
 
-    from .files import atomic_path
+    from ..files import atomic_path
 
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -25,10 +25,10 @@ def _bom_csv(result, path) -> None:
 
 def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
     """The K best fleets (or `--frontier N`: cost against tokens/s per user); terminal, JSON, workbook."""
-    from .files import check_writable, output_set
-    from .optimize.serving_solve import solve_fleet
-    from .reports.serving_excel import write_fleet_workbook
-    from .reports.serving_terminal import print_fleet_frontier, print_fleets
+    from ..files import check_writable, output_set
+    from ..optimize.serving_solve import solve_fleet
+    from ..reports.serving_excel import write_fleet_workbook
+    from ..reports.serving_terminal import print_fleet_frontier, print_fleets
 
     top = getattr(args, "top", None)
     if top is not None and not 1 <= top <= 100:
@@ -58,9 +58,9 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
 
 def cmd_compare(args, loaded, out, err) -> int:
     """Each serving scenario's best fleet, side by side."""
-    from .files import output_set
-    from .optimize.serving_solve import solve_fleet
-    from .reports.serving_terminal import compare_rows
+    from ..files import output_set
+    from ..optimize.serving_solve import solve_fleet
+    from ..reports.serving_terminal import compare_rows
 
     results = [solve_fleet(ls, cat, top_k=1) for ls, cat in loaded]
     names = [str(p) for p in args.scenarios]
@@ -76,8 +76,8 @@ def cmd_compare(args, loaded, out, err) -> int:
         if xlsx and best:
             from dataclasses import replace
 
-            from .optimize.serving_results import FleetResult
-            from .reports.serving_excel import write_fleet_workbook
+            from ..optimize.serving_results import FleetResult
+            from ..reports.serving_excel import write_fleet_workbook
 
             side = FleetResult("compare: " + ", ".join(r.scenario for r in results if r.designs), "optimal",
                                [replace(d, rank=i + 1) for i, d in enumerate(best)], results[0].objective)
@@ -88,8 +88,8 @@ def cmd_compare(args, loaded, out, err) -> int:
 
 def sweep_rows(plan, cat) -> list[dict]:
     """Solve every point of a sweep plan (serially: each point takes well under a second)."""
-    from .inputs import load_scenario
-    from .optimize.serving_solve import solve_fleet
+    from ..inputs import load_scenario
+    from ..optimize.serving_solve import solve_fleet
 
     rows = []
     for task in plan.tasks:
@@ -109,9 +109,9 @@ def sweep_rows(plan, cat) -> list[dict]:
 
 def cmd_sweep(args, ls, cat, out, err) -> int:
     """Sweep a serving scenario (e.g. traffic growth): one row per point, where the best fleet changes."""
-    from .files import output_set
-    from .reports.serving_terminal import print_sweep
-    from .sweep.plan import plan_sweep
+    from ..files import output_set
+    from ..reports.serving_terminal import print_sweep
+    from ..sweep.plan import plan_sweep
 
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
     with err.status(f"solving {len(plan.tasks)} serving points…"):
@@ -125,7 +125,7 @@ def cmd_sweep(args, ls, cat, out, err) -> int:
     with output_set() as outputs:
         write_json_output(report, json_output_path(args, ls.scenario.name, "-sweep.json"))
         if xlsx_path is not None:
-            from .reports.serving_excel import write_sweep_workbook
+            from ..reports.serving_excel import write_sweep_workbook
 
             write_sweep_workbook(report, xlsx_path)
     say_written(outputs, out)

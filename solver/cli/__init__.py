@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_common import (
+from ..errors import UsageError
+from ..reports.text import plain, safe
+from .common import (
     EXIT_INFEASIBLE,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
@@ -33,18 +35,16 @@ from .cli_common import (
     write_json_output,
     xlsx_output_path,
 )
-from .cli_guards import Stdout, check_outputs_of, closed_streams, warn_status
-from .cli_plan import cmd_plan
-from .cli_sweep import cmd_sweep
-from .errors import UsageError
-from .reports.text import plain, safe
+from .guards import Stdout, check_outputs_of, closed_streams, warn_status
+from .plan import cmd_plan
+from .sweep import cmd_sweep
 
 WIDE_COLUMNS = 250  # --wide: every table column, whatever the terminal's width
 
 
 def _version() -> str:
     """The package's version (tests/test_cli.py checks it equals pyproject.toml's)."""
-    from .version import __version__
+    from ..version import __version__
 
     return __version__
 
@@ -195,7 +195,7 @@ def main(argv=None) -> int:
     width = WIDE_COLUMNS if getattr(args, "wide", False) or not sys.stdout.isatty() else None
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
     out = err if getattr(args, "json", None) == "-" else Console(width=width, emoji=False)  # stdout: only the JSON
-    from .files import commit_mark
+    from ..files import commit_mark
 
     mark = commit_mark()
     try:
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
 def _interrupted_message(mark: int) -> str:
     """True to what was written: output sets are committed whole (files.py), so either none of
     this run's files replaced the earlier ones, or the listed ones did."""
-    from .files import committed_files
+    from ..files import committed_files
 
     written = committed_files(mark)
     if not written:
@@ -221,7 +221,7 @@ def _interrupted_message(mark: int) -> str:
 
 
 def _handle(exc: Exception, args, err) -> int:
-    from .errors import CatalogCannotBuild, InputError, OutputError, SolverFailure
+    from ..errors import CatalogCannotBuild, InputError, OutputError, SolverFailure
 
     if args.debug:
         traceback.print_exc()
@@ -245,16 +245,16 @@ def _handle(exc: Exception, args, err) -> int:
 
 
 def cmd_calibrate(args, out, err) -> int:
-    from .calibration.command import run_calibrate
+    from ..calibration.command import run_calibrate
 
     release_collector()  # it loads no scenario (`load_scenario_of_args`): its fits collect garbage as any work does
     return run_calibrate(args, out, catalog_paths_of_args(args), err)
 
 
 def cmd_validate(args, out, err) -> int:
-    from . import api
-    from .errors import InputError
-    from .inputs import check_against_catalog, read_yaml
+    from .. import api
+    from ..errors import InputError
+    from ..inputs import check_against_catalog, read_yaml
 
     release_collector()  # it may read many files and plan large sweeps (`load_scenario_of_args` is not used here)
     problems = []
@@ -267,12 +267,12 @@ def cmd_validate(args, out, err) -> int:
                 check_against_catalog(ls, cat)
                 kind = "scenario"
                 if ls.scenario.sweep.parameters or ls.scenario.sweep.models:
-                    from .sweep.plan import plan_sweep
+                    from ..sweep.plan import plan_sweep
 
                     points = len(plan_sweep(ls, cat).tasks)  # every sweep path and value checked
                     kind = f"scenario with a {points}-point sweep"
                 if ls.scenario.plan is not None:
-                    from .plan.periods import plan_periods
+                    from ..plan.periods import plan_periods
 
                     kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
                 print_warnings(ls, err)
@@ -293,10 +293,10 @@ def cmd_validate(args, out, err) -> int:
 def _catalog_names_too(args, path, found: list) -> list:
     """A scenario whose schema failed: its allow-list and pin ids checked against the catalog in the same pass
     (`inputs.scenario.raw_catalog_problems`); nothing when the file or the catalog cannot be read."""
-    from . import api
-    from .errors import InputError
-    from .inputs import read_yaml
-    from .inputs.scenario import raw_catalog_problems
+    from .. import api
+    from ..errors import InputError
+    from ..inputs import read_yaml
+    from ..inputs.scenario import raw_catalog_problems
 
     try:
         doc = read_yaml(path)
@@ -313,9 +313,9 @@ def _catalog_names_too(args, path, found: list) -> list:
 
 
 def cmd_catalog(args, out, err) -> int:
-    from . import api
-    from .inputs import provenance
-    from .reports.json import dumps
+    from .. import api
+    from ..inputs import provenance
+    from ..reports.json import dumps
 
     paths = catalog_paths_of_args(args)
     if not paths:
@@ -330,7 +330,7 @@ def cmd_catalog(args, out, err) -> int:
         data["files"] = [{"path": p, "sha256": h} for p, h in files]
         sys.stdout.write(dumps(data))
         return EXIT_OK
-    from .reports.catalog_terminal import catalog_tables
+    from ..reports.catalog_terminal import catalog_tables
 
     for table in catalog_tables(cat, out.width):
         out.print(table)
@@ -340,7 +340,7 @@ def cmd_catalog(args, out, err) -> int:
 
 def _frontier_plot_path(args, name: str) -> Path | None:
     """The frontier PNG (only with --frontier): --plot, else outputs/<name>-frontier.png."""
-    from .files import check_writable
+    from ..files import check_writable
 
     if args.frontier is None:
         return None
@@ -349,8 +349,8 @@ def _frontier_plot_path(args, name: str) -> Path | None:
 
 def _add_solve_notes(ls, cat, result) -> None:
     """The budget note (what the money left buys) and what the scale-up domain bought (issue 46)."""
-    from .optimize.budget import budget_note
-    from .optimize.scaleup_value import scaleup_note
+    from ..optimize.budget import budget_note
+    from ..optimize.scaleup_value import scaleup_note
 
     for note in (budget_note(ls.scenario, cat, result), scaleup_note(cat, result)):
         result.notes += [note] if note else []
@@ -360,7 +360,7 @@ def _bom_csv_of(result, bom_path, outputs) -> None:
     """`--bom-csv`: every ranked design's bill of materials (FILE, FILE-2, …), or no file (an earlier run's would
     contradict this one)."""
     if bom_path is not None and result.designs:
-        from .reports.bom_csv import write_bom_csvs
+        from ..reports.bom_csv import write_bom_csvs
 
         write_bom_csvs(result.designs, bom_path)
     elif bom_path is not None:
@@ -368,12 +368,12 @@ def _bom_csv_of(result, bom_path, outputs) -> None:
 
 
 def cmd_solve(args, out, err) -> int:
-    from . import api
-    from .files import check_writable, output_set
-    from .optimize.frontier import MAX_POINTS, add_to_result
-    from .reports.frontier import print_frontier, print_next_faster, write_frontier_plot
-    from .reports.side_process import side_process, write_alongside
-    from .reports.terminal import print_solve
+    from .. import api
+    from ..files import check_writable, output_set
+    from ..optimize.frontier import MAX_POINTS, add_to_result
+    from ..reports.frontier import print_frontier, print_next_faster, write_frontier_plot
+    from ..reports.side_process import side_process, write_alongside
+    from ..reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
         raise UsageError("--top must be between 1 and 100")
@@ -384,7 +384,7 @@ def cmd_solve(args, out, err) -> int:
     check_time_limit_arg(args.time_limit)
     ls, cat = load_scenario_of_args(args, err)
     if ls.scenario.workload.kind == "inference":  # a serving fleet (SPEC §4.9)
-        from .cli_serving import cmd_solve as serve
+        from .serving import cmd_solve as serve
 
         return serve(args, ls, cat, out, err)
     json_path = json_output_path(args, ls.scenario.name, ".json")
@@ -397,7 +397,7 @@ def cmd_solve(args, out, err) -> int:
     with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:
         with err.status("solving…") as status:
             if ls.scenario.site is not None:  # power-first site: cooling and power profile decided (issue 43)
-                from .optimize.site import site_result
+                from ..optimize.site import site_result
 
                 site, result, cat = site_result(ls, cat, args.top, lambda text: status.update(text),
                                                 solve_fn=api.solve)
@@ -415,7 +415,7 @@ def cmd_solve(args, out, err) -> int:
             with write_alongside(book_writer, "workbook", (replace(result, space_memo=None), ls, cat), book):
                 print_solve(result, out, wide=getattr(args, "wide", False))
                 if site is not None:
-                    from .reports.site_terminal import print_site
+                    from ..reports.site_terminal import print_site
 
                     print_site(site, out)
                 print_next_faster(result, out)
@@ -436,15 +436,15 @@ def cmd_solve(args, out, err) -> int:
 
 def cmd_evaluate(args, out, err) -> int:
     """Evaluate the pinned design; decisions the pin block leaves open are optimised (SPEC §8.1)."""
-    from . import api
-    from .files import output_set
-    from .reports.side_process import side_process, write_alongside
-    from .reports.terminal import print_design, print_solve
-    from .results import SCHEMA, SolveResult
+    from .. import api
+    from ..files import output_set
+    from ..reports.side_process import side_process, write_alongside
+    from ..reports.terminal import print_design, print_solve
+    from ..results import SCHEMA, SolveResult
 
     ls, cat = load_scenario_of_args(args, err)
     if ls.scenario.workload.kind == "inference":  # a pinned serving fleet (SPEC §4.9)
-        from .cli_serving import cmd_solve as serve
+        from .serving import cmd_solve as serve
 
         return serve(args, ls, cat, out, err, evaluate=True)
     json_path = json_output_path(args, ls.scenario.name, "-evaluate.json")
@@ -482,9 +482,9 @@ def cmd_evaluate(args, out, err) -> int:
 
 def cmd_compare(args, out, err) -> int:
     """Solve each scenario (its best design) and print them side by side."""
-    from . import api
-    from .files import check_writable, output_set
-    from .reports.compare_terminal import compare_tables
+    from .. import api
+    from ..files import check_writable, output_set
+    from ..reports.compare_terminal import compare_tables
 
     check_time_limit_arg(args.time_limit)
     loaded = [load_scenario_of_args(args, err, path) for path in args.scenarios]  # every file checked before any solve
@@ -492,7 +492,7 @@ def cmd_compare(args, out, err) -> int:
         if not all(ls.scenario.workload.kind == "inference" for ls, _ in loaded):
             raise UsageError("compare serving scenarios with serving scenarios (workload.kind: inference), "
                              "training with training")
-        from .cli_serving import cmd_compare as serve_compare
+        from .serving import cmd_compare as serve_compare
 
         return serve_compare(args, loaded, out, err)
     json_path = json_output_path(args, "compare", ".json")
@@ -511,14 +511,14 @@ def cmd_compare(args, out, err) -> int:
         warn_status(r, err, f"{r.scenario} ({path})")
         for w in r.warnings:
             out.print(f"[yellow]warning[/] ({safe(path)}): {safe(w)}")
-    from .results import SCHEMA
+    from ..results import SCHEMA
 
     data = {"schema": SCHEMA.replace("result", "compare"), "scenarios": [
         {"file": str(p), **r.to_dict()} for p, r in zip(args.scenarios, results)]}
     with output_set() as outputs:
         write_json_output(data, json_path)
         if xlsx_path is not None:
-            from .reports.compare_excel import write_compare_workbook
+            from ..reports.compare_excel import write_compare_workbook
 
             write_compare_workbook(results, [str(p) for p in args.scenarios], xlsx_path)
     say_written(outputs, out)

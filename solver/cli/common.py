@@ -1,4 +1,4 @@
-"""What the commands of solver/cli.py, solver/cli_sweep.py and solver/cli_plan.py share: the exit codes, loading a
+"""What the commands of solver/cli/__init__.py, cli/sweep.py and cli/plan.py share: the exit codes, loading a
 scenario with its catalog and warnings, the output paths and the JSON writer."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import gc
 import sys
 from pathlib import Path
 
-from .cli_guards import warn_scenario_over_flags
-from .errors import UsageError
-from .reports.text import safe
+from ..errors import UsageError
+from ..reports.text import safe
+from .guards import warn_scenario_over_flags
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -25,21 +25,21 @@ def say_written(outputs, out) -> None:
 
 def check_time_limit_arg(seconds: float | None) -> None:
     """--time-limit is a positive, finite number of seconds (argparse takes "nan" and "inf")."""
-    from .optimize.solve import check_time_limit
+    from ..optimize.solve import check_time_limit
 
     check_time_limit(seconds)
 
 
 def catalog_paths_of_args(args) -> list:
     """The catalog files of the command line, the shipped default first unless --no-default-catalog."""
-    from .inputs.catalog import layered_paths
+    from ..inputs.catalog import layered_paths
 
     return layered_paths(getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
 
 
 def catalog_of_args(args, ls):
     """The catalog of a command: --catalog files and the scenario's `catalog:` list over the shipped one (unless --no-default-catalog)."""
-    from . import api
+    from .. import api
 
     if getattr(args, "no_default_catalog", False) and not args.catalog and not ls.catalog_paths:
         raise UsageError("--no-default-catalog needs a --catalog file (or a catalog: list in the scenario)")
@@ -71,8 +71,8 @@ def release_collector() -> None:
 
 def load_scenario_of_args(args, err, path=None):
     """The scenario of the command line (or `path`) and its catalog; --verbose names the overridden catalog entries."""
-    from . import api
-    from .inputs import provenance
+    from .. import api
+    from ..inputs import provenance
 
     ls = api.load_scenario(path or args.scenario)
     cat = catalog_of_args(args, ls)
@@ -87,7 +87,7 @@ def load_scenario_of_args(args, err, path=None):
 
 def print_warnings(ls, err) -> None:
     """Print the scenario's plausibility warnings on the error console."""
-    from .inputs.plausibility import plausibility_warnings
+    from ..inputs.plausibility import plausibility_warnings
 
     for warning in plausibility_warnings(ls):
         err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
@@ -95,7 +95,7 @@ def print_warnings(ls, err) -> None:
 
 def input_warnings(ls) -> list[str]:
     """The scenario's plausibility warnings (already on stderr), for the JSON and the workbooks."""
-    from .inputs.plausibility import plausibility_warnings
+    from ..inputs.plausibility import plausibility_warnings
 
     return plausibility_warnings(ls)
 
@@ -103,7 +103,7 @@ def input_warnings(ls) -> list[str]:
 def _output_dir(args) -> Path:
     """Where a run's files go that no flag names: beside --json, else beside --xlsx, else outputs/ (a file of a
     run never strays into outputs/ when its output set was pointed elsewhere; '-' and /dev/null name no folder)."""
-    from .files import is_discard
+    from ..files import is_discard
 
     for flag in ("json", "xlsx"):
         given = getattr(args, flag, None) if args is not None else None
@@ -119,7 +119,7 @@ def default_output(name: str, suffix: str, args=None) -> Path:
 
 def json_output_path(args, name: str, suffix: str) -> Path | None:
     """Where the JSON goes: None for '-' (standard output), else a checked, writable path."""
-    from .files import check_writable
+    from ..files import check_writable
 
     if args.json == "-":
         return None
@@ -128,7 +128,7 @@ def json_output_path(args, name: str, suffix: str) -> Path | None:
 
 def write_json_output(data: dict, path: Path | None) -> list[str]:
     """Write the JSON to `path`, or to standard output when None; the names of the files written."""
-    from .reports.json import dumps, write_json
+    from ..reports.json import dumps, write_json
 
     if path is None:
         sys.stdout.write(dumps(data))
@@ -140,6 +140,6 @@ def write_json_output(data: dict, path: Path | None) -> list[str]:
 
 def xlsx_output_path(args, name: str, suffix: str) -> Path | None:
     """Where the workbook goes: None with --no-xlsx, else --xlsx or the default output path, checked writable."""
-    from .files import check_writable
+    from ..files import check_writable
 
     return None if args.no_xlsx else check_writable(args.xlsx or default_output(name, suffix, args))

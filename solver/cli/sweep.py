@@ -1,9 +1,11 @@
-"""`fabricplan sweep` (SPEC §8.1), registered in solver/cli.py's command table."""
+"""`fabricplan sweep` (SPEC §8.1), registered in solver/cli/__init__.py's command table."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from .cli_common import (
+from ..errors import UsageError
+from ..reports.text import safe
+from .common import (
     EXIT_INFEASIBLE,
     EXIT_OK,
     EXIT_SOLVER,
@@ -16,9 +18,7 @@ from .cli_common import (
     write_json_output,
     xlsx_output_path,
 )
-from .cli_guards import check_outputs_of
-from .errors import UsageError
-from .reports.text import safe
+from .guards import check_outputs_of
 
 
 def cmd_sweep(args, out, err) -> int:
@@ -26,19 +26,19 @@ def cmd_sweep(args, out, err) -> int:
 
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
-    from .files import check_writable, is_discard, output_set
-    from .reports.side_process import side_process, write_alongside
-    from .reports.terminal import print_report
-    from .sweep.plan import plan_sweep
-    from .sweep.run import results_path_for
-    from .sweep.summary import sweep_report
+    from ..files import check_writable, is_discard, output_set
+    from ..reports.side_process import side_process, write_alongside
+    from ..reports.terminal import print_report
+    from ..sweep.plan import plan_sweep
+    from ..sweep.run import results_path_for
+    from ..sweep.summary import sweep_report
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     check_time_limit_arg(args.time_limit)
     ls, cat = load_scenario_of_args(args, err)
     if ls.scenario.workload.kind == "inference":  # a serving fleet over traffic growth (SPEC §4.9)
-        from .cli_serving import cmd_sweep as serve_sweep
+        from .serving import cmd_sweep as serve_sweep
 
         return serve_sweep(args, ls, cat, out, err)
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
@@ -64,7 +64,7 @@ def cmd_sweep(args, out, err) -> int:
                 print_report(report, out, wide=getattr(args, "wide", False))
                 write_json_output(report, json_path)
                 if xlsx_path is not None:
-                    from .reports.sweep_excel import write_sweep_workbook
+                    from ..reports.sweep_excel import write_sweep_workbook
 
                     write_sweep_workbook(report, xlsx_path, ls, cat)
     say_written(outputs, out)
@@ -89,7 +89,7 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
         TimeRemainingColumn,
     )
 
-    from .sweep.run import read_results_checked, results_lock, run_points
+    from ..sweep.run import read_results_checked, results_lock, run_points
 
     columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())

@@ -1,8 +1,8 @@
 """The bill of materials' vocabulary (SPEC §6): `Parts` (the catalog entries one architecture buys), `Quantities`
 (how many of each: integers, model expressions or lower bounds) and `Line` (one priced line before evaluation).
 
-Every costing module reads these types — costing.py's category table, costing_owned.py's inventory netting and
-costing_bom.py's evaluated lines — so they live in this leaf module that imports none of them (issue 39: no import
+Every costing module reads these types — table.py's category table, owned.py's inventory netting and
+bom.py's evaluated lines — so they live in this leaf module that imports none of them (issue 39: no import
 cycle, annotation-only imports included).
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .inputs.schema import ExtraCost, Link, Nic, Platform, Rack, Switch
+from ..inputs.schema import ExtraCost, Link, Nic, Platform, Rack, Switch
 
 # ----------------------------------------------------------------------------------- parts
 
@@ -29,7 +29,7 @@ class Parts:
     compute_rack: Rack | None
     network_rack: Rack
     extras: tuple[ExtraCost, ...] = ()
-    nic_config: Any = None  # the NicConfiguration bought (costing_facility.py); None = catalog lists none
+    nic_config: Any = None  # the NicConfiguration bought (costing/facility.py); None = catalog lists none
     nic_label: str = ""  # the NIC's name (for the uncabled-NIC line when the platform includes them)
     site: tuple = ()  # the site lines (storage, management, cooling, installation) of the platform
     spare_power_fraction: float = 1.0  # a hot spare idles: this fraction of the unit's power (catalog reliability)
