@@ -15,9 +15,10 @@ from ..perf.layout import LayoutShape, dp_candidates, placement_problem
 from . import parallel
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
+from .context import ArchGoodput
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape, switch_points
 from .memo import ScanMemo
-from .scan import ArchGoodput, ScanContext, add_conditions, class_shape, count_once_per_switch
+from .scan import ScanContext, add_conditions, class_shape, count_once_per_switch
 from .structures import crosses_nothing, share_plain_shapes, structure_groups
 
 
@@ -60,7 +61,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     build = _Build(scenario, catalog, prune, memo, top_k, distinct_by, seed, one_layout_per_cost)
     ctx = build.ctx
     order = _most_promising_first(scenario, catalog, sorted({p.platform for p in build.perfs}))
-    helper = None if len(order) < 2 else parallel.helper_for(catalog, len(build.archs) * len(ctx.layout_shapes),
+    helper = None if len(order) < 2 else parallel.helper_for(catalog, len(build.archs) * len(ctx.caches.layout_shapes),
                                                               _helper_part)
     if helper is None:
         complete = build.scan(order, deadline)
@@ -69,18 +70,18 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     # the canonical order: platforms by id, each platform's layouts in `layout_shapes` order
     made = build.made
     shapes = [s for plat_id in sorted(made) for i in sorted(made[plat_id]) for s in made[plat_id][i]]
-    pruned = ctx.pruned
+    pruned = ctx.tallies.pruned
     if one_layout_per_cost and prune == "dominated":
-        before = switch_points(shapes, ctx.switches)
+        before = switch_points(shapes, ctx.tallies.switches)
         shapes = _one_point_per_cost(shapes)
-        pruned["equal_cost"] = before - switch_points(shapes, ctx.switches)
-    if ctx.defer_conditions:
+        pruned["equal_cost"] = before - switch_points(shapes, ctx.tallies.switches)
+    if ctx.caches.defer_conditions:
         add_conditions(ctx, shapes)
     kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in build.archs if a.perf in kept_perf]
-    return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound,
-                       budget_cut=ctx.budget_cut)
+    return DesignSpace(scenario, catalog, ctx.inputs.target, archs, shapes, ctx.tallies.combinations, pruned,
+                       ctx.tallies.best["fastest"], ctx.tallies.best["leanest"], ctx.caches.costed, complete, ctx.caches.memo, bound=ctx.bounds.bound,
+                       budget_cut=ctx.tallies.budget_cut)
 
 
 class _Build:
@@ -94,20 +95,20 @@ class _Build:
                             one_layout_per_cost=one_layout_per_cost)
         self.archs = archs = architectures(scenario, catalog)
         self.ctx = ctx = ScanContext(scenario, catalog, prune, memo)
-        ctx.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
+        ctx.tallies.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
         fastest = scenario.objective == "fastest"
         if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
-            ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
-                                  costs=ctx.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.spares)
+            ctx.bounds.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.caches.costed,
+                                  costs=ctx.caches.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.inputs.spares)
         elif top_k and prune == "dominated":  # `fastest`: the K-th best step time (scans start within it)
-            ctx.step_bound = StepBound(scenario, catalog, archs, top_k, distinct_by, costed=ctx.costed,
-                                       spare_rule=ctx.spares)
-        ctx.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
-        ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
+            ctx.bounds.step_bound = StepBound(scenario, catalog, archs, top_k, distinct_by, costed=ctx.caches.costed,
+                                       spare_rule=ctx.inputs.spares)
+        ctx.bounds.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
+        ctx.caches.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
         if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
-            ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)
+            ctx.caches.goodput_archs = _goodput_archs(ctx, catalog, archs)
         if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
-            ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
+            ctx.bounds.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
         self.platforms = catalog.by_id("platforms")
         self.perfs = sorted({a.perf for a in archs})
         self.made: dict[str, dict[int, list[Shape]]] = {}
@@ -126,10 +127,10 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
     each process with its own UB_K, and take in what the helper made (its shapes, their deferred rows' hardware, its
     counts)."""
     ctx = build.ctx
-    if ctx.memo.token is None:
-        ctx.memo.token = parallel.new_token()
+    if ctx.caches.memo.token is None:
+        ctx.caches.memo.token = parallel.new_token()
     mine, theirs = _split(order, build.platforms)
-    request = dict(scenario=ctx.scenario, options=build.options, token=ctx.memo.token, platforms=theirs,
+    request = dict(scenario=ctx.inputs.scenario, options=build.options, token=ctx.caches.memo.token, platforms=theirs,
                    deadline=deadline)
     if not helper.send(request):
         parallel.forget()
@@ -147,14 +148,14 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
         return build.scan(theirs, deadline) and complete
     build.made.update(part["made"])
     for shape, evaluated_on, hw in part["pending"]:
-        ctx.pending[id(shape)] = (shape, evaluated_on, hw)
+        ctx.caches.pending[id(shape)] = (shape, evaluated_on, hw)
     for reason, points in part["pruned"].items():
-        ctx.pruned[reason] = ctx.pruned.get(reason, 0) + points
-    ctx.combinations += part["combinations"]
-    ctx.budget_cut += part["budget_cut"]
+        ctx.tallies.pruned[reason] = ctx.tallies.pruned.get(reason, 0) + points
+    ctx.tallies.combinations += part["combinations"]
+    ctx.tallies.budget_cut += part["budget_cut"]
     for key, record in part["best"].items():  # on a tie, this process's record (either names an equal point)
-        if record[0] < ctx.best[key][0]:
-            ctx.best[key] = record
+        if record[0] < ctx.tallies.best[key][0]:
+            ctx.tallies.best[key] = record
     return complete and part["complete"]
 
 
@@ -185,10 +186,10 @@ def _helper_part(catalog: Catalog, memos: dict, request: dict) -> dict:
     build = _Build(request["scenario"], catalog, memo=memos.get(token), **request["options"])
     ctx = build.ctx
     memos.pop(token, None)
-    memos[token] = ctx.memo  # the most recently used last (`parallel.MEMOS_KEPT`)
+    memos[token] = ctx.caches.memo  # the most recently used last (`parallel.MEMOS_KEPT`)
     complete = build.scan(request["platforms"], request["deadline"])
-    return dict(made=build.made, pending=list(ctx.pending.values()), pruned=ctx.pruned,
-                combinations=ctx.combinations, budget_cut=ctx.budget_cut, best=ctx.best, complete=complete)
+    return dict(made=build.made, pending=list(ctx.caches.pending.values()), pruned=ctx.tallies.pruned,
+                combinations=ctx.tallies.combinations, budget_cut=ctx.tallies.budget_cut, best=ctx.tallies.best, complete=complete)
 
 
 def _scan_platforms(ctx: ScanContext, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
@@ -197,7 +198,7 @@ def _scan_platforms(ctx: ScanContext, platforms: dict, perfs: list[PerfClass], a
     deadline stopped it. With a cost bound, first each platform's PROBES cheapest-looking layouts, so that UB_K is
     known (K distinct designs: more than one platform may be needed) before any platform's other layouts are
     scanned."""
-    for phase in ("probes", "rest") if ctx.bound is not None else ("all",):
+    for phase in ("probes", "rest") if ctx.bounds.bound is not None else ("all",):
         for plat_id in order:
             if plat_id not in scans:
                 scans[plat_id] = _prepare_platform(ctx, platforms[plat_id], [p for p in perfs if p.platform == plat_id],
@@ -211,7 +212,7 @@ def _goodput_archs(ctx: ScanContext, catalog: Catalog, archs: list[Architecture]
     """With the goodput in the target, each performance class's architectures as the dominance scan judges them on
     their own goodput (`scan._scan_segment`); empty without it."""
     out: dict[PerfClass, list[ArchGoodput]] = {}
-    if ctx.goodput is not None:
+    if ctx.inputs.goodput is not None:
         for a in archs:
             out.setdefault(a.perf, []).append(ArchGoodput.of(a, fabric_spec_of(catalog, a)))
     return out
@@ -280,8 +281,8 @@ class _PlatformScan:
 def _prepare_platform(ctx: ScanContext, plat, plat_perfs: list[PerfClass], archs: list[Architecture]) -> _PlatformScan:
     """The platform's classes (fastest NIC first), structures and regimes; its combinations and unplaceable
     points counted."""
-    scenario, catalog = ctx.scenario, ctx.catalog
-    choices = {p: ctx.switches[p] for p in plat_perfs}
+    scenario, catalog = ctx.inputs.scenario, ctx.inputs.catalog
+    choices = {p: ctx.tallies.switches[p] for p in plat_perfs}
     n_switch = sum(choices.values())
     hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
     # fastest NICs first, so that slower ones can start their scans where the faster ones found points
@@ -290,9 +291,9 @@ def _prepare_platform(ctx: ScanContext, plat, plat_perfs: list[PerfClass], archs
     regimes: list[tuple[int, LayoutShape, list[int]]] = []
     for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
         placed = _placeable_layouts(ctx, g_used)
-        ctx.combinations += placed.candidates * n_switch
-        ctx.pruned["placement"] += placed.placement * n_switch
-        ctx.pruned["caps"] += placed.caps * n_switch
+        ctx.tallies.combinations += placed.candidates * n_switch
+        ctx.tallies.pruned["placement"] += placed.placement * n_switch
+        ctx.tallies.pruned["caps"] += placed.caps * n_switch
         regimes += [(g_used, lay, ds) for lay, ds in placed.layouts]
     return _PlatformScan(plat, plat_perfs, [a for a in archs if a.platform == plat.id], archs, hws,
                          structure_groups(plat_perfs, hws), regimes, choices)
@@ -309,8 +310,8 @@ def _platform_shapes(ctx: ScanContext, scan: _PlatformScan, phase: str, deadline
         indices = [i for i in range(len(scan.regimes)) if i not in scan.probed]
     if not indices:
         return True
-    thresholds = _tier_thresholds(ctx.catalog, scan.plat_archs)
-    if ctx.prune == "dominated":
+    thresholds = _tier_thresholds(ctx.inputs.catalog, scan.plat_archs)
+    if ctx.inputs.prune == "dominated":
         thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, scan.open_domains(ctx), scan.plat_archs,
                                                                     scan.all_archs)))
     opens = scan.open_from(ctx)
@@ -320,7 +321,7 @@ def _platform_shapes(ctx: ScanContext, scan: _PlatformScan, phase: str, deadline
             return False
         if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, scan.n_choices):
             continue
-        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.choices):
+        if ctx.bounds.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.choices):
             continue  # no point of the layout on any class of the platform can be among the K best
         scan.made[i] = _shapes_of_layout(ctx, scan, g_used, lay, ds, thresholds, opens[i])
     return True
@@ -332,12 +333,12 @@ def _platform_over_bound(ctx: ScanContext, plat, lay: LayoutShape, g_used: int, 
     T_comp + bubble on every class of the platform) has every architecture's cost lower bound over UB_K (or none
     is open while UB_K is known, so K designs meet the target: no infeasibility to explain); its points are then
     counted (`_count_unscanned`)."""
-    bound = ctx.bound
+    bound = ctx.bounds.bound
     assert bound is not None
     if bound.limit_usd == math.inf:
         return False
     domains = ctx.domains_of(lay, g_used, ds)
-    if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.spares, g_used):
+    if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.inputs.spares, g_used):
         return False
     for perf, per_switch in choices.items():
         _count_unscanned(ctx, perf, domains, g_used, first, per_switch)
@@ -351,13 +352,13 @@ def _count_unscanned(ctx: ScanContext, perf: PerfClass, domains: list[int], g_us
     those before `cut` under "target", the rest under "cost_bound"; once per switch choice of the class (`per_switch`,
     `scan.count_once_per_switch`), and once in `tally` when the class's own counts are wanted."""
     n = len(domains)
-    over = n if ctx.budget is None else ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
+    over = n if ctx.bounds.budget is None else ctx.bounds.budget.budget_cut(perf, domains, ctx.inputs.spares, g_used)
     before = min(cut, over)
-    pruned = ctx.pruned  # (as `scan.count_once_per_switch` adds them: written out, the scan's most frequent count)
+    pruned = ctx.tallies.pruned  # (as `scan.count_once_per_switch` adds them: written out, the scan's most frequent count)
     pruned["caps"] += (n - over) * per_switch
     pruned["target"] += before * per_switch
     pruned["cost_bound"] = pruned.get("cost_bound", 0) + (over - before) * per_switch
-    ctx.budget_cut += (n - over) * per_switch
+    ctx.tallies.budget_cut += (n - over) * per_switch
     if tally is not None:
         tally.update(caps=n - over, target=before, cost_bound=over - before)
 
@@ -383,15 +384,15 @@ class _Placed(NamedTuple):
 def _placeable_layouts(ctx: ScanContext, g_used: int) -> _Placed:
     """`_placeable` of every layout of the scenario at one G_u, once per build (every platform with that domain size
     reads it; each platform counts its combinations and pruned points per switch choice)."""
-    placed = ctx.placed.get(g_used)
+    placed = ctx.caches.placed.get(g_used)
     if placed is None:
         layouts, candidates, placement, caps = [], 0, 0, 0
-        for lay in ctx.layout_shapes:
+        for lay in ctx.caches.layout_shapes:
             ds, n, unplaced, over = _placeable(ctx, lay, g_used)
             candidates, placement, caps = candidates + n, placement + unplaced, caps + over
             if ds:
                 layouts.append((lay, ds))
-        placed = ctx.placed[g_used] = _Placed(layouts, candidates, placement, caps)
+        placed = ctx.caches.placed[g_used] = _Placed(layouts, candidates, placement, caps)
     return placed
 
 
@@ -400,19 +401,19 @@ def _placeable(ctx: ScanContext, lay: LayoutShape, g_used: int) -> tuple[list[in
     not placeable, of them over max_gpus). Placement does not depend on the platform, only on G_u: each (layout, G_u)
     is checked once per scan memo (`ScanMemo.placeable`: the builds sharing it share it)."""
     key = (lay, g_used)
-    if key not in ctx.placeable:
+    if key not in ctx.caches.placeable:
         ds, placement, caps = [], 0, 0
-        candidates = dp_candidates(ctx.scenario, lay)
+        candidates = dp_candidates(ctx.inputs.scenario, lay)
         for d in candidates:
             layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
-            if placement_problem(layout, ctx.wl, g_used) is not None:
+            if placement_problem(layout, ctx.inputs.wl, g_used) is not None:
                 placement += 1
-            elif ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
+            elif ctx.inputs.max_gpus is not None and layout.gpus > ctx.inputs.max_gpus:
                 caps += 1
             else:
                 ds.append(d)
-        ctx.placeable[key] = (ds, len(candidates), placement, caps)
-    return ctx.placeable[key]
+        ctx.caches.placeable[key] = (ds, len(candidates), placement, caps)
+    return ctx.caches.placeable[key]
 
 
 def _fits_memory_somewhere(ctx: ScanContext, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
@@ -421,10 +422,10 @@ def _fits_memory_somewhere(ctx: ScanContext, lay: LayoutShape, g_used: int, ds: 
     with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
     the leanest. A layout that fits nowhere counts its points once per class and switch choice (`n_choices`)."""
     lean = ctx.memory_gb(ctx.layout_memo(lay, g_used), ds[-1])
-    if lean < ctx.best["leanest"][0]:
-        ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
-    if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
-        ctx.pruned["memory"] += len(ds) * n_choices
+    if lean < ctx.tallies.best["leanest"][0]:
+        ctx.tallies.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
+    if ctx.inputs.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
+        ctx.tallies.pruned["memory"] += len(ds) * n_choices
         return False
     return True
 
@@ -445,11 +446,11 @@ def _shapes_of_layout(ctx: ScanContext, scan: _PlatformScan, g_used: int, lay: L
     tallies: dict[PerfClass, dict[str, int]] = {}  # class → its points not kept, by reason (`scan.add_to_tally`)
     structures, hws, choices = scan.structures, scan.hws, scan.choices
     for n, (ref, members) in enumerate(structures):
-        twins = n == 0 and len(structures) > 1 and ctx.goodput is None  # its classes' counts are kept apart
-        if ctx.bound is not None:
+        twins = n == 0 and len(structures) > 1 and ctx.inputs.goodput is None  # its classes' counts are kept apart
+        if ctx.bounds.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
-        if members and ctx.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
+        if members and ctx.inputs.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = share_plain_shapes(ctx, members, made, tallies, choices)
         if not members:
             continue
@@ -457,7 +458,7 @@ def _shapes_of_layout(ctx: ScanContext, scan: _PlatformScan, g_used: int, lay: L
         for perf in members:
             per_switch = choices[perf]
             own = twins or per_switch != 1  # else `class_shape` counts straight into the build's counts
-            tally: dict[str, int] = {} if own else ctx.pruned
+            tally: dict[str, int] = {} if own else ctx.tallies.pruned
             shape = class_shape(ctx, perf, hws[perf], g_used, lay, points, scan.plat, thresholds, tally)
             if own:
                 count_once_per_switch(ctx, tally, per_switch)
@@ -475,12 +476,12 @@ def _within_bound(ctx: ScanContext, members: list[PerfClass], lay: LayoutShape, 
     every class of the platform); each other one has no shape (`made`: nor have the classes that would share it)
     and its points are counted (`_count_unscanned`).
     (A known UB_K means K designs meet the target: no infeasibility explanation needs these classes' fastest point.)"""
-    bound = ctx.bound
+    bound = ctx.bounds.bound
     assert bound is not None
     domains = ctx.domains_of(lay, g_used, ds)
     out = []
     for perf in members:
-        cut = bound.cut_index(perf, domains, ctx.spares, g_used)
+        cut = bound.cut_index(perf, domains, ctx.inputs.spares, g_used)
         if cut <= first and cut < len(ds):
             made[perf] = None
             _count_unscanned(ctx, perf, domains, g_used, cut, choices[perf],
@@ -521,10 +522,10 @@ def _offer_thresholds(ctx: ScanContext, plat, domain_counts: set[tuple[int, int]
 def _within_platform_bound(ctx: ScanContext, plat, domain_counts: list[int], g_used: int) -> list[int]:
     """The ascending domain counts up to the last one from which on some lower bound of the platform is within
     UB_K (`bound.CostBound`): a segment starting beyond it holds no point that can be among the K best."""
-    if ctx.bound is None:
+    if ctx.bounds.bound is None:
         return domain_counts
     keep = len(domain_counts)
-    while keep > 0 and ctx.bound.over([ctx.bound.platform_lower_bound_usd(plat.id, domain_counts[keep - 1], ctx.spares,
+    while keep > 0 and ctx.bounds.bound.over([ctx.bounds.bound.platform_lower_bound_usd(plat.id, domain_counts[keep - 1], ctx.inputs.spares,
                                                                           g_used)]):
         keep -= 1
     return domain_counts[:keep]

@@ -47,9 +47,9 @@ def share_plain_shapes(ctx: ScanContext, members: list[PerfClass], made: dict, t
             shape = made[twin]
             if shape is not None:
                 shape.also.append(perf)
-                if ctx.bound is not None:
+                if ctx.bounds.bound is not None:
                     shared = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
-                    ctx.bound.offer(perf, [shared.layout(d) for d in shape.d_values], ctx.spares, ctx.costed)
+                    ctx.bounds.bound.offer(perf, [shared.layout(d) for d in shape.d_values], ctx.inputs.spares, ctx.caches.costed)
         else:
             rest.append(perf)
     return rest

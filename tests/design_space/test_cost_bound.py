@@ -185,7 +185,7 @@ def test_a_seed_sets_the_bound_before_the_scan_by_hand(toy_catalog, monkeypatch)
     scan = build._platform_shapes
 
     def record(ctx, *args):
-        limits.append(ctx.bound.limit_usd)
+        limits.append(ctx.bounds.bound.limit_usd)
         return scan(ctx, *args)
 
     sc = _scenario(toy())
