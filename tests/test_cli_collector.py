@@ -68,7 +68,7 @@ def test_an_input_error_keeps_it_held_until_the_exit(tmp_path, collector):
 def test_calibrate_releases_it_at_its_start(monkeypatch, collector):
     seen = {}
 
-    def fake_calibrate(args, out, paths):
+    def fake_calibrate(args, out, paths, *rest):  # run_calibrate(args, out, paths, err) since issue 44
         seen["enabled"] = gc.isenabled()
         return 0
 

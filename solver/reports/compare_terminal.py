@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from ..confidence import confidence
 from ..figures import figure
 from .tables import design_layout, step_text
 from .text import safe
@@ -68,4 +67,11 @@ def _compare_cells(d: Design) -> dict[str, str]:
     if d.network_load and d.network_load["beyond_measured"]:
         cells[figure("network_load").header] += " ⚠"
     return {**cells, "architecture": safe(d.label), LAYOUT: design_layout(d), STEP: step_text(d),
-            "caveats": safe(confidence(d).flags_text())}
+            "caveats": safe(_flags_text(d))}
+
+
+def _flags_text(design) -> str:
+    """The design's flags as its confidence statement words them (lazy: `catalog` and `validate` load no numpy)."""
+    from ..confidence import confidence
+
+    return confidence(design).flags_text()

@@ -24,18 +24,22 @@ def _pools_text(d: Any) -> str:
 
 
 def fleet_columns(designs: list[Any]) -> list[Column]:
+    """The ranked fleets. At 80 columns the money (capex, $ per million tokens) and the decisions (pools, GPUs) and
+    the two latencies stay; the intervals (printed for #1 below the pools), TCO, tokens/s per GPU and kW go first."""
     s = [d.serving_dict() for d in designs]
     return [
         Column("#", [str(d.rank) for d in designs]),
         Column("pools (role platform layout concurrency × replicas)", [_pools_text(d) for d in designs], number=False,
-               min_width=28),
+               min_width=24),
         Column("GPUs", [f"{d.gpus:,}" for d in designs]),
         Column("capex", [_usd(d.capex_usd) for d in designs]),
         Column("TCO", [_usd(d.tco_usd) for d in designs], drop=3),
-        Column("TTFT p90 s", [f"{x['ttft_p90_s']:.2f} ({x['ttft_p90_s_interval'][0]:.2f}–"
-                              f"{x['ttft_p90_s_interval'][1]:.2f})" for x in s]),
-        Column("tokens/s/user", [f"{x['tokens_per_s_per_user']:.1f} ({x['tokens_per_s_per_user_interval'][0]:.1f}–"
-                                 f"{x['tokens_per_s_per_user_interval'][1]:.1f})" for x in s]),
+        Column("TTFT p90 s", [f"{x['ttft_p90_s']:.2f}" for x in s]),
+        Column("TTFT p10–p90", [f"{x['ttft_p90_s_interval'][0]:.2f}–{x['ttft_p90_s_interval'][1]:.2f}" for x in s],
+               drop=5),
+        Column("tok/s/user", [f"{x['tokens_per_s_per_user']:.1f}" for x in s]),
+        Column("tok/s/user p10–p90", [f"{x['tokens_per_s_per_user_interval'][0]:.1f}–"
+                                      f"{x['tokens_per_s_per_user_interval'][1]:.1f}" for x in s], drop=4),
         Column("out tok/s/GPU", [f"{x['output_tokens_per_s_per_gpu']:,.0f}" for x in s], drop=2),
         Column("$/M out tok", [f"{x['usd_per_million_output_tokens']:.3f}" for x in s]),
         Column("kW", [f"{d.power_kw:,.1f}" for d in designs], drop=1),
@@ -43,21 +47,21 @@ def fleet_columns(designs: list[Any]) -> list[Column]:
 
 
 def pool_columns(d: Any) -> list[Column]:
+    """#1's pools. At 80 columns role, platform, layout and batch, replicas, GPUs, the latencies and capex stay."""
     rows = [p.to_dict() for p in d.pools]
     return [
         Column("role", [r["role"] for r in rows], number=False),
         Column("platform", [r["platform"] for r in rows], number=False),
-        Column("tp/pp/ep", [f"{r['tp']}/{r['pp']}/{r['ep']}" for r in rows]),
-        Column("batch", [str(r["concurrency"]) for r in rows]),
-        Column("replicas", [str(r["replicas"]) for r in rows]),
+        Column("tp/pp/ep·batch", [f"{r['tp']}/{r['pp']}/{r['ep']}·{r['concurrency']}" for r in rows]),
+        Column("repl.", [str(r["replicas"]) for r in rows]),
         Column("GPUs", [str(r["gpus"]) for r in rows]),
-        Column("nodes", [str(r["nodes"]) for r in rows]),
-        Column("NIC × rails", [f"{r['nic']} ×{r['rails_per_node']}" for r in rows], number=False, drop=2),
-        Column("switch/tiers", [f"{r['switch']}/{r['tiers']}" for r in rows], number=False, drop=3),
-        Column("req/s cap.", [f"{r['requests_per_s_capacity']:.1f}" for r in rows]),
+        Column("nodes", [str(r["nodes"]) for r in rows], drop=4),
+        Column("NIC × rails", [f"{r['nic']} ×{r['rails_per_node']}" for r in rows], number=False, drop=5),
+        Column("switch/tiers", [f"{r['switch']}/{r['tiers']}" for r in rows], number=False, drop=6),
+        Column("req/s cap.", [f"{r['requests_per_s_capacity']:.1f}" for r in rows], drop=2),
         Column("TTFT s", ["—" if r["ttft_p90_s"] is None else f"{r['ttft_p90_s']:.2f}" for r in rows]),
         Column("TPOT ms", ["—" if r["tpot_ms"] is None else f"{r['tpot_ms']:.1f}" for r in rows]),
-        Column("HBM GB/GPU", [f"{r['memory_gb_per_gpu']:.0f}" for r in rows], drop=1),
+        Column("HBM GB/GPU", [f"{r['memory_gb_per_gpu']:.0f}" for r in rows], drop=3),
         Column("capex", [_usd(r["capex_usd"]) for r in rows]),
     ]
 

@@ -1,4 +1,5 @@
-"""docs/model.md's plan table names exactly the constraint families solver/plan/model.py declares."""
+"""docs/model.md's plan table names exactly the constraint families the plan MILP declares (solver/plan/model.py and
+the blocks it calls, e.g. plan/resale.py)."""
 from __future__ import annotations
 
 import ast
@@ -6,7 +7,7 @@ import re
 
 from conftest import REPO
 
-PLAN_MODEL = REPO / "solver" / "plan" / "model.py"
+PLAN_MODULES = sorted((REPO / "solver" / "plan").glob("*.py"))
 
 
 def documented() -> set[str]:
@@ -21,7 +22,8 @@ def documented() -> set[str]:
 
 def declared() -> set[str]:
     names = set()
-    for node in ast.walk(ast.parse(PLAN_MODEL.read_text(encoding="utf-8"))):
+    nodes = [n for path in PLAN_MODULES for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))]
+    for node in nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             if isinstance(func, ast.Attribute) and func.attr == "Constraint":
