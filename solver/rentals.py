@@ -164,6 +164,11 @@ class RentOrBuy:
         """What a reader must know: a block too large for one provider, a thinner network, no committed offer."""
         out = [f"{q.offer_id}: {q.gpus:,} GPUs exceed the {q.max_gpus:,} one provider plausibly rents in one "
                f"block ({q.max_gpus_source})" for q in self.quotes if q.too_large]
+        return out + self.other_flags()
+
+    def other_flags(self) -> list[str]:
+        """The flags other than a too-large block: a thinner network, no committed offer."""
+        out: list[str] = []
         if not self.best.network_matches:
             out.append(f"{self.best.offer_id}: a thinner scale-out network than the design's (a longer step)")
         if not self.break_even.against_committed:

@@ -25,7 +25,8 @@ from .structures import crosses_nothing, share_plain_shapes, structure_groups
 def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "dominated",
                        one_layout_per_cost: bool = False, deadline: Deadline = NO_LIMIT,
                        memo: ScanMemo | None = None, top_k: int | None = None,
-                       distinct_by: str = "architecture", seed: tuple = ()) -> DesignSpace:
+                       distinct_by: str = "architecture", seed: tuple = (),
+                       budget_cut_usd: float | None = None) -> DesignSpace:
     """Enumerate, evaluate coefficients and prune exactly. Deterministic order.
 
     prune: "none" keeps every placeable point (the model's rows decide everything); "shapes" drops
@@ -48,6 +49,9 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     of designs known to meet this scenario's memory, target and margins, offered to the bound before the scan.
     With top_k and `fastest`, the scan starts each segment where T_comp + bubble is within the K-th best step time
     found so far (`bound.StepBound`).
+    budget_cut_usd (points and dominated, without top_k): the budget cut alone, at this limit instead of `budget_usd`:
+    the points whose capex lower bound is over it are dropped unevaluated (the infeasibility explanation's bounded
+    rebuild, `optimize.solve._explain`); every other point is kept exactly as without it.
     A large build (`parallel.PARALLEL_MIN_SIZE`) scans about half its platforms in a helper process
     (`_scan_with_helper`); the shapes are put back in the same canonical order.
     """
@@ -58,7 +62,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     fastest = scenario.objective == "fastest"
     if prune == "dominated" and fastest and catalog.reliability is not None and goodput_in_target(scenario):
         prune = "points"  # `fastest` with the goodput in the target: feasibility differs per switch, speed per point
-    build = _Build(scenario, catalog, prune, memo, top_k, distinct_by, seed, one_layout_per_cost)
+    build = _Build(scenario, catalog, prune, memo, top_k, distinct_by, seed, one_layout_per_cost, budget_cut_usd)
     ctx = build.ctx
     order = _most_promising_first(scenario, catalog, sorted({p.platform for p in build.perfs}))
     helper = None if len(order) < 2 else parallel.helper_for(catalog, len(build.archs) * len(ctx.caches.layout_shapes),
@@ -89,10 +93,10 @@ class _Build:
     and the shapes it made per platform (`made`: platform → regime index → shapes)."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None, top_k: int | None,
-                 distinct_by: str, seed: tuple, one_layout_per_cost: bool):
+                 distinct_by: str, seed: tuple, one_layout_per_cost: bool, budget_cut_usd: float | None = None):
         # what the helper process's part of the build is made with (`_helper_part`)
         self.options = dict(prune=prune, top_k=top_k, distinct_by=distinct_by, seed=seed,
-                            one_layout_per_cost=one_layout_per_cost)
+                            one_layout_per_cost=one_layout_per_cost, budget_cut_usd=budget_cut_usd)
         self.archs = archs = architectures(scenario, catalog)
         self.ctx = ctx = ScanContext(scenario, catalog, prune, memo)
         ctx.tallies.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
@@ -109,6 +113,10 @@ class _Build:
             ctx.caches.goodput_archs = _goodput_archs(ctx, catalog, archs)
         if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
             ctx.bounds.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
+        elif budget_cut_usd is not None and prune in ("points", "dominated"):  # the budget cut at another limit
+            limited = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(
+                update={"budget_usd": budget_cut_usd})})
+            ctx.bounds.budget = CostBound(limited, catalog, archs, 1, objective="capex")
         self.platforms = catalog.by_id("platforms")
         self.perfs = sorted({a.perf for a in archs})
         self.made: dict[str, dict[int, list[Shape]]] = {}
@@ -449,6 +457,8 @@ def _shapes_of_layout(ctx: ScanContext, scan: _PlatformScan, g_used: int, lay: L
         twins = n == 0 and len(structures) > 1 and ctx.inputs.goodput is None  # its classes' counts are kept apart
         if ctx.bounds.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
+        if ctx.bounds.budget is not None and ctx.tallies.best["fastest"][0] <= ctx.inputs.target:
+            members = _within_budget(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
         if members and ctx.inputs.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = share_plain_shapes(ctx, members, made, tallies, choices)
@@ -491,6 +501,31 @@ def _within_bound(ctx: ScanContext, members: list[PerfClass], lay: LayoutShape, 
     return out
 
 
+def _within_budget(ctx: ScanContext, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
+                   first: int, made: dict, choices: dict[PerfClass, int], tallies: dict | None) -> list[PerfClass]:
+    """The classes with an open point (`ScanContext.open_from`) within the budget cut (`CostBound.budget_cut`); each
+    other one has no shape and is counted, unscanned, as its scan counts it (`scan._kept_points`, `scan.class_shape`: over
+    the budget under "caps", the rest under "target"; the bounds' counts 0). Only when the cost bound cuts nowhere
+    before the budget does, and once the fastest reachable point is within the target (`scan._record_fastest` then
+    records nothing). Issue 45s: the explanation's rebuilds cut most layouts whole."""
+    assert ctx.bounds.budget is not None
+    domains, n = ctx.domains_of(lay, g_used, ds), len(ds)
+    out = []
+    for perf in members:
+        over = ctx.bounds.budget.budget_cut(perf, domains, ctx.inputs.spares, g_used)
+        if over <= first and (ctx.bounds.bound is None or ctx.bounds.bound.cut_index(perf, domains, ctx.inputs.spares, g_used) >= over):
+            made[perf] = None
+            tally = ({"caps": n - over} if over < n else {}) | ({"cost_bound": 0} if ctx.bounds.bound is not None else {})
+            tally |= ({"step_bound": 0} if ctx.bounds.step_bound is not None else {}) | {"target": over}
+            count_once_per_switch(ctx, tally, choices[perf])
+            ctx.tallies.budget_cut += (n - over) * choices[perf]
+            if tallies is not None:
+                tallies[perf] = tally
+        else:
+            out.append(perf)
+    return out
+
+
 def _offer_thresholds(ctx: ScanContext, plat, domain_counts: set[tuple[int, int]], plat_archs: list[Architecture],
                       all_archs: list[Architecture]) -> list[int]:
     """Node counts just below each run of domain counts at which a multi-plane or rail-only
@@ -521,12 +556,15 @@ def _offer_thresholds(ctx: ScanContext, plat, domain_counts: set[tuple[int, int]
 
 def _within_platform_bound(ctx: ScanContext, plat, domain_counts: list[int], g_used: int) -> list[int]:
     """The ascending domain counts up to the last one from which on some lower bound of the platform is within
-    UB_K (`bound.CostBound`): a segment starting beyond it holds no point that can be among the K best."""
-    if ctx.bounds.bound is None:
-        return domain_counts
+    UB_K (`bound.CostBound`) and the budget cut (`CostBound.budget_cut`, issue 45s): a segment starting beyond it
+    holds no point that can be among the K best, nor one within the budget (its scan stops where it starts)."""
+    budget = None if ctx.bounds.budget is None else ctx.bounds.budget.scenario.constraints.budget_usd
     keep = len(domain_counts)
-    while keep > 0 and ctx.bounds.bound.over([ctx.bounds.bound.platform_lower_bound_usd(plat.id, domain_counts[keep - 1], ctx.inputs.spares,
-                                                                          g_used)]):
+    while keep > 0 and (
+            (ctx.bounds.bound is not None and ctx.bounds.bound.over([ctx.bounds.bound.platform_lower_bound_usd(
+                plat.id, domain_counts[keep - 1], ctx.inputs.spares, g_used)]))
+            or (ctx.bounds.budget is not None and budget is not None and ctx.bounds.budget.platform_lower_bound_usd(
+                plat.id, domain_counts[keep - 1], ctx.inputs.spares, g_used) > budget * (1 + 1e-9))):
         keep -= 1
     return domain_counts[:keep]
 

@@ -59,16 +59,47 @@ def explain(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> Explanation:
                            "requirement cannot be met: allow more time")
     if not space.shapes:
         return _target_unreachable(space, deadline)
-    return _caps_exclude(space, deadline)
+    out = _caps_exclude(space, deadline)
+    assert out is not None  # only a space built with a budget cut can leave the answer unproven
+    return out
 
 
-def _caps_exclude(space: DesignSpace, deadline: Deadline) -> Explanation:
+def explain_within(space: DesignSpace, budget_cut_usd: float, deadline: Deadline = NO_LIMIT) -> Explanation | None:
+    """The explanation of a space built with the budget cut at L = `budget_cut_usd` (`build_design_space`'s
+    `budget_cut_usd`: the points whose capex lower bound is over L left out unevaluated, every other point kept as
+    without the cut), when it is provably the uncut space's; None when it is not (then build without the cut).
+
+    The soft-caps MILP (`model.add_objective`) minimises F = 10⁹·Σ_c slack_c / cap_c + capex (M$)·10⁻⁶. A point left
+    out costs more than L on every architecture, so its budget slack alone makes F > 10⁹·(L − B)/B (B = budget_usd).
+    When the cut space's optimum F* is at most that, no point left out can beat or tie it: the optimum, and so the
+    explanation read off it, is the uncut space's (`_proven_within`). A cut space with no shape, a pinned node count or
+    a solve without a solution is never taken as proof."""
+    sc = space.scenario
+    if sc.pin.nodes is not None or not space.shapes or not space.complete or deadline.expired():
+        return None
+    return _caps_exclude(space, deadline, budget_cut_usd)
+
+
+def _proven_within(model, budget_usd: float, budget_cut_usd: float) -> bool:
+    """F* ≤ 10⁹·(L − B)/B, with a margin of 10⁻⁶ relative for the solver's tolerances (`explain_within`)."""
+    import pyomo.core as pyo
+
+    best = float(pyo.value(model.objective))
+    return best * (1 + 1e-6) + 1e-6 < 1e9 * (budget_cut_usd - budget_usd) / budget_usd
+
+
+def _caps_exclude(space: DesignSpace, deadline: Deadline, budget_cut_usd: float | None = None) -> Explanation | None:
     """The layouts can meet the target; some cap cannot. Re-solve with penalised cap slacks, name
-    each cap with what the cheapest design needs, and say what the caps can buy."""
+    each cap with what the cheapest design needs, and say what the caps can buy. With `budget_cut_usd` (a space
+    built with the budget cut there, `explain_within`): None when the optimum is not proven the uncut space's."""
     sc, target = space.scenario, space.target_step_time_s
     data = model_data(space)
     model = milp.build_model(data, soft_caps=True)
     outcome = HighsAdapter(time_limit_s=deadline.remaining_s()).solve(model)
+    if budget_cut_usd is not None:
+        budget = sc.constraints.budget_usd
+        if not outcome.has_solution or budget is None or not _proven_within(model, budget, budget_cut_usd):
+            return None
     if not outcome.has_solution:
         too_big = _beyond_every_fabric(space, data)
         if too_big:
@@ -223,12 +254,12 @@ def _fastest_text(space: DesignSpace, design: Design) -> str:
     return f"{where} reaches {_reached(design)}"
 
 
-def fastest_design(scenario, catalog, deadline: Deadline = NO_LIMIT) -> Design | None:
+def fastest_design(scenario, catalog, deadline: Deadline = NO_LIMIT, memo=None) -> Design | None:
     """The fastest design of `scenario` with its target removed, within its caps and pins (SPEC §7
     `fastest`, solved exactly by the MILP): what the caps and pins can buy. None when they admit no
     design, or when the time limit cut the search short (then no design is proven the fastest)."""
     fast = scenario.model_copy(update={"objective": "fastest", "target": Target()})
-    space = build_design_space(fast, catalog, deadline=deadline)
+    space = build_design_space(fast, catalog, deadline=deadline, memo=memo, top_k=1, one_layout_per_cost=True)
     if not space.shapes or not space.complete:
         return None
     try:
@@ -244,7 +275,7 @@ def fastest_within_caps(space: DesignSpace, deadline: Deadline = NO_LIMIT) -> De
     """The design with the smallest step time that passes every cap as bought (GPUs bought, not
     used; racks; power; budget), fits in memory and can be built (ties: the cheapest), or None.
     Cross-checked against the exhaustive enumeration in tests/test_reliability_round2.py."""
-    best = fastest_design(space.scenario, space.catalog, deadline)
+    best = fastest_design(space.scenario, space.catalog, deadline, memo=space.memo)
     if best is not None:
         best.target_step_time_s = space.target_step_time_s
     return best

@@ -146,16 +146,34 @@ def _out_of_time(time_limit_s: float | None, stage: str) -> SolverFailure:
                          f"{stage}); allow more time")
 
 
+BOUNDED_REBUILDS = (2.0, 4.0, 8.0)  # the budget cut of the explanation's rebuilds, × budget_usd (`_explain`)
+
+
 def _explain(space, deadline: Deadline, prune: str, distinct_by: str) -> str:
     """Why no design exists, read off the design space built without the ranking's cuts: the budget cut drops the
     points over the budget unevaluated, which the explanation names (what the target needs, what the caps buy), so a
     space it cut is built again without it. (The cost bound cuts nothing where no design exists: it cuts only once K
-    designs that meet every requirement are known.)"""
-    from .diagnose import explain_infeasible  # lazy: Pyomo is only needed to solve
+    designs that meet every requirement are known.)
+
+    The rebuild is bounded (issue 45s): first with the budget cut at 2, 4, then 8 × budget_usd (each reusing the
+    scans of the builds before it, `memo.ScanMemo`), taken when the soft-caps optimum is proven the uncut space's
+    (`diagnose.explain_within`) or when the cut left nothing out; else built without any cut, as before."""
+    from .diagnose import explain_infeasible, explain_within  # lazy: Pyomo is only needed to solve
 
     if space.budget_cut and space.complete and not deadline.expired():
+        budget = space.scenario.constraints.budget_usd
+        for factor in BOUNDED_REBUILDS if budget is not None else ():
+            cut = build_design_space(space.scenario, space.catalog, prune, one_layout_per_cost=(distinct_by != "layout"),
+                                     deadline=deadline, memo=space.memo, budget_cut_usd=budget * factor)
+            if not cut.complete or deadline.expired():
+                break
+            if cut.budget_cut == 0:  # nothing left out: the uncut space itself
+                return explain_infeasible(cut, deadline)
+            found = explain_within(cut, budget * factor, deadline)
+            if found is not None:
+                return found.text
         space = build_design_space(space.scenario, space.catalog, prune, one_layout_per_cost=(distinct_by != "layout"),
-                                   deadline=deadline)
+                                   deadline=deadline, memo=space.memo)
     return explain_infeasible(space, deadline)
 
 

@@ -103,6 +103,19 @@ def _print_resale(tot: dict, console: Console) -> None:
                       f"spend {_usd(tot['discounted_gross_usd'])} gross")
 
 
+def print_period_flags(report: dict, console: Console) -> None:
+    """Each period's confidence statement, then its caveats: each distinct text once, after the periods that have it
+    ("2029, 2030, 2031 confidence: …", "⚠ 2026, 2027 caveat: …")."""
+    periods: dict[tuple[str, str], list[str]] = {}  # each distinct statement and caveat once, with its periods
+    for p in report["periods"]:
+        for kind, text in ([("confidence", p["confidence"])] if p.get("confidence") else []) + \
+                [("caveat", t) for t in dict.fromkeys(p.get("caveats") or [])]:
+            periods.setdefault((kind, text), []).append(str(p["label"]))
+    for (kind, text), labels in sorted(periods.items(), key=lambda item: item[0][0] != "confidence"):  # stable
+        line = f"{safe(', '.join(labels))} {kind}"
+        console.print(f"  {line}: {safe(text)}" if kind == "confidence" else f"  [yellow]⚠ {line}[/]: {safe(text)}")
+
+
 def print_plan(report: dict, console: Console) -> None:
     if report["status"] == "infeasible":
         console.print(f"[bold red]infeasible[/]: {safe(report.get('explanation'))}")
@@ -126,11 +139,8 @@ def print_plan(report: dict, console: Console) -> None:
     if up:
         console.print(f"everything bought in the first period: {_usd(up.get('discounted_usd'))} discounted "
                       f"({safe(up.get('architecture', up['status']))})")
+    print_period_flags(report, console)
     for p in report["periods"]:
-        if p.get("confidence"):
-            console.print(f"  {safe(p['label'])} confidence: {safe(p['confidence'])}")
-        for text in p.get("caveats") or []:
-            console.print(f"  [yellow]⚠ {safe(p['label'])} caveat[/]: {safe(text)}")
         for c in p["clusters"]:
             if c["role"] != "running the job":
                 console.print(f"  {safe(p['label'])}: cluster {c['cluster']} ({safe(c['architecture'])}, {c['gpus_held']:,} GPUs) "

@@ -92,11 +92,12 @@ def stacked_header(column: Column) -> str:
     """A number column's header on several lines (at spaces, after dots and underscores), none wider than the
     column's longest cell or longest word: "facility kW" → "facility\nkW"."""
     cells = max([len(_MARKUP.sub("", c)) for c in column.cells] + [1])
-    words = re.findall(r"[^ ./_]+[./_]?", column.header.replace("\n", " "))  # a sweep axis breaks after _ too
+    # a sweep axis breaks after _ too, a layout after its dots (tp·cp·…)
+    words = re.findall(r"[^ ./_·]+[./_·]?", column.header.replace("\n", " "))
     widest = max([cells] + [len(w) for w in words])
     lines: list[str] = []
     for word in words:
-        joined = (lines[-1] + ("" if lines[-1].endswith((".", "/", "_")) else " ") + word) if lines else word
+        joined = (lines[-1] + ("" if lines[-1].endswith((".", "/", "_", "·")) else " ") + word) if lines else word
         if lines and len(joined) <= widest:
             lines[-1] = joined
         else:
@@ -156,7 +157,7 @@ def _build(title: str, columns: list[Column], shown: list[Column]) -> Table:
     kept = {c.header for c in shown}
     hidden = [" ".join(c.header.split()) for c in columns if c.header not in kept]
     if hidden:
-        t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows every column)"
+        t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows them)"
         t.caption_justify = "left"
     return t
 

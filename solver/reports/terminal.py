@@ -4,6 +4,7 @@ own modules (import their names from there)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -13,7 +14,8 @@ from ..figures import figure
 from ..perf.layout import expert_text
 from ..perf.step import MARGIN_CAP
 from ..sweep.summary import TCO_PER_MTOK, point_label
-from .tables import Column, design_layout, gb_text, make_table, step_text, usd_text
+from .grouping import grouped, grouped_clauses, grouped_each
+from .tables import Column, design_layout, fit_columns, gb_text, make_table, step_text, usd_text
 from .text import safe
 
 if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design space (numpy)
@@ -62,7 +64,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
 
     cols = [
         Column("#", [str(d.rank) + (" [yellow]⚠[/]" if d.uncalibrated or d.caveats else "") for d in ds]),
-        Column("architecture", [safe(d.label) for d in ds], number=False, min_width=14),
+        Column("architecture", [safe(d.label) for d in ds], number=False, min_width=ARCHITECTURE_WIDTH),
         fig("gpus"),
         Column("step s", [step_text(d) for d in ds]),
     ]
@@ -72,7 +74,8 @@ def solve_columns(result: SolveResult) -> list[Column]:
         fig(money, drop=0),
         Column("differs from #1", [safe(differs_from_first(d, first)) for d in ds], number=False, min_width=14, drop=1)
         if first is not None else Column("differs from #1", [], number=False),
-        Column("layout tp·cp·pp·vp·dp·mbs", [design_layout(d) for d in ds], number=False, min_width=12, drop=3),
+        # never wrapped (a layout cut in two reads as two), its header stacked after the dots when narrow
+        Column("layout tp·cp·pp·vp·dp·mbs", [design_layout(d) for d in ds], drop=3),
         Column("margin cmp/bw", [margin_text(d) for d in ds], drop=5),
         fig("nodes"),
         fig("mfu"),
@@ -85,9 +88,22 @@ def solve_columns(result: SolveResult) -> list[Column]:
     return cols
 
 
+ARCHITECTURE_WIDTH = 14  # the architecture column wraps down to this …
+ROOMY_ARCHITECTURE_WIDTH = 26  # … but keeps this room (two lines) when only the least important columns pay for it
+
+
 def solve_table(result: SolveResult, width: int | None = None, wide: bool = False) -> Table:
+    """The ranked designs. The architecture column gets room for two lines (instead of three or four) when that
+    leaves out only columns of drop rank ≥ 3 that the narrower column would have kept (nodes, goodput: both
+    printed below or derived), never the money, step, days or differences."""
     title = f"{safe(result.scenario)}: {len(result.designs)} design(s), status {result.status}"
-    return make_table(title, solve_columns(result), width, wide)
+    cols = solve_columns(result)
+    if not wide and width is not None:
+        roomy = [replace(c, min_width=ROOMY_ARCHITECTURE_WIDTH) if c.header == "architecture" else c for c in cols]
+        lost = ({c.header for c in fit_columns(cols, width)} - {c.header for c in fit_columns(roomy, width)})
+        if all(c.drop >= 3 for c in cols if c.header in lost):
+            cols = roomy
+    return make_table(title, cols, width, wide)
 
 
 def margins_sentence(design: Design) -> str:
@@ -127,16 +143,17 @@ def interval_text(d: Design) -> str:
 
 
 def print_intervals(designs: list[Design], console: Console) -> None:
-    """Each design's step-time interval from the calibration residuals of its regime."""
-    for d in designs:
-        console.print(f"  #{d.rank} {safe(interval_text(d))}")
+    """Each design's confidence statement (its step-time interval from the calibration residuals of its regime),
+    once per distinct statement with the ranks that share it."""
+    for ranks, text in grouped(designs, interval_text):
+        console.print(f"  {ranks} {safe(text)}")
 
 
 def print_uncalibrated(designs: list[Design], console: Console) -> None:
-    """Each design whose result rests on a regime no calibration row covers (perf.coverage)."""
-    for d in designs:
-        for text in d.uncalibrated:
-            console.print(f"  [yellow]⚠ #{d.rank} uncalibrated[/]: {safe(text)}")
+    """Each regime no calibration row covers (perf.coverage), once per distinct flag with the ranks it holds for,
+    then the caveats."""
+    for ranks, text in grouped_each(designs, lambda d: d.uncalibrated):
+        console.print(f"  [yellow]⚠ {ranks} uncalibrated[/]: {safe(text)}")
     print_caveats(designs, console)
 
 
@@ -151,13 +168,18 @@ def network_load_text(d: Design) -> str:
 
 
 def print_caveats(designs: list[Design], console: Console) -> None:
-    """What a buyer must know before ordering (SPEC §5.2): each design's caveats, and #1's network load."""
+    """What a buyer must know before ordering (SPEC §5.2): the caveats (each distinct one once, with its ranks),
+    #1's network load and the reference designs (one line: "reference design: #1, #5 …; #2 …")."""
+    for ranks, text in grouped_each(designs, lambda d: d.caveats):
+        console.print(f"  [yellow]⚠ {ranks} caveat[/]: {safe(text)}")
     for d in designs:
         if d.rank <= 1 and d.network_load:
             console.print(f"  #{d.rank} {safe(network_load_text(d))}")
-        console.print(f"  #{d.rank} reference design: {safe(d.reference_design)}")
-        for text in d.caveats:
-            console.print(f"  [yellow]⚠ #{d.rank} caveat[/]: {safe(text)}")
+    references = grouped(designs, lambda d: d.reference_design)
+    if len(references) == 1:
+        console.print(f"  {references[0][0]} reference design: {safe(references[0][1])}")
+    elif references:
+        console.print("  reference design: " + "; ".join(f"{ranks} {safe(text)}" for ranks, text in references))
 
 
 def print_assumptions(result: SolveResult, console: Console) -> None:
@@ -186,8 +208,9 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
             console.print(f"  #{d.rank} owned: {safe(inventory_text(d))}")
     for ranks, text in grouped(result.designs, lambda d: goodput_text(d) if d.reliability is not None else ""):
         console.print(f"  {ranks} {text}")
-    for ranks, text in grouped(result.designs, lambda d: d.reliability.assumptions if d.reliability is not None else ""):
-        console.print(f"  {ranks} goodput rests on: {safe(text)}")
+    rests = grouped_clauses(result.designs, lambda d: d.reliability.assumptions if d.reliability is not None else "")
+    if rests:
+        console.print(f"  goodput rests on: {safe(rests)}")
     print_uncalibrated(result.designs, console)
     from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
 
@@ -241,7 +264,6 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     if design.reliability is not None:
         console.print(goodput_text(design))
         console.print(f"  goodput rests on: {safe(design.reliability.assumptions)}")
-    console.print(f"reference design: {safe(design.reference_design)}")
     console.print(bom_table(design, console.width, wide))
     console.print(f"capex {usd_text(c.capex_usd)}; TCO over {c.tco_years:g} years {usd_text(c.tco_usd)}")
     if design.rent is not None:
@@ -253,17 +275,6 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     for b in design.binding:
         flag = "[bold red]violated[/] " if b.get("violated") else "[bold]binding[/] " if b["binding"] else ""
         console.print(f"  {flag}{safe(b['text'])}")
-
-
-def grouped(designs: list[Design], text_of) -> list[tuple[str, str]]:
-    """("#1, #2", text) once per distinct non-empty text, in rank order: a line the designs share is printed once
-    (issue 45: five designs printed the same goodput line five times)."""
-    out: dict[str, list[str]] = {}
-    for d in designs:
-        text = text_of(d)
-        if text:
-            out.setdefault(text, []).append(f"#{d.rank}")
-    return [(", ".join(ranks), text) for text, ranks in out.items()]
 
 
 def goodput_text(design: Design) -> str:
@@ -354,11 +365,24 @@ def sweep_table(report: dict, width: int | None = None, wide: bool = False) -> T
     return make_table(title, cols, width, wide)
 
 
+def points_text(rows: list[dict]) -> str:
+    """The sweep points' labels: "workload.global_batch_size=3,072, 4,608" when they vary on one axis only, else
+    each point's label, "; "-separated."""
+    names = {tuple(r["labels"]) for r in rows}
+    if len(names) == 1 and len(next(iter(names))) == 1:
+        (name,) = next(iter(names))
+        return f"{name}=" + ", ".join(str(r["labels"][name]) for r in rows)
+    return "; ".join(point_label(r) for r in rows)
+
+
 def print_report(report: dict, console, wide: bool = False) -> None:
     console.print(sweep_table(report, console.width, wide))
+    points: dict[str, list[dict]] = {}  # each distinct caveat once, with the points that carry it
     for r in report["points"]:
-        for text in r.get("caveats") or []:
-            console.print(f"  [yellow]⚠ {safe(point_label(r))} caveat[/]: {safe(text)}")
+        for text in dict.fromkeys(r.get("caveats") or []):
+            points.setdefault(text, []).append(r)
+    for text, rows in points.items():
+        console.print(f"  [yellow]⚠ {safe(points_text(rows))} caveat[/]: {safe(text)}")
     for s in report["switch_points"]:
         console.print(f"switch point at {safe(', '.join(f'{k}={v}' for k, v in s['labels'].items()))}: "
                       f"{safe(s['from'])} → [bold]{safe(s['to'])}[/]")

@@ -44,7 +44,9 @@ def test_a_budget_below_every_design_is_explained_as_without_the_cut(default_cat
     ls = _llama(budget_usd=10e6)
     result = solver.solve(ls, default_catalog)
     assert result.status == "infeasible" and not result.designs
-    assert builds[0].budget_cut > 0 and len(builds) == 2  # the cut space, then the explanation's
+    # the cut space, then the explanation's: the bounded rebuilds at 2, 4, 8 × $10M cannot hold the $103.8M design,
+    # so the last build is the uncut space (issue 45s)
+    assert builds[0].budget_cut > 0 and len(builds) == 5 and builds[-1].budget_cut == 0
     uncut = build_design_space(ls.scenario, default_catalog, "dominated", one_layout_per_cost=True)
     assert result.explanation == explain_infeasible(uncut)
     # what the budget would have to buy: the cut space alone explains it by the target instead (checked: "the target
@@ -62,3 +64,18 @@ def test_a_target_no_design_meets_is_explained_from_the_one_build(default_catalo
     assert result.status == "infeasible"
     assert len(builds) == 1 and builds[0].budget_cut == 0
     assert result.explanation == explain_infeasible(builds[0])
+
+
+def test_the_400b_explanation_is_read_off_a_bounded_rebuild_and_is_the_uncut_spaces(default_catalog, builds):
+    """Issue 45s: the 400B example's explanation comes from one rebuild with the budget cut at 2 × $150M = $300M, proven
+    the uncut space's (the soft-caps optimum, $279M and 12.2 MW, has a penalty 10⁹·(0.86 + 0.018) under the
+    10⁹·(300 − 150)/150 = 10⁹ every point over $300M pays): the text equals the one read off the space built without
+    any cut, and that space kept points the bounded rebuild never evaluated."""
+    ls = solver.load_scenario(REPO / "scenarios" / "train-400b-90-days.yaml")
+    result = solver.solve(ls, default_catalog)
+    assert result.status == "infeasible" and len(builds) == 2
+    assert builds[1].budget_cut > 0  # the bounded rebuild left points out unevaluated
+    uncut = build_design_space(ls.scenario, default_catalog, "dominated", one_layout_per_cost=True)
+    assert uncut.budget_cut == 0 and len(uncut.shapes) > len(builds[1].shapes)
+    assert result.explanation == explain_infeasible(uncut)
+    assert "90 days needs ≈ $279M and 12.2 MW" in result.explanation

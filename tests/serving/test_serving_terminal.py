@@ -35,4 +35,4 @@ def test_fleet_money_and_decisions_are_never_dropped(columns, tmp_path):
             assert f"{pool['tpot_ms']:.1f}" in screen
     assert all(len(line) <= columns for line in screen.splitlines())
     if columns == 80:
-        assert "not shown (--wide shows every column)" in screen
+        assert "not shown (--wide shows them)" in screen
