@@ -152,10 +152,10 @@ def test_bom_csv_for_every_ranked_design_with_roles_and_part_numbers(tmp_path):
 LEAD = """\
 name: lead
 platforms:
-  - id: gb200-nvl72
+  - id: gb300-nvl72
     lead_time_weeks: 26
 switches:
-  - id: qm9700
+  - id: q3400
     lead_time_weeks: 12
 """
 
@@ -201,8 +201,9 @@ def test_lead_times_show_in_the_bom_csv_and_the_plan(tmp_path):
     assert proc.returncode == 0, proc.stderr
     js = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
     first = js["periods"][0]["bought"]
-    assert {b["part"]: b.get("lead_time_weeks") for b in first if b["part"] in ("gb200-nvl72", "qm9700")} == \
-        {"gb200-nvl72": 26, "qm9700": 12}
+    # since issue 43's lifecycle windows the plan buys GB300 NVL72 on Quantum-X800 (Q3400) switches in 2026
+    assert {b["part"]: b.get("lead_time_weeks") for b in first if b["part"] in ("gb300-nvl72", "q3400")} == \
+        {"gb300-nvl72": 26, "q3400": 12}
     assert "(lead ≤ 26 wk)" in " ".join(proc.stdout.split())
     proc = run(["solve", REPO / "scenarios" / "plan-5-years.yaml", *cat, "--json", "s.json", "--xlsx", "s.xlsx",
                 "--bom-csv", "b.csv", "--top", "1"], tmp_path)
@@ -210,14 +211,14 @@ def test_lead_times_show_in_the_bom_csv_and_the_plan(tmp_path):
     with open(tmp_path / "b.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     leads = {r["part_id"]: r["lead_time_weeks"] for r in rows}
-    assert leads.get("qm9700") == "12"  # the plan's first design, at the 2026 batch, uses QM9700 switches
-    assert all(leads[p] == {"gb200-nvl72": "26"}.get(p, "") for p in leads if p != "qm9700")
+    assert leads.get("q3400") == "12"  # the plan's first design, at the 2026 batch, uses Q3400 switches
+    assert all(leads[p] == {"gb300-nvl72": "26"}.get(p, "") for p in leads if p != "q3400")
     import openpyxl
 
     ws = openpyxl.load_workbook(tmp_path / "s.xlsx")["BOM 1"]
     assert ws.cell(row=4, column=9).value == "Lead time (weeks)"
     sheet = {ws.cell(row=r, column=2).value: ws.cell(row=r, column=9).value for r in range(5, ws.max_row + 1)}
-    assert sheet.get("qm9700") == 12
+    assert sheet.get("q3400") == 12
 
 
 # ----------------------------------------------------------------------------------- asking: validate, paths

@@ -193,7 +193,7 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     ws.column_dimensions["A"].width = 30
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
     # Page 1: the designs; page 2: capex by category and the charts. Five designs per page across.
-    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=3,  # charts side by side; 3 pages
+    print_setup(ws, pages_wide=-(-n // 5), title_cols="A:A", fit=True, pages_tall=4,  # charts side by side; 4 pages
                 labels="A")  # (issue 42's rows); the labels print whole (wrapped past 40 characters)
     if result.next_faster is not None:  # the row between the designs and the capex by category
         note(ws, max(row_of.values()) + 1, result.next_faster["text"])
