@@ -3,7 +3,7 @@
     python bench/fabric_costs.py        # prints the markdown tables
 
 For 2,048 / 16,384 / 65,536 / 131,072 GPUs with one NIC per GPU, each family is sized by its module
-(solver/fabrics) and priced by the bill of materials (solver/costing.py) on the shipped catalog:
+(solver/fabrics) and priced by the bill of materials (solver/costing/table.py) on the shipped catalog:
 switches + cables + the modules at both ends of every link (NICs, racks and compute excluded).
 A second column prices the same switch and switch-to-switch link counts at DeepSeek's implied
 ISCA '25 unit prices ($83,008 per switch, $503.5 per link, docs/sources.md §fabrics), the way its

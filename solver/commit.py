@@ -10,7 +10,7 @@ so that a run killed between two renames is finished by the next run that checks
   journal is removed once the set is complete.
 - `roll_forward(folder)`: a journal whose process is gone belongs to a run killed during its
   renames: its remaining temp files are renamed over their targets (the set it committed to), its
-  stale companions removed, and the journal deleted. `reports.io.check_writable` calls it before
+  stale companions removed, and the journal deleted. `files.check_writable` calls it before
   it removes stale temp files, so the new set is completed, never half-kept.
 
 Every file of a set also carries the set's run id (JSON `run_id`, workbook document property

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-EXIT_INTERRUPTED = 130  # cli_common.EXIT_INTERRUPTED, which this module does not import (it loads rich)
+EXIT_INTERRUPTED = 130  # cli/common.py's EXIT_INTERRUPTED, which this module does not import (it loads rich)
 INTERRUPTED_AT_START = "interrupted: nothing was written"
 
 

@@ -5,7 +5,7 @@ the hot spares:
 
 - `spare_units`: hot-spare compute units so that every job domain is available with probability
   `availability` over a repair time (Poisson), a domain's unused GPUs counted as in-domain spares;
-  the bill of materials (costing.py) prices them, so the evaluator, the MILP and the bounds see them.
+  the bill of materials (costing/table.py) prices them, so the evaluator, the MILP and the bounds see them.
 - `job_parts`: the parts whose failure stops the job, by fabric family (blast radius): its GPUs,
   nodes and NICs; on a fat tree (and each plane of a multi-plane fabric) the node–leaf links and the
   leaves of its nodes (a spine or leaf uplink failure is routed around); on a rail-only fabric every

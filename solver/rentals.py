@@ -1,5 +1,5 @@
 """Rent or buy, like for like (SPEC §6.3): renting the GPU-hours a design's run needs against the run's
-share of owning the design for its economic life (costing_owned.OwnershipCost), and how busy the owned
+share of owning the design for its economic life (costing.owned.OwnershipCost), and how busy the owned
 cluster must be for owning to win against the cheapest committed offer.
 
 For one design and one rental offer of the same GPU and NVLink domain (catalog `rentals:`):
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, field
 
 from .costing import HOURS_PER_YEAR, CostedDesign
-from .costing_owned import OwnershipCost, ownership_cost
+from .costing.owned import OwnershipCost, ownership_cost
 from .inputs.ownership_schema import Ownership
 from .inputs.schema import Catalog
 

@@ -1,7 +1,7 @@
 """Typed results: one evaluated design, and the ranked answer of a solve (SPEC §8.3).
 
 `make_design` is the single evaluator of a chosen design: the performance model (solver/perf)
-plus the fabric family, bill of materials and cost model (solver/fabrics, costing.py). `evaluate`,
+plus the fabric family, bill of materials and cost model (solver/fabrics, costing/table.py). `evaluate`,
 the exhaustive enumeration, the bound pruning and the decoding of every MILP solution all go
 through it.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from .confidence import confidence, overlay_note
 from .costing import CostedDesign, caps_exceeded, cost_for_objective_usd, design_cost
-from .costing_facility import config_for
+from .costing.facility import config_for
 from .design_space import Architecture, hardware_of
 from .fabrics import caveat
 from .fabrics.references import FabricFacts, fabric_caveats, reference_design

@@ -195,7 +195,7 @@ def test_gb200_su_storage_and_inband_node_cables(default_catalog):
 def test_ufm_only_on_infiniband(default_catalog):
     """UFM manages InfiniBand: an Ethernet (SN5600) compute fabric has no UFM line; the storage system is a stated
     exclusion (its checkpoint bandwidth is assumed in goodput, not bought)."""
-    from solver.costing_facility import capex_scope_text
+    from solver.costing.facility import capex_scope_text
 
     sc = solver.load_scenario(copy.deepcopy(BASE)).scenario
     cost = design_cost(sc, default_catalog, "hgx-h100", "bf3-400gbe", 8, "sn5600", 1.0, 32)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from solver import cli, cli_common
+from solver import cli
+from solver.cli import common as cli_common
 
 INPUTS = Path(__file__).resolve().parent / "data" / "inputs"
 

@@ -1,4 +1,4 @@
-"""The bill of materials, power and cost (solver/costing.py; SPEC §6): hand-worked designs.
+"""The bill of materials, power and cost (solver/costing/table.py; SPEC §6): hand-worked designs.
 
 Every expected number is worked out by hand in a comment; the catalog comes from tests/builders.py
 so that prices are round and independent of the shipped catalog.

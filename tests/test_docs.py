@@ -74,8 +74,8 @@ def test_frontier_rows_are_documented(default_catalog):
     """The rows the frontier adds to a real model (optimize/frontier.py), by their name in code with `_k`."""
     import pyomo.environ as pyo
 
+    from solver.deadline import Deadline
     from solver.optimize.frontier import FrontierModel
-    from solver.optimize.solve import Deadline
 
     fm = FrontierModel(solver.load_scenario(REPO / "scenarios" / "deepseek-v3.yaml"), default_catalog, Deadline(None))
     first, _, _ = fm.cheapest_faster(None)

@@ -81,7 +81,7 @@ def test_a_normal_run_exits_with_the_command_s_code(monkeypatch):
 
 
 def test_the_entry_s_exit_code_is_the_command_line_s():
-    # entry.py keeps its own copy (importing cli_common would load rich before the Ctrl-C guard is in place)
-    from solver.cli_common import EXIT_INTERRUPTED
+    # entry.py keeps its own copy (importing cli/common.py would load rich before the Ctrl-C guard is in place)
+    from solver.cli.common import EXIT_INTERRUPTED
 
     assert entry.EXIT_INTERRUPTED == EXIT_INTERRUPTED == 130

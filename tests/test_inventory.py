@@ -1,4 +1,4 @@
-"""Owned inventory and extra cost lines in the bill of materials (solver/costing.py; SPEC §6.1).
+"""Owned inventory and extra cost lines in the bill of materials (solver/costing/table.py; SPEC §6.1).
 
 Every expected number is worked out by hand in a comment, on the round-number catalog of
 tests/builders.py (the pinned 96-node HGX design of tests/test_costing.py: 96 nodes × 8 NDR rails,

@@ -1,6 +1,7 @@
 """The pipeline's layering (docs/architecture.md): no module imports a later stage, and the imports between
 fabricplan's modules have no cycle. Every import counts, also one inside a function (a lazy import hides a cycle
-from Python, not from the design). Read from the source with `ast`; nothing is imported."""
+from Python, not from the design) and one under `if TYPE_CHECKING:` (an annotation-only import is still a dependency
+a reader follows; issue 39). Read from the source with `ast`; nothing is imported."""
 from __future__ import annotations
 
 import ast
@@ -20,7 +21,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.inputs",),
     ("solver.perf", "solver.fabrics"),
     ("solver.failures",),
-    ("solver.costing", "solver.costing_facility", "solver.costing_owned", "solver.costing_bom", "solver.rentals"),  # rentals: priced off a costed design
+    ("solver.costing", "solver.rentals"),  # rentals: priced off a costed design
     ("solver.design_space",),
     ("solver.results", "solver.figures", "solver.confidence"),
     ("solver.optimize",),
@@ -28,7 +29,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("solver.plan",),
     ("solver.reports",),
     ("solver.calibration",),
-    ("solver.api", "solver.cli_guards", "solver.cli_common", "solver.cli_sweep", "solver.cli_plan", "solver.cli_serving", "solver.cli",
+    ("solver.api", "solver.cli",
      "solver.entry", "solver.__main__", "solver"),
 )
 
@@ -50,20 +51,13 @@ def owner(name: str) -> str:
     return name
 
 
-def _type_checking_block(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-
-
 def imports_of(module: str) -> set[str]:
-    """Every fabricplan module `module` imports, anywhere in its source."""
+    """Every fabricplan module `module` imports, anywhere in its source (`if TYPE_CHECKING:` blocks included)."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = {id(n) for block in ast.walk(tree) if _type_checking_block(block) for n in ast.walk(block)}
-    for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue  # `if TYPE_CHECKING:` imports never run: annotations only
+    for node in ast.walk(tree):  # `if TYPE_CHECKING:` imports included
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -154,10 +148,16 @@ def test_the_cycle_finder_finds_cycles(graph, expected):
 
 
 def test_the_import_reader_sees_lazy_and_relative_imports():
-    """`imports_of` reads imports inside functions and resolves relative ones: cli_sweep.py imports the sweep workbook
+    """`imports_of` reads imports inside functions and resolves relative ones: cli/sweep.py imports the sweep workbook
     only inside a function."""
-    assert "solver.reports.sweep_excel" in GRAPH["solver.cli_sweep"]
+    assert "solver.reports.sweep_excel" in GRAPH["solver.cli.sweep"]
     assert "solver.perf.totals" in GRAPH["solver.perf.step"]
+
+
+def test_the_import_reader_counts_type_checking_imports():
+    """An annotation-only import (`if TYPE_CHECKING:`) is a dependency too (issue 39): calibration/table.py imports
+    the package's `Calibration` only under TYPE_CHECKING."""
+    assert "solver.calibration" in GRAPH["solver.calibration.table"]
 
 
 def test_architecture_md_lists_the_stages_in_this_order():

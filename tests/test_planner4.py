@@ -302,7 +302,7 @@ def test_sweep_keeps_capex_and_plan_keeps_its_decisions(tmp_path, columns):
 def test_a_line_the_designs_share_is_printed_once():
     from types import SimpleNamespace
 
-    from solver.reports.terminal import grouped
+    from solver.reports.grouping import grouped
 
     ds = [SimpleNamespace(rank=1, t="same"), SimpleNamespace(rank=2, t="same"), SimpleNamespace(rank=3, t="other"),
           SimpleNamespace(rank=4, t="")]

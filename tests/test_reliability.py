@@ -462,7 +462,7 @@ def test_ctrl_c_during_sweep_keeps_outputs_and_finished_points_then_resume_finis
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, err  # EXIT_INTERRUPTED in solver/cli.py
+    assert proc.returncode == 130, err  # EXIT_INTERRUPTED in solver/cli/__init__.py
     assert "Traceback" not in err + out
     assert "interrupted" in err
     assert "--resume" in err  # the message says how to continue (issue 17)

@@ -424,7 +424,7 @@ def test_concurrent_output_sets_rename_one_after_the_other(tmp_path, monkeypatch
     import threading
     import time
 
-    from solver.reports import io
+    from solver import files as io
 
     real = os.replace
     slow = threading.Event()

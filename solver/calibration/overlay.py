@@ -4,15 +4,12 @@ the shipped catalog by id (SPEC §8.1: an entry may give only the fields it over
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
 from ..reports.text import plain
+from .fitted import Fitted
 from .numbers import percent
-
-if TYPE_CHECKING:
-    from . import Calibration
 
 SOURCE_FIELD = {"gpus": "compute_efficiency_source"}  # the field naming where a kind's fitted values come from
 DIGITS = 4
@@ -39,7 +36,7 @@ def _lines(numbers: list[int]) -> str:
     return ", ".join(out)
 
 
-def header(cal: Calibration) -> list[str]:
+def header(cal: Fitted) -> list[str]:
     """The provenance comment block."""
     out = [
         "fabricplan calibrate overlay (SPEC §4.8): layer it with `fabricplan solve SCENARIO --catalog THIS_FILE`",
@@ -68,7 +65,7 @@ def header(cal: Calibration) -> list[str]:
     return ["# " + comment_text(line) if line else "#" for line in out]
 
 
-def entries(cal: Calibration, catalog_entries: dict) -> dict[str, list[dict]]:
+def entries(cal: Fitted, catalog_entries: dict) -> dict[str, list[dict]]:
     """{kind: [partial entry]}: each fitted entry's id, the whole top-level fields it changes (nested
     blocks are replaced whole when layered, so they are written whole) and where the values come from."""
     out: dict[str, list[dict]] = {}
@@ -95,12 +92,12 @@ def entries(cal: Calibration, catalog_entries: dict) -> dict[str, list[dict]]:
     return out
 
 
-def _provenance(cal: Calibration) -> str:
+def _provenance(cal: Fitted) -> str:
     return (f"fabricplan calibrate on {Path(cal.path).name} ({len(cal.runs)} runs of stack '{cal.stack}', {cal.date}); "
             f"{cal.loo_label} median |error| {percent(cal.median('loo'), sign=False)}")
 
 
-def overlay_yaml(cal: Calibration, catalog_entries: dict | None = None) -> str:
+def overlay_yaml(cal: Fitted, catalog_entries: dict | None = None) -> str:
     body: dict[str, object] = {"name": f"calibrated-{Path(cal.path).stem}"[:80],
             "description": f"fitted by fabricplan calibrate on {Path(cal.path).name}, {cal.date}"}
     body.update(entries(cal, catalog_entries or cal.catalog_entries))

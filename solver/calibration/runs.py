@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog
 from ..inputs.schema import Catalog, Scenario
-from ..inputs.yaml_safe import Document, _model_in, dotted, raise_if, read_yaml, validate
+from ..inputs.yaml_safe import Document, dotted, model_in, raise_if, read_yaml, validate
 
 MEASURED = ("measured_step_time_s", "measured_tokens_per_s_per_gpu")
 PROVENANCE = ("source", "note")
@@ -91,14 +91,14 @@ def field_paths() -> list[str]:
 
     def walk(model, prefix: str) -> None:
         for name, info in model.model_fields.items():
-            sub = _model_in(info.annotation)
+            sub = model_in(info.annotation)
             if sub is not None:
                 walk(sub, f"{prefix}.{name}")
             else:
                 out.append(f"{prefix}.{name}")
 
     for section in RUN_SECTIONS:
-        model = _model_in(Scenario.model_fields[section].annotation)
+        model = model_in(Scenario.model_fields[section].annotation)
         if model is not None:
             walk(model, section)
     return out

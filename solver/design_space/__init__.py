@@ -29,9 +29,10 @@ from .allowlists import (
     switch_serves_nic,
 )
 from .build import build_design_space
+from .context import MARGIN_CONDITIONS
 from .dominance import dominated_by_fat_tree
 from .identity import PRUNE_LEVELS, Architecture, Condition, DesignSpace, Exposure, PerfClass, Shape
-from .scan import MARGIN_CONDITIONS, goodput_bound
+from .scan import goodput_bound
 
 __all__ = [
     "MARGIN_CONDITIONS", "PRUNE_LEVELS", "Architecture", "Condition", "DesignSpace", "Exposure", "PerfClass", "Shape",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..costing import fabric_spec
-from ..costing_facility import allowed_rails
+from ..costing.facility import allowed_rails
 from ..fabrics import (
     DEFAULT_FAMILIES,
     DEFAULT_FAMILY,

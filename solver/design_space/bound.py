@@ -188,7 +188,7 @@ class CostBound:
     def budget_cut(self, perf: PerfClass, domains: list[int], spare_rule, g_used: int | None) -> int:
         """The first index from which every point's capex LB (owned parts netted, as the cap is judged) is over
         `budget_usd` (beyond its 10⁻⁹ tolerance): no design of those points is within the budget (the ranking's caps
-        pre-check, `ranking._prune_points_over_caps`, drops them too). len(domains) without a budget."""
+        pre-check, `ranking.prune_points_over_caps`, drops them too). len(domains) without a budget."""
         if self.objective != "capex":  # the lower bounds of another objective (TCO: energy too) are not capex's
             raise ValueError("budget_cut needs a CostBound with objective='capex'")
         budget = self.scenario.constraints.budget_usd

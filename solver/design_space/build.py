@@ -15,9 +15,10 @@ from ..perf.layout import LayoutShape, dp_candidates, placement_problem
 from . import parallel
 from .allowlists import architectures, fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
+from .context import ArchGoodput
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape, switch_points
 from .memo import ScanMemo
-from .scan import ArchGoodput, _Context, _shape, add_conditions, count_once_per_switch
+from .scan import ScanContext, add_conditions, class_shape, count_once_per_switch
 from .structures import crosses_nothing, share_plain_shapes, structure_groups
 
 
@@ -64,7 +65,7 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     build = _Build(scenario, catalog, prune, memo, top_k, distinct_by, seed, one_layout_per_cost, budget_cut_usd)
     ctx = build.ctx
     order = _most_promising_first(scenario, catalog, sorted({p.platform for p in build.perfs}))
-    helper = None if len(order) < 2 else parallel.helper_for(catalog, len(build.archs) * len(ctx.layout_shapes),
+    helper = None if len(order) < 2 else parallel.helper_for(catalog, len(build.archs) * len(ctx.caches.layout_shapes),
                                                               _helper_part)
     if helper is None:
         complete = build.scan(order, deadline)
@@ -73,22 +74,22 @@ def build_design_space(scenario: Scenario, catalog: Catalog, prune: str = "domin
     # the canonical order: platforms by id, each platform's layouts in `layout_shapes` order
     made = build.made
     shapes = [s for plat_id in sorted(made) for i in sorted(made[plat_id]) for s in made[plat_id][i]]
-    pruned = ctx.pruned
+    pruned = ctx.tallies.pruned
     if one_layout_per_cost and prune == "dominated":
-        before = switch_points(shapes, ctx.switches)
+        before = switch_points(shapes, ctx.tallies.switches)
         shapes = _one_point_per_cost(shapes)
-        pruned["equal_cost"] = before - switch_points(shapes, ctx.switches)
-    if ctx.defer_conditions:
+        pruned["equal_cost"] = before - switch_points(shapes, ctx.tallies.switches)
+    if ctx.caches.defer_conditions:
         add_conditions(ctx, shapes)
     kept_perf = {p for s in shapes for p in s.perfs}
     archs = [a for a in build.archs if a.perf in kept_perf]
-    return DesignSpace(scenario, catalog, ctx.target, archs, shapes, ctx.combinations, pruned,
-                       ctx.best["fastest"], ctx.best["leanest"], ctx.costed, complete, ctx.memo, bound=ctx.bound,
-                       budget_cut=ctx.budget_cut)
+    return DesignSpace(scenario, catalog, ctx.inputs.target, archs, shapes, ctx.tallies.combinations, pruned,
+                       ctx.tallies.best["fastest"], ctx.tallies.best["leanest"], ctx.caches.costed, complete, ctx.caches.memo, bound=ctx.bounds.bound,
+                       budget_cut=ctx.tallies.budget_cut)
 
 
 class _Build:
-    """One build's context (`scan._Context`, with its cost or step bound), architectures and performance classes,
+    """One build's context (`scan.ScanContext`, with its cost or step bound), architectures and performance classes,
     and the shapes it made per platform (`made`: platform → regime index → shapes)."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None, top_k: int | None,
@@ -97,25 +98,25 @@ class _Build:
         self.options = dict(prune=prune, top_k=top_k, distinct_by=distinct_by, seed=seed,
                             one_layout_per_cost=one_layout_per_cost, budget_cut_usd=budget_cut_usd)
         self.archs = archs = architectures(scenario, catalog)
-        self.ctx = ctx = _Context(scenario, catalog, prune, memo)
-        ctx.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
+        self.ctx = ctx = ScanContext(scenario, catalog, prune, memo)
+        ctx.tallies.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
         fastest = scenario.objective == "fastest"
         if top_k and prune == "dominated" and not fastest:  # the cost bound ranks by cost; `fastest` by step time
-            ctx.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.costed,
-                                  costs=ctx.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.spares)
+            ctx.bounds.bound = CostBound(scenario, catalog, archs, top_k, distinct_by, seed, costed=ctx.caches.costed,
+                                  costs=ctx.caches.memo.costs.setdefault(scenario.objective, {}), spare_rule=ctx.inputs.spares)
         elif top_k and prune == "dominated":  # `fastest`: the K-th best step time (scans start within it)
-            ctx.step_bound = StepBound(scenario, catalog, archs, top_k, distinct_by, costed=ctx.costed,
-                                       spare_rule=ctx.spares)
-        ctx.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
-        ctx.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
+            ctx.bounds.step_bound = StepBound(scenario, catalog, archs, top_k, distinct_by, costed=ctx.caches.costed,
+                                       spare_rule=ctx.inputs.spares)
+        ctx.bounds.pareto = fastest  # the dominance scan keeps each point faster than every cheaper one of its segment
+        ctx.caches.defer_conditions = one_layout_per_cost and prune == "dominated"  # rows for the shapes left at the end
         if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
-            ctx.goodput_archs = _goodput_archs(ctx, catalog, archs)
+            ctx.caches.goodput_archs = _goodput_archs(ctx, catalog, archs)
         if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
-            ctx.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
+            ctx.bounds.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
         elif budget_cut_usd is not None and prune in ("points", "dominated"):  # the budget cut at another limit
             limited = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(
                 update={"budget_usd": budget_cut_usd})})
-            ctx.budget = CostBound(limited, catalog, archs, 1, objective="capex")
+            ctx.bounds.budget = CostBound(limited, catalog, archs, 1, objective="capex")
         self.platforms = catalog.by_id("platforms")
         self.perfs = sorted({a.perf for a in archs})
         self.made: dict[str, dict[int, list[Shape]]] = {}
@@ -134,10 +135,10 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
     each process with its own UB_K, and take in what the helper made (its shapes, their deferred rows' hardware, its
     counts)."""
     ctx = build.ctx
-    if ctx.memo.token is None:
-        ctx.memo.token = parallel.new_token()
+    if ctx.caches.memo.token is None:
+        ctx.caches.memo.token = parallel.new_token()
     mine, theirs = _split(order, build.platforms)
-    request = dict(scenario=ctx.scenario, options=build.options, token=ctx.memo.token, platforms=theirs,
+    request = dict(scenario=ctx.inputs.scenario, options=build.options, token=ctx.caches.memo.token, platforms=theirs,
                    deadline=deadline)
     if not helper.send(request):
         parallel.forget()
@@ -155,20 +156,20 @@ def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], 
         return build.scan(theirs, deadline) and complete
     build.made.update(part["made"])
     for shape, evaluated_on, hw in part["pending"]:
-        ctx.pending[id(shape)] = (shape, evaluated_on, hw)
+        ctx.caches.pending[id(shape)] = (shape, evaluated_on, hw)
     for reason, points in part["pruned"].items():
-        ctx.pruned[reason] = ctx.pruned.get(reason, 0) + points
-    ctx.combinations += part["combinations"]
-    ctx.budget_cut += part["budget_cut"]
+        ctx.tallies.pruned[reason] = ctx.tallies.pruned.get(reason, 0) + points
+    ctx.tallies.combinations += part["combinations"]
+    ctx.tallies.budget_cut += part["budget_cut"]
     for key, record in part["best"].items():  # on a tie, this process's record (either names an equal point)
-        if record[0] < ctx.best[key][0]:
-            ctx.best[key] = record
+        if record[0] < ctx.tallies.best[key][0]:
+            ctx.tallies.best[key] = record
     return complete and part["complete"]
 
 
 def _split(order: list[str], platforms: dict) -> tuple[list[str], list[str]]:
     """The platforms this process scans and those the helper scans, each in `order`: platforms that differ only in
-    price and ids (one board from several vendors) share their scans (`scan._Context.points`), so they go to one
+    price and ids (one board from several vendors) share their scans (`scan.ScanContext.points`), so they go to one
     process; the groups go, most promising first, to the process with fewer platforms (this one on a tie). Only the
     balance depends on it, not the answer; the same scenario and catalog split the same way (the next faster
     design's build finds its scans in the same process)."""
@@ -193,19 +194,19 @@ def _helper_part(catalog: Catalog, memos: dict, request: dict) -> dict:
     build = _Build(request["scenario"], catalog, memo=memos.get(token), **request["options"])
     ctx = build.ctx
     memos.pop(token, None)
-    memos[token] = ctx.memo  # the most recently used last (`parallel.MEMOS_KEPT`)
+    memos[token] = ctx.caches.memo  # the most recently used last (`parallel.MEMOS_KEPT`)
     complete = build.scan(request["platforms"], request["deadline"])
-    return dict(made=build.made, pending=list(ctx.pending.values()), pruned=ctx.pruned,
-                combinations=ctx.combinations, budget_cut=ctx.budget_cut, best=ctx.best, complete=complete)
+    return dict(made=build.made, pending=list(ctx.caches.pending.values()), pruned=ctx.tallies.pruned,
+                combinations=ctx.tallies.combinations, budget_cut=ctx.tallies.budget_cut, best=ctx.tallies.best, complete=complete)
 
 
-def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
+def _scan_platforms(ctx: ScanContext, platforms: dict, perfs: list[PerfClass], archs: list[Architecture],
                     scans: dict, deadline: Deadline, order: list[str]) -> bool:
     """Scan the platforms of `order` (most promising first, `_most_promising_first`) into `scans`; False if the
     deadline stopped it. With a cost bound, first each platform's PROBES cheapest-looking layouts, so that UB_K is
     known (K distinct designs: more than one platform may be needed) before any platform's other layouts are
     scanned."""
-    for phase in ("probes", "rest") if ctx.bound is not None else ("all",):
+    for phase in ("probes", "rest") if ctx.bounds.bound is not None else ("all",):
         for plat_id in order:
             if plat_id not in scans:
                 scans[plat_id] = _prepare_platform(ctx, platforms[plat_id], [p for p in perfs if p.platform == plat_id],
@@ -215,11 +216,11 @@ def _scan_platforms(ctx: _Context, platforms: dict, perfs: list[PerfClass], arch
     return True
 
 
-def _goodput_archs(ctx: _Context, catalog: Catalog, archs: list[Architecture]) -> dict[PerfClass, list[ArchGoodput]]:
+def _goodput_archs(ctx: ScanContext, catalog: Catalog, archs: list[Architecture]) -> dict[PerfClass, list[ArchGoodput]]:
     """With the goodput in the target, each performance class's architectures as the dominance scan judges them on
     their own goodput (`scan._scan_segment`); empty without it."""
     out: dict[PerfClass, list[ArchGoodput]] = {}
-    if ctx.goodput is not None:
+    if ctx.inputs.goodput is not None:
         for a in archs:
             out.setdefault(a.perf, []).append(ArchGoodput.of(a, fabric_spec_of(catalog, a)))
     return out
@@ -260,23 +261,23 @@ class _PlatformScan:
         self._open: list[int] | None = None
         self._open_domains: set[tuple[int, int]] | None = None
 
-    def open_from(self, ctx: _Context) -> list[int]:
-        """Each regime's first open index (`_Context.open_from`: memory and T_comp + bubble read the GPU only, so
+    def open_from(self, ctx: ScanContext) -> list[int]:
+        """Each regime's first open index (`ScanContext.open_from`: memory and T_comp + bubble read the GPU only, so
         every class of the platform shares it), once per platform."""
         if self._open is None:
             gpu = self.hws[self.plat_perfs[0]]
             self._open = [ctx.open_from(lay, g_used, ds, gpu) for g_used, lay, ds in self.regimes]
         return self._open
 
-    def open_domains(self, ctx: _Context) -> set[tuple[int, int]]:
+    def open_domains(self, ctx: ScanContext) -> set[tuple[int, int]]:
         """The (domains, G_u) of every open point of the platform (`_offer_thresholds`), once per platform."""
         if self._open_domains is None:
             self._open_domains = {(dom, g_used) for (g_used, lay, ds), first in zip(self.regimes, self.open_from(ctx))
                                   for dom in ctx.domains_of(lay, g_used, ds)[first:]}
         return self._open_domains
 
-    def probes(self, ctx: _Context) -> list[int]:
-        """The PROBES regimes whose first open point (`_Context.open_from`) uses the fewest GPUs: likely the
+    def probes(self, ctx: ScanContext) -> list[int]:
+        """The PROBES regimes whose first open point (`ScanContext.open_from`) uses the fewest GPUs: likely the
         platform's cheapest designs, which set UB_K early (any order gives the same answer: the bound only cuts)."""
         ranked = []
         for i, ((g_used, lay, ds), first) in enumerate(zip(self.regimes, self.open_from(ctx))):
@@ -285,11 +286,11 @@ class _PlatformScan:
         return sorted(i for _, i in sorted(ranked)[:PROBES])
 
 
-def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: list[Architecture]) -> _PlatformScan:
+def _prepare_platform(ctx: ScanContext, plat, plat_perfs: list[PerfClass], archs: list[Architecture]) -> _PlatformScan:
     """The platform's classes (fastest NIC first), structures and regimes; its combinations and unplaceable
     points counted."""
-    scenario, catalog = ctx.scenario, ctx.catalog
-    choices = {p: ctx.switches[p] for p in plat_perfs}
+    scenario, catalog = ctx.inputs.scenario, ctx.inputs.catalog
+    choices = {p: ctx.tallies.switches[p] for p in plat_perfs}
     n_switch = sum(choices.values())
     hws = {p: hardware_of(scenario, catalog, p) for p in plat_perfs}
     # fastest NICs first, so that slower ones can start their scans where the faster ones found points
@@ -298,15 +299,15 @@ def _prepare_platform(ctx: _Context, plat, plat_perfs: list[PerfClass], archs: l
     regimes: list[tuple[int, LayoutShape, list[int]]] = []
     for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
         placed = _placeable_layouts(ctx, g_used)
-        ctx.combinations += placed.candidates * n_switch
-        ctx.pruned["placement"] += placed.placement * n_switch
-        ctx.pruned["caps"] += placed.caps * n_switch
+        ctx.tallies.combinations += placed.candidates * n_switch
+        ctx.tallies.pruned["placement"] += placed.placement * n_switch
+        ctx.tallies.pruned["caps"] += placed.caps * n_switch
         regimes += [(g_used, lay, ds) for lay, ds in placed.layouts]
     return _PlatformScan(plat, plat_perfs, [a for a in archs if a.platform == plat.id], archs, hws,
                          structure_groups(plat_perfs, hws), regimes, choices)
 
 
-def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: Deadline) -> bool:
+def _platform_shapes(ctx: ScanContext, scan: _PlatformScan, phase: str, deadline: Deadline) -> bool:
     """Make the shapes of one platform's regimes of a phase ("all"; "probes", then "rest": `_PlatformScan.probes`);
     False if the deadline stopped it. The segment bounds are worked out for each phase (UB_K narrows them)."""
     plat, gpu = scan.plat, scan.hws[scan.plat_perfs[0]]
@@ -317,8 +318,8 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
         indices = [i for i in range(len(scan.regimes)) if i not in scan.probed]
     if not indices:
         return True
-    thresholds = _tier_thresholds(ctx.catalog, scan.plat_archs)
-    if ctx.prune == "dominated":
+    thresholds = _tier_thresholds(ctx.inputs.catalog, scan.plat_archs)
+    if ctx.inputs.prune == "dominated":
         thresholds = sorted(set(thresholds) | set(_offer_thresholds(ctx, plat, scan.open_domains(ctx), scan.plat_archs,
                                                                     scan.all_archs)))
     opens = scan.open_from(ctx)
@@ -328,44 +329,44 @@ def _platform_shapes(ctx: _Context, scan: _PlatformScan, phase: str, deadline: D
             return False
         if not _fits_memory_somewhere(ctx, lay, g_used, ds, gpu, scan.n_choices):
             continue
-        if ctx.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.choices):
+        if ctx.bounds.bound is not None and _platform_over_bound(ctx, plat, lay, g_used, ds, opens[i], scan.choices):
             continue  # no point of the layout on any class of the platform can be among the K best
         scan.made[i] = _shapes_of_layout(ctx, scan, g_used, lay, ds, thresholds, opens[i])
     return True
 
 
-def _platform_over_bound(ctx: _Context, plat, lay: LayoutShape, g_used: int, ds: list[int], first: int,
+def _platform_over_bound(ctx: ScanContext, plat, lay: LayoutShape, g_used: int, ds: list[int], first: int,
                          choices: dict[PerfClass, int]) -> bool:
-    """Every open point of the layout on the platform (`_Context.open_from`: the points before it fail memory or
+    """Every open point of the layout on the platform (`ScanContext.open_from`: the points before it fail memory or
     T_comp + bubble on every class of the platform) has every architecture's cost lower bound over UB_K (or none
     is open while UB_K is known, so K designs meet the target: no infeasibility to explain); its points are then
     counted (`_count_unscanned`)."""
-    bound = ctx.bound
+    bound = ctx.bounds.bound
     assert bound is not None
     if bound.limit_usd == math.inf:
         return False
     domains = ctx.domains_of(lay, g_used, ds)
-    if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.spares, g_used):
+    if not bound.platform_over(plat.id, tuple(domains[first:]), ctx.inputs.spares, g_used):
         return False
     for perf, per_switch in choices.items():
         _count_unscanned(ctx, perf, domains, g_used, first, per_switch)
     return True
 
 
-def _count_unscanned(ctx: _Context, perf: PerfClass, domains: list[int], g_used: int, cut: int, per_switch: int,
+def _count_unscanned(ctx: ScanContext, perf: PerfClass, domains: list[int], g_used: int, cut: int, per_switch: int,
                      tally: dict[str, int] | None = None) -> None:
     """Count the points of a class the scan skips because none from index `cut` on can be among the K best and none
     before it is open: those over the budget (`CostBound.budget_cut`) under "caps", as the scan does; of the others,
     those before `cut` under "target", the rest under "cost_bound"; once per switch choice of the class (`per_switch`,
     `scan.count_once_per_switch`), and once in `tally` when the class's own counts are wanted."""
     n = len(domains)
-    over = n if ctx.budget is None else ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
+    over = n if ctx.bounds.budget is None else ctx.bounds.budget.budget_cut(perf, domains, ctx.inputs.spares, g_used)
     before = min(cut, over)
-    pruned = ctx.pruned  # (as `scan.count_once_per_switch` adds them: written out, the scan's most frequent count)
+    pruned = ctx.tallies.pruned  # (as `scan.count_once_per_switch` adds them: written out, the scan's most frequent count)
     pruned["caps"] += (n - over) * per_switch
     pruned["target"] += before * per_switch
     pruned["cost_bound"] = pruned.get("cost_bound", 0) + (over - before) * per_switch
-    ctx.budget_cut += (n - over) * per_switch
+    ctx.tallies.budget_cut += (n - over) * per_switch
     if tally is not None:
         tally.update(caps=n - over, target=before, cost_bound=over - before)
 
@@ -388,56 +389,56 @@ class _Placed(NamedTuple):
     caps: int  # of them, over max_gpus
 
 
-def _placeable_layouts(ctx: _Context, g_used: int) -> _Placed:
+def _placeable_layouts(ctx: ScanContext, g_used: int) -> _Placed:
     """`_placeable` of every layout of the scenario at one G_u, once per build (every platform with that domain size
     reads it; each platform counts its combinations and pruned points per switch choice)."""
-    placed = ctx.placed.get(g_used)
+    placed = ctx.caches.placed.get(g_used)
     if placed is None:
         layouts, candidates, placement, caps = [], 0, 0, 0
-        for lay in ctx.layout_shapes:
+        for lay in ctx.caches.layout_shapes:
             ds, n, unplaced, over = _placeable(ctx, lay, g_used)
             candidates, placement, caps = candidates + n, placement + unplaced, caps + over
             if ds:
                 layouts.append((lay, ds))
-        placed = ctx.placed[g_used] = _Placed(layouts, candidates, placement, caps)
+        placed = ctx.caches.placed[g_used] = _Placed(layouts, candidates, placement, caps)
     return placed
 
 
-def _placeable(ctx: _Context, lay: LayoutShape, g_used: int) -> tuple[list[int], int, int, int]:
+def _placeable(ctx: ScanContext, lay: LayoutShape, g_used: int) -> tuple[list[int], int, int, int]:
     """(the d values of one layout that can be placed and fit max_gpus (ascending), how many d values it has, of them
     not placeable, of them over max_gpus). Placement does not depend on the platform, only on G_u: each (layout, G_u)
     is checked once per scan memo (`ScanMemo.placeable`: the builds sharing it share it)."""
     key = (lay, g_used)
-    if key not in ctx.placeable:
+    if key not in ctx.caches.placeable:
         ds, placement, caps = [], 0, 0
-        candidates = dp_candidates(ctx.scenario, lay)
+        candidates = dp_candidates(ctx.inputs.scenario, lay)
         for d in candidates:
             layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
-            if placement_problem(layout, ctx.wl, g_used) is not None:
+            if placement_problem(layout, ctx.inputs.wl, g_used) is not None:
                 placement += 1
-            elif ctx.max_gpus is not None and layout.gpus > ctx.max_gpus:
+            elif ctx.inputs.max_gpus is not None and layout.gpus > ctx.inputs.max_gpus:
                 caps += 1
             else:
                 ds.append(d)
-        ctx.placeable[key] = (ds, len(candidates), placement, caps)
-    return ctx.placeable[key]
+        ctx.caches.placeable[key] = (ds, len(candidates), placement, caps)
+    return ctx.caches.placeable[key]
 
 
-def _fits_memory_somewhere(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
+def _fits_memory_somewhere(ctx: ScanContext, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware,
                            n_choices: int) -> bool:
     """Memory does not depend on the NIC or rails: check it once per platform (exact pruning). It does not grow
     with d (the optimizer shard shrinks, in-flight microbatches min(m, ·) do not grow), so the largest d is
     the leanest. A layout that fits nowhere counts its points once per class and switch choice (`n_choices`)."""
     lean = ctx.memory_gb(ctx.layout_memo(lay, g_used), ds[-1])
-    if lean < ctx.best["leanest"][0]:
-        ctx.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
-    if ctx.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
-        ctx.pruned["memory"] += len(ds) * n_choices
+    if lean < ctx.tallies.best["leanest"][0]:
+        ctx.tallies.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
+    if ctx.inputs.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
+        ctx.tallies.pruned["memory"] += len(ds) * n_choices
         return False
     return True
 
 
-def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: LayoutShape, ds: list[int],
+def _shapes_of_layout(ctx: ScanContext, scan: _PlatformScan, g_used: int, lay: LayoutShape, ds: list[int],
                       thresholds: list[int], first_open: int) -> list[Shape]:
     """The shapes of one layout and placement on every performance class of the platform.
 
@@ -453,22 +454,22 @@ def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: Layo
     tallies: dict[PerfClass, dict[str, int]] = {}  # class → its points not kept, by reason (`scan.add_to_tally`)
     structures, hws, choices = scan.structures, scan.hws, scan.choices
     for n, (ref, members) in enumerate(structures):
-        twins = n == 0 and len(structures) > 1 and ctx.goodput is None  # its classes' counts are kept apart
-        if ctx.bound is not None:
+        twins = n == 0 and len(structures) > 1 and ctx.inputs.goodput is None  # its classes' counts are kept apart
+        if ctx.bounds.bound is not None:
             members = _within_bound(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
-        if ctx.budget is not None and ctx.best["fastest"][0] <= ctx.target:
+        if ctx.bounds.budget is not None and ctx.tallies.best["fastest"][0] <= ctx.inputs.target:
             members = _within_budget(ctx, members, lay, g_used, ds, first_open, made, choices, tallies if twins else None)
         # (with the goodput in the target a class keeps its own architectures' first feasible points: no sharing)
-        if members and ctx.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
+        if members and ctx.inputs.goodput is None and crosses_nothing(ctx, lay, g_used, ds, hws[ref]):
             members = share_plain_shapes(ctx, members, made, tallies, choices)
         if not members:
             continue
         points = ctx.points(lay, g_used, ds, hws[ref], scan.plat)
         for perf in members:
             per_switch = choices[perf]
-            own = twins or per_switch != 1  # else `_shape` counts straight into the build's counts
-            tally: dict[str, int] = {} if own else ctx.pruned
-            shape = _shape(ctx, perf, hws[perf], g_used, lay, points, scan.plat, thresholds, tally)
+            own = twins or per_switch != 1  # else `class_shape` counts straight into the build's counts
+            tally: dict[str, int] = {} if own else ctx.tallies.pruned
+            shape = class_shape(ctx, perf, hws[perf], g_used, lay, points, scan.plat, thresholds, tally)
             if own:
                 count_once_per_switch(ctx, tally, per_switch)
                 tallies[perf] = tally
@@ -478,19 +479,19 @@ def _shapes_of_layout(ctx: _Context, scan: _PlatformScan, g_used: int, lay: Layo
     return out
 
 
-def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
+def _within_bound(ctx: ScanContext, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
                   first: int, made: dict, choices: dict[PerfClass, int], tallies: dict | None) -> list[PerfClass]:
     """The classes of which some open point of the layout may be among the K best (`bound.CostBound.cut_index`
-    above the first open index, `_Context.open_from`: the points before it fail memory or T_comp + bubble on
+    above the first open index, `ScanContext.open_from`: the points before it fail memory or T_comp + bubble on
     every class of the platform); each other one has no shape (`made`: nor have the classes that would share it)
     and its points are counted (`_count_unscanned`).
     (A known UB_K means K designs meet the target: no infeasibility explanation needs these classes' fastest point.)"""
-    bound = ctx.bound
+    bound = ctx.bounds.bound
     assert bound is not None
     domains = ctx.domains_of(lay, g_used, ds)
     out = []
     for perf in members:
-        cut = bound.cut_index(perf, domains, ctx.spares, g_used)
+        cut = bound.cut_index(perf, domains, ctx.inputs.spares, g_used)
         if cut <= first and cut < len(ds):
             made[perf] = None
             _count_unscanned(ctx, perf, domains, g_used, cut, choices[perf],
@@ -500,24 +501,24 @@ def _within_bound(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_u
     return out
 
 
-def _within_budget(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
+def _within_budget(ctx: ScanContext, members: list[PerfClass], lay: LayoutShape, g_used: int, ds: list[int],
                    first: int, made: dict, choices: dict[PerfClass, int], tallies: dict | None) -> list[PerfClass]:
-    """The classes with an open point (`_Context.open_from`) within the budget cut (`CostBound.budget_cut`); each
-    other one has no shape and is counted, unscanned, as its scan counts it (`scan._kept_points`, `scan._shape`: over
+    """The classes with an open point (`ScanContext.open_from`) within the budget cut (`CostBound.budget_cut`); each
+    other one has no shape and is counted, unscanned, as its scan counts it (`scan._kept_points`, `scan.class_shape`: over
     the budget under "caps", the rest under "target"; the bounds' counts 0). Only when the cost bound cuts nowhere
     before the budget does, and once the fastest reachable point is within the target (`scan._record_fastest` then
     records nothing). Issue 45s: the explanation's rebuilds cut most layouts whole."""
-    assert ctx.budget is not None
+    assert ctx.bounds.budget is not None
     domains, n = ctx.domains_of(lay, g_used, ds), len(ds)
     out = []
     for perf in members:
-        over = ctx.budget.budget_cut(perf, domains, ctx.spares, g_used)
-        if over <= first and (ctx.bound is None or ctx.bound.cut_index(perf, domains, ctx.spares, g_used) >= over):
+        over = ctx.bounds.budget.budget_cut(perf, domains, ctx.inputs.spares, g_used)
+        if over <= first and (ctx.bounds.bound is None or ctx.bounds.bound.cut_index(perf, domains, ctx.inputs.spares, g_used) >= over):
             made[perf] = None
-            tally = ({"caps": n - over} if over < n else {}) | ({"cost_bound": 0} if ctx.bound is not None else {})
-            tally |= ({"step_bound": 0} if ctx.step_bound is not None else {}) | {"target": over}
+            tally = ({"caps": n - over} if over < n else {}) | ({"cost_bound": 0} if ctx.bounds.bound is not None else {})
+            tally |= ({"step_bound": 0} if ctx.bounds.step_bound is not None else {}) | {"target": over}
             count_once_per_switch(ctx, tally, choices[perf])
-            ctx.budget_cut += (n - over) * choices[perf]
+            ctx.tallies.budget_cut += (n - over) * choices[perf]
             if tallies is not None:
                 tallies[perf] = tally
         else:
@@ -525,13 +526,13 @@ def _within_budget(ctx: _Context, members: list[PerfClass], lay: LayoutShape, g_
     return out
 
 
-def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], plat_archs: list[Architecture],
+def _offer_thresholds(ctx: ScanContext, plat, domain_counts: set[tuple[int, int]], plat_archs: list[Architecture],
                       all_archs: list[Architecture]) -> list[int]:
     """Node counts just below each run of domain counts at which a multi-plane or rail-only
     architecture is offered (not `dominated_by_fat_tree`): with them as segment bounds of the dominance
     scan (`_kept_points`), the cheapest offered point of every architecture and tier count is kept,
     although its smaller, dominated points are not offered. `domain_counts` are those of every open point
-    of the platform (`_Context.open_from`; a superset of any kept point's: between two consecutive bounds the
+    of the platform (`ScanContext.open_from`; a superset of any kept point's: between two consecutive bounds the
     offered points come first, so the first feasible point of a segment is offered whenever any is). A count no
     layout has an open point at holds no feasible point: leaving it out moves a run's bound up past counts where
     no scan finds anything, so every segment's first feasible point is the same. Counts are
@@ -553,17 +554,17 @@ def _offer_thresholds(ctx: _Context, plat, domain_counts: set[tuple[int, int]], 
     return out
 
 
-def _within_platform_bound(ctx: _Context, plat, domain_counts: list[int], g_used: int) -> list[int]:
+def _within_platform_bound(ctx: ScanContext, plat, domain_counts: list[int], g_used: int) -> list[int]:
     """The ascending domain counts up to the last one from which on some lower bound of the platform is within
     UB_K (`bound.CostBound`) and the budget cut (`CostBound.budget_cut`, issue 45s): a segment starting beyond it
     holds no point that can be among the K best, nor one within the budget (its scan stops where it starts)."""
-    budget = None if ctx.budget is None else ctx.budget.scenario.constraints.budget_usd
+    budget = None if ctx.bounds.budget is None else ctx.bounds.budget.scenario.constraints.budget_usd
     keep = len(domain_counts)
     while keep > 0 and (
-            (ctx.bound is not None and ctx.bound.over([ctx.bound.platform_lower_bound_usd(
-                plat.id, domain_counts[keep - 1], ctx.spares, g_used)]))
-            or (ctx.budget is not None and budget is not None and ctx.budget.platform_lower_bound_usd(
-                plat.id, domain_counts[keep - 1], ctx.spares, g_used) > budget * (1 + 1e-9))):
+            (ctx.bounds.bound is not None and ctx.bounds.bound.over([ctx.bounds.bound.platform_lower_bound_usd(
+                plat.id, domain_counts[keep - 1], ctx.inputs.spares, g_used)]))
+            or (ctx.bounds.budget is not None and budget is not None and ctx.bounds.budget.platform_lower_bound_usd(
+                plat.id, domain_counts[keep - 1], ctx.inputs.spares, g_used) > budget * (1 + 1e-9))):
         keep -= 1
     return domain_counts[:keep]
 

@@ -30,7 +30,7 @@ class ScanMemo:
         self.token: int | None = None  # names the helper process's memo of the same builds (`parallel`)
         self.target_s = scenario.target_step_time_s()
         self.goodput_in_target: bool | None = None  # the rule the scan starts were found with (`at_target`)
-        # (GPUs per node, node counts by d, G_u, layout, structure's hardware number: `_Context.points`) →
+        # (GPUs per node, node counts by d, G_u, layout, structure's hardware number: `ScanContext.points`) →
         # (`_Points.first_ok`, `_Points.kept`: index → evaluation of a kept point)
         self.scans: dict[tuple, tuple[dict, dict[int, Performance]]] = {}
         self.kept_points = 0  # evaluations held in `kept`, at most MAX_KEPT_POINTS
@@ -38,8 +38,8 @@ class ScanMemo:
         self.costs: dict[str, dict] = {}  # objective → (architecture, domains, G_u) → cost (`bound.CostBound`)
         # (layout, G_u) → its layouts, memory and T_comp + bubble by d (`LayoutMemo`: none depends on the target)
         self.by_layout: dict[tuple, LayoutMemo] = {}
-        self.compute_ids: dict[tuple, int] = {}  # `_Context.compute_id`
-        self.hardware_ids: dict[Hardware, int] = {}  # `_Context.hardware_id`
+        self.compute_ids: dict[tuple, int] = {}  # `ScanContext.compute_id`
+        self.hardware_ids: dict[Hardware, int] = {}  # `ScanContext.hardware_id`
         self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
         self.layout_shapes: list[LayoutShape] | None = None  # `perf.layout.layout_shapes` (no target changes it)
 
@@ -65,7 +65,7 @@ def scenario_key(scenario: Scenario) -> str:
 class LayoutMemo:
     """One (layout, G_u)'s layouts, memory per GPU and T_comp + bubble by d, made on first use and shared by every
     platform and fabric structure, and by every build of the scan memo (none of them depends on the NIC, the fabric,
-    the platform's price or the target; T_comp + bubble is kept per compute reading, `_Context.compute_id`)."""
+    the platform's price or the target; T_comp + bubble is kept per compute reading, `ScanContext.compute_id`)."""
 
     __slots__ = ("lay", "g_used", "layouts", "memory", "compute")
 

@@ -5,107 +5,54 @@ the kept points."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import Counter
-from typing import Any, NamedTuple
 
 from ..costing import job_nodes
-from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS, FabricSpec, family
-from ..failures import inputs_for, point_goodput, spare_rule
+from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS
+from ..failures import point_goodput
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware, alltoall_bandwidths_gbyte_s
-from ..perf.layout import Layout, LayoutShape, layout_shapes
+from ..perf.layout import Layout, LayoutShape
 from ..perf.memory import memory_per_gpu_gb
 from ..perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
-from ..perf.totals import parameter_count
-from ..perf.traffic import overlap_for
 from ..perf.uncertainty import point_factor
-from .bound import CostBound, StepBound
+from .context import ArchGoodput, ScanBounds, ScanCaches, ScanInputs, ScanTallies
 from .dominance import dominated_by_fat_tree
 from .identity import Architecture, Condition, Exposure, PerfClass, Shape
 from .memo import MAX_KEPT_POINTS, LayoutMemo, ScanMemo
 
 
-class ArchGoodput(NamedTuple):
-    """What an architecture's goodput at a point reads: its fabric family's sizing inputs and tier capacities."""
-
-    arch: Architecture
-    spec: FabricSpec
-    cap: dict[int, int]  # tier count → max nodes
-
-    @classmethod
-    def of(cls, arch: Architecture, spec: FabricSpec) -> ArchGoodput:
-        return cls(arch, spec, family(arch.fabric).constants(spec).cap)
-
-
-class _Context:
-    """What every shape of one build shares, and the counters it keeps."""
+class ScanContext:
+    """What every shape of one build shares, in four typed parts — `inputs` (read only), `bounds` (the cuts),
+    `tallies` (the counts) and `caches` (the memo and per-build lookups) — and the lookups that work each thing out
+    once (the methods below: the speed machinery over a plain reading of the inputs)."""
 
     def __init__(self, scenario: Scenario, catalog: Catalog, prune: str, memo: ScanMemo | None = None):
-        self.scenario, self.catalog, self.prune = scenario, catalog, prune
-        self.bound: CostBound | None = None  # the cost bound of a dominance scan for the K best (`build_design_space`)
-        self.step_bound: StepBound | None = None  # `fastest`'s: the K-th best step time (`build_design_space`)
-        self.budget: CostBound | None = None  # the budget cut of a build for a ranking (`build_design_space`)
-        self.budget_cut = 0  # points it left unevaluated (`DesignSpace.budget_cut`)
-        self.wl = scenario.workload
-        self.target = scenario.target_step_time_s()
-        self.memo = memo if memo is not None and memo.serves(scenario, catalog) else ScanMemo(scenario, catalog)
-        self.overlap = overlap_for(scenario)
-        self.params = parameter_count(scenario.workload.model)
-        self.conditions = _wanted_conditions(self)
-        self.quantile = scenario.robustness.quantile
-        self.max_gpus = scenario.constraints.max_gpus
-        self.pruned = {"placement": 0, "memory": 0, "target": 0, "caps": 0}  # (shape, d, switch) points, by reason
-        self.combinations = 0
-        self.switches: Counter[PerfClass] = Counter()  # class → its architectures (switch choices) (`build._Build`)
-        self.placeable = self.memo.placeable  # no target changes it
-        if self.memo.layout_shapes is None:
-            self.memo.layout_shapes = layout_shapes(scenario)
-        self.layout_shapes: list[LayoutShape] = self.memo.layout_shapes  # the scenario's, once per memo
-        self.placed: dict[int, Any] = {}  # G_u → `build._Placed` of the build
-        self.best: dict[str, tuple] = {"fastest": (float("inf"), ""), "leanest": (float("inf"), 0.0, "")}
-        self.costed = self.memo.costed
-        self.spares = spare_rule(scenario, catalog)
-        self._domains: dict[tuple, list[int]] = {}
-        self._nodes: dict[tuple, int] = {}
-        # shapes whose condition rows wait for the build's last pruning (`defer_conditions`): id → (the shape, hw of
-        # the evaluation, hw of the class); `add_conditions` makes them for the shapes that are left
-        self.defer_conditions = False
-        self.pending: dict[int, tuple[Shape, Hardware, Hardware]] = {}
-        self._faster: dict[tuple[int, int], tuple[Hardware, Hardware, bool]] = {}
-        self._open_from: dict[tuple, int] = {}  # (layout, G_u, compute id, usable HBM) → `open_from`
-        self._dominated: dict[tuple, bool] = {}  # (architecture, domains, G_u) → `dominated`
-        self._hardware_ids: dict[int, tuple[Hardware, int, int]] = {}  # id → (hw, `hardware_id`, `compute_id`)
-        failures = inputs_for(scenario, catalog)
-        self.goodput = failures if failures is not None and failures.in_target else None
-        self.memo.at_target(self.target, self.goodput is not None)
-        # with the goodput in the target, the dominance scan judges each architecture of a class on its own goodput
-        # (`build_design_space` fills it): class → its architectures' fabric sizing
-        self.goodput_archs: dict[PerfClass, list[ArchGoodput]] = {}
-        self._arch_goodputs: dict[tuple, float | None] = {}
-        # `fastest` (`build_design_space`): a segment keeps each feasible point faster than every smaller d of it
-        self.pareto = False
+        self.inputs = ScanInputs.of(scenario, catalog, prune)
+        self.bounds = ScanBounds()
+        self.tallies = ScanTallies()
+        self.caches = ScanCaches.of(scenario, catalog, self.inputs.target, self.inputs.goodput is not None, memo)
 
     def arch_goodput(self, info: ArchGoodput, gpus: int, gpus_per_node: int, nodes: int) -> float | None:
         """The goodput of a point on one architecture, as the MILP's step-time rows scale its target
         (`optimize.data.point_goodput`: the fabric sized for the point's nodes on the pinned tier count, else the
         fewest that hold them); None when no allowed size of the family holds the nodes (nor any larger count)."""
         key = (info.arch, gpus, nodes)
-        if key not in self._arch_goodputs:
-            assert self.goodput is not None  # only a build with the goodput in the target has `goodput_archs`
-            pinned = self.scenario.pin.tiers
+        if key not in self.caches.arch_goodputs:
+            assert self.inputs.goodput is not None  # only a build with the goodput in the target has `goodput_archs`
+            pinned = self.inputs.scenario.pin.tiers
             fits = [t for t in TIER_COUNTS if nodes <= info.cap.get(t, 0)]
             tiers = pinned if pinned is not None else (fits[0] if fits else None)
-            self._arch_goodputs[key] = None if tiers is None or tiers not in fits else point_goodput(
-                self.goodput, info.arch.fabric, info.spec, gpus, gpus_per_node, nodes, info.arch.rails_per_node, tiers)
-        return self._arch_goodputs[key]
+            self.caches.arch_goodputs[key] = None if tiers is None or tiers not in fits else point_goodput(
+                self.inputs.goodput, info.arch.fabric, info.spec, gpus, gpus_per_node, nodes, info.arch.rails_per_node, tiers)
+        return self.caches.arch_goodputs[key]
 
     def domains_of(self, lay: LayoutShape, g_used: int, ds: list[int]) -> list[int]:
         """The NVLink domains of each d (`Layout.domains`), once per (layout, G_u) of a build."""
         key = (lay, g_used)
-        if key not in self._domains:
+        if key not in self.caches.domains:
             shared = self.layout_memo(lay, g_used)
-            self._domains[key] = [shared.layout(d).domains for d in ds]
-        return self._domains[key]
+            self.caches.domains[key] = [shared.layout(d).domains for d in ds]
+        return self.caches.domains[key]
 
     def open_from(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> int:
         """The first index of `ds` whose point is open on `hw`'s GPU (`is_open`: memory fits, T_comp + bubble meets
@@ -118,10 +65,10 @@ class _Context:
         (`ScanMemo.placeable`): the index is kept without them."""
         compute_id = self.compute_id(hw)
         key = (lay, g_used, compute_id, hw.hbm_usable_gb)
-        found = self._open_from.get(key)
+        found = self.caches.open_from.get(key)
         if found is None:
             shared = self.layout_memo(lay, g_used)
-            found = self._open_from[key] = bisect_left(ds, True, key=lambda d: self.is_open(shared, d, hw))
+            found = self.caches.open_from[key] = bisect_left(ds, True, key=lambda d: self.is_open(shared, d, hw))
         return found
 
     def is_open(self, shared: LayoutMemo, d: int, hw: Hardware) -> bool:
@@ -129,7 +76,7 @@ class _Context:
         time on any NIC: exposure and capacity are ≥ 0) meets the target."""
         if self.memory_gb(shared, d) > hw.hbm_usable_gb * (1 + 1e-9):
             return False
-        return self.compute_and_bubble_s(shared, d, hw) <= self.target * (1 + 1e-9)
+        return self.compute_and_bubble_s(shared, d, hw) <= self.inputs.target * (1 + 1e-9)
 
     def compute_and_bubble_s(self, shared: LayoutMemo, d: int, hw: Hardware) -> float:
         """T_comp + bubble of the layout at d on `hw` (`perf.step.compute_and_bubble_s`), once per (layout, G_u, d)
@@ -137,29 +84,29 @@ class _Context:
         key, compute = (self.compute_id(hw), d), shared.compute
         seconds = compute.get(key)
         if seconds is None:
-            seconds = compute[key] = compute_and_bubble_s(self.wl, shared.layout(d), hw, self.params)
+            seconds = compute[key] = compute_and_bubble_s(self.inputs.wl, shared.layout(d), hw, self.inputs.params)
         return seconds
 
     def dominated(self, arch: Architecture, domains: int, g_used: int, all_archs: list[Architecture]) -> bool:
         """`dominance.dominated_by_fat_tree` of the build's scenario and architectures, once per (architecture,
         domains, G_u) of the build (each platform's offer thresholds ask it of every domain count)."""
         key = (arch, domains, g_used)
-        if key not in self._dominated:
-            self._dominated[key] = dominated_by_fat_tree(self.scenario, self.catalog, arch, domains, all_archs,
-                                                         self.costed, g_used)
-        return self._dominated[key]
+        if key not in self.caches.dominated:
+            self.caches.dominated[key] = dominated_by_fat_tree(self.inputs.scenario, self.inputs.catalog, arch, domains, all_archs,
+                                                         self.caches.costed, g_used)
+        return self.caches.dominated[key]
 
     def memory_gb(self, shared: LayoutMemo, d: int) -> float:
         """Memory per GPU of the layout at d (`perf.memory.memory_per_gpu_gb`), once per (layout, G_u, d) of the memo."""
         gb = shared.memory.get(d)
         if gb is None:
-            gb = shared.memory[d] = memory_per_gpu_gb(self.wl, shared.layout(d), self.params)
+            gb = shared.memory[d] = memory_per_gpu_gb(self.inputs.wl, shared.layout(d), self.inputs.params)
         return gb
 
     def layout_memo(self, lay: LayoutShape, g_used: int) -> LayoutMemo:
         """What every platform and fabric structure shares for one (layout, G_u): kept in the scan memo, so the
         builds that share it (the next faster design's) share these too."""
-        key, by_layout = (lay, g_used), self.memo.by_layout
+        key, by_layout = (lay, g_used), self.caches.memo.by_layout
         memo = by_layout.get(key)
         if memo is None:
             memo = by_layout[key] = LayoutMemo(lay, g_used)
@@ -175,30 +122,30 @@ class _Context:
         theirs). With the goodput in the target, `a` must also have no more rails than `b`: its goodput bound
         (`goodput_bound`: the rails' NICs and links fail) is then at least `b`'s."""
         key = (id(a), id(b))
-        known = self._faster.get(key)
+        known = self.caches.faster.get(key)
         if known is None:
-            ok = _faster_or_equal(a, b) and (self.goodput is None or a.rails_per_node <= b.rails_per_node)
-            known = self._faster[key] = (a, b, ok)
+            ok = _faster_or_equal(a, b) and (self.inputs.goodput is None or a.rails_per_node <= b.rails_per_node)
+            known = self.caches.faster[key] = (a, b, ok)
         return known[2]
 
     def nodes_of(self, plat, domains: int, g_used: int) -> int:
         """The job's nodes (`costing.job_nodes`: spares excluded; the fabric and its tier count are the job's, the
         spares take its free ports, fabrics/spares.py), once per (platform, domains, G_u) of a build."""
         key = (plat.id, domains, g_used)
-        if key not in self._nodes:
-            self._nodes[key] = job_nodes(plat, domains)
-        return self._nodes[key]
+        if key not in self.caches.nodes:
+            self.caches.nodes[key] = job_nodes(plat, domains)
+        return self.caches.nodes[key]
 
     def points(self, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat) -> _Points:
         """The `_Points` of one layout, placement and fabric structure, with the scan starts the memo holds for it."""
         points = _Points(self, lay, g_used, ds, hw, plat)
-        if self.prune == "dominated":  # only the dominance scan reads and writes the starts
+        if self.inputs.prune == "dominated":  # only the dominance scan reads and writes the starts
             # what the scan reads of the platform is its nodes at each d and its GPUs per node: platforms that differ
             # only in price or vendor (the same board sold by several) share their scans
             key = (plat.gpus_per_node, tuple(points.nodes), g_used, lay, self.hardware_id(hw))
-            state = self.memo.scans.get(key)
+            state = self.caches.memo.scans.get(key)
             if state is None:
-                state = self.memo.scans[key] = ({}, {})
+                state = self.caches.memo.scans[key] = ({}, {})
             points.first_ok, points.kept = state
             points._perf.update(points.kept)
         return points
@@ -211,31 +158,28 @@ class _Context:
     def _numbers(self, hw: Hardware) -> tuple[Hardware, int, int]:
         """(hw, its `hardware_id`, its `compute_id`), worked out once per hardware object of a build (the entry holds
         the object, so its id stays its own)."""
-        hit = self._hardware_ids.get(id(hw))
+        hit = self.caches.hardware_ids.get(id(hw))
         if hit is None:
-            ids, computes = self.memo.hardware_ids, self.memo.compute_ids
+            ids, computes = self.caches.memo.hardware_ids, self.caches.memo.compute_ids
             reading = (hw.gpu_id, hw.peak_tflops, hw.compute_efficiency, hw.compute, hw.hbm_tbyte_s, hw.expert_efficiency)
-            hit = self._hardware_ids[id(hw)] = (hw, ids.setdefault(hw, len(ids)),
+            hit = self.caches.hardware_ids[id(hw)] = (hw, ids.setdefault(hw, len(ids)),
                                                 computes.setdefault(reading, len(computes)))
         return hit
-
-
-MARGIN_CONDITIONS = (("compute_margin", "compute_slowdown"), ("bandwidth_margin", "bandwidth_derate"))
 
 
 class _Points:
     """One layout's placeable d values on one platform, evaluated lazily and once (every NIC of the platform
     shares the bytes, compute and memory; `perf.step.point_terms` re-times them per NIC)."""
 
-    def __init__(self, ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
+    def __init__(self, ctx: ScanContext, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware, plat):
         self.ctx, self.g_used, self.ds, self.hw = ctx, g_used, ds, hw
         self.shared = ctx.layout_memo(lay, g_used)
         self.domains = ctx.domains_of(lay, g_used, ds)
         self.nodes = [ctx.nodes_of(plat, dom, g_used) for dom in self.domains]  # non-decreasing in d
         self.gpus_per_node = plat.gpus_per_node
         self._perf: dict[int, Performance] = {}
-        self.open_from = ctx.open_from(lay, g_used, ds, hw)  # the first open index (`_Context.open_from`)
-        # hardware number (`_Context.hardware_id`) → (its hardware, segment start → first feasible index at or after
+        self.open_from = ctx.open_from(lay, g_used, ds, hw)  # the first open index (`ScanContext.open_from`)
+        # hardware number (`ScanContext.hardware_id`) → (its hardware, segment start → first feasible index at or after
         # it, None if none: `_kept_points`)
         self.first_ok: dict[int, tuple[Hardware, dict[int, int | None]]] = {}
         self.kept: dict[int, Performance] = {}  # the kept points' evaluations (`ScanMemo.scans`)
@@ -246,14 +190,14 @@ class _Points:
 
     def perf(self, j: int) -> Performance:
         if j not in self._perf:
-            self._perf[j] = performance(self.ctx.wl, self.layout(j), self.hw, self.ctx.overlap)
+            self._perf[j] = performance(self.ctx.inputs.wl, self.layout(j), self.hw, self.ctx.inputs.overlap)
         return self._perf[j]
 
     def memory_gb(self, j: int) -> float:
         return self.ctx.memory_gb(self.shared, self.ds[j])
 
     def open(self, j: int) -> bool:
-        """The NIC-independent checks pass (`_Context.is_open`). The open points are those from `open_from` on when
+        """The NIC-independent checks pass (`ScanContext.is_open`). The open points are those from `open_from` on when
         memory and T_comp + bubble never grow with d, which the search relies on; the point's own checks (cached) are
         read too, so a point kept is one that fits memory and meets T_comp + bubble even if that ever failed."""
         return j >= self.open_from and self.ctx.is_open(self.shared, self.ds[j], self.hw)
@@ -269,19 +213,11 @@ def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
                     for x in ("flat", "hierarchical")))
 
 
-def _wanted_conditions(ctx: _Context) -> list[tuple[str, float, float]]:
-    """Nominal, then each margin the scenario demands: (name, compute slowdown σ, bandwidth derate δ)."""
-    rob = ctx.scenario.robustness
-    return [("", 0.0, 0.0)] + [(name, rob.compute_slowdown if attr == "compute_slowdown" else 0.0,
-                                rob.bandwidth_derate if attr == "bandwidth_derate" else 0.0)
-                               for name, attr in MARGIN_CONDITIONS if getattr(rob, attr) > 0]
-
-
-def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
+def _conditions(ctx: ScanContext, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
     """The nominal condition and each margin the scenario demands, every term multiplied by d and evaluated at
     every d (`perf.step.point_terms`); a class whose pieces are never positive is left out (its exposure is 0)."""
     out = []
-    for name, sigma, delta in ctx.conditions:
+    for name, sigma, delta in ctx.inputs.conditions:
         terms = [point_terms(q, hw, sigma, delta) for q in perfs]
         exposures = []
         for cls, first in terms[0].pieces.items():
@@ -290,12 +226,12 @@ def _conditions(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hard
                 exposures.append(Exposure(cls, pieces))
         out.append(Condition(name, [d * t.compute_s for d, t in zip(ds, terms)], exposures,
                              [d * t.capacity_s for d, t in zip(ds, terms)]))
-    if ctx.quantile is not None:
+    if ctx.inputs.quantile is not None:
         out.append(_quantile_condition(ctx, ds, perfs, hw, out[0]))
     return out
 
 
-def _quantile_condition(ctx: _Context, ds: list[int], perfs: list[Performance], hw: Hardware,
+def _quantile_condition(ctx: ScanContext, ds: list[int], perfs: list[Performance], hw: Hardware,
                         nominal: Condition) -> Condition:
     """robustness.quantile: the nominal rows with every term times the point's k_q (a per-point coefficient:
     k_q·max(comp + Σ exposed, capacity) = max(k_q·comp + Σ k_q·exposed, k_q·capacity) as k_q > 0)."""
@@ -306,86 +242,86 @@ def _quantile_condition(ctx: _Context, ds: list[int], perfs: list[Performance], 
                      [k * v for k, v in zip(ks, nominal.capacity)])
 
 
-def _point_ok(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
+def _point_ok(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
     """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
     not evaluated): `_point_check` without the goodput need."""
     ok, step, _ = _point_check(ctx, points, j, hw)
     return ok, step
 
 
-def _point_check(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[bool, float, float]:
+def _point_check(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[bool, float, float]:
     """(the point meets memory, the target and every demanded margin on `hw` on the goodput bound, its nominal step
     time, its goodput need: `_point_need`); (False, inf, inf) when it fails memory or T_comp + bubble, the
     NIC-independent checks that come first (`_Points.open`)."""
     if not points.open(j):
         return False, float("inf"), float("inf")
     need, step = _point_need(ctx, points, j, hw)
-    return need <= ctx.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw), step, need
+    return need <= ctx.inputs.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw), step, need
 
 
-def _point_need(ctx: _Context, points: _Points, j: int, hw: Hardware) -> tuple[float, float]:
+def _point_need(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[float, float]:
     """(the largest of an open point's step times on `hw` under every demanded condition and k_q times the nominal
     one: the point meets the target where this is ≤ target × goodput; its nominal step time)."""
     q = points.perf(j)
-    steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.conditions]
+    steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.inputs.conditions]
     k = _quantile_factor(ctx, hw, q.compute_s + q.bubble_s, steps[0])
     return max(*steps, steps[0] * k), steps[0]
 
 
-def _arch_ok(ctx: _Context, points: _Points, j: int, need: float, info: ArchGoodput) -> bool | None:
+def _arch_ok(ctx: ScanContext, points: _Points, j: int, need: float, info: ArchGoodput) -> bool | None:
     """The point meets the target on one architecture of its class, on that architecture's own goodput (`need`:
     `_point_need`); None when no allowed fabric size of the architecture holds the point's nodes (nor a larger d's)."""
     good = ctx.arch_goodput(info, points.layout(j).gpus, points.gpus_per_node, points.nodes[j])
-    return None if good is None else need <= ctx.target * (1 + 1e-9) * good
+    return None if good is None else need <= ctx.inputs.target * (1 + 1e-9) * good
 
 
-def _quantile_factor(ctx: _Context, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
+def _quantile_factor(ctx: ScanContext, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
     """k_q of a point on `hw` (perf/uncertainty.py: its regime's quantile of the calibration residuals); 1 without
     robustness.quantile."""
-    return point_factor(ctx.wl.stack, hw.gpu_id, ctx.wl.precision, compute_and_bubble_s, step_time_s, ctx.quantile,
-                        ctx.wl.model.moe is not None)
+    return point_factor(ctx.inputs.wl.stack, hw.gpu_id, ctx.inputs.wl.precision, compute_and_bubble_s, step_time_s, ctx.inputs.quantile,
+                        ctx.inputs.wl.model.moe is not None)
 
 
-def goodput_bound(ctx: _Context, points: _Points, j: int, hw: Hardware) -> float:
+def goodput_bound(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> float:
     """The goodput the step-time target is scaled by at a point (1 when the target does not use it): the
     switch-independent bound of every architecture of the class (no switch counted, `failures.job_parts`),
     so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
-    if ctx.goodput is None:
+    if ctx.inputs.goodput is None:
         return 1.0
-    return point_goodput(ctx.goodput, "fat-tree", None, points.layout(j).gpus, points.gpus_per_node,
+    return point_goodput(ctx.inputs.goodput, "fat-tree", None, points.layout(j).gpus, points.gpus_per_node,
                          points.nodes[j], hw.rails_per_node, None)
 
 
-def _record_fastest(ctx: _Context, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
+def _record_fastest(ctx: ScanContext, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
     """The fastest reachable point (for infeasibility explanations): the largest d that fits in memory."""
-    if ctx.best["fastest"][0] <= ctx.target:
+    if ctx.tallies.best["fastest"][0] <= ctx.inputs.target:
         return  # some point meets the target: the explanation will not need it
-    j = len(points.ds) - 1  # memory never grows with d (`_Context.open_from`): the largest d fits if any does
+    j = len(points.ds) - 1  # memory never grows with d (`ScanContext.open_from`): the largest d fits if any does
     if points.memory_gb(j) > hw.hbm_usable_gb * (1 + 1e-9):
         return
     st = step_time_on(points.perf(j), hw)
-    if st < ctx.best["fastest"][0]:
+    if st < ctx.tallies.best["fastest"][0]:
         fabric = "" if perf.fabric == DEFAULT_FAMILY else f" {perf.fabric}"
         desc = f"{perf.platform}, {perf.rails_per_node}×{perf.nic}{fabric}, {lay.describe()}"
-        ctx.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
+        ctx.tallies.best["fastest"] = (st, f"{desc} dp={points.ds[j]}")
 
 
 def add_to_tally(tally: dict[str, int], reason: str, points: int) -> None:
-    """Add `points` of one class to `tally` (`_shape`'s: the build's counts themselves, or the class's own when they
+    """Add `points` of one class to `tally` (`class_shape`'s: the build's counts themselves, or the class's own when they
     are needed apart, `count_once_per_switch`) under `reason`, a key of `DesignSpace.pruned`."""
     tally[reason] = tally.get(reason, 0) + points
 
 
-def count_once_per_switch(ctx: _Context, tally: dict[str, int], per_switch: int) -> None:
-    """Add one class's counts (a `_shape` tally of its own) to the build's, once per architecture (switch choice) of
+def count_once_per_switch(ctx: ScanContext, tally: dict[str, int], per_switch: int) -> None:
+    """Add one class's counts (a `class_shape` tally of its own) to the build's, once per architecture (switch choice) of
     the class (`per_switch`): the combinations, the pruned counts and `DesignSpace.points` all count (shape, d,
     switch) points, and the class's shape stands for every switch of it."""
-    pruned = ctx.pruned
+    pruned = ctx.tallies.pruned
     for reason, points in tally.items():
         pruned[reason] = pruned.get(reason, 0) + points * per_switch
 
 
-def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, thresholds: list[int],
+def _kept_points(ctx: ScanContext, perf: PerfClass, points: _Points, hw: Hardware, thresholds: list[int],
                  tally: dict[str, int]) -> tuple[list[int], list[float], int, int]:
     """The points the prune level keeps (ascending), their nominal step times, how many points the bounds and the
     budget cut (`bound.CostBound`: from the first index whose points' cost lower bounds are all over UB_K;
@@ -404,20 +340,20 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
     """
     n = len(points.ds)
     # from `over` on, no point is within the budget (`CostBound.budget_cut`): counted under "caps", never evaluated
-    over = n if ctx.budget is None else ctx.budget.budget_cut(perf, points.domains, ctx.spares, points.g_used)
+    over = n if ctx.bounds.budget is None else ctx.bounds.budget.budget_cut(perf, points.domains, ctx.inputs.spares, points.g_used)
     if over < n:
         add_to_tally(tally, "caps", n - over)
-        ctx.budget_cut += (n - over) * ctx.switches[perf]
-    if ctx.prune != "dominated":
+        ctx.tallies.budget_cut += (n - over) * ctx.tallies.switches[perf]
+    if ctx.inputs.prune != "dominated":
         return _every_point(ctx, points, hw, over, tally)
     starts = sorted({0, *(bisect_right(points.nodes, bound) for bound in thresholds)})  # nodes never fall as d grows
     faster = [found for other, found in points.first_ok.values() if ctx.faster_or_equal(other, hw)]
-    bound = ctx.bound
-    stop = min(over, n if bound is None else bound.cut_index(perf, points.domains, ctx.spares, points.g_used))
+    bound = ctx.bounds.bound
+    stop = min(over, n if bound is None else bound.cut_index(perf, points.domains, ctx.inputs.spares, points.g_used))
     cut = False
     keep: dict[int, float] = {}
     found_here: dict[int, int | None] = {}
-    per_arch = ctx.goodput_archs.get(perf, []) if ctx.goodput is not None else None
+    per_arch = ctx.caches.goodput_archs.get(perf, []) if ctx.inputs.goodput is not None else None
     skipped: set[int] = set()  # points the step-time bound left unevaluated (`fastest`; the segments' scans overlap)
     slower: set[int] = set()  # feasible points it found slower than UB_K (`_scan_segment`)
     for start in starts:
@@ -437,53 +373,53 @@ def _kept_points(ctx: _Context, perf: PerfClass, points: _Points, hw: Hardware, 
         if ran_out:
             cut = cut or (lower < n and stop < n)
     points.first_ok[ctx.hardware_id(hw)] = (hw, found_here)
-    if points.ctx.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
-        points.ctx.memo.kept_points += len(keep)
+    if points.ctx.caches.memo.kept_points < MAX_KEPT_POINTS:  # a cache: past the bound the next build re-evaluates
+        points.ctx.caches.memo.kept_points += len(keep)
         points.kept.update((j, points.perf(j)) for j in keep)
     slow = len(skipped)
     past = over - stop if cut else 0  # cut by the cost bound (those from `over` on are over the budget)
-    if keep:  # a layout with no feasible point is counted once, under "target" (`_shape`)
+    if keep:  # a layout with no feasible point is counted once, under "target" (`class_shape`)
         add_to_tally(tally, "dominated", n - len(keep) - past - (n - over) - slow)
     if bound is not None:
         add_to_tally(tally, "cost_bound", past)
-    if ctx.step_bound is not None:
+    if ctx.bounds.step_bound is not None:
         add_to_tally(tally, "step_bound", slow)
     js = sorted(keep)
     return js, [keep[j] for j in js], past + n - over + slow, len(slower)
 
 
-def _every_point(ctx: _Context, points: _Points, hw: Hardware, over: int,
+def _every_point(ctx: ScanContext, points: _Points, hw: Hardware, over: int,
                  tally: dict[str, int]) -> tuple[list[int], list[float], int, int]:
     """`_kept_points` at the levels below `dominated`: none / shapes, every point (shapes: none when no point is
     feasible); points, every feasible point (those from `over` on are over the budget)."""
     n = len(points.ds)
     closed = points.open_from  # the points before it fail memory or T_comp + bubble
     checked = [_point_ok(ctx, points, j, hw) if j >= closed else (False, float("inf")) for j in range(over)]
-    every = list(range(n)) if ctx.prune in ("none", "shapes") else [j for j in range(over) if checked[j][0]]
-    if ctx.prune == "shapes" and not any(ok for ok, _ in checked):
+    every = list(range(n)) if ctx.inputs.prune in ("none", "shapes") else [j for j in range(over) if checked[j][0]]
+    if ctx.inputs.prune == "shapes" and not any(ok for ok, _ in checked):
         every = []
-    if ctx.prune == "points" and every:  # none / shapes keep them; a layout with none feasible is counted under "target"
+    if ctx.inputs.prune == "points" and every:  # none / shapes keep them; a layout with none feasible is counted under "target"
         add_to_tally(tally, "infeasible_points", over - len(every))
     return every, [checked[j][1] for j in every], n - over, 0
 
 
-def _within_step_bound(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int) -> int:
+def _within_step_bound(ctx: ScanContext, points: _Points, hw: Hardware, lower: int, stop: int) -> int:
     """The first index of [lower, stop) whose T_comp + bubble is within `fastest`'s step-time bound (`StepBound`:
     UB_K; none of the points before it can be among the K fastest designs); `lower` without the bound, `stop` when
-    no point is within it. Bisection: T_comp + bubble never grows with d (as `_Context.open_from`'s)."""
-    sb = ctx.step_bound
+    no point is within it. Bisection: T_comp + bubble never grows with d (as `ScanContext.open_from`'s)."""
+    sb = ctx.bounds.step_bound
     if sb is None or sb.limit_s == float("inf") or lower >= stop:
         return lower
     return bisect_left(points.ds, True, lower, stop,
                        key=lambda d: ctx.compute_and_bubble_s(points.shared, d, hw) <= sb.limit_s)
 
 
-def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop: int, archs: list[ArchGoodput] | None,
+def _scan_segment(ctx: ScanContext, points: _Points, hw: Hardware, lower: int, stop: int, archs: list[ArchGoodput] | None,
                   keep: dict[int, float], slower: set[int]) -> tuple[int | None, bool]:
     """Scan one segment's points from `lower` up to `stop` (excluded), adding the kept ones to `keep` (index → nominal
     step time): the first feasible one; with the goodput in the target (`archs`: the class's architectures), each
     architecture's first point feasible on its own goodput (`_arch_ok`), which is at or after the first point
-    feasible on the goodput bound; for `fastest` (`_Context.pareto`), each feasible point faster than every one before
+    feasible on the goodput bound; for `fastest` (`ScanContext.pareto`), each feasible point faster than every one before
     it (a larger d of the segment costs no less on every architecture and is as constrained by every cap, so a point
     no faster than a smaller d's never ranks above it: SPEC §7 ranks the faster first, the cheaper among equally fast).
     Returns (that first point feasible on the bound, None if none: what a slower NIC's scan starts from; True when
@@ -495,10 +431,10 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
         if not ok:
             continue
         first = j if first is None else first
-        if ctx.pareto:  # a larger d costs no less on every architecture: only a faster one can rank above
+        if ctx.bounds.pareto:  # a larger d costs no less on every architecture: only a faster one can rank above
             if step < fastest:
                 fastest = step
-                if ctx.step_bound is None or step <= ctx.step_bound.limit_s:
+                if ctx.bounds.step_bound is None or step <= ctx.bounds.step_bound.limit_s:
                     keep[j] = step
                 else:  # feasible, but slower than the K-th fastest design: not among the K fastest
                     slower.add(j)  # a set: the segments' scans overlap
@@ -515,7 +451,7 @@ def _scan_segment(ctx: _Context, points: _Points, hw: Hardware, lower: int, stop
     return first, True
 
 
-def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
+def class_shape(ctx: ScanContext, perf: PerfClass, hw: Hardware, g_used: int, lay: LayoutShape, points: _Points, plat,
            thresholds: list[int], tally: dict[str, int]) -> Shape | None:
     """The class's shape of the layout (None when it keeps no point); its points not kept counted in `tally` (per
     class: `count_once_per_switch` adds them to the build's counts)."""
@@ -529,7 +465,7 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
         return None
     kept_ds = [ds[j] for j in keep]
     perfs = [points.perf(j) for j in keep]
-    conditions = [] if ctx.defer_conditions else _conditions(ctx, kept_ds, perfs, hw)
+    conditions = [] if ctx.caches.defer_conditions else _conditions(ctx, kept_ds, perfs, hw)
     mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
     steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
     t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
@@ -538,31 +474,31 @@ def _shape(ctx: _Context, perf: PerfClass, hw: Hardware, g_used: int, lay: Layou
     shape = Shape(key=key, perf=perf, layout_shape=lay, gpus_per_domain_used=g_used, d_values=kept_ds,
                   domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
                   step_time_s=steps)
-    if ctx.defer_conditions:
-        ctx.pending[id(shape)] = (shape, points.hw, hw)
-    if ctx.goodput is not None and ctx.prune == "dominated":
+    if ctx.caches.defer_conditions:
+        ctx.caches.pending[id(shape)] = (shape, points.hw, hw)
+    if ctx.inputs.goodput is not None and ctx.inputs.prune == "dominated":
         needs = [_point_need(ctx, points, j, hw)[0] for j in keep]
-        shape.needed_goodput = [need / ctx.target for need in needs]
-        if ctx.bound is not None:  # each point is a real design of the architectures whose own goodput it meets
+        shape.needed_goodput = [need / ctx.inputs.target for need in needs]
+        if ctx.bounds.bound is not None:  # each point is a real design of the architectures whose own goodput it meets
             for j, need in zip(keep, needs):
-                for info in ctx.goodput_archs.get(perf, []):
+                for info in ctx.caches.goodput_archs.get(perf, []):
                     if _arch_ok(ctx, points, j, need, info):
-                        ctx.bound.offer_design(info.arch, points.layout(j), ctx.spares, ctx.costed)
-    elif ctx.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
-        ctx.bound.offer(perf, [points.layout(j) for j in keep], ctx.spares, ctx.costed)
-    if ctx.step_bound is not None:  # `fastest`: each kept point on every architecture of its class
-        ctx.step_bound.offer_steps(perf, [(points.layout(j), step) for j, step in zip(keep, steps)], ctx.spares,
-                                   ctx.costed)
+                        ctx.bounds.bound.offer_design(info.arch, points.layout(j), ctx.inputs.spares, ctx.caches.costed)
+    elif ctx.bounds.bound is not None:  # its points meet memory, the target and the margins: real designs of the class
+        ctx.bounds.bound.offer(perf, [points.layout(j) for j in keep], ctx.inputs.spares, ctx.caches.costed)
+    if ctx.bounds.step_bound is not None:  # `fastest`: each kept point on every architecture of its class
+        ctx.bounds.step_bound.offer_steps(perf, [(points.layout(j), step) for j, step in zip(keep, steps)], ctx.inputs.spares,
+                                   ctx.caches.costed)
     return shape
 
 
-def add_conditions(ctx: _Context, shapes: list[Shape]) -> None:
+def add_conditions(ctx: ScanContext, shapes: list[Shape]) -> None:
     """The condition rows of shapes made with `defer_conditions` (most of a large build's shapes are dropped by
     `_one_point_per_cost`; only those left need their rows): their kept points evaluated again, as the scan did
     (`performance` on the evaluation's hardware, `_conditions` re-timed on the class's)."""
     for shape in shapes:
-        _, evaluated_on, hw = ctx.pending.pop(id(shape))
+        _, evaluated_on, hw = ctx.caches.pending.pop(id(shape))
         memo = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
-        perfs = [performance(ctx.wl, memo.layout(d), evaluated_on, ctx.overlap) for d in shape.d_values]
+        perfs = [performance(ctx.inputs.wl, memo.layout(d), evaluated_on, ctx.inputs.overlap) for d in shape.d_values]
         shape.conditions = _conditions(ctx, shape.d_values, perfs, hw)
-    ctx.pending.clear()
+    ctx.caches.pending.clear()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import costing
-from ..costing_facility import allowed_rails
+from ..costing.facility import allowed_rails
 from ..errors import CatalogCannotBuild
 from ..inputs.schema import Catalog, Scenario, as_list
 from ..perf.interface import model_for

@@ -9,7 +9,7 @@ from ..perf.hardware import Hardware
 from ..perf.layout import LayoutShape
 from ..perf.traffic import CLASS_NAMES
 from .identity import PerfClass
-from .scan import _Context, count_once_per_switch
+from .scan import ScanContext, count_once_per_switch
 
 
 def structure_key(hw: Hardware) -> tuple:
@@ -34,7 +34,7 @@ def plain_twin(perf: PerfClass) -> PerfClass:
     return PerfClass(perf.platform, perf.nic, perf.rails_per_node, perf.oversubscription)
 
 
-def share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict, tallies: dict,
+def share_plain_shapes(ctx: ScanContext, members: list[PerfClass], made: dict, tallies: dict,
                        choices: dict[PerfClass, int]) -> list[PerfClass]:
     """Attach each class whose plain (fat-tree) twin already has this shape to it (`Shape.also`), and offer its
     points to the cost bound as the class's own; return the classes that still need shapes of their own. A class
@@ -47,15 +47,15 @@ def share_plain_shapes(ctx: _Context, members: list[PerfClass], made: dict, tall
             shape = made[twin]
             if shape is not None:
                 shape.also.append(perf)
-                if ctx.bound is not None:
+                if ctx.bounds.bound is not None:
                     shared = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
-                    ctx.bound.offer(perf, [shared.layout(d) for d in shape.d_values], ctx.spares, ctx.costed)
+                    ctx.bounds.bound.offer(perf, [shared.layout(d) for d in shape.d_values], ctx.inputs.spares, ctx.caches.costed)
         else:
             rest.append(perf)
     return rest
 
 
-def crosses_nothing(ctx: _Context, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
+def crosses_nothing(ctx: ScanContext, lay: LayoutShape, g_used: int, ds: list[int], hw: Hardware) -> bool:
     """No class of the layout forwards bytes between planes or crosses an oversubscribed tier above the
     pods at any of the d values (perf/crossing.py): the step time is then the plain fat tree's at
     every d. Always true on a fat tree without an oversubscribed tier above the pods."""

@@ -12,7 +12,7 @@ A family (one module each: `fat_tree.py`, `multi_plane.py`, `rail_only.py`) stat
   which the step-time model reads through `perf.hardware.Hardware`;
 - `twin`: the family that builds exactly the same network for a spec (multi-plane with one rail is
   a fat tree), so that the design space does not offer the same network under two names.
-The bill of materials (costing.py) prices any `FabricSize` or MILP counts the same way, role by role
+The bill of materials (costing/table.py) prices any `FabricSize` or MILP counts the same way, role by role
 and tier by tier, so a new family is one new module plus a registry entry in `fabrics/__init__.py`.
 """
 from __future__ import annotations

@@ -115,8 +115,16 @@ class Gpu(Strict):
             raise ValueError("give compute_model (preferred) or compute_efficiency")
         return self
 
+    def dense_tflops(self) -> dict[str, float]:
+        """Dense tensor peak by precision name: the one reader of the catalog's `<precision>_dense_tflops` fields
+        (issue 39). mxfp8 runs on the FP8 cores; fp4 without FP4 cores dequantises the 4-bit weights into BF16 GEMMs
+        (W4A16, as TensorRT-LLM runs MXFP4 on Hopper): the BF16 peak."""
+        return {"bf16": self.bf16_dense_tflops, "fp8": self.fp8_dense_tflops, "mxfp8": self.fp8_dense_tflops,
+                "fp4": self.fp4_dense_tflops or self.bf16_dense_tflops}
+
     def peak_tflops(self, precision: str) -> float:
-        return self.fp8_dense_tflops if precision == "fp8" else self.bf16_dense_tflops
+        """Dense tensor peak at a precision (`bf16`, `fp8`, `mxfp8`, `fp4`; `dense_tflops`)."""
+        return self.dense_tflops()[precision]
 
 
 class Platform(Priced):

@@ -1,5 +1,5 @@
 """What owning a cluster costs beyond its purchase (SPEC §6.3, issue 43): the `ownership:` block of a
-scenario. solver/costing_owned.ownership_cost does the arithmetic; every default below carries its
+scenario. solver.costing.owned.ownership_cost does the arithmetic; every default below carries its
 source in `OWNERSHIP_SOURCES` (docs/sources.md [W1]–[W6]), and the outputs list each input with it.
 
 Builds on schema_base.py only, so no import cycle.

@@ -314,15 +314,16 @@ def _nearest_key(model_cls: type[BaseModel], loc: tuple) -> type[BaseModel] | No
         info = cls.model_fields.get(key)
         if info is None:
             return None
-        cls = _model_in(info.annotation)
+        cls = model_in(info.annotation)
     return cls
 
 
-def _model_in(annotation) -> type[BaseModel] | None:
+def model_in(annotation) -> type[BaseModel] | None:
+    """The pydantic model inside a field's annotation (`Model`, `Model | None`, `list[Model]`, …), or None."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in getattr(annotation, "__args__", ()) or ():
-        found = _model_in(arg)
+        found = model_in(arg)
         if found is not None:
             return found
     return None

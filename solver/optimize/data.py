@@ -25,7 +25,7 @@ MUSD = 1e-6  # model cost unit: millions of dollars (keeps HiGHS's cost range sa
 
 @dataclass
 class ArchData:
-    """Constants of one architecture: its priced parts (costing.py) and its fabric constants."""
+    """Constants of one architecture: its priced parts (costing/table.py) and its fabric constants."""
 
     arch: Architecture
     parts: costing.Parts

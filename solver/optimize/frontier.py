@@ -14,7 +14,7 @@ and, of the designs that cheap (within a cent), the fastest (a second solve with
 frontier_cost_k: cost ≤ C_k + one cent, minimising Σ T_sj·w), so that no point is dominated by an
 equally priced faster design. The loop ends when the step row makes the model infeasible (no faster
 design within the caps: the front is complete) or after N points. Every point is evaluated by the
-one evaluator and checked against the model (`ranking._design_of`). For `objective: fastest` the
+one evaluator and checked against the model (`ranking.design_of`). For `objective: fastest` the
 search runs from the fast end instead (`fastest_cheaper`: the fastest design, then the fastest one
 costing at most C_k·(1 − ε), each by bisection over step times with cost minimisations); the points
 are reported cheapest first.
@@ -47,7 +47,7 @@ from ..results import Design, SolveResult
 from . import model as milp
 from .data import MUSD, ModelData, model_data, unbuildable_error, with_pod_tiers
 from .highs import HighsAdapter, SolveOutcome
-from .ranking import SAME_SPEED_REL, _design_of, _prune_by_bounds, _prune_points_over_caps, same_speed
+from .ranking import SAME_SPEED_REL, design_of, prune_by_bounds, prune_points_over_caps, same_speed
 from .ties import faster_at_equal_cost
 
 FRONTIER_REL = 1e-6  # a point must be this much faster (relative) than the last one (module docstring)
@@ -151,9 +151,9 @@ class FrontierModel:
         if not data.archs:
             raise unbuildable_error(self.space, data)
         data = dataclasses.replace(data, objective=self.cost)  # `fastest` scenarios: the front is of capex
-        data = _prune_points_over_caps(data)
+        data = prune_points_over_caps(data)
         if self.prune == "dominated":
-            data, _, _ = _prune_by_bounds(self.space, data, 1, "architecture", self.deadline)
+            data, _, _ = prune_by_bounds(self.space, data, 1, "architecture", self.deadline)
         self.data: ModelData = data
         if self.deadline.expired("model"):
             self.stopped_in = "model build"
@@ -189,7 +189,7 @@ class FrontierModel:
         choice = milp.decode(m)
         second, choice = self._fastest_of_cost(m, index, choice)
         proven = first.status == "optimal" and second.status == "optimal"
-        design = _design_of(self.space, self.data, choice, proven=proven)
+        design = design_of(self.space, self.data, choice, proven=proven)
         return design, ("optimal" if proven else "feasible"), [first, second]
 
     def _fastest_of_cost(self, m: Any, index: int, choice: milp.Choice) -> tuple[SolveOutcome, milp.Choice]:
@@ -217,10 +217,10 @@ class FrontierModel:
         """Exact pruning as the fast-end search moves down in cost: w = 0 for every point (a) faster than the last
         point (none of them costs less: the last point was the fastest of all cheaper designs, so a cheaper and
         faster one would have been found instead), or (b) whose compute alone already costs more than the last
-        point (`ranking._prune_points_over_caps` with the last cost as budget; TCO ≥ capex, so it holds for TCO)."""
+        point (`ranking.prune_points_over_caps` with the last cost as budget; TCO ≥ capex, so it holds for TCO)."""
         capped = dataclasses.replace(self.data, caps={**self.data.caps, "budget_usd": last_usd},
                                      over_caps=frozenset())
-        out = set(_prune_points_over_caps(capped).over_caps)
+        out = set(prune_points_over_caps(capped).over_caps)
         if last_step_s is not None:
             shapes = self.space.shapes
             out |= {(i, j, a) for (i, j, a) in m.SJA if not same_speed(last_step_s, shapes[i].step_time_s[j])}
@@ -263,7 +263,7 @@ class FrontierModel:
         if best is None:
             return None, "infeasible", outcomes
         proven = all(o.status in ("optimal", "infeasible") for o in outcomes)
-        design = _design_of(self.space, self.data, best, proven=proven)
+        design = design_of(self.space, self.data, best, proven=proven)
         return design, ("optimal" if proven else "feasible"), outcomes
 
     def _cheapest_within(self, m: Any, step_s: float, limit_usd: float | None) -> tuple[milp.Choice | None, SolveOutcome]:

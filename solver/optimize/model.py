@@ -10,7 +10,7 @@ the fabric family's counts, modules and racks. Costs are in M$ inside the model 
 `build_model` is the flat list of constraint families below; each family is one small function
 whose docstring is its equation (docs/model.md repeats them with these names, and a test keeps the
 two in step). The fabric's rows come from its family module (solver/fabrics); the cost and power
-expressions from the bill-of-materials table (solver/costing.py), netted against owned inventory
+expressions from the bill-of-materials table (solver/costing/table.py), netted against owned inventory
 there. No traffic class is named here: the step-time rows read the coefficients the design space
 took off the performance model. A multi-period plan (solver/plan) builds the design rows and the
 needs of one period per Pyomo block (`add_design_rows`, `add_needs`, `add_pins`) and prices the
@@ -351,7 +351,7 @@ def add_racks(m: Any) -> None:
 
 
 def quantities(m: Any, a: int) -> costing.Quantities:
-    """The model's quantities of architecture a, for the bill-of-materials table (costing.py)."""
+    """The model's quantities of architecture a, for the bill-of-materials table (costing/table.py)."""
     return costing.Quantities(
         units=m.units[a], spare_units=m.spare_units[a], nodes=m.nodes[a], switches=m.switches[a],
         links={tier: n for tier, n in m.links[a].items() if tier in LINK_TIERS},
@@ -361,7 +361,7 @@ def quantities(m: Any, a: int) -> costing.Quantities:
 
 def site_counts(m: Any, a: int) -> dict[str, Any]:
     """site[a,line] = Σ_{s,j} site_count(line, units_sj + spares_sj, nodes_sj, cabled_sj)·w[s,j,a]: the site lines
-    (storage, management, cooling, installation; costing_facility.py) of the chosen point, exact (the
+    (storage, management, cooling, installation; costing/facility.py) of the chosen point, exact (the
     counts are step functions of the point's nodes, one binary per point)."""
     ad = m.data.archs[a]
     out: dict[str, Any] = {line.id: 0 for line in ad.parts.site}

@@ -15,7 +15,7 @@ from ..results import Design, make_design
 from . import model as milp
 from .data import MUSD, ModelData, model_data, points, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
-from .ties import admissible_design, faster_at_equal_cost  # noqa: F401 - admissible_design: re-exported
+from .ties import admissible_design, faster_at_equal_cost
 
 SAME_SPEED_REL = 1e-9  # `fastest`: step times within this relative distance are equally fast (then cheapest wins)
 
@@ -56,7 +56,7 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", deadli
     if not data.archs:
         raise unbuildable_error(space, data)
     fastest = data.objective == "fastest"
-    data = _prune_points_over_caps(data)
+    data = prune_points_over_caps(data)
     timings: dict = {"points_over_caps": len(data.over_caps)}
     evaluated: list[Design] = []
     if fastest:  # the bounds are on step time
@@ -64,7 +64,7 @@ def k_best(space: DesignSpace, k: int, distinct_by: str = "architecture", deadli
         timings["points_slower_than_k_designs"] = slow
         pruned = 0
     else:
-        data, pruned, evaluated = _prune_by_bounds(space, data, k, distinct_by, deadline)
+        data, pruned, evaluated = prune_by_bounds(space, data, k, distinct_by, deadline)
     timings["architectures_pruned_by_bounds"] = pruned
     search = Search([], [], timings)
     adapter = HighsAdapter(time_limit_s=deadline.seconds)
@@ -147,7 +147,7 @@ def _solve_loop(space: DesignSpace, data: ModelData, model, adapter: HighsAdapte
         elif distinct_by == "layout":  # equal-cost layouts abound: the fastest of them (SPEC §7 tie rule)
             remaining = deadline.remaining_s()
             choice = _fastest_as_cheap(model, adapter, choice, index, None if remaining is None else max(0.05, remaining))
-        design = _design_of(space, data, choice, proven=outcome.status == "optimal")
+        design = design_of(space, data, choice, proven=outcome.status == "optimal")
         search.designs.append(design if data.objective == "fastest" else faster_at_equal_cost(space, design, distinct_by))
         milp.add_no_good(model, choice, distinct_by, index)
         if progress:
@@ -223,7 +223,7 @@ def _lower_bound_usd(data: ModelData, a: int, units: int, spares: int, nodes: in
                                          data.owned, energy)
 
 
-def _prune_points_over_caps(data: ModelData) -> ModelData:
+def prune_points_over_caps(data: ModelData) -> ModelData:
     """Exact: drop each point whose compute alone breaks a cap — GPUs bought > max_gpus, or the
     bill-of-materials table with every fabric and rack count at zero (units, spares, their NICs)
     already over budget_usd (capex, with contingency, owned parts netted as the cap is judged) or
@@ -277,7 +277,7 @@ def _prune_slow_points(space: DesignSpace, data: ModelData, k: int, distinct_by:
     return dataclasses.replace(data, over_caps=data.over_caps | slow), len(slow)
 
 
-def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: str = "architecture",
+def prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: str = "architecture",
                      deadline: Deadline = NO_LIMIT) -> tuple[ModelData, int, list[Design]]:
     """Exact bound pruning before the K-best loop; also returns the designs it evaluated that meet
     every requirement (the time limit's fallback answer).
@@ -318,7 +318,7 @@ def _prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: s
     return dataclasses.replace(data, archs=keep), len(data.archs) - len(keep), evaluated
 
 
-def _design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, proven: bool = True) -> Design:
+def design_of(space: DesignSpace, data: milp.ModelData, choice: milp.Choice, proven: bool = True) -> Design:
     """Evaluate the chosen design with the evaluator and check it agrees with the model.
 
     An unproven incumbent (time limit) may carry more switches, modules or racks than its design

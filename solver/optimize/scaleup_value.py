@@ -62,12 +62,12 @@ def scaleup_note(catalog: Catalog, result: SolveResult) -> str | None:
     strong, weak = (first, other) if strength(catalog, first) >= strength(catalog, other) else (other, first)
     d_step, d_money, name = scaleup_delta(catalog, strong, weak)
     text = (f"what the scale-up domain bought: {_describe(catalog, strong)} over {_describe(catalog, weak)}: "
-            f"{_pct(d_step)} step time at {_pct(d_money)} {name}")
+            f"{percent_text(d_step)} step time at {percent_text(d_money)} {name}")
     if strong.gpu != weak.gpu:
         text += f" (the GPUs differ too, {strong.gpu} against {weak.gpu}: not the domain alone)"
     return text
 
 
-def _pct(x: float) -> str:
+def percent_text(x: float) -> str:
     """+55 % or −38 % (a true minus sign, as the issue writes it)."""
     return f"{'−' if x < 0 else '+'}{abs(x):.0%}".replace("%", " %")

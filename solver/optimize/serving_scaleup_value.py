@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .scaleup_value import FABRIC_ORDER, FABRIC_TEXT, _pct
+from .scaleup_value import FABRIC_ORDER, FABRIC_TEXT, percent_text
 
 
 def _platform(catalog: Any, platform_id: str) -> Any:
@@ -78,7 +78,7 @@ def serving_scaleup_note(sc: Any, catalog: Any, space: Any, fleets: list[Any],
     money_s, name = _money(strong)
     money_w, _ = _money(weak)
     text = (f"what the scale-up domain bought: {_describe(catalog, strong)} over {_describe(catalog, weak)}: "
-            f"{_pct(strong.tpot_s / weak.tpot_s - 1)} TPOT at {_pct(money_s / money_w - 1)} {name}")
+            f"{percent_text(strong.tpot_s / weak.tpot_s - 1)} TPOT at {percent_text(money_s / money_w - 1)} {name}")
     gpu_s = _platform(catalog, strong.back.option.machine.platform).gpu
     gpu_w = _platform(catalog, weak.back.option.machine.platform).gpu
     if gpu_s != gpu_w:

@@ -13,8 +13,7 @@ from ..design_space import Architecture, build_design_space
 from ..errors import CatalogCannotBuild, InputError, SolverFailure, UsageError
 from ..fabrics import DEFAULT_FAMILY, POD_TIERS, family
 from ..fabrics.breakout import serves
-from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catalog, load_catalog, load_scenario  # noqa: F401 - re-exported: their old home
-from ..inputs.catalog import layered_paths  # noqa: F401 - re-exported: its old home
+from ..inputs import as_loaded, catalog_for, check_against_catalog
 from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
 from ..results import Design, SolveResult, binding_constraints, cap_problems, make_design

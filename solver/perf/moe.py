@@ -50,13 +50,13 @@ from .moe_counts import (
     LayerCounts,
     MoeParams,
     TokenFlops,
-    _moe,
     capacity_multiplier,
     flops_per_step,
     hardware_flops_per_token,
     layer_counts,
     load_factor,
     moe_recomputed,
+    moe_shape,
     parameter_counts,
     recompute_flops,
     shared_width,
@@ -155,7 +155,7 @@ def expert_efficiency(hw: Hardware) -> float:
 def _routed_bytes_per_copy(workload: Workload) -> tuple[float, float]:
     """(forward, total) memory-bound bytes of one routed token copy in one MoE layer (60·h + 18·f_e, the
     forward a third; recompute repeats the forward, moe_act the activation's share)."""
-    m, moe = workload.model, _moe(workload.model)
+    m, moe = workload.model, moe_shape(workload.model)
     h, f_e = m.hidden_size, moe.expert_ffn_hidden_size
     per_copy = EXPERT_BYTES_PER_HIDDEN * h + EXPERT_BYTES_PER_WIDTH * f_e
     forward = FORWARD_SHARE * per_copy
@@ -169,7 +169,7 @@ def _routed_bytes_per_copy(workload: Workload) -> tuple[float, float]:
 def routed_bytes_per_token(workload: Workload) -> float:
     """Memory-bound bytes per token in the routed experts: k·L'_m copies of (60·h + 18·f_e), + the
     forward's third again when the MoE layer is recomputed (6·f_e for moe_act alone), × c_f when padded."""
-    m, moe = workload.model, _moe(workload.model)
+    m, moe = workload.model, moe_shape(workload.model)
     return moe.top_k * layer_counts(m).moe_with_mtp * _routed_bytes_per_copy(workload)[1] * capacity_multiplier(moe)
 
 
@@ -180,7 +180,7 @@ def compute_s(workload: Workload, layout: Layout, hw: Hardware) -> float:
     P = peak·1e12·η_compute, BW = hbm_tbyte_s·1e12, ε = `expert_efficiency`; F per token (hardware FLOPs),
     Q the routed experts' memory-bound bytes per token (`routed_bytes_per_token`)."""
     assert hw.compute_efficiency is not None, "the flat compute model needs compute_efficiency"
-    moe = _moe(workload.model)
+    moe = moe_shape(workload.model)
     routed, other = hardware_flops_per_token(workload)
     flops_per_s = hw.peak_tflops * 1e12 * hw.compute_efficiency
     imbalance = load_factor(moe) / capacity_multiplier(moe)  # padding is already in F_routed and Q_routed
@@ -261,7 +261,7 @@ def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams
     Recompute: full repeats every forward; the `mlp` module the dense MLPs; `moe` the routed and shared
     experts; `mla_up_proj` the MLA up-projections (their share of qkv). The MTP layers run on the last
     stage with the logits. Per-layer averages over the L layers set the pacing stage (`pacing_stage`)."""
-    m, moe = workload.model, _moe(workload.model)
+    m, moe = workload.model, moe_shape(workload.model)
     fp8 = workload.precision == "fp8"
     t, counts = layout.tp, layer_counts(m)
     h, k_up = m.hidden_size, 2 if m.ffn_type == "swiglu" else 1

@@ -28,7 +28,7 @@ class LayerCounts:
 @by_identity
 def layer_counts(model: TransformerShape) -> LayerCounts:
     """L_m from `layer_pattern` (1 = MoE) or L − dense_layers; MTP layers follow the last layer."""
-    moe = _moe(model)
+    moe = moe_shape(model)
     pattern = moe.layer_pattern or [0] * moe.dense_layers + [1] * (model.layers - moe.dense_layers)
     moe_layers = sum(pattern)
     dense_layers = model.layers - moe_layers
@@ -37,12 +37,14 @@ def layer_counts(model: TransformerShape) -> LayerCounts:
     return LayerCounts(dense_layers, moe_layers, dense_layers + (0 if last_moe else mtp), moe_layers + (mtp if last_moe else 0))
 
 
-def _moe(model: TransformerShape) -> MoeShape:
+def moe_shape(model: TransformerShape) -> MoeShape:
+    """The model's Mixture-of-Experts block (asserts the model has one)."""
     assert model.moe is not None, "a Mixture-of-Experts model"
     return model.moe
 
 
-def _k_ff(model: TransformerShape) -> int:
+def ffn_matrices(model: TransformerShape) -> int:
+    """Weight matrices per feed-forward block: 3 for SwiGLU (gate, up, down), else 2."""
     return 3 if model.ffn_type == "swiglu" else 2
 
 
@@ -70,8 +72,8 @@ def parameter_counts(model: TransformerShape) -> MoeParams:
     P = L·(P_att + 2h) + L_d·k_ff·h·f + L_m·(E·k_ff·h·f_e + k_ff·h·n_s·f_s + h·E) + h + V·h·(1 tied, 2 untied)
     active: E → k.  One MTP layer adds P_att + its MLP (the last layer's kind) + 2h² (projection) + 3h.
     """
-    moe, h = _moe(model), model.hidden_size
-    counts, k_ff = layer_counts(model), _k_ff(model)
+    moe, h = moe_shape(model), model.hidden_size
+    counts, k_ff = layer_counts(model), ffn_matrices(model)
     attention = attention_params_per_layer(model) + 2 * h
     dense_mlp = k_ff * h * model.ffn_hidden_size
     expert = k_ff * h * moe.expert_ffn_hidden_size
@@ -117,8 +119,8 @@ def token_flops(model: TransformerShape) -> TokenFlops:
     """Forward FLOPs per token; ×3 (forward + backward) gives Megatron's F_tok (docs/model.md §MoE):
     F_tok = 6·[h·(k_ff·f·L'_d + k_ff·f_e·k·L'_m + k_ff·f_s·n_s·L'_m) + P_att·(L + n_mtp) + 2·n_mtp·h²]
           + 6·w_core·s·(L + n_mtp) + 6·h·V·(1 + n_mtp)."""
-    moe, h, a = _moe(model), model.hidden_size, model.attention_heads
-    counts, k_ff, mtp = layer_counts(model), _k_ff(model), moe.mtp_layers
+    moe, h, a = moe_shape(model), model.hidden_size, model.attention_heads
+    counts, k_ff, mtp = layer_counts(model), ffn_matrices(model), moe.mtp_layers
     all_layers = model.layers + mtp
     mla_up = 0.0
     if model.mla is not None:
@@ -174,7 +176,7 @@ def hardware_flops_per_token(workload: Workload) -> tuple[float, float]:
     multiplies the routed part by c_f (padded rows are multiplied too, [M6])."""
     f = token_flops(workload.model)
     again_routed, again_other = recompute_flops(workload, f)
-    pad = capacity_multiplier(_moe(workload.model))
+    pad = capacity_multiplier(moe_shape(workload.model))
     return (3 * f.routed + again_routed) * pad, 3 * (f.total - f.routed) + again_other
 
 

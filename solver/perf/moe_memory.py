@@ -5,10 +5,10 @@ from __future__ import annotations
 from ..inputs.schema import Workload
 from .layout import Layout
 from .moe_counts import (
-    _k_ff,
-    _moe,
+    ffn_matrices,
     layer_counts,
     load_factor,
+    moe_shape,
     shared_width,
 )
 
@@ -44,7 +44,7 @@ def activation_bytes_per_token(workload: Workload) -> tuple[float, float]:
         kv = (m.kv_heads or a) * d_h
         attention = 4.0 * h + gemm_in + 2.0 * (a * d_h + 2 * kv) + (2.0 + fp8_out) * a * d_h
     f = m.ffn_hidden_size
-    dense = 2.0 * h if "mlp" in modules else beta * h + 2.0 * (_k_ff(m) - 1) * f + beta * f
+    dense = 2.0 * h if "mlp" in modules else beta * h + 2.0 * (ffn_matrices(m) - 1) * f + beta * f
     return attention, dense
 
 
@@ -54,10 +54,10 @@ def moe_mlp_bytes_per_token(workload: Workload, layout: Layout) -> float:
     activation, output kept for the probability-weighted combine; moe_act recompute drops the
     activation; the etp peers' copies are gathered and f_e is split etp ways); `moe` recompute keeps
     only the layer input 2h."""
-    m, moe, beta = workload.model, _moe(workload.model), gemm_input_bytes(workload)
+    m, moe, beta = workload.model, moe_shape(workload.model), gemm_input_bytes(workload)
     if "moe" in workload.recompute_modules:
         return 2.0 * m.hidden_size
-    k_ff, f_e = _k_ff(m), moe.expert_ffn_hidden_size
+    k_ff, f_e = ffn_matrices(m), moe.expert_ffn_hidden_size
     act = 0.0 if "moe_act" in workload.recompute_modules else beta * f_e
     copy = ((beta + 2.0) * m.hidden_size * layout.etp + 2.0 * (k_ff - 1) * f_e + act) / layout.tp
     shared = (2.0 * (k_ff - 1) + beta) * shared_width(moe) / layout.tp

@@ -8,10 +8,10 @@ from math import comb
 from ..inputs.schema import MoeShape, Workload
 from .layout import Layout, ranks_in_domain
 from .moe_counts import (
-    _moe,
     layer_counts,
     load_factor,
     moe_recomputed,
+    moe_shape,
     parameter_counts,
 )
 
@@ -67,7 +67,7 @@ def ep_bytes(workload: Workload, layout: Layout) -> tuple[float, float]:
     hierarchical:  NVLink V·k_eff·(n_in − 1)/n_in, scale-out V·R·u_eff (one copy per other domain)."""
     if layout.ep == 1:
         return 0.0, 0.0
-    moe, m = _moe(workload.model), workload.model
+    moe, m = moe_shape(workload.model), workload.model
     tokens = workload.global_batch_size * m.seq_len / layout.gpus
     per_copy = tokens * layer_counts(m).moe_with_mtp * m.hidden_size * exchange_bytes_per_copy(workload)
     load = load_factor(moe)
@@ -159,7 +159,7 @@ def tp_collectives(workload: Workload, layout: Layout, microbatches: int, messag
     attention 2 all-reduce equivalents per layer (+1 with full recompute), dense MLP and shared experts
     2 (+1); routed experts exchange over the etp group 2 (+1 if recomputed) of etp·k_eff·M/t (the
     tokens of the ep rank's etp peers are gathered); M = b·(s/c)·h·β as for dense layers."""
-    m, moe = workload.model, _moe(workload.model)
+    m, moe = workload.model, moe_shape(workload.model)
     counts = layer_counts(m)
     per_pass = 3 if workload.activation_recompute == "full" else 2
     mlp_layers = counts.dense_with_mtp + (counts.moe_with_mtp if moe.shared_experts else 0)

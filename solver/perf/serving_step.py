@@ -76,11 +76,9 @@ def scaleup_path(platform: Any, profile: Any) -> tuple[float, float]:
 
 
 def peak_tflops(gpu: Any, precision: str) -> float:
-    """Dense tensor peak at the precision: fp4 → fp4_dense_tflops (without FP4 cores the 4-bit weights are dequantised
-    into BF16 GEMMs, W4A16, as TensorRT-LLM runs MXFP4 on Hopper: the BF16 peak), fp8, bf16."""
-    if precision == "fp4":
-        return getattr(gpu, "fp4_dense_tflops", None) or gpu.bf16_dense_tflops
-    return float(gpu.fp8_dense_tflops if precision == "fp8" else gpu.bf16_dense_tflops)
+    """Dense tensor peak at the precision, read through the catalog GPU's one accessor (`Gpu.dense_tflops`: fp4 →
+    fp4_dense_tflops, or the BF16 peak without FP4 cores, W4A16; fp8; bf16)."""
+    return float(gpu.peak_tflops(precision))
 
 
 def hardware_of(ctx: Any) -> ServingHardware:

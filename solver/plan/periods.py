@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog, load_scenario
 from ..inputs.schema import PRICE_CATEGORIES, Catalog, Plan, PlanGrowth, Scenario, SweepGrowth, SweepParameter
-from ..sweep.plan import _get, _set, field_kind, make_axis
+from ..sweep.plan import field_kind, get_path, make_axis, set_path
 from .lifecycle import plan_lifecycle
 
 FORBIDDEN = ("plan", "sweep", "top_k", "inventory", "extra_costs", "name", "catalog")
@@ -144,7 +144,7 @@ def _growth_values(rule: PlanGrowth, base: dict, count: int) -> list[float]:
         param = SweepParameter(path=rule.path, growth=SweepGrowth(factor=rule.factor, steps=count - 1),
                                round_to_int=rule.round_to_int)
     else:  # one period: v_0 alone (a sweep's growth needs a step)
-        start = _get(base, rule.path)
+        start = get_path(base, rule.path)
         if not isinstance(start, (int, float)) or isinstance(start, bool):
             raise ValueError(f"growth starts from the scenario's value of {rule.path}, which is not set to a number")
         param = SweepParameter(path=rule.path, values=[float(start)], round_to_int=rule.round_to_int)
@@ -213,7 +213,7 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
     for p, values in enumerate(_period_values(ls, plan, base)):
         data = copy.deepcopy(base)
         for path, value in values.items():
-            _set(data, path, value)
+            set_path(data, path, value)
         label, year = _label(plan, p)
         if sc.site is not None:  # the power energised by the period's start caps it (plan/site_phases.py)
             site_notes.append(_apply_site(ls, cat, data, p))

@@ -16,14 +16,14 @@ from .xlsx import (
     LEFT_TOP,
     PERCENT,
     TOP,
-    _define,
-    _header,
-    _section,
-    _title,
-    _widths,
+    define,
+    header_row,
     print_setup,
     put,
+    section_row,
+    set_widths,
     wrap,
+    write_title,
 )
 
 
@@ -102,8 +102,8 @@ class Sections:
         self.wrap_cols = wrap_cols or {}
 
     def section(self, title: str, headers: list, right: tuple = ()) -> None:
-        _section(self.ws, self.row, title)
-        _header(self.ws, self.row + 1, headers, right=right)
+        section_row(self.ws, self.row, title)
+        header_row(self.ws, self.row + 1, headers, right=right)
         self.row += 2
 
     def line(self, *values, formats: tuple = (), left: bool = False) -> int:
@@ -150,7 +150,7 @@ def catalog_lines(out: Sections, catalog: Catalog) -> None:
 
 def write_assumptions_sheet(wb, result, scenario: LoadedScenario, catalog: Catalog) -> None:
     ws = wb.create_sheet("Assumptions")
-    _title(ws, "Assumptions and provenance")
+    write_title(ws, "Assumptions and provenance")
     out = Sections(ws, wrap_cols={2: 30, 4: 60})
     _tco_inputs(wb, out, result, scenario.scenario)
     scenario_lines(out, scenario)
@@ -168,7 +168,7 @@ def write_assumptions_sheet(wb, result, scenario: LoadedScenario, catalog: Catal
         fmt = "0.000" if isinstance(value, float) and label != "relative gap" else None
         out.line(label, "none" if value is None else value, formats=(None, fmt), left=True)
     ws.freeze_panes = "A3"
-    _widths(ws, {"A": 34, "B": 30, "C": 10, "D": 60})
+    set_widths(ws, {"A": 34, "B": 30, "C": 10, "D": 60})
     print_setup(ws)
 
 
@@ -182,7 +182,7 @@ def _tco_inputs(wb, out: Sections, result, sc: Scenario) -> None:
     for name, (label, value, fmt) in zip(TCO_NAMES, tco_values):
         row = out.line(label, value, name, formats=(None, fmt))
         out.ws.cell(row=row, column=2).fill = INPUT_FILL
-        _define(wb, name, "Assumptions", f"B{row}")
+        define(wb, name, "Assumptions", f"B{row}")
     out.gap()
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .io import atomic_path, current_run_id
+from ..files import atomic_path, current_run_id
 
 HEADER = ("category", "part_id", "description", "quantity", "unit_price_usd", "extended_usd", "price_source",
           "price_date", "price_is_estimate", "owned", "role", "manufacturer_part_number", "lead_time_weeks", "run_id")

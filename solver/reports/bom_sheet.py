@@ -14,19 +14,19 @@ from .xlsx import (
     USD,
     USD_CENTS,
     Live,
-    _define,
-    _header,
-    _ref,
-    _title,
-    _widths,
-    _write,
+    define,
     fits_one_page,
     formula,
+    header_row,
     note,
     print_setup,
     put,
+    set_widths,
+    sheet_ref,
     top,
     wrap,
+    write_cell,
+    write_title,
 )
 
 BOM_HEADERS = ("Category", "Part", "Description", "Quantity", "Unit price (USD)", "Extended (USD)",
@@ -68,7 +68,7 @@ class BomCells:
     end_row: int = 0  # the last row the totals use
 
     def column(self, col: str) -> str:
-        return _ref(self.title, f"${col}${self.first}:${col}${max(self.first, self.last)}")
+        return sheet_ref(self.title, f"${col}${self.first}:${col}${max(self.first, self.last)}")
 
     def sumif(self, category: str) -> str:
         return f'SUMIF({self.column("A")},"{category}",{self.column("F")})'
@@ -86,8 +86,8 @@ def _bom_inputs(ws, wb, index: int, title: str, fraction: float) -> None:
     put(ws, 3, 1, "Discount").font = BOLD
     put(ws, 3, 2, 0.0, PERCENT).fill = INPUT_FILL
     note(ws, 3, f"editable: negotiated discount on the lines (defined name {discount_name(index)})", col=3)
-    _define(wb, contingency_name(index), title, "B2")
-    _define(wb, discount_name(index), title, "B3")
+    define(wb, contingency_name(index), title, "B2")
+    define(wb, discount_name(index), title, "B3")
 
 
 def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices: dict | None = None) -> BomCells:
@@ -99,9 +99,9 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
     title = bom_sheet_title(index)
     ws = wb.create_sheet(title)
     lines, fraction = split_contingency(design.cost.bom, contingency_fraction)
-    _title(ws, f"Bill of materials, design #{design.rank}: {design.label}")
+    write_title(ws, f"Bill of materials, design #{design.rank}: {design.label}")
     _bom_inputs(ws, wb, index, title, fraction)
-    _header(ws, BOM_HEADER_ROW, BOM_HEADERS, right=BOM_NUMBER_COLUMNS)
+    header_row(ws, BOM_HEADER_ROW, BOM_HEADERS, right=BOM_NUMBER_COLUMNS)
     row = BOM_FIRST_ROW
     for line in lines:
         put(ws, row, 1, line.category)
@@ -114,10 +114,10 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
             put(ws, row, 7, line.power_w, NUMBER_2)
         else:
             price_row = prices[price_key(line)]
-            formula(ws, row, 5, f"={_ref(PRICES, f'$D${price_row}')}", USD_CENTS, line.unit_price_usd)
+            formula(ws, row, 5, f"={sheet_ref(PRICES, f'$D${price_row}')}", USD_CENTS, line.unit_price_usd)
             ratio = spare_power_ratio(design, line)
             scaled = "" if ratio == 1.0 else f"*{ratio:.12g}"
-            formula(ws, row, 7, f"={_ref(PRICES, f'$E${price_row}')}{scaled}", NUMBER_2, line.power_w)
+            formula(ws, row, 7, f"={sheet_ref(PRICES, f'$E${price_row}')}{scaled}", NUMBER_2, line.power_w)
         formula(ws, row, 6, f"=D{row}*E{row}", USD_CENTS, line.quantity * line.unit_price_usd)
         formula(ws, row, 8, f"=D{row}*G{row}", NUMBER, line.quantity * line.power_w)
         top(ws, row, 1, len(BOM_HEADERS))
@@ -128,7 +128,7 @@ def write_bom_sheet(wb, index: int, design, contingency_fraction: float, prices:
     cells = _bom_totals(ws, index, title, lines, fraction, last)
     _bom_quantities(ws, cells, design, lines)
     ws.freeze_panes = f"A{BOM_FIRST_ROW}"
-    _widths(ws, {"A": 13, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 11, "H": 11})
+    set_widths(ws, {"A": 13, "B": 19, "C": BOM_DESCRIPTION_WIDTH, "D": 9, "E": 13, "F": 15, "G": 11, "H": 11})
     print_setup(ws, title_rows=f"{BOM_HEADER_ROW}:{BOM_HEADER_ROW}", pages_tall=1 if fits_one_page(ws) else 0)
     return cells
 
@@ -140,7 +140,7 @@ def _lead_times(ws, lines: list) -> None:
     if all(w is None for w in weeks):
         return
     col = len(BOM_HEADERS) + 1
-    _header(ws, BOM_HEADER_ROW, ["Lead time (weeks)"], first_col=col, right=[col])
+    header_row(ws, BOM_HEADER_ROW, ["Lead time (weeks)"], first_col=col, right=[col])
     for i, w in enumerate(weeks):
         if w is not None:
             put(ws, BOM_FIRST_ROW + i, col, w, NUMBER)
@@ -220,7 +220,7 @@ def _bom_quantities(ws, cells: BomCells, design, lines: list) -> None:
     ]
     for r, label, value in rows:
         _label(ws, r, label)
-        _write(ws, r, 4, value, NUMBER)
+        write_cell(ws, r, 4, value, NUMBER)
     cells.gpus, cells.nodes, cells.racks = f"$D${gpus}", f"$D${nodes}", f"$D${racks}"
     assert cells.values is not None
     cells.values.update(nodes=rows[0][2].value, gpus=rows[1][2].value, racks=rows[2][2].value)

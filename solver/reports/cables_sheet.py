@@ -5,7 +5,7 @@ cables and modules at each end), read off the bill of materials so it always agr
 from __future__ import annotations
 
 from ..fabrics import LINK_TIERS
-from .xlsx import NUMBER, _header, _title, _widths, note, print_setup, put, wrap
+from .xlsx import NUMBER, header_row, note, print_setup, put, set_widths, wrap, write_title
 
 SHEET = "Cables"
 HEADER_ROW = 4
@@ -51,10 +51,10 @@ def write_cables_sheet(wb, result, catalog) -> bool:
     if not any(rows for _, rows in per_design):
         return False
     ws = wb.create_sheet(SHEET)
-    _title(ws, "Cable and optics schedule")
+    write_title(ws, "Cable and optics schedule")
     note(ws, 2, "Per design and tier: the link option of the BOM, its run length (facility link_distance_m) against "
                 "its reach, and the cables and transceiver modules to order (a twin-port module serves two links).")
-    _header(ws, HEADER_ROW, HEADERS, right=(6, 7, 8))
+    header_row(ws, HEADER_ROW, HEADERS, right=(6, 7, 8))
     r = HEADER_ROW
     for design, rows in per_design:
         for row in rows:
@@ -64,7 +64,7 @@ def write_cables_sheet(wb, result, catalog) -> bool:
             for c, value in enumerate(values, start=1):
                 put(ws, r, c, value, NUMBER if c in (6, 7, 8) else None)
             wrap(ws, r, 9, WIDTHS["I"])
-    _widths(ws, WIDTHS)
+    set_widths(ws, WIDTHS)
     ws.freeze_panes = f"A{HEADER_ROW + 1}"
     # printed at 100 % across two landscape pages (about 1,050 pt of columns), Design and Tier on both
     print_setup(ws, pages_wide=2, title_rows=f"{HEADER_ROW}:{HEADER_ROW}", title_cols="A:B")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..inputs.schema import Catalog
-from .tables import Column, _price, make_table
+from .tables import Column, make_table, price_text
 from .text import safe
 
 
@@ -38,20 +38,20 @@ def catalog_tables(cat: Catalog, width: int | None = None) -> list[Table]:
     platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
                                      "price", "kW", "date"), [
         (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
-         ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit, _price(p),
+         ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit, price_text(p),
          f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms], width, "ttnnn3t4nn2")
     network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
-                     [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", _price(n), f"{n.power_w:g}",
+                     [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", price_text(n), f"{n.power_w:g}",
                        n.price_date) for n in cat.nics]
                      + [(s.id, "switch", s.fabric, s.generation, f"{s.radix}×{s.port_speed_gbps:g}G"
-                         + "".join(f", {b * s.radix}×{s.port_speed_gbps / b:g}G split" for b in s.breakout), _price(s),
+                         + "".join(f", {b * s.radix}×{s.port_speed_gbps / b:g}G split" for b in s.breakout), price_text(s),
                          f"{s.power_w:g}", s.price_date) for s in cat.switches], width, "t3t4tnn2")
     links = _table("links (per link: cable + modules at both ends)",
                    ("id", "generation", "tier", "medium", "reach m", "$ per link", "W per link", "date"), [
-        (x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", _price(x, f"{x.usd_per_link:,.0f}"),
+        (x.id, x.generation, x.tier, x.medium, f"{x.max_reach_m:g}", price_text(x, f"{x.usd_per_link:,.0f}"),
          f"{x.w_per_link:g}", x.price_date) for x in cat.links], width, "t3tt2nn1")
     racks = _table("racks and facility", ("id", "name", "usable kW", "usable RU", "price", "date"), [
-        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), _price(r), r.price_date) for r in cat.racks], width, "t2nnn1")
+        (r.id, r.name, f"{r.usable_kw:g}", str(r.usable_ru), price_text(r), r.price_date) for r in cat.racks], width, "t2nnn1")
     if cat.facility is not None:
         f = cat.facility
         d = f.link_distance_m
@@ -79,5 +79,5 @@ def orderable_tables(cat: Catalog) -> list[Table]:
     if cat.site_lines:
         out.append(_table("site lines (capex_scope: complete)", ("id", "category", "per", "count", "price", "date"), [
             (x.id, x.category, x.per + (f" of {x.nodes_per_scalable_unit} nodes" if x.nodes_per_scalable_unit else ""),
-             str(x.per_count), "in the unit" if x.included else _price(x), x.price_date) for x in cat.site_lines]))
+             str(x.per_count), "in the unit" if x.included else price_text(x), x.price_date) for x in cat.site_lines]))
     return out

@@ -14,15 +14,15 @@ from ..figures import figure, figures_of
 from .xlsx import (
     BOLD,
     RIGHT,
-    _header,
-    _title,
     col_letter,
     formula,
+    header_row,
     note,
     print_setup,
     put,
     save_workbook,
     wrap,
+    write_title,
 )
 
 SHEET = "Compare"
@@ -44,9 +44,9 @@ def build_compare_workbook(results: list, files: list[str]) -> Workbook:
     wb = Workbook()
     ws = wb.active
     ws.title = SHEET
-    _title(ws, "fabricplan comparison: the best design of each scenario")
+    write_title(ws, "fabricplan comparison: the best design of each scenario")
     note(ws, 2, "Values as solved; capex per GPU is a formula. Warnings below the table.")
-    _header(ws, HEADER_ROW, ["Figure"] + [f"{r.scenario} ({f})" for r, f in zip(results, files)],
+    header_row(ws, HEADER_ROW, ["Figure"] + [f"{r.scenario} ({f})" for r, f in zip(results, files)],
             right=range(2, 2 + len(results)), height=48)
     for f in ROWS:
         put(ws, ROW[f.key], 1, f.label).font = BOLD

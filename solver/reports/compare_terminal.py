@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from ..figures import figure
-from .tables import _layout, _step
+from .tables import design_layout, step_text
 from .text import safe
 
 if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design space (numpy)
@@ -66,7 +66,7 @@ def _compare_cells(d: Design) -> dict[str, str]:
     cells = {figure(k).header: figure(k).text(js) for k in (*FIRST, *THEN)}
     if d.network_load and d.network_load["beyond_measured"]:
         cells[figure("network_load").header] += " ⚠"
-    return {**cells, "architecture": safe(d.label), LAYOUT: _layout(d), STEP: _step(d),
+    return {**cells, "architecture": safe(d.label), LAYOUT: design_layout(d), STEP: step_text(d),
             "caveats": safe(_flags_text(d))}
 
 

@@ -21,8 +21,8 @@ numbers. Every string that comes from a catalog or scenario is written as text (
 even when it starts with "=", "+", "-" or "@". The file is written atomically.
 
 The sheets are written by their own modules (prices_sheet, bom_sheet, summary_sheet, cables_sheet,
-rent_excel, performance_sheet, assumptions_sheet, frontier_sheet); this module assembles them and
-re-exports their names, so `from solver.reports.excel import …` keeps working.
+rent_excel, performance_sheet, assumptions_sheet, frontier_sheet); this module assembles them (import a
+sheet's names from its own module).
 """
 from __future__ import annotations
 
@@ -33,136 +33,12 @@ from openpyxl import Workbook
 from ..inputs import LoadedScenario
 from ..inputs.schema import Catalog
 from . import cables_sheet, rent_excel
-from .assumptions_sheet import (  # noqa: F401 - re-exported
-    Sections,
-    _run_rows,
-    _tco_inputs,
-    catalog_lines,
-    efficiency_rows,
-    flatten,
-    highs_version,
-    moe_efficiency_rows,
-    overlap_rows,
-    scenario_lines,
-    write_assumptions_sheet,
-)
-from .bom_sheet import (  # noqa: F401 - re-exported
-    BOM_DESCRIPTION_WIDTH,
-    BOM_FIRST_ROW,
-    BOM_HEADER_ROW,
-    BOM_HEADERS,
-    BOM_LABEL_COL,
-    BOM_NUMBER_COLUMNS,
-    NETWORK,
-    BomCells,
-    _bom_inputs,
-    _bom_quantities,
-    _bom_totals,
-    _categories_of,
-    _label,
-    bom_sheet_title,
-    contingency_name,
-    discount_name,
-    write_bom_sheet,
-)
-from .goodput_sheet import (  # noqa: F401 - re-exported
-    SUMMARY_GOODPUT_KEYS,
-    summary_goodput_rows,
-    write_goodput_table,
-)
-from .performance_sheet import (  # noqa: F401 - re-exported
-    TERMS,
-    _breakdown_chart,
-    _bytes_table,
-    _memory_table,
-    write_margins_table,
-    write_performance_sheet,
-)
-from .prices_sheet import (  # noqa: F401 - re-exported
-    _ROLE,
-    CATEGORIES,
-    PRICE_HEADER_ROW,
-    PRICE_HEADERS,
-    PRICE_WRAP,
-    PRICES,
-    PriceRow,
-    _category_rank,
-    price_description,
-    price_key,
-    spare_power_ratio,
-    split_contingency,
-    write_prices_sheet,
-)
-from .summary_sheet import (  # noqa: F401 - re-exported
-    ADJUSTMENT,
-    CATEGORY_COLOURS,
-    CHART_CM,
-    NETWORK_ROW,
-    SUMMARY_COL_WIDTH,
-    SUMMARY_HEADER_ROW,
-    SUMMARY_KEYS,
-    TCO_NAMES,
-    WRAPPED_KEYS,
-    _capex_by_category,
-    _category_column,
-    _category_rows,
-    _layout_text,
-    _per_mtok_row,
-    _stacked_chart,
-    _summary_row_numbers,
-    _summary_rows,
-    _uncertainty_rows,
-    category_colour,
-    design_name,
-    orderable_rows,
-    write_summary_sheet,
-)
-from .xlsx import (  # noqa: F401 - re-exported
-    BOLD,
-    EXCEL_CHAR_PX,
-    GB,
-    HEADER_FILL,
-    HEADER_FONT,
-    INPUT_FILL,
-    LEFT_TOP,
-    LEFT_WRAP,
-    NUMBER,
-    NUMBER_2,
-    PERCENT,
-    RIGHT,
-    RIGHT_WRAP,
-    SECONDS,
-    TITLE_FONT,
-    TOP,
-    USD,
-    USD_CENTS,
-    USD_MILLIONS,
-    Live,
-    _define,
-    _fit_landscape,
-    _header,
-    _ref,
-    _section,
-    _text,
-    _title,
-    _widths,
-    _write,
-    cached_values,
-    col_letter,
-    column_pt,
-    fits_one_page,
-    formula,
-    note,
-    place_chart,
-    print_setup,
-    put,
-    save_workbook,
-    style_chart,
-    text_categories,
-    top,
-    wrap,
-    write_file,
-)
+from .assumptions_sheet import write_assumptions_sheet
+from .bom_sheet import write_bom_sheet
+from .performance_sheet import write_performance_sheet
+from .prices_sheet import PRICES, write_prices_sheet
+from .summary_sheet import write_summary_sheet
+from .xlsx import save_workbook, write_file
 
 
 def build_workbook(result, scenario: LoadedScenario, catalog: Catalog) -> Workbook:

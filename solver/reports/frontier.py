@@ -56,7 +56,7 @@ def frontier_columns(front: dict) -> list[Column]:
         Column("$/Mtok", [usd_per_mtok(p["cost_per_million_tokens_usd"]) for p in points], drop=2),
         Column("GPUs", [f"{p['gpus']:,}" for p in points], drop=1),
         Column("architecture", [safe(p["architecture"]) for p in points], number=False, min_width=16),
-        Column("layout tp·cp·pp·vp·dp·mbs", [_layout(p["layout"]) for p in points], number=False, min_width=12,
+        Column("layout tp·cp·pp·vp·dp·mbs", [layout_label(p["layout"]) for p in points], number=False, min_width=12,
                drop=3),
     ]
 
@@ -65,7 +65,8 @@ def _pct(x: float) -> str:
     return "—" if abs(x) < 5e-5 else f"{'−' if x < 0 else '+'}{abs(x):.1%}"
 
 
-def _layout(lay: dict) -> str:
+def layout_label(lay: dict) -> str:
+    """A layout from a design's JSON as tp·cp·pp·vp·dp·microbatch (and its expert parallelism)."""
     experts = f" ep{lay['ep']}" if lay.get("ep", 1) > 1 else ""
     return f"{lay['tp']}·{lay['cp']}·{lay['pp']}·{lay['vp']}·{lay['dp']}·{lay['microbatch_size']}{experts}"
 

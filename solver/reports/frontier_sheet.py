@@ -6,23 +6,23 @@ from __future__ import annotations
 from openpyxl.chart import Reference, ScatterChart, Series
 
 from ..results import SECONDS_PER_YEAR, SolveResult
-from .frontier import _layout, cost_label
+from .frontier import cost_label, layout_label
 from .xlsx import (
     NUMBER,
     PERCENT,
     SECONDS,
     USD,
     USD_CENTS,
-    _header,
-    _title,
-    _widths,
     formula,
+    header_row,
     note,
     place_chart,
     print_setup,
     put,
+    set_widths,
     style_chart,
     wrap,
+    write_title,
 )
 
 FRONTIER_SHEET = "Frontier"
@@ -40,19 +40,19 @@ def write_frontier_sheet(wb, result: SolveResult) -> None:
     assert front is not None
     ws = wb.create_sheet(FRONTIER_SHEET)
     money = cost_label(front["cost"])
-    _title(ws, f"Cost–speed frontier: {result.scenario}")
+    write_title(ws, f"Cost–speed frontier: {result.scenario}")
     note(ws, 2, f"Each point is the cheapest design ({money}) at least as fast as it, from the MILP; a point is "
                 f"faster than the one before by at least {front['epsilon_rel']:g} (relative). Status "
                 f"{front['status']}: {front['ended']}.")
     note(ws, 3, f"Cost per million tokens = {money} / (tokens per step / step time × goodput × TCO_years × "
                 f"{SECONDS_PER_YEAR:,.0f} s) × 10^6 (docs/model.md).")
-    _header(ws, HEADER_ROW, HEADERS, right=range(4, len(HEADERS) + 1))
+    header_row(ws, HEADER_ROW, HEADERS, right=range(4, len(HEADERS) + 1))
     first = HEADER_ROW + 1
     points = front["points"]
     for i, p in enumerate(points):
         _point_row(ws, first + i, first, p, points[0], money)
     last = first + len(front["points"]) - 1
-    _widths(ws, {"A": 7, "B": 52, "C": 18, "D": 9, "E": 15, "F": 15, "G": 10, "H": 11, "I": 9, "J": 14, "K": 11,
+    set_widths(ws, {"A": 7, "B": 52, "C": 18, "D": 9, "E": 15, "F": 15, "G": 10, "H": 11, "I": 9, "J": 14, "K": 11,
                  "L": 11, "M": 12})
     ws.freeze_panes = f"A{first}"
     if front["points"]:
@@ -65,7 +65,7 @@ def _point_row(ws, row: int, first: int, p: dict, p1: dict, money: str) -> None:
     put(ws, row, 1, p["point"])
     put(ws, row, 2, p["architecture"])
     wrap(ws, row, 2, 52)
-    put(ws, row, 3, _layout(p["layout"]))
+    put(ws, row, 3, layout_label(p["layout"]))
     put(ws, row, 4, p["gpus"], NUMBER)
     put(ws, row, 5, p["capex_usd"], USD)
     put(ws, row, 6, p["tco_usd"], USD)

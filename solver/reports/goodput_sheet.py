@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .xlsx import BOLD, NUMBER, NUMBER_2, PERCENT, _header, put
+from .xlsx import BOLD, NUMBER, NUMBER_2, PERCENT, header_row, put
 
 SUMMARY_GOODPUT_KEYS = ("goodput", "interruptions_per_day", "job_mtbf_h", "checkpoint_interval_min", "spare_units",
                         "goodput_assumptions")
@@ -40,7 +40,7 @@ def write_goodput_table(ws, row: int, designs) -> None:
     labels = ["Design", "Goodput", "Interruptions per day", "Job MTBF (h)", "Checkpoint write (s)",
               "Checkpoint interval (min)", "Restart (min)", "Spare units", "Idle GPUs in domains",
               "Effective step (s)"]
-    _header(ws, row, labels, right=range(2, len(labels) + 1), height=48)
+    header_row(ws, row, labels, right=range(2, len(labels) + 1), height=48)
     for i, d in enumerate(designs):
         r, rel = row + 1 + i, d.reliability
         put(ws, r, 1, f"#{d.rank}")

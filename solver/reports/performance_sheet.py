@@ -14,17 +14,17 @@ from .xlsx import (
     PERCENT,
     RIGHT,
     SECONDS,
-    _header,
-    _section,
-    _title,
     col_letter,
     formula,
+    header_row,
     note,
     print_setup,
     put,
+    section_row,
     style_chart,
     text_categories,
     wrap,
+    write_title,
 )
 
 TERMS = ("compute", "bubble", *CLASS_NAMES, "capacity")  # the step-time breakdown: compute, bubble, each class exposed, link capacity
@@ -36,13 +36,13 @@ def write_performance_sheet(wb, result) -> None:
     The columns follow the traffic-class registry (solver/perf/traffic.py): one per class.
     """
     ws = wb.create_sheet("Performance")
-    _title(ws, f"Performance per design (one training step; software stack {result.stack})")
+    write_title(ws, f"Performance per design (one training step; software stack {result.stack})")
     note(ws, 2, "Model outputs (seconds, bytes, GB): prices do not change them; solve again to change them.")
     designs = result.designs
     head = 4
     labels = ["Design", "Compute (s)", "Bubble (s)"] + [f"{k.upper()} exposed (s)" for k in CLASS_NAMES] \
         + ["Link capacity (s)", "Step time (s)", "Target (s)", "MFU"]
-    _header(ws, head, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS exposed (s)": 3 lines of 9
+    header_row(ws, head, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS exposed (s)": 3 lines of 9
     after = 2 + len(TERMS)  # first column after the breakdown
     for i, d in enumerate(designs):
         row = head + 1 + i
@@ -84,13 +84,13 @@ def _breakdown_chart(ws, head: int, last: int) -> BarChart:
 
 
 def _bytes_table(ws, designs: list, row: int) -> int:
-    _section(ws, row - 1, "Bytes per GPU per step (GB)")
+    section_row(ws, row - 1, "Bytes per GPU per step (GB)")
     # the classes that move bytes in some design (a dense model's ep moves none): the table fits the page
     classes = [k for k in CLASS_NAMES if any(d.perf.traffic[k].nvlink_bytes or d.perf.traffic[k].scaleout_bytes
                                              for d in designs)]
     labels = ["Design"] + [f"{k.upper()} {net} (GB)" for k in classes for net in ("NVLink", "scale-out")] \
         + ["NVLink total (GB)", "Scale-out total (GB)"]
-    _header(ws, row, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS scale-out (GB)": 3 lines
+    header_row(ws, row, labels, right=range(2, len(labels) + 1), height=48)  # "DP_RS scale-out (GB)": 3 lines
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
@@ -103,10 +103,10 @@ def _bytes_table(ws, designs: list, row: int) -> int:
 
 
 def _memory_table(ws, designs: list, row: int) -> None:
-    _section(ws, row - 1, "Memory per GPU (GB)")
+    section_row(ws, row - 1, "Memory per GPU (GB)")
     labels = ["Design", "Weights, grads, optimizer (GB)", "Activations (GB)", "Total per GPU (GB)",
               "Usable HBM (GB)", "Fits in HBM", "HBM used", "Hardware TFLOP/s per GPU", "MFU"]
-    _header(ws, row, labels, right=(2, 3, 4, 5, 6, 7, 8, 9), height=48)
+    header_row(ws, row, labels, right=(2, 3, 4, 5, 6, 7, 8, 9), height=48)
     for i, d in enumerate(designs):
         p = d.perf
         r = row + 1 + i
@@ -130,7 +130,7 @@ def write_margins_table(ws, row: int, designs) -> None:
     """Per design: slack to the target, the largest compute slowdown and scale-out bandwidth derate it survives,
     each class's overlap window, and the regimes no calibration row covers (perf.coverage)."""
     put(ws, row - 1, 1, "Margins, overlap windows and calibration coverage").font = BOLD
-    _header(ws, row, ["Design", "Slack to target", "Compute slowdown survived", "Bandwidth derate survived"]
+    header_row(ws, row, ["Design", "Slack to target", "Compute slowdown survived", "Bandwidth derate survived"]
             + [f"{k.upper()} window (s)" for k in CLASS_NAMES] + ["Uncalibrated regimes and caveats"])
     for i, d in enumerate(designs):
         r = row + 1 + i

@@ -10,7 +10,7 @@
 
 Price factors, unit prices, quantities, the discount rate, contingency and electricity are yellow
 input cells; everything else follows. A chart shows the spend and the GPUs owned per period. The
-cell helpers (`put`, `formula`, `_header`, `_title`) are the ones of solver/reports/excel.py, so
+cell helpers (`put`, `formula`, `header_row`, `write_title`) are the ones of solver/reports/excel.py, so
 strings from inputs are always text, never formulas. Written atomically.
 """
 from __future__ import annotations
@@ -25,8 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from ..costing import HOURS_PER_YEAR
 from ..inputs.schema import PRICE_CATEGORIES
-from .excel import _header, _title, formula, put
-from .xlsx import fit_widths, save_workbook, wrap
+from .xlsx import fit_widths, formula, header_row, put, save_workbook, wrap, write_title
 
 USD = '"$"#,##0'
 NUMBER = "#,##0"
@@ -78,7 +77,7 @@ def _inputs(ws, report: dict) -> None:
 def _period_table(ws, report: dict, first: int, last: int) -> None:
     """The per-period rows: inputs (factors, contingency, F, electricity) and the live totals."""
     periods = report["periods"]
-    _header(ws, HEAD, ["Period"] + [p["label"] for p in periods])
+    header_row(ws, HEAD, ["Period"] + [p["label"] for p in periods])
     for key, row in ROW.items():
         put(ws, row, 1, LABELS[key]).font = BOLD if key in ("capex", "spend", "discounted") else Font()
     for p, period in enumerate(periods):
@@ -147,7 +146,7 @@ def _purchases(ws, report: dict, lines: list[dict], head: int) -> tuple[int, int
     n = len(report["periods"])
     labels = [p["label"] for p in report["periods"]]
     put(ws, head - 1, 1, "Purchases per period (quantities and unit prices are editable)").font = BOLD
-    _header(ws, head, ["Category", "Part", "Stock key", "Cluster", "Unit price (USD)"]
+    header_row(ws, head, ["Category", "Part", "Stock key", "Cluster", "Unit price (USD)"]
             + [f"Qty {x}" for x in labels] + [f"Spend {x} (USD)" for x in labels])
     row = head + 1
     for line in lines:
@@ -235,7 +234,7 @@ def build_plan_workbook(report: dict) -> Workbook:
     wb = Workbook()
     ws = wb.active
     ws.title = SHEET
-    _title(ws, f"fabricplan purchase plan: {report['scenario']}")
+    write_title(ws, f"fabricplan purchase plan: {report['scenario']}")
     put(ws, 2, 1, f"status {report['status']}; objective {report['objective']}; architectures "
                   f"{report['architectures']}; yellow cells are editable")
     _inputs(ws, report)

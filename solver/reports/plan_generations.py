@@ -9,7 +9,7 @@ from typing import Any
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 
-from .excel import _title, formula, put
+from .xlsx import formula, put, write_title
 
 SHEET = "Generations"
 USD = '"$"#,##0'
@@ -24,7 +24,7 @@ def add_generations_sheet(wb: Any, report: dict, plan_sheet: str, discount_row: 
     """Append the sheet; `discount_row` is the Plan sheet's discount-factor row, `total_cell` its discounted total
     (gross of resale)."""
     ws = wb.create_sheet(SHEET)
-    _title(ws, f"Generations side by side: {report['scenario']}")
+    write_title(ws, f"Generations side by side: {report['scenario']}")
     periods = report["periods"]
     row = {key: HEAD + i for i, key in enumerate(ROWS)}
     for key, r in row.items():

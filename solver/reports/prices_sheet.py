@@ -10,14 +10,14 @@ from .xlsx import (
     INPUT_FILL,
     NUMBER_2,
     USD_CENTS,
-    _header,
-    _title,
-    _widths,
+    header_row,
     note,
     print_setup,
     put,
+    set_widths,
     top,
     wrap,
+    write_title,
 )
 
 # Order of the category subtotals and chart series: the BOM's own (costing.BOM_CATEGORIES, `extra` included).
@@ -63,10 +63,10 @@ class PriceRow:
 def write_prices_sheet(wb, designs: list) -> dict[tuple, int]:
     """Every unit price once (with its power, source and date); returns {price_key: row}."""
     ws = wb.create_sheet(PRICES)
-    _title(ws, "Unit prices: every BOM line reads its unit price and power from this sheet")
+    write_title(ws, "Unit prices: every BOM line reads its unit price and power from this sheet")
     note(ws, 2, "Edit a yellow cell: every design's BOM, the Summary and the charts follow.")
     note(ws, 3, "One row per part and price: a compute unit and its spares share one, as do leaf and spine switches.")
-    _header(ws, PRICE_HEADER_ROW, PRICE_HEADERS, right=(4, 5))
+    header_row(ws, PRICE_HEADER_ROW, PRICE_HEADERS, right=(4, 5))
     found: dict[tuple, PriceRow] = {}
     for design in designs:
         lines, _ = split_contingency(design.cost.bom, 0.0)
@@ -74,7 +74,7 @@ def write_prices_sheet(wb, designs: list) -> dict[tuple, int]:
             entry = found.setdefault(price_key(line), PriceRow(0, line, []))
             if f"#{design.rank}" not in entry.used_by:
                 entry.used_by.append(f"#{design.rank}")
-    order = sorted(found, key=lambda k: _category_rank(k[0]))  # by category, then as first met (sort is stable)
+    order = sorted(found, key=lambda k: category_rank(k[0]))  # by category, then as first met (sort is stable)
     rows = {key: found[key] for key in order}
     for i, entry in enumerate(rows.values()):
         entry.row = PRICE_HEADER_ROW + 1 + i
@@ -94,12 +94,13 @@ def write_prices_sheet(wb, designs: list) -> dict[tuple, int]:
         top(ws, r, 1, len(PRICE_HEADERS))
     ws.freeze_panes = f"A{PRICE_HEADER_ROW + 1}"
     ws.auto_filter.ref = f"A{PRICE_HEADER_ROW}:I{PRICE_HEADER_ROW + max(1, len(rows))}"
-    _widths(ws, {"A": 18, "B": PRICE_WRAP[2], "C": 9, "D": 13, "E": 10, "F": 10, "G": 9, "H": PRICE_WRAP[8], "I": 8})
+    set_widths(ws, {"A": 18, "B": PRICE_WRAP[2], "C": 9, "D": 13, "E": 10, "F": 10, "G": 9, "H": PRICE_WRAP[8], "I": 8})
     print_setup(ws, title_rows=f"{PRICE_HEADER_ROW}:{PRICE_HEADER_ROW}")
     return {key: entry.row for key, entry in rows.items()}
 
 
-def _category_rank(category: str) -> int:
+def category_rank(category: str) -> int:
+    """A category's place in the workbook's category order (unknown categories last)."""
     return CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES)
 
 

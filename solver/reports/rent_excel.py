@@ -1,4 +1,4 @@
-"""The workbook's "Rent or buy" sheet (solver/rentals.py, costing_owned.OwnershipCost), one printed page:
+"""The workbook's "Rent or buy" sheet (solver/rentals.py, costing.owned.OwnershipCost), one printed page:
 the ownership inputs (editable, with their sources), then one column per design with live formulas tied
 to the Summary (capex, IT and facility kW) and to Assumptions (TCO_usd_per_kWh):
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from ..inputs.ownership_schema import OWNERSHIP_SOURCES
-from .summary_sheet import _summary_row_numbers
+from .summary_sheet import summary_row_numbers
 from .xlsx import (
     BOLD,
     INPUT_FILL,
@@ -32,15 +32,15 @@ from .xlsx import (
     NUMBER_2,
     USD,
     Live,
-    _header,
-    _title,
-    _widths,
-    _write,
     col_letter,
+    header_row,
     note,
     print_setup,
     put,
+    set_widths,
     wrap,
+    write_cell,
+    write_title,
 )
 
 SHEET = "Rent or buy"
@@ -134,7 +134,7 @@ def _design_column(ws, c: int, design, summary_col: str, rows: dict) -> None:
                             be.utilisation if be.utilisation is not None else -1), NEVER_SHARE),
     }
     for key, (value, fmt) in cells.items():
-        cell = _write(ws, ROW[key], c, value, fmt)
+        cell = write_cell(ws, ROW[key], c, value, fmt)
         if key in ("hours", "price", "committed_price"):
             cell.fill = INPUT_FILL
         if key in ("offer", "committed"):
@@ -143,7 +143,7 @@ def _design_column(ws, c: int, design, summary_col: str, rows: dict) -> None:
 
 def _inputs(ws, design, last_col: str) -> None:
     """The ownership inputs (editable) with their sources (merged C:last), and the electricity price."""
-    _header(ws, INPUT_HEADER_ROW, ["Ownership input", "Value", "Source"], right=range(2, 3), height=20)
+    header_row(ws, INPUT_HEADER_ROW, ["Ownership input", "Value", "Source"], right=range(2, 3), height=20)
     o = design.rent.owning
     sources = dict(o.sources) or OWNERSHIP_SOURCES
     values = {"depreciation_years": o.years, "residual_fraction": o.residual_fraction,
@@ -157,7 +157,7 @@ def _inputs(ws, design, last_col: str) -> None:
         put(ws, row, 3, short_source(sources.get(key, "")))
         ws.merge_cells(f"C{row}:{last_col}{row}")
     put(ws, KWH_ROW, 1, "Electricity (USD per kWh)").font = BOLD
-    _write(ws, KWH_ROW, 2, Live("=TCO_usd_per_kWh", o.usd_per_kwh), "0.0000")
+    write_cell(ws, KWH_ROW, 2, Live("=TCO_usd_per_kWh", o.usd_per_kwh), "0.0000")
     put(ws, KWH_ROW, 3, "Assumptions (the TCO's price)")
     ws.merge_cells(f"C{KWH_ROW}:{last_col}{KWH_ROW}")
 
@@ -171,7 +171,7 @@ def short_source(text: str) -> str:
 
 def _input_sources(ws, row: int, sources: dict, last_col: str) -> int:
     """The inputs' sources in full (below the printed page)."""
-    _header(ws, row, ["Ownership input", "", "Source"], height=20)
+    header_row(ws, row, ["Ownership input", "", "Source"], height=20)
     for key, label, _ in INPUTS:
         row += 1
         put(ws, row, 1, label)
@@ -183,7 +183,7 @@ def _input_sources(ws, row: int, sources: dict, last_col: str) -> int:
 
 def _offers(ws, row: int, designs: list, last_col: str) -> None:
     """Every offer once (values): the designs it can rent, its price, term, block limit, source and date."""
-    _header(ws, row, ["Offer (designs)", "USD per GPU-hour", "Term, block limit, price source and date"],
+    header_row(ws, row, ["Offer (designs)", "USD per GPU-hour", "Term, block limit, price source and date"],
             right=range(2, 3), height=20)
     seen: dict[str, list] = {}
     for d in designs:
@@ -206,14 +206,14 @@ def write_rent_sheet(wb, result) -> bool:
     ws = wb.create_sheet(SHEET)
     last_col = col_letter(max(6, 1 + len(designs)))
     rb0 = designs[0].rent
-    _title(ws, "Rent or buy, like for like: the run's share of owning against renting its hours")
+    write_title(ws, "Rent or buy, like for like: the run's share of owning against renting its hours")
     horizon = ("each design's training run" if rb0.horizon == "training run" else "the TCO years")
     note(ws, 2, f"Hours: {horizon}. Own = the run's share of the economic life plus the energy of its hours; "
                 "break-even against the cheapest committed offer. Yellow cells are editable.")
     _inputs(ws, designs[0], last_col)
-    _header(ws, DESIGN_HEADER_ROW, ["Per design"] + [f"#{d.rank}" for d in designs],
+    header_row(ws, DESIGN_HEADER_ROW, ["Per design"] + [f"#{d.rank}" for d in designs],
             right=range(2, 2 + len(designs)), height=20)
-    rows = _summary_row_numbers()
+    rows = summary_row_numbers()
     for key in ROWS:
         put(ws, ROW[key], 1, LABELS[key]).font = BOLD
     for d in designs:
@@ -229,7 +229,7 @@ def write_rent_sheet(wb, result) -> bool:
     sources = dict(designs[0].rent.owning.sources)
     r = _input_sources(ws, r + 2, sources, last_col)
     _offers(ws, r + 2, designs, last_col)
-    _widths(ws, {"A": 34, **{col_letter(c): DESIGN_WIDTH for c in range(2, 2 + max(5, len(designs)))}})
+    set_widths(ws, {"A": 34, **{col_letter(c): DESIGN_WIDTH for c in range(2, 2 + max(5, len(designs)))}})
     ws.freeze_panes = "B5"
     print_setup(ws, pages_wide=1, pages_tall=1, fit=True)
     return True

@@ -96,7 +96,7 @@ def own_lines(designs: list[Design]) -> list[str]:
                  + "; ".join(f"{_months(group)} against {text}" for text, group in _by_offer(rented).items()))
     lines += block_lines(rented)
     lines += [f"⚠ {r} {text}" for r, text in grouped_each(rented, lambda d: d.rent.other_flags())]
-    from ..costing_owned import OWN_INCLUDES, OWN_LEAVES_OUT
+    from ..costing.owned import OWN_INCLUDES, OWN_LEAVES_OUT
 
     lines.append("owning includes: " + "; ".join(OWN_INCLUDES))
     lines.append("owning leaves out: " + "; ".join(OWN_LEAVES_OUT))

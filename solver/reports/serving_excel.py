@@ -15,13 +15,13 @@ from .xlsx import (
     BOLD,
     NUMBER,
     USD,
-    _header,
-    _ref,
-    _title,
-    _widths,
     formula,
+    header_row,
     put,
     save_workbook,
+    set_widths,
+    sheet_ref,
+    write_title,
 )
 
 FLEET_ROWS = (
@@ -51,8 +51,8 @@ POOL_KEYS = ("role", "platform", "tp", "pp", "ep", "dp_attention", "concurrency"
 
 def serving_sheet(wb: Workbook, result: Any) -> None:
     ws = wb.create_sheet("Serving", 0)
-    _title(ws, f"{result.scenario}: serving fleets ({result.objective})")
-    _header(ws, 3, ["figure"] + [f"fleet #{d.rank}" for d in result.designs])
+    write_title(ws, f"{result.scenario}: serving fleets ({result.objective})")
+    header_row(ws, 3, ["figure"] + [f"fleet #{d.rank}" for d in result.designs])
     dicts = [d.serving_dict() for d in result.designs]
     for i, (label, get, fmt) in enumerate(FLEET_ROWS):
         put(ws, 4 + i, 1, label)
@@ -61,7 +61,7 @@ def serving_sheet(wb: Workbook, result: Any) -> None:
     row = 8 + len(FLEET_ROWS)
     for d in result.designs:
         put(ws, row, 1, f"fleet #{d.rank}: pools").font = BOLD
-        _header(ws, row + 1, list(POOL_KEYS))
+        header_row(ws, row + 1, list(POOL_KEYS))
         for k, p in enumerate(d.pools):
             data = p.to_dict()
             for c, key in enumerate(POOL_KEYS):
@@ -72,7 +72,7 @@ def serving_sheet(wb: Workbook, result: Any) -> None:
     for f in flags:
         put(ws, row, 1, f"flag: {f}")
         row += 1
-    _widths(ws, {"A": 34, **{chr(66 + j): 18 for j in range(max(len(result.designs), 20))}})
+    set_widths(ws, {"A": 34, **{chr(66 + j): 18 for j in range(max(len(result.designs), 20))}})
     ws.freeze_panes = "B4"
 
 
@@ -101,7 +101,7 @@ def fleet_totals(wb: Workbook, cells: list[list[BomCells]]) -> None:
     row = 4 + len(FLEET_ROWS)
     put(ws, row, 1, "capex, live (Σ pool BOM sheets)").font = BOLD
     for j, pools in enumerate(cells):
-        expr = "=" + "+".join(_ref(c.title, c.total) for c in pools)
+        expr = "=" + "+".join(sheet_ref(c.title, c.total) for c in pools)
         formula(ws, row, 2 + j, expr, USD, sum((c.values or {}).get("total", 0.0) for c in pools))
     for j, pools in enumerate(cells):
         put(ws, row + 1, 2 + j, ", ".join(c.title for c in pools))
@@ -110,7 +110,7 @@ def fleet_totals(wb: Workbook, cells: list[list[BomCells]]) -> None:
 
 def assumptions_sheet(wb: Workbook, sc: Any) -> None:
     ws = wb.create_sheet("Assumptions")
-    _title(ws, "assumptions")
+    write_title(ws, "assumptions")
     s = sc.serving
     rows = [("workload kind", sc.workload.kind), ("stack", sc.workload.stack), ("precision", sc.workload.precision),
             ("KV cache dtype", sc.workload.kv_cache_dtype or "default"),
@@ -125,7 +125,7 @@ def assumptions_sheet(wb: Workbook, sc: Any) -> None:
     for i, (k, v) in enumerate(rows):
         put(ws, 3 + i, 1, k)
         put(ws, 3 + i, 2, v)
-    _widths(ws, {"A": 30, "B": 80})
+    set_widths(ws, {"A": 30, "B": 80})
 
 
 SWEEP_COLUMNS = (("fleet", "mode"), ("platforms", "platform"), ("GPUs", "gpus"), ("capex (USD)", "capex_usd"),
@@ -139,17 +139,17 @@ def write_sweep_workbook(report: dict, path: str | Path) -> Path:
     ws = wb.active
     assert ws is not None
     ws.title = "Sweep"
-    _title(ws, f"{report['scenario']}: serving sweep")
+    write_title(ws, f"{report['scenario']}: serving sweep")
     points = report["points"]
     names = list(points[0]["values"]) if points else []
-    _header(ws, 3, names + [label for label, _ in SWEEP_COLUMNS])
+    header_row(ws, 3, names + [label for label, _ in SWEEP_COLUMNS])
     for i, row in enumerate(points):
         for c, n in enumerate(names):
             put(ws, 4 + i, 1 + c, row["values"][n])
         for c, (_, key) in enumerate(SWEEP_COLUMNS):
             v = row.get(key)
             put(ws, 4 + i, 1 + len(names) + c, "" if v is None else v)
-    _widths(ws, {chr(65 + c): 22 for c in range(len(names) + len(SWEEP_COLUMNS))})
+    set_widths(ws, {chr(65 + c): 22 for c in range(len(names) + len(SWEEP_COLUMNS))})
     ws.freeze_panes = "A4"
     return save_workbook(wb, path)
 

@@ -10,12 +10,12 @@ from openpyxl.worksheet.pagebreak import Break
 
 from ..confidence import confidence
 from ..costing import HOURS_PER_YEAR
-from ..costing_facility import capex_scope_text
+from ..costing.facility import capex_scope_text
 from ..figures import figure
 from ..results import SECONDS_PER_YEAR, cost_per_million_tokens_usd
 from .bom_sheet import NETWORK, BomCells
 from .goodput_sheet import SUMMARY_GOODPUT_KEYS, summary_goodput_rows
-from .prices_sheet import _category_rank
+from .prices_sheet import category_rank
 from .xlsx import (
     BOLD,
     NUMBER,
@@ -29,19 +29,19 @@ from .xlsx import (
     USD_CENTS,
     USD_MILLIONS,
     Live,
-    _header,
-    _ref,
-    _section,
-    _title,
-    _write,
     col_letter,
+    header_row,
     note,
     place_chart,
     print_setup,
     put,
+    section_row,
+    sheet_ref,
     style_chart,
     text_categories,
     wrap,
+    write_cell,
+    write_title,
 )
 
 ADJUSTMENT = "contingency − discount"
@@ -92,9 +92,9 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
         fig("architecture"),
         fig("platform"),
         ("gpu", "GPU", design.gpu, None),
-        ("gpus", "GPUs bought (spares included)", Live(f"={_ref(cells.title, cells.gpus)}", v["gpus"]), NUMBER),
+        ("gpus", "GPUs bought (spares included)", Live(f"={sheet_ref(cells.title, cells.gpus)}", v["gpus"]), NUMBER),
         ("gpus_used", "GPUs used by the job", p.gpus, NUMBER),
-        ("nodes", "Nodes", Live(f"={_ref(cells.title, cells.nodes)}", v["nodes"]), NUMBER),
+        ("nodes", "Nodes", Live(f"={sheet_ref(cells.title, cells.nodes)}", v["nodes"]), NUMBER),
         ("domains", "NVLink domains", Live(f"=ROUNDUP({col}{r['gpus']}/{design.gpus_per_domain},0)",
                                            math.ceil(v["gpus"] / design.gpus_per_domain)), NUMBER),
         ("nic", "NIC × rails per node", f"{a.nic} × {a.rails_per_node}", None),
@@ -108,10 +108,10 @@ def _summary_rows(design, cells: BomCells, col: str, row_of: dict) -> list:
         ("headroom", "Headroom (1 − step / target)", Live(f"=1-{col}{r['step']}/{col}{r['target']}",
                                                           1 - p.step_time_s / design.target_step_time_s), PERCENT),
         fig("mfu"),
-        ("it_kw", "IT power (kW)", Live(f"={_ref(cells.title, cells.it_power_kw)}", v["it_power_kw"]), NUMBER_2),
+        ("it_kw", "IT power (kW)", Live(f"={sheet_ref(cells.title, cells.it_power_kw)}", v["it_power_kw"]), NUMBER_2),
         ("facility_kw", "Facility power (kW) = IT × PUE", Live(f"={col}{r['it_kw']}*TCO_PUE", facility_kw), NUMBER_2),
-        ("racks", "Racks", Live(f"={_ref(cells.title, cells.racks)}", v["racks"]), NUMBER),
-        ("capex", "Capex (USD)", Live(f"={_ref(cells.title, cells.total)}", v["total"]), USD),
+        ("racks", "Racks", Live(f"={sheet_ref(cells.title, cells.racks)}", v["racks"]), NUMBER),
+        ("capex", "Capex (USD)", Live(f"={sheet_ref(cells.title, cells.total)}", v["total"]), USD),
         ("energy", "Energy over the TCO years (USD)",
          Live(f"=TCO_years*{HOURS_PER_YEAR:g}*{col}{r['facility_kw']}*TCO_usd_per_kWh", energy), USD),
         ("tco", "TCO (USD) = capex + energy", Live(f"={col}{r['capex']}+{col}{r['energy']}", v["total"] + energy), USD),
@@ -155,7 +155,7 @@ def _uncertainty_rows(design) -> list:
             ("step_p90", "Step time p90 (s)", hi, SECONDS)]
 
 
-def _summary_row_numbers() -> dict:
+def summary_row_numbers() -> dict:
     """Row of every Summary key (the same for every design column)."""
     return {key: SUMMARY_HEADER_ROW + 1 + i for i, key in enumerate(SUMMARY_KEYS)}
 
@@ -163,7 +163,7 @@ def _summary_row_numbers() -> dict:
 def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
     """Ranked designs side by side, then capex by category (SUMIF on each BOM sheet) and its charts."""
     ws = wb["Summary"]
-    _title(ws, f"fabricplan budget workbook: {result.scenario}")
+    write_title(ws, f"fabricplan budget workbook: {result.scenario}")
     note(ws, 2, f"status {result.status}; {len(result.designs)} design(s), #1 is the best; yellow cells (Prices, BOM, "
                 "Assumptions) are editable." if result.designs else f"status {result.status}: no design.")
     if not result.designs:
@@ -174,8 +174,8 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
         print_setup(ws)
         return
     n = len(result.designs)
-    row_of = _summary_row_numbers()
-    _header(ws, SUMMARY_HEADER_ROW, ["Design"] + [design_name(d) for d in result.designs], right=range(2, 2 + n))
+    row_of = summary_row_numbers()
+    header_row(ws, SUMMARY_HEADER_ROW, ["Design"] + [design_name(d) for d in result.designs], right=range(2, 2 + n))
     for i, (design, cells) in enumerate(zip(result.designs, bom_cells)):
         col = col_letter(2 + i)
         rows = _summary_rows(design, cells, col, row_of)
@@ -185,7 +185,7 @@ def write_summary_sheet(wb, result, bom_cells: list[BomCells]) -> None:
             if i == 0:
                 put(ws, row, 1, label).font = BOLD
                 ws.cell(row=row, column=1).alignment = TOP
-            cell = _write(ws, row, 2 + i, value, fmt)
+            cell = write_cell(ws, row, 2 + i, value, fmt)
             cell.alignment = RIGHT
             if key in WRAPPED_KEYS:
                 wrap(ws, row, 2 + i, SUMMARY_COL_WIDTH, RIGHT_WRAP)
@@ -231,13 +231,13 @@ def _capex_by_category(ws, result, bom_cells: list[BomCells], row_of: dict) -> N
     cats: list[str] = []
     for cells in bom_cells:
         cats += [c for c in cells.categories if c not in cats]
-    cats.sort(key=_category_rank)
+    cats.sort(key=category_rank)
     title_row = max(max(row_of.values()), ws.max_row) + 2  # after the warnings, when there are any
     ws.row_breaks.append(Break(id=title_row - 1))
-    _section(ws, title_row, "Capex by category (USD)")
+    section_row(ws, title_row, "Capex by category (USD)")
     head = title_row + 1
     n = len(result.designs)
-    _header(ws, head, ["Category"] + [f"#{d.rank}" for d in result.designs], right=range(2, 2 + n))
+    header_row(ws, head, ["Category"] + [f"#{d.rank}" for d in result.designs], right=range(2, 2 + n))
     labels = _category_rows(cats)
     row_of_cat = {label: head + 1 + i for i, label in enumerate(labels)}
     for label, row in row_of_cat.items():
@@ -256,19 +256,19 @@ def _category_column(ws, col: int, cells: BomCells, cats: list[str], row_of_cat:
     v = cells.values or {}
     letter = col_letter(col)
     for cat in cats:
-        _write(ws, row_of_cat[cat], col, Live(f"={cells.sumif(cat)}", v.get(cat, 0.0)), USD)
+        write_cell(ws, row_of_cat[cat], col, Live(f"={cells.sumif(cat)}", v.get(cat, 0.0)), USD)
     first, last = row_of_cat[cats[0]], row_of_cat[cats[-1]]
     summed = sum(v.get(cat, 0.0) for cat in cats)
-    _write(ws, row_of_cat[ADJUSTMENT], col,
+    write_cell(ws, row_of_cat[ADJUSTMENT], col,
            Live(f"={letter}{row_of_cat['Capex (USD)']}-SUM({letter}{first}:{letter}{last})", v["total"] - summed), USD)
-    _write(ws, row_of_cat["Capex (USD)"], col, Live(f"={letter}{row_of['capex']}", v["total"]), USD)
+    write_cell(ws, row_of_cat["Capex (USD)"], col, Live(f"={letter}{row_of['capex']}", v["total"]), USD)
     net = [c for c in NETWORK if c in cats]
     network = sum(v.get(c, 0.0) for c in net)
     net_row = row_of_cat[NETWORK_ROW]
     expression = "+".join(f"{letter}{row_of_cat[c]}" for c in net) or "0"
-    _write(ws, net_row, col, Live(f"={expression}", network), USD)
+    write_cell(ws, net_row, col, Live(f"={expression}", network), USD)
     capex = f"{letter}{row_of_cat['Capex (USD)']}"  # everything owned: capex $0, a share of nothing is 0
-    _write(ws, row_of_cat["Network share of capex"], col,
+    write_cell(ws, row_of_cat["Network share of capex"], col,
            Live(f"=IF({capex}=0,0,{letter}{net_row}/{capex})", network / v["total"] if v["total"] else 0.0), PERCENT)
 
 
@@ -281,7 +281,7 @@ def _stacked_chart(ws, title: str, rows: list[int], head: int, n: int) -> BarCha
     chart.y_axis.scaling.min = 0  # a stacked bar must start at zero, or the categories look wrong
     for row in rows:
         series = Series(Reference(ws, min_col=2, max_col=1 + n, min_row=row, max_row=row))
-        series.tx = SeriesLabel(strRef=StrRef(_ref(ws.title, f"$A${row}")))  # named by the row's label
+        series.tx = SeriesLabel(strRef=StrRef(sheet_ref(ws.title, f"$A${row}")))  # named by the row's label
         series.graphicalProperties.solidFill = category_colour(ws.cell(row=row, column=1).value)
         series.graphicalProperties.line.solidFill = category_colour(ws.cell(row=row, column=1).value)
         chart.series.append(series)

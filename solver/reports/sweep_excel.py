@@ -31,17 +31,9 @@ from ..inputs import LoadedScenario
 from ..inputs.schema import Catalog
 from ..sweep.summary import TCO_PER_MTOK, x_axis
 from ..version import __version__
-from .excel import (
-    CATEGORIES,
-    Live,
-    Sections,
-    _write,
-    catalog_lines,
-    category_colour,
-    highs_version,
-    scenario_lines,
-    split_contingency,
-)
+from .assumptions_sheet import Sections, catalog_lines, highs_version, scenario_lines
+from .prices_sheet import CATEGORIES, split_contingency
+from .summary_sheet import category_colour
 from .xlsx import (
     BOLD,
     INPUT_FILL,
@@ -52,21 +44,23 @@ from .xlsx import (
     TOP,
     USD,
     USD_MILLIONS,
-    _header,
-    _ref,
-    _section,
-    _title,
+    Live,
     col_letter,
+    header_row,
     note,
     place_chart,
     print_setup,
     put,
     save_workbook,
+    section_row,
+    sheet_ref,
     style_chart,
     text_categories,
     text_size,
     top,
     wrap,
+    write_cell,
+    write_title,
 )
 
 SWEEP, CHARTS, BOMS, INCREMENTS, ASSUMPTIONS = "Sweep", "Charts", "BOM by point", "Increments", "Assumptions"
@@ -136,11 +130,11 @@ def _sweep_columns(report: dict, x: dict) -> list[Column]:
 def write_sweep_sheet(ws, report: dict, x: dict) -> None:
     """One row per point (the solver's numbers), then where the best architecture changes."""
     points = report["points"]
-    _title(ws, f"Sweep: {report['scenario']}, {len(points)} point(s), the best design at each")
+    write_title(ws, f"Sweep: {report['scenario']}, {len(points)} point(s), the best design at each")
     note(ws, 2, f"x: {x['description']}; swept: {', '.join(a['name'] for a in report['axes'])}.")
     note(ws, 3, "Values as solved. What each point buys, and the live formulas: BOM by point, Increments, Charts.")
     cols = _sweep_columns(report, x)
-    _header(ws, HEAD, [c.header for c in cols], right=[i + 1 for i, c in enumerate(cols) if c.number], height=TALL)
+    header_row(ws, HEAD, [c.header for c in cols], right=[i + 1 for i, c in enumerate(cols) if c.number], height=TALL)
     arch_col = 1 + next(i for i, c in enumerate(cols) if c.header.startswith("architecture"))
     for i, p in enumerate(points):
         row = HEAD + 1 + i
@@ -157,11 +151,11 @@ def write_sweep_sheet(ws, report: dict, x: dict) -> None:
 
 def _changes_table(ws, report: dict, x: dict, row: int, width_cols: int) -> None:
     position = {p["index"]: i for i, p in enumerate(report["points"])}
-    _section(ws, row, "Where the best architecture changes")
+    section_row(ws, row, "Where the best architecture changes")
     if not report["switch_points"]:
         put(ws, row + 1, 1, "nowhere: every solved point has the same best architecture")
         return
-    _header(ws, row + 1, [x["title"], "from → to"], right=[1] if x["numeric"] else [])
+    header_row(ws, row + 1, [x["title"], "from → to"], right=[1] if x["numeric"] else [])
     for k, s in enumerate(report["switch_points"]):
         r = row + 2 + k
         put(ws, r, 1, x["values"][position[s["index"]]])
@@ -185,7 +179,7 @@ class PointCells:
 
     def ref(self, position: int, key: str) -> str:
         """The BOM by point cell of one point's quantity, e.g. 'BOM by point'!C12."""
-        return _ref(BOMS, f"{self.col[position]}{self.row[key]}")
+        return sheet_ref(BOMS, f"{self.col[position]}{self.row[key]}")
 
 
 BUYS = (("gpus", "GPUs"), ("nodes", "nodes"), ("switches", "switches"), ("links", "links"), ("racks", "racks"))
@@ -201,7 +195,7 @@ def _point_counts(p: dict) -> dict:
 def _point_header(ws, row: int, x: dict, first_label: str) -> None:
     """The header row: the x title, then one column per point named by its x value."""
     labels = [first_label] + [str(v) if not isinstance(v, str) else v for v in x["values"]]
-    _header(ws, row, labels, right=range(2, len(labels) + 1))
+    header_row(ws, row, labels, right=range(2, len(labels) + 1))
 
 
 def _categories_in(points: list) -> list[str]:
@@ -213,7 +207,7 @@ def _categories_in(points: list) -> list[str]:
 def write_boms_sheet(ws, report: dict, x: dict) -> PointCells:
     """One column per point: what it buys, then its capex by category with live totals."""
     points = report["points"]
-    _title(ws, "What each point buys, and its capex by category")
+    write_title(ws, "What each point buys, and its capex by category")
     note(ws, 2, "Edit a yellow cell: capex, TCO, Increments and Charts follow (Sweep keeps the values as solved).")
     _point_header(ws, HEAD, x, x["title"])
     cats = _categories_in(points)
@@ -226,7 +220,7 @@ def write_boms_sheet(ws, report: dict, x: dict) -> PointCells:
     for key, row in rows.items():
         put(ws, row, 1, labels.get(key, key)).font = BOLD
         ws.cell(row=row, column=1).alignment = TOP
-    _section(ws, section, "Capex by category (USD)")
+    section_row(ws, section, "Capex by category (USD)")
     cells = PointCells({}, {"gpus": rows["gpus"], "nodes": rows["nodes"], "switches": rows["switches"],
                             "links": rows["links"], "racks": rows["racks"], "capex": rows["capex (USD)"],
                             "tco": rows["TCO (USD)"]}, {})
@@ -258,13 +252,13 @@ def _point_money(ws, col: int, p: dict, cats: list[str], rows: dict, values: dic
     put(ws, rows["contingency (editable)"], col, fraction, PERCENT).fill = INPUT_FILL
     span = f"{c}{rows[cats[0]]}:{c}{rows[cats[-1]]}"
     base = sum(by_cat.values())
-    _write(ws, rows["contingency (USD)"], col,
+    write_cell(ws, rows["contingency (USD)"], col,
            Live(f"=SUM({span})*{c}{rows['contingency (editable)']}", base * fraction), USD)
     total = base + base * fraction
-    _write(ws, rows["capex (USD)"], col, Live(f"=SUM({span})+{c}{rows['contingency (USD)']}", total), USD)
+    write_cell(ws, rows["capex (USD)"], col, Live(f"=SUM({span})+{c}{rows['contingency (USD)']}", total), USD)
     energy = p["tco_usd"] - p["capex_usd"]
     put(ws, rows["energy over the TCO years (USD)"], col, energy, USD)
-    _write(ws, rows["TCO (USD)"], col,
+    write_cell(ws, rows["TCO (USD)"], col,
            Live(f"={c}{rows['capex (USD)']}+{c}{rows['energy over the TCO years (USD)']}", total + energy), USD)
     values.update(capex=total, tco=total + energy)
 
@@ -296,7 +290,7 @@ def write_increments_sheet(ws, report: dict, x: dict, cells: PointCells) -> None
     """added = to − from, as formulas on BOM by point, for each pair of consecutive solved points."""
     points = report["points"]
     per = x["title"] if x["kind"] == "step" else "point"
-    _title(ws, f"What to add from one {per} to the next")
+    write_title(ws, f"What to add from one {per} to the next")
     if not (len(report["axes"]) == 1 or report.get("combine") == "zip"):
         note(ws, 2, "Increments are for one-dimensional sweeps (one axis, or several combined by zip).")
         print_setup(ws)
@@ -305,7 +299,7 @@ def write_increments_sheet(ws, report: dict, x: dict, cells: PointCells) -> None
     note(ws, 3, "Where the architecture changes, the later point is a different build, not an add-on.")
     pairs = consecutive_solved(points)
     labels = [x["title"]] + [f"{_label(x['values'][a])} → {_label(x['values'][b])}" for a, b in pairs]
-    _header(ws, HEAD, labels, right=range(2, len(labels) + 1))
+    header_row(ws, HEAD, labels, right=range(2, len(labels) + 1))
     arch, per_gpu = HEAD + 1, HEAD + 2 + len(INCREMENT_ROWS)
     row_of = {key: HEAD + 2 + j for j, (key, _) in enumerate(INCREMENT_ROWS)}
     for label, row in [("architecture", arch)] + [(lab, row_of[k]) for k, lab in INCREMENT_ROWS] + \
@@ -338,11 +332,11 @@ def _increment_column(ws, col: int, a: int, b: int, cells: PointCells, row_of: d
     va, vb = cells.values[a], cells.values[b]
     for key, row in row_of.items():
         expr = f"={cells.ref(b, key)}-{cells.ref(a, key)}"
-        _write(ws, row, col, Live(expr, vb[key] - va[key]), USD if key == "capex" else NUMBER)
+        write_cell(ws, row, col, Live(expr, vb[key] - va[key]), USD if key == "capex" else NUMBER)
     added_gpus, added_capex = vb["gpus"] - va["gpus"], vb["capex"] - va["capex"]
     c = col_letter(col)
     if added_gpus != 0:
-        _write(ws, per_gpu, col, Live(f"={c}{row_of['capex']}/{c}{row_of['gpus']}", added_capex / added_gpus), USD)
+        write_cell(ws, per_gpu, col, Live(f"={c}{row_of['capex']}/{c}{row_of['gpus']}", added_capex / added_gpus), USD)
     else:
         put(ws, per_gpu, col, "no GPUs added").alignment = RIGHT
 
@@ -357,12 +351,12 @@ CHART_DATA_HEAD = 22  # the live table under the two charts
 def write_charts_sheet(ws, report: dict, x: dict, cells: PointCells) -> None:
     """A live table (capex, TCO, GPUs per point, from BOM by point) and two charts of it."""
     points = report["points"]
-    _title(ws, f"{report['scenario']}: capex, TCO and GPUs by {x['title']}")
+    write_title(ws, f"{report['scenario']}: capex, TCO and GPUs by {x['title']}")
     note(ws, 2, f"x: {x['description']}.")
     note(ws, 3, "Straight lines from point to point; a diamond marks where the best architecture changes.")
     head = CHART_DATA_HEAD
-    _section(ws, head - 1, "Chart data (live, from BOM by point)")
-    _header(ws, head, [x["title"]] + list(CHART_SERIES), right=range(1 if x["numeric"] else 2, 6), height=TALL)
+    section_row(ws, head - 1, "Chart data (live, from BOM by point)")
+    header_row(ws, head, [x["title"]] + list(CHART_SERIES), right=range(1 if x["numeric"] else 2, 6), height=TALL)
     changed = {s["index"] for s in report["switch_points"]}
     for i, p in enumerate(points):
         row = head + 1 + i
@@ -370,11 +364,11 @@ def write_charts_sheet(ws, report: dict, x: dict, cells: PointCells) -> None:
         if not _solved(p):
             continue  # a gap in the lines
         v = cells.values[i]
-        _write(ws, row, 2, Live(f"={cells.ref(i, 'capex')}", v["capex"]), USD)
-        _write(ws, row, 3, Live(f"={cells.ref(i, 'tco')}", v["tco"]), USD)
-        _write(ws, row, 4, Live(f"={cells.ref(i, 'gpus')}", v["gpus"]), NUMBER)
+        write_cell(ws, row, 2, Live(f"={cells.ref(i, 'capex')}", v["capex"]), USD)
+        write_cell(ws, row, 3, Live(f"={cells.ref(i, 'tco')}", v["tco"]), USD)
+        write_cell(ws, row, 4, Live(f"={cells.ref(i, 'gpus')}", v["gpus"]), NUMBER)
         if p["index"] in changed:
-            _write(ws, row, 5, Live(f"=B{row}", v["capex"]), USD)
+            write_cell(ws, row, 5, Live(f"=B{row}", v["capex"]), USD)
     _widths_of(ws, [12 if x["numeric"] else 18, 16, 16, 12, 18])
     if points:
         last = head + len(points)
@@ -433,7 +427,7 @@ def _axis_text(a: dict) -> str:
 
 def write_sweep_assumptions(wb, report: dict, scenario: LoadedScenario | None, catalog: Catalog | None) -> None:
     ws = wb.create_sheet(ASSUMPTIONS)
-    _title(ws, "Assumptions and provenance")
+    write_title(ws, "Assumptions and provenance")
     out = Sections(ws, wrap_cols={2: 70})
     out.section("The sweep", ["Item", "Value"])
     rows: list[tuple[str, Any]] = [("scenario", report["scenario"]), ("points", len(report["points"])),

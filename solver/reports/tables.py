@@ -15,16 +15,18 @@ if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design s
     from ..results import Design
 
 
-def _usd(value: float) -> str:
+def usd_text(value: float) -> str:
+    """Whole US dollars with thousands separators."""
     return f"${value:,.0f}"
 
 
-def _price(item, text: str | None = None) -> str:
+def price_text(item, text: str | None = None) -> str:
     """A catalog price, flagged when the catalog marks it as an estimate."""
-    return (text or _usd(item.unit_price_usd)) + (" est." if item.price_is_estimate else "")
+    return (text or usd_text(item.unit_price_usd)) + (" est." if item.price_is_estimate else "")
 
 
-def _gb(value: float) -> str:
+def gb_text(value: float) -> str:
+    """Bytes as GB with one decimal."""
     return f"{value / 1e9:,.1f} GB"
 
 
@@ -169,12 +171,14 @@ def _renders_within(table: Table, width: int) -> bool:
     return top.rstrip().endswith("┓")
 
 
-def _layout(d: Design) -> str:
+def design_layout(d: Design) -> str:
+    """A design's layout as tp·cp·pp·vp·dp·microbatch (and its expert parallelism)."""
     lay = d.layout
     return f"{lay.tp}·{lay.cp}·{lay.pp}·{lay.vp}·{lay.dp}·{lay.microbatch_size}" + expert_text(lay)
 
 
-def _step(d: Design) -> str:
+def step_text(d: Design) -> str:
+    """The step time against its limit (target × goodput), or the step time alone for `fastest` without a target."""
     if d.objective == "fastest" and d.target_step_time_s == float("inf"):
         return f"{d.perf.step_time_s:.2f}"
     return f"{d.perf.step_time_s:.2f} / {d.effective_target_s:.2f}"  # the limit: target × goodput when it applies

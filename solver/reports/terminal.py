@@ -1,6 +1,6 @@
 """Terminal reports with rich: the ranked designs, one design's breakdown and BOM, the sweeps. The tables
 (tables.py), the `compare` tables (compare_terminal.py) and the catalog tables (catalog_terminal.py) live in their
-own modules; their names are re-exported here."""
+own modules (import their names from there)."""
 from __future__ import annotations
 
 import math
@@ -14,36 +14,8 @@ from ..figures import figure
 from ..perf.layout import expert_text
 from ..perf.step import MARGIN_CAP
 from ..sweep.summary import TCO_PER_MTOK, point_label
-from .catalog_terminal import (  # noqa: F401 - re-exported
-    _efficiency,
-    _table,
-    catalog_tables,
-    orderable_tables,
-)
-from .compare_terminal import (  # noqa: F401 - re-exported
-    COMPARE_ROWS,
-    _compare_cells,
-    compare_table,
-    compare_tables,
-)
-from .grouping import grouped, grouped_clauses, grouped_each, rank_list  # noqa: F401 - re-exported
-from .tables import (  # noqa: F401 - re-exported
-    _MARKUP,
-    CELL_OVERHEAD,
-    Column,
-    _build,
-    _gb,
-    _layout,
-    _price,
-    _renders_within,
-    _step,
-    _table_width,
-    _usd,
-    fit_columns,
-    make_table,
-    narrowed,
-    stacked_header,
-)
+from .grouping import grouped, grouped_clauses, grouped_each
+from .tables import Column, design_layout, fit_columns, gb_text, make_table, step_text, usd_text
 from .text import safe
 
 if TYPE_CHECKING:  # annotations only: `catalog` and `validate` load no design space (numpy)
@@ -72,8 +44,8 @@ def differs_from_first(design: Design, first: Design) -> str:
         out.append(f"{a.oversubscription:g}:1")
     if a.above_pod_oversubscription != b.above_pod_oversubscription:
         out.append(f"{a.above_pod_oversubscription:g}:1 above the pods")
-    if _layout(design) != _layout(first):
-        out.append(f"layout {_layout(design)}")
+    if design_layout(design) != design_layout(first):
+        out.append(f"layout {design_layout(design)}")
     if design.cost.gpus != first.cost.gpus:
         out.append(f"{design.cost.gpus - first.cost.gpus:+,} GPUs")
     return "; ".join(out) or "same design, other layout"
@@ -94,7 +66,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
         Column("#", [str(d.rank) + (" [yellow]⚠[/]" if d.uncalibrated or d.caveats else "") for d in ds]),
         Column("architecture", [safe(d.label) for d in ds], number=False, min_width=ARCHITECTURE_WIDTH),
         fig("gpus"),
-        Column("step s", [_step(d) for d in ds]),
+        Column("step s", [step_text(d) for d in ds]),
     ]
     if ds and ds[0].train_days is not None:
         cols.append(fig("train_days"))
@@ -103,7 +75,7 @@ def solve_columns(result: SolveResult) -> list[Column]:
         Column("differs from #1", [safe(differs_from_first(d, first)) for d in ds], number=False, min_width=14, drop=1)
         if first is not None else Column("differs from #1", [], number=False),
         # never wrapped (a layout cut in two reads as two), its header stacked after the dots when narrow
-        Column("layout tp·cp·pp·vp·dp·mbs", [_layout(d) for d in ds], drop=3),
+        Column("layout tp·cp·pp·vp·dp·mbs", [design_layout(d) for d in ds], drop=3),
         Column("margin cmp/bw", [margin_text(d) for d in ds], drop=5),
         fig("nodes"),
         fig("mfu"),
@@ -270,11 +242,11 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     t.add_row("compute", f"{p.compute_s:.3f}", "", f"{p.compute_s:.3f}", "", "")
     t.add_row("bubble", f"{p.bubble_s:.3f}", "", f"{p.bubble_s:.3f}", "", "")
     for k, tr in p.traffic.items():
-        t.add_row(k, f"{tr.time_s:.3f}", f"{tr.window_s:.3f}", f"{tr.exposed_s:.3f}", _gb(tr.nvlink_bytes),
-                  _gb(tr.scaleout_bytes))
+        t.add_row(k, f"{tr.time_s:.3f}", f"{tr.window_s:.3f}", f"{tr.exposed_s:.3f}", gb_text(tr.nvlink_bytes),
+                  gb_text(tr.scaleout_bytes))
     if p.capacity_s > 0:
         t.add_row("link capacity", f"{max(p.scaleout_busy_s, p.nvlink_busy_s):.3f}", "", f"{p.capacity_s:.3f}", "", "")
-    t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", "", _gb(p.nvlink_bytes), _gb(p.scaleout_bytes))
+    t.add_row("[bold]step[/]", f"[bold]{p.step_time_s:.3f}[/]", "", "", gb_text(p.nvlink_bytes), gb_text(p.scaleout_bytes))
     console.print(t)
     if design.margins:
         console.print(margins_sentence(design))
@@ -293,7 +265,7 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
         console.print(goodput_text(design))
         console.print(f"  goodput rests on: {safe(design.reliability.assumptions)}")
     console.print(bom_table(design, console.width, wide))
-    console.print(f"capex {_usd(c.capex_usd)}; TCO over {c.tco_years:g} years {_usd(c.tco_usd)}")
+    console.print(f"capex {usd_text(c.capex_usd)}; TCO over {c.tco_years:g} years {usd_text(c.tco_usd)}")
     if design.rent is not None:
         from .rent_terminal import print_rent  # lazy: rent_terminal builds on this module's tables
 
@@ -325,7 +297,7 @@ def inventory_text(design: Design) -> str:
     """Owned parts reused and idle: '64 dgx-h100 used; 8 qm9700 used, 2 idle ($72,000)'."""
     parts = []
     for u in design.cost.inventory:
-        idle = f", {u.idle:,} idle ({_usd(u.idle_value_usd)})" if u.idle else ""
+        idle = f", {u.idle:,} idle ({usd_text(u.idle_value_usd)})" if u.idle else ""
         parts.append(f"{u.used:,} {u.part} used{idle}")
     return "; ".join(parts)
 

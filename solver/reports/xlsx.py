@@ -124,14 +124,14 @@ class Live:
     value: float
 
 
-def _write(ws, row: int, col: int, value: Any, fmt: str | None = None):
+def write_cell(ws, row: int, col: int, value: Any, fmt: str | None = None):
     """A Live value becomes a formula with its cached value; anything else is `put` (text stays text)."""
     if isinstance(value, Live):
         return formula(ws, row, col, value.expression, fmt, value.value)
     return put(ws, row, col, value, fmt)
 
 
-def _header(ws, row: int, labels, first_col: int = 1, right: Iterable[int] = (), height: float = 32) -> None:
+def header_row(ws, row: int, labels, first_col: int = 1, right: Iterable[int] = (), height: float = 32) -> None:
     """A dark header row; the columns in `right` (1-based) hold numbers and are right-aligned."""
     right = set(right)
     for i, label in enumerate(labels):
@@ -142,11 +142,13 @@ def _header(ws, row: int, labels, first_col: int = 1, right: Iterable[int] = (),
     ws.row_dimensions[row].height = height  # 32 pt: room for two wrapped lines
 
 
-def _title(ws, text: str) -> None:
+def write_title(ws, text: str) -> None:
+    """The sheet's title in A1."""
     put(ws, 1, 1, text).font = TITLE_FONT
 
 
-def _section(ws, row: int, text: str, col: int = 1):
+def section_row(ws, row: int, text: str, col: int = 1):
+    """A section heading in a sheet."""
     cell = put(ws, row, col, text)
     cell.font = SECTION_FONT
     return cell
@@ -375,7 +377,8 @@ def _fit_landscape(ws) -> None:
     print_setup(ws)
 
 
-def _widths(ws, widths: dict) -> None:
+def set_widths(ws, widths: dict) -> None:
+    """Column widths by letter ({'A': 30, …})."""
     for col, width in widths.items():
         ws.column_dimensions[col].width = width
 
@@ -417,13 +420,14 @@ def top(ws, row: int, first_col: int, last_col: int) -> None:
             cell.alignment = TOP
 
 
-def _define(wb, name: str, sheet_title: str, cell: str) -> None:
+def define(wb, name: str, sheet_title: str, cell: str) -> None:
     """A workbook-level name pointing at ONE cell (LibreOffice evaluates constant names wrongly)."""
     col, row = cell.rstrip("0123456789"), cell[len(cell.rstrip("0123456789")):]
     wb.defined_names[name] = DefinedName(name, attr_text=f"{quote_sheetname(sheet_title)}!${col}${row}")
 
 
-def _ref(sheet_title: str, cell: str) -> str:
+def sheet_ref(sheet_title: str, cell: str) -> str:
+    """A cell of another sheet for a formula (`'Sheet name'!B3`)."""
     return f"{quote_sheetname(sheet_title)}!{cell}"
 
 
@@ -535,7 +539,7 @@ def text_categories(chart, sheet_title: str, cells: str) -> None:
     """Category labels read as text (openpyxl's set_categories makes a number reference, which Excel
     shows as 1, 2, 3 when the cells hold text such as "#1")."""
     for series in chart.series:
-        series.cat = AxDataSource(strRef=StrRef(f=_ref(sheet_title, cells)))
+        series.cat = AxDataSource(strRef=StrRef(f=sheet_ref(sheet_title, cells)))
 
 
 def place_chart(ws, chart, row: int, left_cm: float = 0.0) -> None:

@@ -12,7 +12,7 @@ def sweep(scenario, catalog=None, vary: list[str] | None = None, combine: str | 
           on_result: Callable[[dict], None] | None = None) -> dict:
     """Solve every point of the scenario's `sweep:` block (or of `vary` flags); the sweep report dict
     (`solver.sweep`, SPEC §8.2)."""
-    from ..optimize.solve import as_loaded, catalog_for
+    from ..inputs import as_loaded, catalog_for
     from .plan import plan_sweep
     from .run import run_points
     from .summary import sweep_report

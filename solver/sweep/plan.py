@@ -88,7 +88,8 @@ def field_kind(path: str) -> str:
     raise ValueError("empty path")
 
 
-def _get(data: dict, path: str):
+def get_path(data: dict, path: str):
+    """The value at a dotted `path` (`workload.global_batch_size`) of a scenario's data, or None."""
     node: Any = data
     for key in path.split("."):
         if not isinstance(node, dict):
@@ -97,7 +98,8 @@ def _get(data: dict, path: str):
     return node
 
 
-def _set(data: dict, path: str, value) -> None:
+def set_path(data: dict, path: str, value) -> None:
+    """Set the value at a dotted `path` of a scenario's data, making the dicts on the way."""
     parts = path.split(".")
     node = data
     for key in parts[:-1]:
@@ -145,7 +147,7 @@ def parameter_values(param: SweepParameter, base: dict) -> list[float]:
         if count > MAX_POINTS:
             raise ValueError(f"range gives {count:,} values; the limit is {MAX_POINTS:,}")
         return [r.start + i * r.step for i in range(count)]
-    start = _get(base, param.path)
+    start = get_path(base, param.path)
     if not isinstance(start, (int, float)) or isinstance(start, bool):
         raise ValueError(f"growth starts from the scenario's value of {param.path}, which is not set to a number "
                          f"(got {start!r}): set it, or use values or range")
@@ -297,7 +299,7 @@ def plan_sweep(ls: LoadedScenario, cat: Catalog, vary: list[str] | None = None,
                 _apply_model(data, value)
                 values[MODEL_AXIS] = value.name
             else:
-                _set(data, axis.name, value)
+                set_path(data, axis.name, value)
                 values[axis.name] = value
             labels[axis.name] = axis.label(value)
         problem = _check_point(data, cat, doc, axes, labels, bool(vary))

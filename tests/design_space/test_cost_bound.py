@@ -18,7 +18,8 @@ from solver.design_space import build_design_space, dominated_by_fat_tree
 from solver.design_space.bound import CENT_USD, COST_REL
 from solver.optimize.data import model_data, points
 from solver.optimize.frontier import lowered_target
-from solver.optimize.ranking import admissible_design, best_distinct, k_best
+from solver.optimize.ranking import best_distinct, k_best
+from solver.optimize.ties import admissible_design
 from solver.results import Design
 from tests.optimize.test_optimizer import toy  # the toy scenario whose arithmetic test_optimizer works by hand
 
@@ -184,7 +185,7 @@ def test_a_seed_sets_the_bound_before_the_scan_by_hand(toy_catalog, monkeypatch)
     scan = build._platform_shapes
 
     def record(ctx, *args):
-        limits.append(ctx.bound.limit_usd)
+        limits.append(ctx.bounds.bound.limit_usd)
         return scan(ctx, *args)
 
     sc = _scenario(toy())

@@ -1,5 +1,5 @@
 """Monotone in d (docs/model.md): within one layout shape and G_u, a point's memory per GPU and its T_comp + bubble
-never grow with the data-parallel degree d. The design space relies on it twice: `_Context.open_from` finds the
+never grow with the data-parallel degree d. The design space relies on it twice: `ScanContext.open_from` finds the
 first point passing both checks by bisection, and `_fits_memory_somewhere` / `_record_fastest` read the largest d
 as the leanest. Checked on every layout, G_u and platform of shipped scenarios covering the GEMM-shape compute
 model (dense and MoE, deep pipelines, interleaving, distributed and replicated optimizers, full recompute) and on
@@ -75,10 +75,10 @@ def test_the_flat_compute_model_never_grows_with_d(toy_catalog):
 
 @pytest.mark.parametrize("step_time_s", [2.0, 8.0, 30.0])
 def test_the_bisection_finds_the_first_open_point(step_time_s, default_catalog):
-    """`_Context.open_from` (bisection) equals the first d, scanned one by one, at which memory fits and T_comp + bubble
+    """`ScanContext.open_from` (bisection) equals the first d, scanned one by one, at which memory fits and T_comp + bubble
     meets the target, on every placeable layout of llama3-70b on hgx-h100 (at 2 s few layouts have an open point, at
     30 s most do from their smallest d)."""
-    from solver.design_space.scan import _Context
+    from solver.design_space.scan import ScanContext
 
     doc = yaml.safe_load((ROOT / "scenarios" / "llama3-70b.yaml").read_text(encoding="utf-8"))
     doc["target"] = {"step_time_s": step_time_s}
@@ -86,7 +86,7 @@ def test_the_bisection_finds_the_first_open_point(step_time_s, default_catalog):
     wl, params = sc.workload, parameter_count(sc.workload.model)
     perf = next(a.perf for a in sorted(architectures(sc, default_catalog)) if a.perf.platform == "hgx-h100")
     hw = hardware_of(sc, default_catalog, perf)
-    ctx = _Context(sc, default_catalog, "dominated")
+    ctx = ScanContext(sc, default_catalog, "dominated")
     seen = set()
     for lay in layout_shapes(sc):
         ds = [d for d in dp_candidates(sc, lay)

@@ -1,6 +1,6 @@
 """Platforms that differ only in price share their dominance scans (issue 26, sixth pass): a real catalog lists the
 same board from several vendors (`hgx-h100` and `dgx-h100` here; an OEM's build of an HGX board), and the scan reads
-of a platform only its nodes at each d and its GPUs per node (`scan._Context.points`: the scan memo's key). The copy
+of a platform only its nodes at each d and its GPUs per node (`scan.ScanContext.points`: the scan memo's key). The copy
 here is hgx-h100 under another id, at another price, with its own copy of the ConnectX-7: every step time is the
 original's, every cost its own. Checked two ways: each platform keeps the points it keeps when built alone, and the
 K best equal the exhaustive enumeration's, with the copy scanned first (cheaper) and second (dearer)."""

@@ -8,7 +8,7 @@ import re
 import pytest
 from test_loading import MINI_CATALOG, assert_rejected
 
-from solver.costing_facility import configurations
+from solver.costing.facility import configurations
 
 NEW_PLATFORMS = ("amd-mi300x-8", "amd-mi325x-8", "amd-mi355x-8", "pcie-rtx-pro-6000-8", "pcie-l40s-8", "pcie-h200-nvl-8",
                  "h200-nvl-bridge4", "h200-nvl-bridge2")

@@ -19,7 +19,7 @@ from solver.optimize import oracle
 from solver.optimize.data import model_data
 from solver.optimize.highs import HighsAdapter
 from solver.optimize.model import build_model, decode
-from solver.optimize.ranking import _lower_bound_usd, _prune_by_bounds
+from solver.optimize.ranking import _lower_bound_usd, prune_by_bounds
 from solver.perf.layout import LayoutShape
 
 # GPT-3 1.3B (Brown et al. 2020, Table 2.1), as in tests/optimize/test_optimizer.py
@@ -88,7 +88,7 @@ def test_bound_pruning_keeps_an_architecture_that_reuses_owned_gear(default_cata
     ls = _load(INVENTORIES["h100-nodes-and-fabric"])
     space = build_design_space(ls.scenario, default_catalog, one_layout_per_cost=True)
     data = model_data(space)
-    kept, pruned, _ = _prune_by_bounds(space, data, 1)
+    kept, pruned, _ = prune_by_bounds(space, data, 1)
     best = solve(ls, default_catalog, top_k=1).designs[0]
     h100 = [ad for ad in data.archs if ad.arch == best.architecture][0]
     assert h100 in kept.archs

@@ -21,7 +21,7 @@ from solver.optimize import model as milp
 from solver.optimize.data import model_data, points
 from solver.optimize.highs import PRESOLVE_RULES_OFF, HighsAdapter, SolveOutcome
 from solver.optimize.oracle import best_distinct, enumerate_designs
-from solver.optimize.ranking import _check_first_against_evaluated, _prune_points_over_caps
+from solver.optimize.ranking import _check_first_against_evaluated, prune_points_over_caps
 from solver.optimize.solve import solve
 
 EXPAND = "scenarios/expand-owned-h100.yaml"
@@ -57,7 +57,7 @@ def test_adapter_solves_the_dominated_model_as_highs_without_presolve(catalog, e
     """The model that presolve with the aggregator declared infeasible: the adapter's answer equals HiGHS's
     with presolve off (no reduction at all), a feasible design."""
     space = build_design_space(expand.scenario, catalog, "dominated", one_layout_per_cost=True)
-    model = milp.build_model(_prune_points_over_caps(model_data(space)))
+    model = milp.build_model(prune_points_over_caps(model_data(space)))
     outcome = HighsAdapter().solve(model)
     assert outcome.status == "optimal"
 

@@ -28,7 +28,7 @@ STORAGE_PER_NODE_USD = 10_000.0
 SUPPORT_FRACTION = 0.08
 CONTINGENCY = 0.10
 # the hardware lines a support fraction applies to: the compute fabric's, and since issue 24 the site hardware
-# (storage fabric and management switches, the cooling plant; SPEC §5.2, costing_facility.SITE_PRICE_CATEGORY);
+# (storage fabric and management switches, the cooling plant; SPEC §5.2, costing.facility.SITE_PRICE_CATEGORY);
 # installation is labour, priced like an extra line, so no support is paid on it
 HARDWARE = ("compute", "spares", "nic", "switch", "link", "rack", "storage", "management", "cooling")
 

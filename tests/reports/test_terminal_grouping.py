@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solver.reports.terminal import grouped_clauses, rank_list  # noqa: E402
+from solver.reports.grouping import grouped_clauses, rank_list
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -38,8 +38,12 @@ from office import (
 import solver
 from solver import api
 from solver.perf.traffic import CLASS_NAMES
-from solver.reports import excel as report_excel
-from solver.reports.excel import BOM_HEADERS, PRICE_HEADERS, flatten, put, write_workbook
+from solver.reports.assumptions_sheet import flatten
+from solver.reports.bom_sheet import BOM_FIRST_ROW, BOM_HEADER_ROW, BOM_HEADERS
+from solver.reports.excel import write_workbook
+from solver.reports.prices_sheet import PRICE_HEADERS
+from solver.reports.summary_sheet import TCO_NAMES
+from solver.reports.xlsx import put
 
 ROOT = REPO
 HYPERLINK = '=HYPERLINK("http://example.invalid","click")'
@@ -115,7 +119,7 @@ def lo_profile(work) -> Path:
 def bom_rows(ws) -> list[int]:
     """Rows of the BOM lines (from the first line under the header to the first empty row)."""
     rows = []
-    r = report_excel.BOM_FIRST_ROW
+    r = BOM_FIRST_ROW
     while ws.cell(row=r, column=1).value is not None:
         rows.append(r)
         r += 1
@@ -174,7 +178,7 @@ def test_sheet_names_headers_and_print_setup(book):
         assert ws.oddFooter.center.text == "&A, page &P of &N"
     for title in ("BOM 1", "BOM 2"):
         ws = wb[title]
-        header = ws[report_excel.BOM_HEADER_ROW]
+        header = ws[BOM_HEADER_ROW]
         assert tuple(c.value for c in header) == BOM_HEADERS
         # numbers sit under right-aligned headers (Quantity … Extended power), text under left-aligned ones
         assert [c.alignment.horizontal for c in header] == ["left"] * 3 + ["right"] * 5
@@ -270,7 +274,7 @@ def test_defined_names_point_at_cells(book):
     for i in (1, 2):
         assert names[f"Contingency_{i}"].attr_text == f"'BOM {i}'!$B$2"
         assert names[f"Discount_{i}"].attr_text == f"'BOM {i}'!$B$3"
-    for name in report_excel.TCO_NAMES:
+    for name in TCO_NAMES:
         assert names[name].attr_text.startswith("'Assumptions'!$B$")
 
 
@@ -480,7 +484,7 @@ def _edited_price(book: Path, work: Path) -> Path:
 
 
 def _one_year_pue_1_ten_cents(wb) -> None:
-    for name, value in zip(report_excel.TCO_NAMES, (1, 1.0, 0.10)):  # 1 year, PUE 1, $0.10/kWh
+    for name, value in zip(TCO_NAMES, (1, 1.0, 0.10)):  # 1 year, PUE 1, $0.10/kWh
         wb["Assumptions"][wb.defined_names[name].attr_text.split("!")[1].replace("$", "")].value = value
 
 

@@ -22,8 +22,9 @@ How many of each part a design needs is sized twice, on purpose: in closed form 
 fabric family (evaluator), and as linear rows in the model; the exhaustive-enumeration tests keep
 the two in step.
 
-The owned/idle inventory rules live in costing_owned.py and the evaluator's BomLines in
-costing_bom.py (neither imports this module); every name stays importable from `solver.costing`.
+The owned/idle inventory rules live in owned.py, the evaluator's BomLines in bom.py and the types every costing
+module reads (Parts, Quantities, Line) in lines.py; none of them imports this module. The package's public face is
+solver/costing/__init__.py.
 """
 from __future__ import annotations
 
@@ -31,32 +32,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import costing_facility as orderable
-from .costing_bom import BomLine, _split_owned, capex_usd, contingency_line, fraction_lines, it_power_kw
-from .costing_owned import (  # the rest re-exported: importable from solver.costing as before the split
-    HOURS_PER_YEAR,  # noqa: F401
-    OwnedUse,  # noqa: F401
-    Stock,  # noqa: F401
-    energy_usd,  # noqa: F401
-    lines_capex_usd,  # noqa: F401
-    lines_power_kw,  # noqa: F401
-    owned_use,
-    price_category,  # noqa: F401
-    pue_and_usd_per_kwh,
-    purchase_usd,  # noqa: F401
-    stock_of,
-    tco_usd,
-)
-from .errors import CatalogCannotBuild
-from .fabrics import FabricSize, FabricSpec
-from .fabrics.breakout import port_mode
-from .fabrics.links import facility_of, link_for, link_parts
-from .fabrics.spares import pack_spares
-from .inputs.schema import TIERS, Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
-from .integers import ceil_int, floor_int
+from ..errors import CatalogCannotBuild
+from ..fabrics import FabricSize, FabricSpec
+from ..fabrics.breakout import port_mode
+from ..fabrics.links import facility_of, link_for, link_parts
+from ..fabrics.spares import pack_spares
+from ..inputs.schema import TIERS, Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
+from ..integers import ceil_int, floor_int
+from . import facility as orderable
+from .bom import BomLine, capex_usd, contingency_line, fraction_lines, it_power_kw, split_owned
+from .lines import Line, Parts, Quantities
+from .owned import Stock, energy_usd, lines_capex_usd, lines_power_kw, owned_use, pue_and_usd_per_kwh, stock_of, tco_usd
 
 if TYPE_CHECKING:
-    from .failures import SpareRule
+    from ..failures import SpareRule
 
 site_count = orderable.site_count
 
@@ -77,7 +66,7 @@ def nodes_per_unit(platform: Platform) -> int:
 
 def spare_units_for(platform: Platform, domains: int, rule: SpareRule, gpus_per_domain_used: int | None = None) -> int:
     """Spare units for `domains` job domains: ⌈fraction · units⌉, or the availability rule (failures.spare_units)."""
-    from .failures import spare_units  # lazy: failures.py loads numpy, which `catalog` and `validate` never need
+    from ..failures import spare_units  # lazy: failures.py loads numpy, which `catalog` and `validate` never need
 
     return spare_units(platform, domains, gpus_per_domain_used, rule)
 
@@ -136,43 +125,13 @@ def rack_of(catalog: Catalog, rack_id: str) -> Rack:
 # ----------------------------------------------------------------------------------- parts
 
 
-@dataclass(frozen=True)
-class Parts:
-    """The catalog entries one architecture buys. `nic` is None when the platform includes its
-    scale-out NICs; `compute_rack` is None when the unit ships as its own rack (NVL72); a link
-    tier is absent when no catalog option reaches it."""
-
-    platform: Platform
-    nic: Nic | None
-    switch: Switch
-    rails: int
-    links: dict[str, Link]
-    compute_rack: Rack | None
-    network_rack: Rack
-    extras: tuple[ExtraCost, ...] = ()
-    nic_config: Any = None  # the NicConfiguration bought (costing_facility.py); None = catalog lists none
-    nic_label: str = ""  # the NIC's name (for the uncabled-NIC line when the platform includes them)
-    site: tuple = ()  # the site lines (storage, management, cooling, installation) of the platform
-    spare_power_fraction: float = 1.0  # a hot spare idles: this fraction of the unit's power (catalog reliability)
-
-    @property
-    def hardware_fraction(self) -> float:
-        """F = Σ of the fraction-of-hardware extra rules (support contracts, …)."""
-        return hardware_fraction(self.extras)
-
-
-def hardware_fraction(extras) -> float:
-    """F = Σ fraction_of_hardware over the extra cost rules that have one."""
-    return float(sum(e.fraction_of_hardware for e in extras if e.fraction_of_hardware is not None))
-
-
 def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int,
               extras: tuple[ExtraCost, ...] = (), capex_scope: str = "complete") -> Parts:
     """The parts of one architecture; raises CatalogCannotBuild when no node–leaf link reaches or a
     rack is missing (higher tiers without a link option are left out: those tier counts cannot be built).
     The links are the options made for the switch's port split at the NIC's speed (`breakout`);
     `extras` are the scenario's extra cost rules; the NIC configuration and site lines come from the
-    catalog (costing_facility.py), the site lines only with capex_scope `complete`."""
+    catalog (costing/facility.py), the site lines only with capex_scope `complete`."""
     facility = facility_of(catalog)
     split = breakout_of(switch, nic)
     links = {}
@@ -191,61 +150,6 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
                  nic_config=config, nic_label=nic.name,
                  site=orderable.site_lines_for(catalog, platform.id, capex_scope, switch.fabric),
                  spare_power_fraction=catalog.reliability.spare_idle_power_fraction if catalog.reliability else 1.0)
-
-
-# ----------------------------------------------------------------------------------- quantities
-
-
-@dataclass
-class Quantities:
-    """How many of each part: integers (the evaluator), Pyomo expressions (the model) or lower
-    bounds (the bound pruning). `nodes` counts spares; `links` are cables per tier; `modules` per
-    (tier, end)."""
-
-    units: Any
-    spare_units: Any
-    nodes: Any
-    switches: dict[str, Any] = field(default_factory=dict)
-    links: dict[str, Any] = field(default_factory=dict)
-    modules: dict[tuple[str, str], Any] = field(default_factory=dict)
-    compute_racks: Any = 0
-    network_racks: Any = 0
-    site: dict[str, Any] | None = None  # site line id → count (the model's per-point sums); None = closed form
-    cabled_nodes: Any = None  # nodes cabled to the compute fabric (job + packed spares; None = every node): the SUs
-
-
-# ----------------------------------------------------------------------------------- the table
-
-
-@dataclass(frozen=True)
-class Line:
-    """One priced line before evaluation: the quantity may be an int or a model expression.
-
-    `stock` is the key owned inventory nets against ("" = the part id); `owned_from` = (catalog id,
-    num, den) says how owned items of that id count in this line's units: ⌊count · num / den⌋
-    (None = the part id, 1, 1; a twin-port module line is (link id, 1, 2); per-node extras are
-    (platform id, nodes per unit, 1))."""
-
-    category: str
-    part: str
-    description: str
-    quantity: Any
-    unit_price_usd: float
-    power_w: float  # per unit
-    priced: Any  # the catalog entry with price_source, price_date, price_is_estimate
-    stock: str = ""
-    owned_from: tuple[str, int, int] | None = None
-    included: bool = False  # paid for in the unit price: shown at $0 in the bill of materials
-
-    @property
-    def key(self) -> str:
-        """The stock key this line draws owned units from."""
-        return self.stock or self.part
-
-    def owned_units(self, owned: dict[str, int]) -> int:
-        """Owned units available to this line's key: ⌊count · num / den⌋ of its owned_from id."""
-        ident, num, den = self.owned_from or (self.part, 1, 1)
-        return owned.get(ident, 0) * num // den
 
 
 def module_price(link: Link, end: str) -> tuple[float, float, int]:
@@ -319,7 +223,7 @@ def _extras(parts: Parts, q: Quantities) -> list[Line]:
 
 
 def _lines_of(make: Callable[[Any, Any], list[dict]]) -> Callable[[Parts, Quantities], list[Line]]:
-    """A category function of costing_facility.py (which returns each line's fields) as Lines."""
+    """A category function of costing/facility.py (which returns each line's fields) as Lines."""
     return lambda parts, q: [Line(**kw) for kw in make(parts, q)]
 
 
@@ -346,7 +250,7 @@ def bom_lines(parts: Parts, q: Quantities) -> list[Line]:
 
 
 # ----------------------------------------------------------------------------------- the evaluator's BOM
-# (owned and idle inventory: costing_owned.py; the BOM lines: costing_bom.py)
+# (owned and idle inventory: costing/owned.py; the BOM lines: costing/bom.py)
 
 
 def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float = 0.0,
@@ -362,7 +266,7 @@ def bill_of_materials(parts: Parts, q: Quantities, contingency_fraction: float =
 def priced_lines(parts: Parts, table: list[Line], stock: dict[str, Stock],
                  contingency_fraction: float = 0.0) -> list[BomLine]:
     """`bill_of_materials` of the table's lines (`bom_lines`) and their stock (`stock_of`, with the owned units)."""
-    lines = _split_owned(table, stock)
+    lines = split_owned(table, stock)
     lines = [x for x in lines if x.quantity > 0 and (x.unit_price_usd > 0 or x.power_w > 0 or x.owned or x.included)]
     lines += fraction_lines(parts, lines)
     if contingency_fraction > 0:
@@ -528,7 +432,7 @@ def design_cost(
     check_combination(platform, nic, switch, rails_per_node)
 
     units = compute_units(platform, domains)
-    from .failures import spare_rule  # lazy, as in spare_units_for
+    from ..failures import spare_rule  # lazy, as in spare_units_for
 
     rule = spare_rule(scenario, catalog)
     spares = spare_units_for(platform, domains, rule, gpus_per_domain_used)

@@ -1,18 +1,18 @@
-"""`fabricplan plan` (SPEC §8.1), registered in solver/cli.py's command table."""
+"""`fabricplan plan` (SPEC §8.1), registered in solver/cli/__init__.py's command table."""
 from __future__ import annotations
 
-from .cli_common import (
+from .common import (
     EXIT_INFEASIBLE,
     EXIT_OK,
-    _check_time_limit,
-    _default_output,
-    _json_path,
-    _load,
-    _say_written,
-    _write_json,
-    _xlsx_path,
+    check_time_limit_arg,
+    default_output,
+    json_output_path,
+    load_scenario_of_args,
+    say_written,
+    write_json_output,
+    xlsx_output_path,
 )
-from .cli_guards import check_outputs_of
+from .guards import check_outputs_of
 
 
 def cmd_plan(args, out, err) -> int:
@@ -20,19 +20,19 @@ def cmd_plan(args, out, err) -> int:
 
     Exit codes: 0 planned; 1 valid input but no plan exists (with the reason); 2 bad input; 3 solver failure.
     """
-    from . import api
-    from .files import check_writable, output_set
-    from .plan.periods import plan_periods
-    from .reports.plan_terminal import print_plan
-    from .reports.side_process import side_process, write_alongside
+    from .. import api
+    from ..files import check_writable, output_set
+    from ..plan.periods import plan_periods
+    from ..reports.plan_terminal import print_plan
+    from ..reports.side_process import side_process, write_alongside
 
-    _check_time_limit(args.time_limit)
-    ls, cat = _load(args, err)
+    check_time_limit_arg(args.time_limit)
+    ls, cat = load_scenario_of_args(args, err)
     plan_periods(ls, cat)  # every period checked before any output path is touched
     name = ls.scenario.name
-    json_path = _json_path(args, name, "-plan.json")
-    xlsx_path = _xlsx_path(args, name, "-plan.xlsx")
-    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-plan.png", args))
+    json_path = json_output_path(args, name, "-plan.json")
+    xlsx_path = xlsx_output_path(args, name, "-plan.xlsx")
+    plot_path = None if args.no_plot else check_writable(args.plot or default_output(name, "-plan.png", args))
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
     with side_process("plan", plot_path is not None) as plotter:  # imports matplotlib on the other core
         with err.status("planning…") as status:
@@ -43,16 +43,16 @@ def cmd_plan(args, out, err) -> int:
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
             with write_alongside(plotter, "plan", report, plot_path if planned else None):  # drawn meanwhile
                 print_plan(report, out)
-                _write_json(report, json_path)
+                write_json_output(report, json_path)
                 if planned and xlsx_path is not None:
-                    from .reports.plan_excel import write_plan_workbook
+                    from ..reports.plan_excel import write_plan_workbook
 
                     write_plan_workbook(report, xlsx_path)
                 else:
                     outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
             if not planned:
                 outputs.remove_on_commit(plot_path)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     if report["status"] == "infeasible":
         return EXIT_INFEASIBLE
     if report["status"] in ("feasible", "time_limit"):

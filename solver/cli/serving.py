@@ -1,16 +1,16 @@
 """`fabricplan solve | evaluate | compare | sweep` on a serving scenario (`workload.kind: inference`, SPEC §4.9):
-the commands in solver/cli.py and solver/cli_sweep.py hand an inference scenario here after loading it."""
+the commands in solver/cli/__init__.py and cli/sweep.py hand an inference scenario here after loading it."""
 from __future__ import annotations
 
-from .cli_common import EXIT_INFEASIBLE, EXIT_OK, _json_path, _say_written, _write_json, _xlsx_path
-from .errors import UsageError
-from .reports.text import safe
+from ..errors import UsageError
+from ..reports.text import safe
+from .common import EXIT_INFEASIBLE, EXIT_OK, json_output_path, say_written, write_json_output, xlsx_output_path
 
 
 def _bom_csv(result, path) -> None:
     import csv
 
-    from .files import atomic_path
+    from ..files import atomic_path
 
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -25,18 +25,18 @@ def _bom_csv(result, path) -> None:
 
 def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
     """The K best fleets (or `--frontier N`: cost against tokens/s per user); terminal, JSON, workbook."""
-    from .files import check_writable, output_set
-    from .optimize.serving_solve import solve_fleet
-    from .reports.serving_excel import write_fleet_workbook
-    from .reports.serving_terminal import print_fleet_frontier, print_fleets
+    from ..files import check_writable, output_set
+    from ..optimize.serving_solve import solve_fleet
+    from ..reports.serving_excel import write_fleet_workbook
+    from ..reports.serving_terminal import print_fleet_frontier, print_fleets
 
     top = getattr(args, "top", None)
     if top is not None and not 1 <= top <= 100:
         raise UsageError("--top must be between 1 and 100")
     frontier = getattr(args, "frontier", None)
     suffix = "-evaluate" if evaluate else ""
-    json_path = _json_path(args, ls.scenario.name, f"{suffix}.json")
-    xlsx_path = _xlsx_path(args, ls.scenario.name, f"{suffix}.xlsx")
+    json_path = json_output_path(args, ls.scenario.name, f"{suffix}.json")
+    xlsx_path = xlsx_output_path(args, ls.scenario.name, f"{suffix}.xlsx")
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     with err.status("solving the serving fleet…"):
         result = solve_fleet(ls, cat, top_k=1 if evaluate else top, frontier_points=frontier,
@@ -45,22 +45,22 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
         print_fleets(result, out, wide=getattr(args, "wide", False))
         if result.frontier is not None:
             print_fleet_frontier(result, out, wide=getattr(args, "wide", False))
-        _write_json(result.to_dict(), json_path)
+        write_json_output(result.to_dict(), json_path)
         if xlsx_path is not None and result.designs:
             write_fleet_workbook(result, ls.scenario, xlsx_path)
         elif xlsx_path is not None:
             outputs.remove_on_commit(xlsx_path)
         if bom_path is not None and result.designs:
             _bom_csv(result, bom_path)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     return EXIT_OK if result.designs else EXIT_INFEASIBLE
 
 
 def cmd_compare(args, loaded, out, err) -> int:
     """Each serving scenario's best fleet, side by side."""
-    from .files import output_set
-    from .optimize.serving_solve import solve_fleet
-    from .reports.serving_terminal import compare_rows
+    from ..files import output_set
+    from ..optimize.serving_solve import solve_fleet
+    from ..reports.serving_terminal import compare_rows
 
     results = [solve_fleet(ls, cat, top_k=1) for ls, cat in loaded]
     names = [str(p) for p in args.scenarios]
@@ -71,25 +71,25 @@ def cmd_compare(args, loaded, out, err) -> int:
     data = {"schema": "fabricplan.compare/1", "scenarios": [{"file": n, **r.to_dict()} for n, r in zip(names, results)]}
     xlsx = getattr(args, "xlsx", None)
     with output_set() as outputs:
-        _write_json(data, _json_path(args, "compare", ".json"))
+        write_json_output(data, json_output_path(args, "compare", ".json"))
         best = [r.designs[0] for r in results if r.designs]
         if xlsx and best:
             from dataclasses import replace
 
-            from .optimize.serving_results import FleetResult
-            from .reports.serving_excel import write_fleet_workbook
+            from ..optimize.serving_results import FleetResult
+            from ..reports.serving_excel import write_fleet_workbook
 
             side = FleetResult("compare: " + ", ".join(r.scenario for r in results if r.designs), "optimal",
                                [replace(d, rank=i + 1) for i, d in enumerate(best)], results[0].objective)
             write_fleet_workbook(side, None, xlsx)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
 
 def sweep_rows(plan, cat) -> list[dict]:
     """Solve every point of a sweep plan (serially: each point takes well under a second)."""
-    from .inputs import load_scenario
-    from .optimize.serving_solve import solve_fleet
+    from ..inputs import load_scenario
+    from ..optimize.serving_solve import solve_fleet
 
     rows = []
     for task in plan.tasks:
@@ -109,9 +109,9 @@ def sweep_rows(plan, cat) -> list[dict]:
 
 def cmd_sweep(args, ls, cat, out, err) -> int:
     """Sweep a serving scenario (e.g. traffic growth): one row per point, where the best fleet changes."""
-    from .files import output_set
-    from .reports.serving_terminal import print_sweep
-    from .sweep.plan import plan_sweep
+    from ..files import output_set
+    from ..reports.serving_terminal import print_sweep
+    from ..sweep.plan import plan_sweep
 
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
     with err.status(f"solving {len(plan.tasks)} serving points…"):
@@ -121,12 +121,12 @@ def cmd_sweep(args, ls, cat, out, err) -> int:
     report = {"schema": "fabricplan.sweep/1", "scenario": ls.scenario.name, "workload_kind": "inference",
               "points": rows, "architecture_changes_at": changes}
     print_sweep(report, out, wide=getattr(args, "wide", False))
-    xlsx_path = _xlsx_path(args, ls.scenario.name, "-sweep.xlsx")
+    xlsx_path = xlsx_output_path(args, ls.scenario.name, "-sweep.xlsx")
     with output_set() as outputs:
-        _write_json(report, _json_path(args, ls.scenario.name, "-sweep.json"))
+        write_json_output(report, json_output_path(args, ls.scenario.name, "-sweep.json"))
         if xlsx_path is not None:
-            from .reports.serving_excel import write_sweep_workbook
+            from ..reports.serving_excel import write_sweep_workbook
 
             write_sweep_workbook(report, xlsx_path)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     return EXIT_OK if all(r["status"] != "infeasible" for r in rows) else EXIT_INFEASIBLE

@@ -1,5 +1,5 @@
 """The bill-of-materials lines of a design a buyer can order (SPEC §5.2), registered in the one
-category table of `costing.py`:
+category table of `costing/table.py`:
 
 - paid-for NICs left uncabled: on-board scale-out NICs beyond the rails, `(installed − rails) · nodes`,
   at $0 (their price is in the unit's) and no power;
@@ -12,15 +12,15 @@ category table of `costing.py`:
 
 The counts are integers of a design's nodes, so the evaluator and the bound pruning call `site_count`
 directly and the optimisation model sums `site_count` over its points (one binary per point: exact).
-This module returns each line's fields; `costing.py` makes them `Line`s (no import cycle).
+This module returns each line's fields; table.py makes them `Line`s (no import cycle).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .inputs.nic_configs import SITE_CATEGORIES, NicConfiguration, SiteLine
-from .inputs.schema import Catalog, Link, Platform, Scenario
-from .integers import ceil_int
+from ..inputs.nic_configs import SITE_CATEGORIES, NicConfiguration, SiteLine
+from ..inputs.schema import Catalog, Link, Platform, Scenario
+from ..integers import ceil_int
 
 # the price-factor category of each site category (plan price factors; support contracts by fraction apply
 # to the hardware ones): storage and management are switches, the cooling plant is like racks

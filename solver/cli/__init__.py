@@ -13,38 +13,38 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_common import (
+from ..errors import UsageError
+from ..reports.text import plain, safe
+from .common import (
     EXIT_INFEASIBLE,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_SOLVER,
-    _catalog_for,
-    _catalog_paths,
-    _check_time_limit,
-    _default_output,
-    _input_warnings,
-    _json_path,
-    _load,
-    _print_warnings,
-    _say_written,
-    _write_json,
-    _xlsx_path,
+    catalog_of_args,
+    catalog_paths_of_args,
+    check_time_limit_arg,
+    default_output,
     hold_collector,
+    input_warnings,
+    json_output_path,
+    load_scenario_of_args,
+    print_warnings,
     release_collector,
+    say_written,
+    write_json_output,
+    xlsx_output_path,
 )
-from .cli_guards import Stdout, check_outputs_of, closed_streams, warn_status
-from .cli_plan import cmd_plan
-from .cli_sweep import cmd_sweep
-from .errors import UsageError
-from .reports.text import plain, safe
+from .guards import Stdout, check_outputs_of, closed_streams, warn_status
+from .plan import cmd_plan
+from .sweep import cmd_sweep
 
 WIDE_COLUMNS = 250  # --wide: every table column, whatever the terminal's width
 
 
 def _version() -> str:
     """The package's version (tests/test_cli.py checks it equals pyproject.toml's)."""
-    from .version import __version__
+    from ..version import __version__
 
     return __version__
 
@@ -195,7 +195,7 @@ def main(argv=None) -> int:
     width = WIDE_COLUMNS if getattr(args, "wide", False) or not sys.stdout.isatty() else None
     err = Console(stderr=True, width=WIDE_COLUMNS if getattr(args, "wide", False) else None, emoji=False)
     out = err if getattr(args, "json", None) == "-" else Console(width=width, emoji=False)  # stdout: only the JSON
-    from .files import commit_mark
+    from ..files import commit_mark
 
     mark = commit_mark()
     try:
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
 def _interrupted_message(mark: int) -> str:
     """True to what was written: output sets are committed whole (files.py), so either none of
     this run's files replaced the earlier ones, or the listed ones did."""
-    from .files import committed_files
+    from ..files import committed_files
 
     written = committed_files(mark)
     if not written:
@@ -221,7 +221,7 @@ def _interrupted_message(mark: int) -> str:
 
 
 def _handle(exc: Exception, args, err) -> int:
-    from .errors import CatalogCannotBuild, InputError, OutputError, SolverFailure
+    from ..errors import CatalogCannotBuild, InputError, OutputError, SolverFailure
 
     if args.debug:
         traceback.print_exc()
@@ -245,41 +245,41 @@ def _handle(exc: Exception, args, err) -> int:
 
 
 def cmd_calibrate(args, out, err) -> int:
-    from .calibration.command import run_calibrate
+    from ..calibration.command import run_calibrate
 
-    release_collector()  # it loads no scenario (`_load`): its fits collect garbage as any work does
-    return run_calibrate(args, out, _catalog_paths(args), err)
+    release_collector()  # it loads no scenario (`load_scenario_of_args`): its fits collect garbage as any work does
+    return run_calibrate(args, out, catalog_paths_of_args(args), err)
 
 
 def cmd_validate(args, out, err) -> int:
-    from . import api
-    from .errors import InputError
-    from .inputs import check_against_catalog, read_yaml
+    from .. import api
+    from ..errors import InputError
+    from ..inputs import check_against_catalog, read_yaml
 
-    release_collector()  # it may read many files and plan large sweeps (`_load` is not used here)
+    release_collector()  # it may read many files and plan large sweeps (`load_scenario_of_args` is not used here)
     problems = []
     for path in args.paths:
         try:
             doc = read_yaml(path)
             if "workload" in doc.data or "target" in doc.data:
                 ls = api.load_scenario(path)
-                cat = _catalog_for(args, ls)
+                cat = catalog_of_args(args, ls)
                 check_against_catalog(ls, cat)
                 kind = "scenario"
                 if ls.scenario.sweep.parameters or ls.scenario.sweep.models:
-                    from .sweep.plan import plan_sweep
+                    from ..sweep.plan import plan_sweep
 
                     points = len(plan_sweep(ls, cat).tasks)  # every sweep path and value checked
                     kind = f"scenario with a {points}-point sweep"
                 if ls.scenario.plan is not None:
-                    from .plan.periods import plan_periods
+                    from ..plan.periods import plan_periods
 
                     kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
-                _print_warnings(ls, err)
+                print_warnings(ls, err)
                 for text in ls.scenario.workload.assumptions:  # a model named by preset or size (docs/asking.md)
                     out.print(safe(f"assumption: {text}"))
             else:
-                api.load_catalog(_catalog_paths(args) + [path])  # a quote file is checked over its base
+                api.load_catalog(catalog_paths_of_args(args) + [path])  # a quote file is checked over its base
                 kind = "catalog"
             out.print(safe(f"{path}: valid {kind}"))
         except InputError as exc:
@@ -293,10 +293,10 @@ def cmd_validate(args, out, err) -> int:
 def _catalog_names_too(args, path, found: list) -> list:
     """A scenario whose schema failed: its allow-list and pin ids checked against the catalog in the same pass
     (`inputs.scenario.raw_catalog_problems`); nothing when the file or the catalog cannot be read."""
-    from . import api
-    from .errors import InputError
-    from .inputs import read_yaml
-    from .inputs.scenario import raw_catalog_problems
+    from .. import api
+    from ..errors import InputError
+    from ..inputs import read_yaml
+    from ..inputs.scenario import raw_catalog_problems
 
     try:
         doc = read_yaml(path)
@@ -305,7 +305,7 @@ def _catalog_names_too(args, path, found: list) -> list:
         listed = doc.data.get("catalog") or []
         base = Path(path).resolve().parent
         own = [base / p for p in ([listed] if isinstance(listed, str) else listed) if isinstance(p, str)]
-        cat = api.load_catalog(_catalog_paths(args) + own)
+        cat = api.load_catalog(catalog_paths_of_args(args) + own)
     except (InputError, OSError, TypeError):
         return []
     seen = {(p.line, p.column, p.path) for p in found}
@@ -313,11 +313,11 @@ def _catalog_names_too(args, path, found: list) -> list:
 
 
 def cmd_catalog(args, out, err) -> int:
-    from . import api
-    from .inputs import provenance
-    from .reports.json import dumps
+    from .. import api
+    from ..inputs import provenance
+    from ..reports.json import dumps
 
-    paths = _catalog_paths(args)
+    paths = catalog_paths_of_args(args)
     if not paths:
         raise UsageError("--no-default-catalog needs a --catalog file")
     cat = api.load_catalog(paths)
@@ -330,7 +330,7 @@ def cmd_catalog(args, out, err) -> int:
         data["files"] = [{"path": p, "sha256": h} for p, h in files]
         sys.stdout.write(dumps(data))
         return EXIT_OK
-    from .reports.terminal import catalog_tables
+    from ..reports.catalog_terminal import catalog_tables
 
     for table in catalog_tables(cat, out.width):
         out.print(table)
@@ -340,17 +340,17 @@ def cmd_catalog(args, out, err) -> int:
 
 def _frontier_plot_path(args, name: str) -> Path | None:
     """The frontier PNG (only with --frontier): --plot, else outputs/<name>-frontier.png."""
-    from .files import check_writable
+    from ..files import check_writable
 
     if args.frontier is None:
         return None
-    return check_writable(args.plot or _default_output(name, "-frontier.png", args))
+    return check_writable(args.plot or default_output(name, "-frontier.png", args))
 
 
 def _add_solve_notes(ls, cat, result) -> None:
     """The budget note (what the money left buys) and what the scale-up domain bought (issue 46)."""
-    from .optimize.budget import budget_note
-    from .optimize.scaleup_value import scaleup_note
+    from ..optimize.budget import budget_note
+    from ..optimize.scaleup_value import scaleup_note
 
     for note in (budget_note(ls.scenario, cat, result), scaleup_note(cat, result)):
         result.notes += [note] if note else []
@@ -360,7 +360,7 @@ def _bom_csv_of(result, bom_path, outputs) -> None:
     """`--bom-csv`: every ranked design's bill of materials (FILE, FILE-2, …), or no file (an earlier run's would
     contradict this one)."""
     if bom_path is not None and result.designs:
-        from .reports.bom_csv import write_bom_csvs
+        from ..reports.bom_csv import write_bom_csvs
 
         write_bom_csvs(result.designs, bom_path)
     elif bom_path is not None:
@@ -368,12 +368,12 @@ def _bom_csv_of(result, bom_path, outputs) -> None:
 
 
 def cmd_solve(args, out, err) -> int:
-    from . import api
-    from .files import check_writable, output_set
-    from .optimize.frontier import MAX_POINTS, add_to_result
-    from .reports.frontier import print_frontier, print_next_faster, write_frontier_plot
-    from .reports.side_process import side_process, write_alongside
-    from .reports.terminal import print_solve
+    from .. import api
+    from ..files import check_writable, output_set
+    from ..optimize.frontier import MAX_POINTS, add_to_result
+    from ..reports.frontier import print_frontier, print_next_faster, write_frontier_plot
+    from ..reports.side_process import side_process, write_alongside
+    from ..reports.terminal import print_solve
 
     if args.top is not None and not 1 <= args.top <= 100:
         raise UsageError("--top must be between 1 and 100")
@@ -381,14 +381,14 @@ def cmd_solve(args, out, err) -> int:
         raise UsageError(f"--frontier N must be between 1 and {MAX_POINTS}")
     if args.plot and args.frontier is None:
         raise UsageError("--plot writes the frontier plot: give --frontier too")
-    _check_time_limit(args.time_limit)
-    ls, cat = _load(args, err)
+    check_time_limit_arg(args.time_limit)
+    ls, cat = load_scenario_of_args(args, err)
     if ls.scenario.workload.kind == "inference":  # a serving fleet (SPEC §4.9)
-        from .cli_serving import cmd_solve as serve
+        from .serving import cmd_solve as serve
 
         return serve(args, ls, cat, out, err)
-    json_path = _json_path(args, ls.scenario.name, ".json")
-    xlsx_path = _xlsx_path(args, ls.scenario.name, ".xlsx")
+    json_path = json_output_path(args, ls.scenario.name, ".json")
+    xlsx_path = xlsx_output_path(args, ls.scenario.name, ".xlsx")
     plot_path = _frontier_plot_path(args, ls.scenario.name)
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, bom_csv=bom_path)
@@ -397,7 +397,7 @@ def cmd_solve(args, out, err) -> int:
     with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:
         with err.status("solving…") as status:
             if ls.scenario.site is not None:  # power-first site: cooling and power profile decided (issue 43)
-                from .optimize.site import site_result
+                from ..optimize.site import site_result
 
                 site, result, cat = site_result(ls, cat, args.top, lambda text: status.update(text),
                                                 solve_fn=api.solve)
@@ -408,14 +408,14 @@ def cmd_solve(args, out, err) -> int:
                 add_to_result(result, ls, cat, args.frontier, args.time_limit,
                               progress=lambda i, n: status.update(f"the cost–speed frontier: {i} of up to {n} points…"))
         _add_solve_notes(ls, cat, result)
-        result.input_warnings = _input_warnings(ls)
+        result.input_warnings = input_warnings(ls)
         book = xlsx_path if result.designs else None
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
             # the workbook is written by its process while this one prints and writes the JSON (or here, after)
             with write_alongside(book_writer, "workbook", (replace(result, space_memo=None), ls, cat), book):
                 print_solve(result, out, wide=getattr(args, "wide", False))
                 if site is not None:
-                    from .reports.site_terminal import print_site
+                    from ..reports.site_terminal import print_site
 
                     print_site(site, out)
                 print_next_faster(result, out)
@@ -423,11 +423,11 @@ def cmd_solve(args, out, err) -> int:
                     print_frontier(result.frontier, result.scenario, out, wide=getattr(args, "wide", False))
                 if plot_path is not None and result.frontier is not None and result.frontier["points"]:
                     write_frontier_plot(result.frontier, result.scenario, plot_path)
-                _write_json({**result.to_dict(), **({"site": site.to_dict()} if site is not None else {})}, json_path)
+                write_json_output({**result.to_dict(), **({"site": site.to_dict()} if site is not None else {})}, json_path)
             if book is None:
                 outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
             _bom_csv_of(result, bom_path, outputs)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     if result.status == "infeasible":
         return EXIT_INFEASIBLE
     warn_status(result, err)
@@ -436,19 +436,19 @@ def cmd_solve(args, out, err) -> int:
 
 def cmd_evaluate(args, out, err) -> int:
     """Evaluate the pinned design; decisions the pin block leaves open are optimised (SPEC §8.1)."""
-    from . import api
-    from .files import output_set
-    from .reports.side_process import side_process, write_alongside
-    from .reports.terminal import print_design, print_solve
-    from .results import SCHEMA, SolveResult
+    from .. import api
+    from ..files import output_set
+    from ..reports.side_process import side_process, write_alongside
+    from ..reports.terminal import print_design, print_solve
+    from ..results import SCHEMA, SolveResult
 
-    ls, cat = _load(args, err)
+    ls, cat = load_scenario_of_args(args, err)
     if ls.scenario.workload.kind == "inference":  # a pinned serving fleet (SPEC §4.9)
-        from .cli_serving import cmd_solve as serve
+        from .serving import cmd_solve as serve
 
         return serve(args, ls, cat, out, err, evaluate=True)
-    json_path = _json_path(args, ls.scenario.name, "-evaluate.json")
-    xlsx_path = _xlsx_path(args, ls.scenario.name, "-evaluate.xlsx")
+    json_path = json_output_path(args, ls.scenario.name, "-evaluate.json")
+    xlsx_path = xlsx_output_path(args, ls.scenario.name, "-evaluate.xlsx")
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path)
     # the workbook's process imports openpyxl while this one evaluates
     with side_process("workbook", xlsx_path is not None, inherit=(cat,)) as book_writer:
@@ -456,9 +456,9 @@ def cmd_evaluate(args, out, err) -> int:
         if not result.designs:
             print_solve(result, out, wide=getattr(args, "wide", False))
             with output_set() as outputs:
-                _write_json(result.to_dict(), json_path)
+                write_json_output(result.to_dict(), json_path)
                 outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
-            _say_written(outputs, out)
+            say_written(outputs, out)
             return EXIT_INFEASIBLE
         design = result.designs[0]
         status = "infeasible" if result.status == "infeasible" or not (design.meets_target and design.perf.fits_memory) \
@@ -475,34 +475,34 @@ def cmd_evaluate(args, out, err) -> int:
                 if result.explanation:
                     out.print(f"[bold red]infeasible[/]: {safe(result.explanation)}")
                 print_design(design, out, wide=getattr(args, "wide", False))
-                _write_json(data, json_path)
-    _say_written(outputs, out)
+                write_json_output(data, json_path)
+    say_written(outputs, out)
     return EXIT_OK if status == "feasible" else EXIT_INFEASIBLE
 
 
 def cmd_compare(args, out, err) -> int:
     """Solve each scenario (its best design) and print them side by side."""
-    from . import api
-    from .files import check_writable, output_set
-    from .reports.terminal import compare_tables
+    from .. import api
+    from ..files import check_writable, output_set
+    from ..reports.compare_terminal import compare_tables
 
-    _check_time_limit(args.time_limit)
-    loaded = [_load(args, err, path) for path in args.scenarios]  # every file checked before any solve
+    check_time_limit_arg(args.time_limit)
+    loaded = [load_scenario_of_args(args, err, path) for path in args.scenarios]  # every file checked before any solve
     if any(ls.scenario.workload.kind == "inference" for ls, _ in loaded):
         if not all(ls.scenario.workload.kind == "inference" for ls, _ in loaded):
             raise UsageError("compare serving scenarios with serving scenarios (workload.kind: inference), "
                              "training with training")
-        from .cli_serving import cmd_compare as serve_compare
+        from .serving import cmd_compare as serve_compare
 
         return serve_compare(args, loaded, out, err)
-    json_path = _json_path(args, "compare", ".json")
+    json_path = json_output_path(args, "compare", ".json")
     xlsx_path = check_writable(args.xlsx) if getattr(args, "xlsx", None) else None
     check_outputs_of(loaded, json=json_path, xlsx=xlsx_path)
     results = []
     for path, (ls, cat) in zip(args.scenarios, loaded):
         with err.status(f"solving {path}…"):
             results.append(api.solve(ls, cat, top_k=1, time_limit_s=args.time_limit))
-        results[-1].input_warnings = _input_warnings(ls)
+        results[-1].input_warnings = input_warnings(ls)
     for table in compare_tables(results, [str(p) for p in args.scenarios], out.width, wide=getattr(args, "wide", False)):
         out.print(table)
     for path, r in zip(args.scenarios, results):
@@ -511,17 +511,17 @@ def cmd_compare(args, out, err) -> int:
         warn_status(r, err, f"{r.scenario} ({path})")
         for w in r.warnings:
             out.print(f"[yellow]warning[/] ({safe(path)}): {safe(w)}")
-    from .results import SCHEMA
+    from ..results import SCHEMA
 
     data = {"schema": SCHEMA.replace("result", "compare"), "scenarios": [
         {"file": str(p), **r.to_dict()} for p, r in zip(args.scenarios, results)]}
     with output_set() as outputs:
-        _write_json(data, json_path)
+        write_json_output(data, json_path)
         if xlsx_path is not None:
-            from .reports.compare_excel import write_compare_workbook
+            from ..reports.compare_excel import write_compare_workbook
 
             write_compare_workbook(results, [str(p) for p in args.scenarios], xlsx_path)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     return EXIT_OK if all(r.designs for r in results) else EXIT_INFEASIBLE
 
 

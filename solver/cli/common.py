@@ -1,4 +1,4 @@
-"""What the commands of solver/cli.py, solver/cli_sweep.py and solver/cli_plan.py share: the exit codes, loading a
+"""What the commands of solver/cli/__init__.py, cli/sweep.py and cli/plan.py share: the exit codes, loading a
 scenario with its catalog and warnings, the output paths and the JSON writer."""
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import gc
 import sys
 from pathlib import Path
 
-from .cli_guards import warn_scenario_over_flags
-from .errors import UsageError
-from .reports.text import safe
+from ..errors import UsageError
+from ..reports.text import safe
+from .guards import warn_scenario_over_flags
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_INPUT, EXIT_SOLVER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
-def _say_written(outputs, out) -> None:
+def say_written(outputs, out) -> None:
     """Name the files a committed output set wrote and the stale companions it removed."""
     if not outputs.committed and not outputs.removed:
         return  # the JSON went to standard output
@@ -23,22 +23,23 @@ def _say_written(outputs, out) -> None:
     out.print(safe(text))
 
 
-def _check_time_limit(seconds: float | None) -> None:
+def check_time_limit_arg(seconds: float | None) -> None:
     """--time-limit is a positive, finite number of seconds (argparse takes "nan" and "inf")."""
-    from .optimize.solve import check_time_limit
+    from ..optimize.solve import check_time_limit
 
     check_time_limit(seconds)
 
 
-def _catalog_paths(args) -> list:
+def catalog_paths_of_args(args) -> list:
     """The catalog files of the command line, the shipped default first unless --no-default-catalog."""
-    from .inputs.catalog import layered_paths
+    from ..inputs.catalog import layered_paths
 
     return layered_paths(getattr(args, "catalog", None), not getattr(args, "no_default_catalog", False))
 
 
-def _catalog_for(args, ls):
-    from . import api
+def catalog_of_args(args, ls):
+    """The catalog of a command: --catalog files and the scenario's `catalog:` list over the shipped one (unless --no-default-catalog)."""
+    from .. import api
 
     if getattr(args, "no_default_catalog", False) and not args.catalog and not ls.catalog_paths:
         raise UsageError("--no-default-catalog needs a --catalog file (or a catalog: list in the scenario)")
@@ -68,31 +69,33 @@ def release_collector() -> None:
         gc.enable()
 
 
-def _load(args, err, path=None):
-    from . import api
-    from .inputs import provenance
+def load_scenario_of_args(args, err, path=None):
+    """The scenario of the command line (or `path`) and its catalog; --verbose names the overridden catalog entries."""
+    from .. import api
+    from ..inputs import provenance
 
     ls = api.load_scenario(path or args.scenario)
-    cat = _catalog_for(args, ls)
+    cat = catalog_of_args(args, ls)
     if args.verbose:
         for line in provenance(cat).overridden:
             err.print(safe(f"override: {line}"))
     warn_scenario_over_flags(args, ls, provenance(cat).overridden, err)
-    _print_warnings(ls, err)
+    print_warnings(ls, err)
     release_collector()
     return ls, cat
 
 
-def _print_warnings(ls, err) -> None:
-    from .inputs.plausibility import plausibility_warnings
+def print_warnings(ls, err) -> None:
+    """Print the scenario's plausibility warnings on the error console."""
+    from ..inputs.plausibility import plausibility_warnings
 
     for warning in plausibility_warnings(ls):
         err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
 
 
-def _input_warnings(ls) -> list[str]:
+def input_warnings(ls) -> list[str]:
     """The scenario's plausibility warnings (already on stderr), for the JSON and the workbooks."""
-    from .inputs.plausibility import plausibility_warnings
+    from ..inputs.plausibility import plausibility_warnings
 
     return plausibility_warnings(ls)
 
@@ -100,7 +103,7 @@ def _input_warnings(ls) -> list[str]:
 def _output_dir(args) -> Path:
     """Where a run's files go that no flag names: beside --json, else beside --xlsx, else outputs/ (a file of a
     run never strays into outputs/ when its output set was pointed elsewhere; '-' and /dev/null name no folder)."""
-    from .files import is_discard
+    from ..files import is_discard
 
     for flag in ("json", "xlsx"):
         given = getattr(args, flag, None) if args is not None else None
@@ -109,23 +112,23 @@ def _output_dir(args) -> Path:
     return Path("outputs")
 
 
-def _default_output(name: str, suffix: str, args=None) -> Path:
+def default_output(name: str, suffix: str, args=None) -> Path:
     """outputs/<name><suffix>, or the same name beside the run's --json or --xlsx (`_output_dir`)."""
     return _output_dir(args) / f"{name}{suffix}"
 
 
-def _json_path(args, name: str, suffix: str) -> Path | None:
+def json_output_path(args, name: str, suffix: str) -> Path | None:
     """Where the JSON goes: None for '-' (standard output), else a checked, writable path."""
-    from .files import check_writable
+    from ..files import check_writable
 
     if args.json == "-":
         return None
-    return check_writable(args.json or _default_output(name, suffix, args))
+    return check_writable(args.json or default_output(name, suffix, args))
 
 
-def _write_json(data: dict, path: Path | None) -> list[str]:
+def write_json_output(data: dict, path: Path | None) -> list[str]:
     """Write the JSON to `path`, or to standard output when None; the names of the files written."""
-    from .reports.json import dumps, write_json
+    from ..reports.json import dumps, write_json
 
     if path is None:
         sys.stdout.write(dumps(data))
@@ -135,7 +138,8 @@ def _write_json(data: dict, path: Path | None) -> list[str]:
     return [str(path)]
 
 
-def _xlsx_path(args, name: str, suffix: str) -> Path | None:
-    from .files import check_writable
+def xlsx_output_path(args, name: str, suffix: str) -> Path | None:
+    """Where the workbook goes: None with --no-xlsx, else --xlsx or the default output path, checked writable."""
+    from ..files import check_writable
 
-    return None if args.no_xlsx else check_writable(args.xlsx or _default_output(name, suffix, args))
+    return None if args.no_xlsx else check_writable(args.xlsx or default_output(name, suffix, args))

@@ -1,24 +1,24 @@
-"""`fabricplan sweep` (SPEC §8.1), registered in solver/cli.py's command table."""
+"""`fabricplan sweep` (SPEC §8.1), registered in solver/cli/__init__.py's command table."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from .cli_common import (
+from ..errors import UsageError
+from ..reports.text import safe
+from .common import (
     EXIT_INFEASIBLE,
     EXIT_OK,
     EXIT_SOLVER,
-    _check_time_limit,
-    _default_output,
-    _input_warnings,
-    _json_path,
-    _load,
-    _say_written,
-    _write_json,
-    _xlsx_path,
+    check_time_limit_arg,
+    default_output,
+    input_warnings,
+    json_output_path,
+    load_scenario_of_args,
+    say_written,
+    write_json_output,
+    xlsx_output_path,
 )
-from .cli_guards import check_outputs_of
-from .errors import UsageError
-from .reports.text import safe
+from .guards import check_outputs_of
 
 
 def cmd_sweep(args, out, err) -> int:
@@ -26,28 +26,28 @@ def cmd_sweep(args, out, err) -> int:
 
     Exit codes: 0 every point solved; 1 some points infeasible; 3 some points failed; 2 bad input.
     """
-    from .files import check_writable, is_discard, output_set
-    from .reports.side_process import side_process, write_alongside
-    from .reports.terminal import print_report
-    from .sweep.plan import plan_sweep
-    from .sweep.run import results_path_for
-    from .sweep.summary import sweep_report
+    from ..files import check_writable, is_discard, output_set
+    from ..reports.side_process import side_process, write_alongside
+    from ..reports.terminal import print_report
+    from ..sweep.plan import plan_sweep
+    from ..sweep.run import results_path_for
+    from ..sweep.summary import sweep_report
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    _check_time_limit(args.time_limit)
-    ls, cat = _load(args, err)
+    check_time_limit_arg(args.time_limit)
+    ls, cat = load_scenario_of_args(args, err)
     if ls.scenario.workload.kind == "inference":  # a serving fleet over traffic growth (SPEC §4.9)
-        from .cli_serving import cmd_sweep as serve_sweep
+        from .serving import cmd_sweep as serve_sweep
 
         return serve_sweep(args, ls, cat, out, err)
     plan = plan_sweep(ls, cat, args.vary, args.combine, args.time_limit)
     name = ls.scenario.name
-    json_path = _json_path(args, name, "-sweep.json")
-    xlsx_path = _xlsx_path(args, name, "-sweep.xlsx")
-    plot_path = None if args.no_plot else check_writable(args.plot or _default_output(name, "-sweep.png", args))
+    json_path = json_output_path(args, name, "-sweep.json")
+    xlsx_path = xlsx_output_path(args, name, "-sweep.xlsx")
+    plot_path = None if args.no_plot else check_writable(args.plot or default_output(name, "-sweep.png", args))
     results_path = results_path_for(json_path if json_path is not None and not is_discard(json_path)
-                                    else check_writable(_default_output(name, "-sweep.json", args)))
+                                    else check_writable(default_output(name, "-sweep.json", args)))
     check_writable(results_path)  # the finished points are appended there as they come
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path, results=results_path)
     for note in plan.notes:
@@ -58,16 +58,16 @@ def cmd_sweep(args, out, err) -> int:
         rows = _run_with_progress(plan, args, results_path, err)
         args.interrupt_hint = ""
         report = sweep_report(plan, rows)
-        report["warnings"] = _input_warnings(ls)
+        report["warnings"] = input_warnings(ls)
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
             with write_alongside(plotter, "sweep", report, plot_path):  # drawn while the rest is written
                 print_report(report, out, wide=getattr(args, "wide", False))
-                _write_json(report, json_path)
+                write_json_output(report, json_path)
                 if xlsx_path is not None:
-                    from .reports.sweep_excel import write_sweep_workbook
+                    from ..reports.sweep_excel import write_sweep_workbook
 
                     write_sweep_workbook(report, xlsx_path, ls, cat)
-    _say_written(outputs, out)
+    say_written(outputs, out)
     out.print(safe(f"finished points in {results_path}"), highlight=False)
     counts = report["status_counts"]
     if counts["feasible"] or counts["time_limit"]:
@@ -89,7 +89,7 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
         TimeRemainingColumn,
     )
 
-    from .sweep.run import read_results_checked, results_lock, run_points
+    from ..sweep.run import read_results_checked, results_lock, run_points
 
     columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())

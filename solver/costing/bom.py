@@ -1,21 +1,17 @@
-"""The evaluator's bill of materials, split out of `costing.py` (issue #26): the category table's
+"""The evaluator's bill of materials, split out of `costing/table.py` (issue #26): the category table's
 lines evaluated for integer quantities as `BomLine`s, each line split into its owned share (no price,
 still powered) and its bought share, one line per fraction-of-hardware rule, the contingency line;
 capex = Σ extended_usd, IT power = Σ quantity · power_w / 1000. `costing.bill_of_materials`
-assembles them; `costing.py` re-exports every name. This module imports nothing from `costing.py`
-(its `Line` and `Parts` are annotations only), so no cycle.
+assembles them. This module imports nothing from table.py (`Line` and `Parts` come from lines.py), so no
+cycle.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
-from .costing_owned import Stock, price_category
-
-if TYPE_CHECKING:
-    from .costing import Line, Parts
-
+from .lines import Line, Parts
+from .owned import Stock, price_category
 
 # ----------------------------------------------------------------------------------- the evaluator's BOM
 
@@ -94,7 +90,7 @@ def _owned_line(line: Line, quantity: int) -> BomLine:
                    part_number=_part_number(line.priced, role))
 
 
-def _split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:
+def split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:
     """Each line split into its owned share and its bought share (`stock`: the lines' `stock_of`); a key's owned
     units go to its lines in table order (compute before spares, leaf before spine, compute racks before network)."""
     left = {key: st.owned for key, st in stock.items()}

@@ -1,23 +1,21 @@
-"""Owned inventory and idle inventory (SPEC §6.1), split out of `costing.py` (issue #26).
+"""Owned inventory and idle inventory (SPEC §6.1), split out of `costing/table.py` (issue #26).
 
 Lines are grouped per *stock key* (`Stock`: the catalog part a line draws from; a link's cable and
 the modules at its two ends are three keys): bought = max(0, needed − owned), cost on bought, power on
 everything the design uses; `purchase_usd` applies contingency and the fraction-of-hardware rules,
 and `energy_usd`/`tco_usd` the years · 8,760 h · facility kW · $/kWh term. `owned_use` reports each
-owned part's use by a design and the value of what sits idle. `costing.py` re-exports every name.
-This module imports nothing from `costing.py` (its `Line` is an annotation only), so no cycle.
+owned part's use by a design and the value of what sits idle. The package's __init__.py exports the names
+other stages use. This module imports nothing from table.py (`Line` comes from lines.py), so no cycle.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import costing_facility as orderable
-from .inputs.inventory import owned_kind
-from .inputs.schema import Catalog, Facility, Scenario
-
-if TYPE_CHECKING:
-    from .costing import Line
+from ..inputs.inventory import owned_kind
+from ..inputs.schema import Catalog, Facility, Scenario
+from . import facility as orderable
+from .lines import Line
 
 HOURS_PER_YEAR = 8_760.0
 
@@ -27,7 +25,7 @@ HOURS_PER_YEAR = 8_760.0
 
 def price_category(category: str) -> str:
     """The price-factor category of a BOM category (spares are priced like compute; site lines as
-    costing_facility.SITE_PRICE_CATEGORY says)."""
+    costing.facility.SITE_PRICE_CATEGORY says)."""
     return "compute" if category == "spares" else orderable.SITE_PRICE_CATEGORY.get(category, category)
 
 

@@ -1,13 +1,13 @@
 """Guards of the command line (issue 27): standard streams that are closed, full or broken; output
 paths that are inputs or each other; warnings that a time limit left an answer unproven, or that a
-scenario's catalog file overrides a --catalog file. solver/cli.py calls these; they hold no command."""
+scenario's catalog file overrides a --catalog file. solver/cli/__init__.py calls these; they hold no command."""
 from __future__ import annotations
 
 import contextlib
 import sys
 
-from .errors import OutputWriteError, UsageError
-from .reports.text import safe
+from ..errors import OutputWriteError, UsageError
+from ..reports.text import safe
 
 
 def closed_streams(args) -> None:
@@ -71,8 +71,8 @@ def warn_scenario_over_flags(args, ls, overridden: list[str], err) -> None:
 
 def check_outputs_of(loaded: list, **paths) -> None:
     """No output may be an input file of the run (scenarios, catalogs, quotes) or another output."""
-    from .files import check_outputs
-    from .inputs import provenance
+    from ..files import check_outputs
+    from ..inputs import provenance
 
     inputs = [f for ls, cat in loaded for f in [ls.doc.path, *(p for p, _ in provenance(cat).files)]]
     check_outputs({"--" + flag.replace("_", "-") if flag != "results" else "the results file": path
