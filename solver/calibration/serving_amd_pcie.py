@@ -19,16 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from .serving_fit import (
-    BOUNDS,
     FIELDS,
     ROOT,
     FreeParameter,
     ServingRun,
-    current_values,
+    bounded_fit,
     known,
     predict,
     read_runs,
-    stack_with,
 )
 from .serving_models import serving_shape
 
@@ -75,18 +73,8 @@ def _residuals(runs: list[ServingRun], catalog: Any, stack: Any) -> list[float]:
 
 
 def fit_entries(runs: list[ServingRun], catalog: Any, stack: Any) -> tuple[Any, list[FreeParameter], list[float]]:
-    """Bounded least squares on the log errors of `runs` over `entry_parameters` (scipy, trust-region reflective)."""
-    from scipy.optimize import least_squares
-
-    params = entry_parameters(stack, runs)
-    x0 = current_values(stack, params)
-    lo = [BOUNDS[p.field][0] for p in params]
-    hi = [BOUNDS[p.field][1] for p in params]
-    x0 = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi)]
-    result = least_squares(lambda x: _residuals(runs, catalog, stack_with(stack, params, list(x))), x0,
-                           bounds=(lo, hi), x_scale="jac", max_nfev=300)
-    values = [float(v) for v in result.x]
-    return stack_with(stack, params, values), params, values
+    """Bounded least squares on the log errors of `runs` over `entry_parameters` (serving_fit.bounded_fit)."""
+    return bounded_fit(stack, entry_parameters(stack, runs), lambda st: _residuals(runs, catalog, st), max_nfev=300)
 
 
 def _err(pred: float, meas: float | None) -> float | None:

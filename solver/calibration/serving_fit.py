@@ -221,19 +221,25 @@ def residuals(runs: list[ServingRun], catalog: Any, stack: Any) -> list[float]:
     return out
 
 
-def fit_stack(runs: list[ServingRun], catalog: Any, stack: Any) -> tuple[Any, list[FreeParameter], list[float]]:
-    """Least squares on the log errors of `runs` (scipy's bounded trust-region reflective solver)."""
+def bounded_fit(stack: Any, params: list[FreeParameter], residuals_of, max_nfev: int
+                ) -> tuple[Any, list[FreeParameter], list[float]]:
+    """Least squares of `residuals_of(stack with the parameters' values)` over `params`, each inside its BOUNDS,
+    from the stack's current values (scipy's bounded trust-region reflective solver)."""
     from scipy.optimize import least_squares
 
-    params = free_parameters(stack, runs)
     x0 = current_values(stack, params)
     lo = [BOUNDS[p.field][0] for p in params]
     hi = [BOUNDS[p.field][1] for p in params]
     x0 = [min(max(v, a + 1e-6), b - 1e-6) for v, a, b in zip(x0, lo, hi)]
-    result = least_squares(lambda x: residuals(runs, catalog, stack_with(stack, params, list(x))), x0,
-                           bounds=(lo, hi), x_scale="jac", max_nfev=400)
+    result = least_squares(lambda x: residuals_of(stack_with(stack, params, list(x))), x0, bounds=(lo, hi),
+                           x_scale="jac", max_nfev=max_nfev)
     values = [float(v) for v in result.x]
     return stack_with(stack, params, values), params, values
+
+
+def fit_stack(runs: list[ServingRun], catalog: Any, stack: Any) -> tuple[Any, list[FreeParameter], list[float]]:
+    """Least squares on the log errors of `runs` (`bounded_fit` over `free_parameters`)."""
+    return bounded_fit(stack, free_parameters(stack, runs), lambda st: residuals(runs, catalog, st), max_nfev=400)
 
 
 @dataclass(frozen=True)
