@@ -98,12 +98,38 @@ def run_enumerate(args) -> dict:
     t0 = time.perf_counter()
     if ls.scenario.workload.kind == "inference":  # a serving fleet: its own enumeration (optimize/serving_oracle.py)
         best, designs = _enumerate_fleets(ls, cat, args.top)
+    elif ls.scenario.site is not None:  # a power-first site: every variant enumerated, the winner's K best
+        best, designs = _enumerate_site(ls, cat, args.top)
     else:
         designs = oracle.enumerate_designs(ls.scenario, cat)
         best = oracle.best_distinct(designs, args.top)
     enum_s = time.perf_counter() - t0
     return {"import_s": import_s, "load_s": load_s, "enumerate_s": enum_s, "feasible_designs": len(designs), "best": _best(best),
             "process_s": time.perf_counter() - T_START, "peak_rss_mb": _peak_rss_mb()}
+
+
+def _enumerate_site(ls, cat, top: int) -> tuple[list, list]:
+    """A site's answer by enumeration, as `optimize.site.site_result` defines it: every (cooling, GPU, power profile,
+    sustained fraction) variant's designs enumerated; the variant whose best design is best (`site.better`) wins;
+    its K best distinct designs are the answer."""
+    from solver.optimize import oracle
+    from solver.optimize.site import better, variants
+
+    sc = ls.scenario
+    winner: list = []
+    key = None
+    every: list = []
+    for v in variants(sc, cat):
+        designs = oracle.enumerate_designs(v.scenario, v.catalog)
+        every += designs
+        ranked = oracle.best_distinct(designs, top)
+        if not ranked:
+            continue
+        d = ranked[0]
+        cost = d.cost.tco_usd if sc.objective in ("tco", "rent_or_buy") else d.cost.capex_usd
+        if better((d.perf.step_time_s, cost), key, sc.objective):
+            winner, key = ranked, (d.perf.step_time_s, cost)
+    return winner, every
 
 
 def _enumerate_fleets(ls, cat, top: int) -> tuple[list, list]:
