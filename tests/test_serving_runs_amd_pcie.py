@@ -1,5 +1,5 @@
-"""The AMD/PCIe serving measurements (issue 46, tests/data/serving-runs-amd-pcie.csv) keep the serving contract's
-columns (/work/notes SERVING-CONTRACT "For engineer 46"), cite docs/sources.md, name catalog GPUs on their platforms,
+"""The AMD/PCIe serving measurements (issue 46, tests/data/serving-runs-amd-pcie.csv) keep the columns of
+tests/data/serving-runs.csv (the serving fit reads both files), cite docs/sources.md, name catalog GPUs on their platforms,
 and carry the published numbers (two rows re-derived by hand from their sources)."""
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def test_the_csv_has_the_contract_columns_and_every_row_is_modelled(catalog):
     assert CSV.read_text(encoding="utf-8").splitlines()[0] == COLUMNS
     runs = read_runs([CSV])
     assert len(runs) >= 300 and all(known(r, catalog) for r in runs)
-    assert RUN_FILES[1].name == "serving-runs-amd-pcie.csv"  # engineer 46's file, read when present
+    assert RUN_FILES[1].name == "serving-runs-amd-pcie.csv"  # issue 46's AMD/PCIe rows, read when present
 
 
 def test_sources_are_cited_held_out_by_source_and_none_is_reserved():

@@ -1,4 +1,4 @@
-"""The solve terminal prints what several designs share once, with their ranks (issue 45 item 5; engineer 45t):
+"""The solve terminal prints what several designs share once, with their ranks (issue 45 item 5):
 llama3-70b's five designs on a real pseudo-terminal of 120 columns. Before the grouping the same run printed 181
 lines at 120 columns (109 through a pipe): a confidence statement, goodput assumptions, flags, reference design and
 caveats per design, and per design an ownership breakdown, a break-even line and one too-large-block line per offer."""
