@@ -60,6 +60,9 @@ class Site(Strict):
         dates = [p.energised for p in self.power]
         if dates != sorted(dates):
             raise ValueError("power phases must be in date order (energised)")
+        if self.at is not None and self.at < dates[0]:
+            raise ValueError(f"at: {self.at} is before the first power phase (energised {dates[0]}): set `at` to "
+                             f"{dates[0]} or later, or leave it out (the last phase)")
         types = [c.type for c in self.cooling]
         if len(set(types)) != len(types):
             raise ValueError("one cooling option per type")

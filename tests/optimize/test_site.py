@@ -125,6 +125,13 @@ def test_phases_and_headroom():
         site.power_mw_at("2025")
 
 
+def test_at_before_the_first_phase_is_an_input_error():
+    """`at` earlier than every phase has no power to solve for: a located input error (exit 2), not a crash."""
+    with pytest.raises(solver.InputError, match=r"site.*at: 2025-01 is before the first power phase"):
+        solver.load_scenario({**copy.deepcopy(TOY), "site": dict(
+            power=[dict(energised="2026-06", power_mw=20)], cooling=COOLING, at="2025-01")})
+
+
 def _example_liquid_site():
     """The site example's liquid cooling (PUE 1.15, 140 kW racks) and headroom (peak ÷ average 1.15)."""
     liquid = solver.inputs.site_schema.CoolingOption(type="liquid", pue=1.15, rack_kw_max=140, source="test")
