@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from ..errors import InputError
 from ..inputs import LoadedScenario, load_scenario
 from ..inputs.schema import Catalog
 from .serving_results import FleetDesign
@@ -24,6 +25,20 @@ def night_gpus(design: FleetDesign, hours: int) -> tuple[int, str]:
     return idle[hours - 1] // per_node * per_node, pool.option.machine.platform
 
 
+def _training_scenario(ls: LoadedScenario, name: str) -> LoadedScenario:
+    """The night job's scenario file, relative to the serving scenario's; a located input error (the serving file's
+    serving.night_training.scenario) when it is missing or is not a training scenario."""
+    path = Path(name) if Path(name).is_absolute() else Path(str(ls.doc.path)).resolve().parent / name
+    field = ("serving", "night_training", "scenario")
+    if not path.is_file():
+        raise InputError([ls.doc.problem(field, f"no file {path}: give a training scenario, relative to this file")])
+    training = load_scenario(path)
+    if training.scenario.workload.kind != "training" or training.scenario.serving is not None:
+        raise InputError([ls.doc.problem(field, f"{name} is a serving scenario (workload.kind: inference): give a "
+                                                "training scenario for the off-peak GPUs")])
+    return training
+
+
 def night_training(ls: LoadedScenario, catalog: Catalog, design: FleetDesign) -> dict:
     """The night job's fastest design on the fleet's idle GPUs, or why there is none."""
     from .solve import solve
@@ -34,8 +49,7 @@ def night_training(ls: LoadedScenario, catalog: Catalog, design: FleetDesign) ->
     out: dict = {"scenario": spec.scenario, "hours_per_day": spec.hours, "idle_gpus": gpus, "platform": platform}
     if gpus < 1:
         return {**out, "status": "infeasible", "explanation": f"no GPUs of {platform} are idle {spec.hours} hours a day"}
-    base = Path(str(ls.doc.path)).resolve().parent
-    training = load_scenario((base / spec.scenario) if not Path(spec.scenario).is_absolute() else spec.scenario)
+    training = _training_scenario(ls, spec.scenario)
     data = copy.deepcopy(training.doc.data)
     m = design.back.option.machine  # the job runs on the fleet's nodes: their NICs, rails, switch and fabric family
     data.setdefault("constraints", {}).update(platforms=[platform], max_gpus=gpus, nics=[m.nic], switches=[m.switch],

@@ -56,3 +56,15 @@ def test_night_training_needs_a_diurnal_profile():
 
     with pytest.raises(InputError, match="needs a 24-hour traffic.diurnal"):
         solver.load_scenario(scenario(**{"serving.night_training": {"scenario": "x.yaml"}}))
+
+
+def test_a_missing_or_serving_night_scenario_is_a_located_input_error(tmp_path):
+    """The night job's file is checked where the serving file names it (serving.night_training.scenario): a missing
+    file or a serving scenario is an input error at that field, not a crash in the training solve."""
+    path = _serve(tmp_path, 8)
+    path.write_text(path.read_text(encoding="utf-8").replace("train8b.yaml", "nope.yaml"), encoding="utf-8")
+    with pytest.raises(InputError, match=r"serving.night_training.scenario: no file .*nope.yaml"):
+        solve_fleet(solver.load_scenario(path), top_k=1)
+    path.write_text(path.read_text(encoding="utf-8").replace("nope.yaml", "serve.yaml"), encoding="utf-8")
+    with pytest.raises(InputError, match=r"serving.night_training.scenario: serve.yaml is a serving scenario"):
+        solve_fleet(solver.load_scenario(path), top_k=1)
