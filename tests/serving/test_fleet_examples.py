@@ -123,7 +123,7 @@ def test_evaluate_with_pins_keeps_them_and_optimises_the_fabric():
     r = solver.evaluate(data)
     d = r.designs[0]
     pinned = d.pools[-1]
-    assert pinned.replicas == p.replicas + 2 if best.mode == "aggregated" else best.pools[1].replicas + 2
+    assert pinned.replicas == (p.replicas + 2 if best.mode == "aggregated" else best.pools[1].replicas + 2)
     assert d.capex_usd >= best.capex_usd
     if best.mode == "aggregated":
         assert (pinned.option.layout.tp, pinned.option.layout.concurrency) == (lay.tp, lay.concurrency)
