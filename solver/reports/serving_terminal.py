@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tables import Column, make_table
+from .tables import Column, make_table, usd_text
 from .text import safe
-
-
-def _usd(v: float) -> str:
-    return f"${v:,.0f}"
 
 
 def _pools_text(d: Any) -> str:
@@ -32,8 +28,8 @@ def fleet_columns(designs: list[Any]) -> list[Column]:
         Column("pools (role platform layout concurrency × replicas)", [_pools_text(d) for d in designs], number=False,
                min_width=24),
         Column("GPUs", [f"{d.gpus:,}" for d in designs]),
-        Column("capex", [_usd(d.capex_usd) for d in designs]),
-        Column("TCO", [_usd(d.tco_usd) for d in designs], drop=3),
+        Column("capex", [usd_text(d.capex_usd) for d in designs]),
+        Column("TCO", [usd_text(d.tco_usd) for d in designs], drop=3),
         Column("TTFT p90 s", [f"{x['ttft_p90_s']:.2f}" for x in s]),
         Column("TTFT p10–p90", [f"{x['ttft_p90_s_interval'][0]:.2f}–{x['ttft_p90_s_interval'][1]:.2f}" for x in s],
                drop=5),
@@ -62,7 +58,7 @@ def pool_columns(d: Any) -> list[Column]:
         Column("TTFT s", ["—" if r["ttft_p90_s"] is None else f"{r['ttft_p90_s']:.2f}" for r in rows]),
         Column("TPOT ms", ["—" if r["tpot_ms"] is None else f"{r['tpot_ms']:.1f}" for r in rows]),
         Column("HBM GB/GPU", [f"{r['memory_gb_per_gpu']:.0f}" for r in rows], drop=3),
-        Column("capex", [_usd(r["capex_usd"]) for r in rows]),
+        Column("capex", [usd_text(r["capex_usd"]) for r in rows]),
     ]
 
 
@@ -111,8 +107,8 @@ def print_fleet_frontier(result: Any, out: Any, wide: bool = False) -> None:
     pts = result.frontier or []
     cols = [Column("tokens/s/user", [f"{p['tokens_per_s_per_user']:.1f}" for p in pts]),
             Column("TPOT ms", [f"{p['tpot_p90_ms']:.1f}" for p in pts]),
-            Column("capex", [_usd(p["capex_usd"]) for p in pts]),
-            Column("TCO", [_usd(p["tco_usd"]) for p in pts], drop=1),
+            Column("capex", [usd_text(p["capex_usd"]) for p in pts]),
+            Column("TCO", [usd_text(p["tco_usd"]) for p in pts], drop=1),
             Column("GPUs", [f"{p['gpus']:,}" for p in pts]),
             Column("fleet", [f"{p['mode']} {p['platform']}" for p in pts], number=False)]
     out.print(make_table(safe(f"{result.scenario}: cost against tokens/s per user"), cols, out.width, wide))
@@ -124,7 +120,7 @@ def compare_rows(results: list[Any], names: list[str], out: Any, wide: bool = Fa
     cols = [Column("scenario", names, number=False),
             Column("fleet", [_pools_text(d) if d else "infeasible" for d in best], number=False, min_width=28),
             Column("GPUs", [f"{d.gpus:,}" if d else "—" for d in best]),
-            Column("capex", [_usd(d.capex_usd) if d else "—" for d in best]),
+            Column("capex", [usd_text(d.capex_usd) if d else "—" for d in best]),
             Column("tokens/s/user", [f"{1 / d.tpot_s:.1f}" if d else "—" for d in best]),
             Column("$/M out tok", [f"{d.serving_dict()['usd_per_million_output_tokens']:.3f}" if d else "—"
                                    for d in best])]
@@ -140,7 +136,7 @@ def print_sweep(report: dict, out: Any, wide: bool = False) -> None:
     cols += [Column("fleet", [f"{r['mode']} {r['platform']}" if r["mode"] else "infeasible" for r in rows],
                     number=False, min_width=24),
              Column("GPUs", [f"{r['gpus']:,}" if r["gpus"] else "—" for r in rows]),
-             Column("capex", [_usd(r["capex_usd"]) if r["capex_usd"] else "—" for r in rows]),
+             Column("capex", [usd_text(r["capex_usd"]) if r["capex_usd"] else "—" for r in rows]),
              Column("$/M out tok", [f"{r['usd_per_million_output_tokens']:.3f}" if r["capex_usd"] else "—"
                                     for r in rows])]
     out.print(make_table(safe(f"{report['scenario']}: sweep"), cols, out.width, wide))
