@@ -347,7 +347,6 @@ class _Builder:
     def add(self, role: str, m: Machine, platform: Any, layout: Any, perf: Any, pool_pin: Any) -> None:
         rate = float(perf.requests_per_s)
         first = replicas_for_peak(rate, self.peak, self.u)
-        feasible = first
         feasible = self.first_in_time(perf, role, layout.concurrency, first)
         if pool_pin is not None and pool_pin.replicas:
             counts = [pool_pin.replicas]
