@@ -433,8 +433,9 @@ def prune_dominated(space: FleetSpace, names: tuple[str, ...] = MEASURES) -> Fle
         groups.setdefault((o.role,) + o.machine.key, []).append(o)
     for group in groups.values():
         # a candidate no offered count of which meets its rows can never be chosen (a pinned count too few)
-        group = [o for o in group if any(rows_ok(space, o, j) for j in range(len(o.replicas)))]
-        ms = [_measures(o, next(j for j in range(len(o.replicas)) if rows_ok(space, o, j)), names) for o in group]
+        firsts = [(o, next((j for j in range(len(o.replicas)) if rows_ok(space, o, j)), None)) for o in group]
+        group = [o for o, j in firsts if j is not None]
+        ms = [_measures(o, j, names) for o, j in firsts if j is not None]
         for i, o in enumerate(group):
             if not any(_dominates(ms[k], ms[i], k < i) for k in range(len(group)) if k != i):
                 kept.append(o)
