@@ -25,6 +25,7 @@ from .. import costing
 from ..costing.facility import allowed_rails
 from ..errors import CatalogCannotBuild
 from ..inputs.schema import Catalog, Scenario, as_list
+from ..perf.hardware import scaleout_gbyte_s_per_gpu
 from ..perf.interface import model_for
 
 ROLES_BY_MODE = {"aggregated": ("aggregated",), "disaggregated": ("prefill", "decode")}
@@ -170,8 +171,8 @@ def _machines(sc: Scenario, cat: Catalog, platform: Any) -> list[Machine]:
                     costing.check_combination(platform, nic, sw, rails)
                 except CatalogCannotBuild:
                     continue
-                # the scale-out bandwidth per GPU, as perf.hardware.Hardware.scaleout_effective_gbyte_s
-                bw = rails * nic.speed_gbps / 8 / platform.gpus_per_node * (sc.efficiency.nic_efficiency or nic.efficiency)
+                bw = scaleout_gbyte_s_per_gpu(rails, nic.speed_gbps, platform.gpus_per_node,
+                                              sc.efficiency.nic_efficiency or nic.efficiency)
                 out.append(Machine(platform.id, nic_id, rails, sw.id, scaleout_gbyte_s_per_gpu=bw, network=nic.fabric))
     return out
 

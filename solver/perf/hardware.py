@@ -79,11 +79,17 @@ class Hardware:
     def scaleout_effective_gbyte_s(self) -> float:
         """bw_so = rails · speed_gbps / 8 / gpus_per_node · η_nic, per GPU per direction (oversubscription is
         applied per class by `oversubscription_slowdown`)."""
-        return self.rails_per_node * self.nic_speed_gbps / 8 / self.gpus_per_node * self.nic_efficiency
+        return scaleout_gbyte_s_per_gpu(self.rails_per_node, self.nic_speed_gbps, self.gpus_per_node, self.nic_efficiency)
 
     @property
     def nics_per_gpu(self) -> float:
         return self.rails_per_node / self.gpus_per_node
+
+
+def scaleout_gbyte_s_per_gpu(rails: int, nic_speed_gbps: float, gpus_per_node: int, nic_efficiency: float) -> float:
+    """bw_so = rails · speed_gbps / 8 / gpus_per_node · η_nic: a node's scale-out bandwidth per GPU per direction
+    (Hardware.scaleout_effective_gbyte_s; the serving fleet's machines read it too)."""
+    return rails * nic_speed_gbps / 8 / gpus_per_node * nic_efficiency
 
 
 def oversubscription_slowdown(chi: float, oversubscription: float) -> float:
