@@ -236,8 +236,9 @@ class Workload(Strict):
             return data
         try:
             model = expand_model(raw)
-        except ValueError:
-            return data  # TransformerShape reports it at workload.model
+        except ValueError:  # TransformerShape reports it at workload.model; a named model would have given the
+            # batch, so a missing global_batch_size is not a second problem
+            return data if "global_batch_size" in data else {**data, "global_batch_size": default_batch({})[0]}
         notes = [model["origin"]]
         out = {**data, "model": model}
         if "global_batch_size" not in data:

@@ -108,6 +108,17 @@ def test_a_mistyped_preset_is_a_located_error_with_the_nearest_names(tmp_path):
     assert "unknown model preset 'llama3.1-450b'" in proc.stderr and "'llama3.1-405b'" in proc.stderr
 
 
+def test_a_mistyped_preset_without_a_batch_is_one_problem(tmp_path):
+    """A named model gives the batch when it is left out, so a mistyped name is the only problem reported (not also
+    a missing global_batch_size the user was told they may leave out)."""
+    (tmp_path / "s.yaml").write_text("name: s\nworkload:\n  model: llama3.1-450b\n"
+                                     "target: {step_time_s: 1}\n", encoding="utf-8")
+    proc = _run(["validate", "s.yaml"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "unknown model preset 'llama3.1-450b'" in proc.stderr
+    assert "global_batch_size" not in proc.stderr and "1 problem(s) found" in proc.stderr
+
+
 def test_the_presets_ship_in_the_wheel():
     setup = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     assert "solver.inputs" in setup["packages"]
