@@ -242,11 +242,11 @@ class _Builder:
         self.evaluated = 0
 
     def context(self, platform: Any, bw: float) -> Any:
-        from ..perf.serving import ServingModelContext
+        from ..perf.serving import ServingModelContext, kv_cache_dtype_of
 
         wl = self.sc.workload
         gpu = self.cat.by_id("gpus")[platform.gpu]
-        kv = wl.kv_cache_dtype or ("bf16" if wl.precision == "bf16" else "fp8")
+        kv = kv_cache_dtype_of(wl)
         return ServingModelContext(model=wl.model, gpu=gpu, platform=platform, scaleout_gbyte_s_per_gpu=bw,
                                    stack=self.cat.by_id("stacks")[wl.stack], precision=wl.precision,
                                    kv_cache_dtype=kv)

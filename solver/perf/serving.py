@@ -37,11 +37,17 @@ from .serving_step import (
 __all__ = ["ReplicaLayout", "ReplicaPerf", "ServingModelContext", "TrafficShape", "replica_performance",
            "ttft_p90_s", "kv_bytes_per_token", "kv_bytes_per_sequence", "serving_weights", "dtype_bytes",
            "expected_experts_touched", "kv_shards", "ServingHardware", "max_throughput_concurrency",
-           "kv_transfer_time_s"]
+           "kv_transfer_time_s", "kv_cache_dtype_of"]
 
 ROLES = ("aggregated", "prefill", "decode")
 UNMEASURED_WIDENING = 1.25
 """An unmeasured regime's interval is widened by this factor on each side (p10 ÷, p90 ×)."""
+
+
+def kv_cache_dtype_of(workload: Any) -> str:
+    """The KV cache's element type a serving workload runs with: its `kv_cache_dtype`, else bf16 with bf16 weights
+    and fp8 otherwise (workload_schema.Workload.kv_cache_dtype)."""
+    return workload.kv_cache_dtype or ("bf16" if workload.precision == "bf16" else "fp8")
 
 
 @dataclass(frozen=True)

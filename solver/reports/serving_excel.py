@@ -10,6 +10,7 @@ from typing import Any
 
 from openpyxl import Workbook
 
+from ..perf.serving import kv_cache_dtype_of
 from .bom_sheet import BomCells, write_bom_sheet
 from .xlsx import (
     BOLD,
@@ -113,7 +114,7 @@ def assumptions_sheet(wb: Workbook, sc: Any) -> None:
     write_title(ws, "assumptions")
     s = sc.serving
     rows = [("workload kind", sc.workload.kind), ("stack", sc.workload.stack), ("precision", sc.workload.precision),
-            ("KV cache dtype", sc.workload.kv_cache_dtype or "default"),
+            ("KV cache dtype", kv_cache_dtype_of(sc.workload) + ("" if sc.workload.kv_cache_dtype else " (default)")),
             ("peak requests/s", s.traffic.peak_requests_per_s()), ("mean requests/s", s.traffic.mean_requests_per_s()),
             ("input tokens (mean)", s.traffic.input_tokens), ("output tokens (mean)", s.traffic.output_tokens),
             ("prefix cache hit", s.traffic.prefix_cache_hit), ("TTFT p90 target (s)", s.slo.ttft_p90_s),

@@ -86,6 +86,20 @@ def test_workbook_sheets_and_live_total(tmp_path):
     cached = load_workbook(path, data_only=True)["Serving"]
     for j, d in enumerate(r.designs):
         assert cached.cell(row, 2 + j).value == pytest.approx(d.capex_usd)
+    kv = {a.value: b.value for a, b in wb["Assumptions"].iter_rows(min_col=1, max_col=2)}["KV cache dtype"]
+    assert kv == "fp8"  # the scenario's kv_cache_dtype
+
+
+def test_the_kv_cache_dtype_a_workload_runs_with():
+    """Left out: bf16 with bf16 weights, else fp8 (workload.kv_cache_dtype's description); given: as given. The
+    Assumptions sheet prints this value, not "default"."""
+    from types import SimpleNamespace
+
+    from solver.perf.serving import kv_cache_dtype_of
+
+    assert kv_cache_dtype_of(SimpleNamespace(kv_cache_dtype=None, precision="bf16")) == "bf16"
+    assert kv_cache_dtype_of(SimpleNamespace(kv_cache_dtype=None, precision="fp4")) == "fp8"
+    assert kv_cache_dtype_of(SimpleNamespace(kv_cache_dtype="fp4", precision="fp8")) == "fp4"
 
 
 @pytest.mark.libreoffice
