@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..costing import nodes_per_unit
+from ..errors import InputError
 from ..inputs.schema import Catalog, Scenario
 from ..inputs.site_schema import CoolingOption, PowerProfile, Site
 
@@ -242,6 +243,17 @@ def site_result(loaded, catalog: Catalog, top_k: int | None, say=None, *, solve_
         return answer, result, answer.variant.catalog
     first = variants(loaded.scenario, catalog)
     if not first:
-        raise ValueError("no platform fits any cooling option's rack_kw_max")
+        raise InputError([loaded.doc.problem(("site", "cooling"), _no_fit_message(loaded.scenario, catalog))])
     result = solve(dataclasses.replace(loaded, scenario=first[0].scenario), first[0].catalog, top_k=1)
     return answer, result, first[0].catalog
+
+
+def _no_fit_message(scenario: Scenario, catalog: Catalog) -> str:
+    """Why no variant exists: every allowed platform's unit draws more than every cooling's rack_kw_max."""
+    allowed = scenario.constraints.platforms
+    plats = [p for p in catalog.platforms if allowed is None or p.id in allowed]
+    low = min(plats, key=lambda p: p.unit_power_kw, default=None)
+    rack = max(c.rack_kw_max for c in scenario.site.cooling) if scenario.site else 0.0
+    least = f"; the smallest allowed unit, {low.id}'s, draws {low.unit_power_kw:g} kW at rated power" if low else ""
+    return (f"no allowed platform's unit fits the cooling options' racks (rack_kw_max at most {rack:g} kW{least}): "
+            "raise rack_kw_max or allow a platform with smaller units")

@@ -258,3 +258,17 @@ def test_racks_per_hall_equals_enumeration(catalog):
     assert (label, round(cost, 2)) == (o_label, round(o_cost, 2)) and step == pytest.approx(o_step)
     air = [t for t in a.tried if t["variant"] == "air cooling, toy-gpu-1tf at rated power"]
     assert air and air[0]["cost_usd"] == pytest.approx(321_000)
+
+
+def test_no_platform_fits_the_cooling_is_a_located_input_error(catalog):
+    """Every cooling's racks too small for every allowed unit (toy boxes: 1, 2 and 5 kW at rated power, racks of
+    0.5 kW): no variant to solve, a located input error at site.cooling (exit 2), not an internal error."""
+    from solver.optimize.site import site_result
+    from solver.optimize.solve import solve
+
+    tiny = [dict(c, rack_kw_max=0.5) for c in COOLING]
+    ls = solver.load_scenario({**copy.deepcopy(TOY), "site": dict(power=[dict(energised="2026", power_mw=1)],
+                                                                  cooling=tiny, power_profiles=False)})
+    with pytest.raises(solver.InputError, match=r"site.cooling: no allowed platform's unit fits .*\(rack_kw_max at "
+                                                r"most 0.5 kW; the smallest allowed unit, slow-box's, draws 1 kW"):
+        site_result(ls, catalog, 1, solve_fn=solve)
