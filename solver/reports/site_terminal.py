@@ -23,7 +23,8 @@ def print_site(answer, console: Console) -> None:
     if data["status"] != "optimal":
         console.print("site: no variant fits the site")
         return
-    profile = data["power_profile"] or "rated power"
+    chosen = answer.variant.profile if answer.variant is not None else None  # the table's words: watts, then the id
+    profile = f"{chosen.gpu_w:g} W ({chosen.id})" if chosen is not None else "rated power"
     console.print(f"site: chosen {data['cooling']} cooling, {data['gpu']} at {profile}: {data['gpus']:,} GPUs, "
                   f"{data['facility_mw']:,.1f} MW average at the facility ({data['sustained_power_fraction']:.0%} of the "
                   f"nameplate {data['nameplate_facility_mw']:,.1f} MW its racks are sized for), "

@@ -272,3 +272,15 @@ def test_no_platform_fits_the_cooling_is_a_located_input_error(catalog):
     with pytest.raises(solver.InputError, match=r"site.cooling: no allowed platform's unit fits .*\(rack_kw_max at "
                                                 r"most 0.5 kW; the smallest allowed unit, slow-box's, draws 1 kW"):
         site_result(ls, catalog, 1, solve_fn=solve)
+
+
+def test_the_chosen_line_names_the_profile_in_watts_as_the_table_does(catalog):
+    """The 60 kW fastest site above chooses slow-box at the 250 W profile: the terminal's chosen line says
+    "250 W (slow-250w)", the words of the variant table, not the catalog id alone."""
+    from rich.console import Console
+
+    from solver.reports.site_terminal import print_site
+
+    console = Console(width=300, record=True)
+    print_site(solve_site(_scenario(0.06, objective="fastest", target={}), catalog, solve_fn=solver.solve), console)
+    assert "site: chosen liquid cooling, toy-gpu-1tf at 250 W (slow-250w):" in console.export_text()
