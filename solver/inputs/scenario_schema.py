@@ -382,6 +382,15 @@ class Scenario(Strict):
     def _catalog_list(cls, value):
         return [value] if isinstance(value, str) else value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _serving_needs_its_kind(cls, data: Any) -> Any:
+        # without it the workload is read as training and reports a missing global_batch_size, not the cause
+        wl = data.get("workload") if isinstance(data, dict) else None
+        if data and isinstance(wl, dict) and data.get("serving") is not None and "kind" not in wl:
+            raise ValueError("`serving:` needs workload.kind: inference (add `kind: inference` under workload:)")
+        return data
+
     @model_validator(mode="after")
     def _target_or_fastest(self) -> Scenario:
         if (self.workload.kind == "inference") != (self.serving is not None):

@@ -59,6 +59,7 @@ def test_slo_tpot_from_tokens_per_s_per_user():
     ({"target": {"step_time_s": 1.0}}, "leave `target:` out"),
     ({"serving.disaggregation": "on", "pin": {"tp": 2}}, "pin prefill: and decode: instead"),
     ({"serving.disaggregation": "off", "pin": {"decode": {"tp": 2}}}, "disaggregation is off"),
+    ({"workload.kind": None}, "`serving:` needs workload.kind: inference (add `kind: inference` under workload:)"),
     ({"site": {"power": [{"energised": "2026", "power_mw": 1}],
                "cooling": [{"type": "air", "pue": 1.3, "rack_kw_max": 40, "source": "test"}]}},
      "site: a serving fleet does not read the power-first site yet"),
