@@ -397,6 +397,8 @@ def rows_ok(space: FleetSpace, o: PoolOption, j: int) -> bool:
 
 
 MEASURES = ("capex", "tco", "gpus", "power", "racks", "tpot")
+CAP_MEASURES = (("max_gpus", "gpus"), ("budget_usd", "capex"), ("facility_power_kw", "power"), ("max_racks", "racks"))
+"""Each fleet cap (constraints.<cap>) and the measure it bounds: the pruning weighs it, the MILP caps it."""
 
 
 def weighed(sc: Scenario, keep_speed: bool = False) -> tuple[str, ...]:
@@ -406,8 +408,7 @@ def weighed(sc: Scenario, keep_speed: bool = False) -> tuple[str, ...]:
     if sc.objective == "fastest" or keep_speed:
         out |= {"tpot", "capex", "tco"}
     con = sc.constraints
-    for cap, name in (("max_gpus", "gpus"), ("budget_usd", "capex"), ("facility_power_kw", "power"),
-                      ("max_racks", "racks")):
+    for cap, name in CAP_MEASURES:
         if getattr(con, cap) is not None:
             out.add(name)
     return tuple(m for m in MEASURES if m in out)

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import pyomo.core as pyo
 
+from ..design_space.serving import CAP_MEASURES as CAPS
 from ..design_space.serving import ROLES_BY_MODE, FleetSpace, PoolOption
 from ..errors import SolverFailure
 from .data import MUSD
-
-CAPS = (("max_gpus", "gpus"), ("budget_usd", "capex"), ("facility_power_kw", "power"), ("max_racks", "racks"))
 
 
 @dataclass(frozen=True)
