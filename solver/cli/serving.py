@@ -96,9 +96,10 @@ def sweep_rows(plan, cat) -> list[dict]:
         r = solve_fleet(load_scenario(task["scenario"], display="<sweep point>"), cat, top_k=1)
         d = r.designs[0] if r.designs else None
         s = d.serving_dict() if d else {}
+        full = d.to_dict() if d else None  # once: it builds every pool's bill of materials
         rows.append({"index": task["index"], "values": task["values"], "status": r.status,
-                     "fleet": d.to_dict()["serving"]["pools"] if d else None,
-                     "mode": d.mode if d else None, "platform": d.to_dict()["platform"] if d else None,
+                     "fleet": full["serving"]["pools"] if full else None,
+                     "mode": d.mode if d else None, "platform": full["platform"] if full else None,
                      "gpus": d.gpus if d else None, "capex_usd": d.capex_usd if d else None,
                      "peak_requests_per_s": s.get("peak_requests_per_s"),
                      "tokens_per_s_per_user": s.get("tokens_per_s_per_user"),
