@@ -315,30 +315,34 @@ class CostedDesign:
     def cabled_nodes(self) -> int:  # the job's nodes and the spares packed into its free ports
         return self.nodes * (self.units + self.cabled_spare_units) // (self.units + self.spare_units)
 
+    def fabric_dict(self) -> dict:
+        """The SPEC §8.3 `fabric` keys (to_dict's, without building the bill of materials)."""
+        f = self.fabric
+        return {
+            "family": f.family,
+            "nic": self.nic,
+            "rails_per_node": self.rails_per_node,
+            "switch": self.switch,
+            "tiers": f.tiers,
+            "oversubscription": f.oversubscription,
+            "above_pod_oversubscription": f.above_pod_oversubscription,
+            "radix": f.k,
+            "planes": f.planes,
+            "pods_per_plane": f.pods,
+            "leaf_switches": f.leaf_switches,
+            "spine_switches": f.spine_switches,
+            "core_switches": f.core_switches,
+            "links": dict(f.links),
+        }
+
     def to_dict(self) -> dict:
         """The SPEC §8.3 design keys this module owns."""
-        f = self.fabric
         return {
             "platform": self.platform,
             "gpus": self.gpus,
             "nodes": self.nodes,
             "domains": self.domains,
-            "fabric": {
-                "family": f.family,
-                "nic": self.nic,
-                "rails_per_node": self.rails_per_node,
-                "switch": self.switch,
-                "tiers": f.tiers,
-                "oversubscription": f.oversubscription,
-                "above_pod_oversubscription": f.above_pod_oversubscription,
-                "radix": f.k,
-                "planes": f.planes,
-                "pods_per_plane": f.pods,
-                "leaf_switches": f.leaf_switches,
-                "spine_switches": f.spine_switches,
-                "core_switches": f.core_switches,
-                "links": dict(f.links),
-            },
+            "fabric": self.fabric_dict(),
             "bom": [line.to_dict() for line in self.bom],
             "racks": self.racks,
             "power_kw": {"it": self.it_power_kw, "facility": self.facility_power_kw},

@@ -191,7 +191,7 @@ class FleetDesign:
                 "racks": self.racks, "power_kw": {"facility": self.power_kw},
                 "platform": "+".join(dict.fromkeys(p.option.machine.platform for p in self.pools)),
                 "serving": self.serving_dict(),
-                "fabric": {p.role: p.cost.to_dict()["fabric"] for p in self.pools},
+                "fabric": {p.role: p.cost.fabric_dict() for p in self.pools},
                 "bom": bom}
 
 
