@@ -140,11 +140,12 @@ def job_parts(family: str, gpus, job_nodes, rails: int, fabric=None, total_nodes
         return out
     share = nodes / float(total_nodes or 1)
     if family == "rail-only":  # its own node links, and its share of the links between switches
-        above = float(sum(n for tier, n in fabric.links.items() if tier != "node_leaf"))
+        node_link = fabric.vocabulary.node_link
+        above = float(sum(n for tier, n in fabric.links.items() if tier != node_link))
         out["link"] = nodes * rails + share * above
         out["switch"] = share * float(fabric.total_switches)
     else:
-        out["switch"] = share * float(fabric.leaf_switches)
+        out["switch"] = share * float(fabric.edge_switches)
     return out
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .fabrics.base import SWITCH_ROLES  # the family modules are not needed (the sweep's plot process reads rows)
+from .fabrics import family_vocabulary
 
 # unit → the workbook's number format (reports/xlsx.py's NUMBER, USD, … are these)
 NUMBER_FORMATS: dict[str, str] = {"count": "#,##0", "usd": '"$"#,##0', "usd_cents": '"$"#,##0.00', "s": "0.000",
@@ -73,7 +73,9 @@ def _key(name: str) -> Callable[[dict], Any]:
 
 
 def _switches(d: dict) -> int:
-    return sum(d["fabric"][f"{role}_switches"] for role in SWITCH_ROLES)
+    """Σ `<role>_switches` over the switch roles of the design's fabric family."""
+    fabric = d["fabric"]
+    return sum(fabric[f"{role}_switches"] for role in family_vocabulary(fabric["family"]).switch_roles)
 
 
 def _target(d: dict) -> float | None:

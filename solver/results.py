@@ -294,8 +294,9 @@ def spare_caveats(cost: CostedDesign) -> list[str]:
     if left <= 0:
         return []
     what = "racks" if cost.nodes != cost.units + cost.spare_units else "nodes"
-    return [f"{left} of {cost.spare_units} spare {what} not cabled: no free leaf port in the job's scalable units "
-            "(racked, powered; a new leaf group would cable them)"]
+    edge = cost.fabric.vocabulary.edge_role  # the switches the nodes plug into (the trees' leaves)
+    return [f"{left} of {cost.spare_units} spare {what} not cabled: no free {edge} port in the job's scalable units "
+            f"(racked, powered; a new {edge} group would cable them)"]
 
 
 def orderability_caveats(design: Design) -> list[str]:

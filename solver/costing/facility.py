@@ -120,18 +120,19 @@ def site_category_lines(category: str):
     return lines
 
 
-def twin_port_node_end(links: dict[str, Link], config: NicConfiguration | None) -> None:
-    """The node–leaf link of a node whose cages are twin-port (SPEC §5.3: DGX H100/B200 take 4 twin-port OSFP for
-    8 NICs): an optical link's node-end module becomes the switch end's twin-port one, serving
-    `node_end_links_per_module` links (in place). Copper (no priced modules) is unchanged."""
-    link = links.get("node_leaf")
+def twin_port_node_end(links: dict[str, Link], config: NicConfiguration | None, node_link: str) -> None:
+    """The link that leaves a node (`node_link`: its fabric family's first tier, the trees' node–leaf link) whose
+    cages are twin-port (SPEC §5.3: DGX H100/B200 take 4 twin-port OSFP for 8 NICs): an optical link's node-end
+    module becomes the switch end's twin-port one, serving `node_end_links_per_module` links (in place). Copper
+    (no priced modules) is unchanged."""
+    link = links.get(node_link)
     if config is None or config.node_end_links_per_module < 2 or link is None:
         return
     if link.far_end_module_usd == 0 and link.far_end_module_w == 0:
         return
-    links["node_leaf"] = link.model_copy(update={"far_end_module_usd": link.switch_end_module_usd,
-                                                 "far_end_module_w": link.switch_end_module_w,
-                                                 "far_end_links_per_module": config.node_end_links_per_module})
+    links[node_link] = link.model_copy(update={"far_end_module_usd": link.switch_end_module_usd,
+                                               "far_end_module_w": link.switch_end_module_w,
+                                               "far_end_links_per_module": config.node_end_links_per_module})
 
 
 def owned_from(line: SiteLine, platform: Platform) -> tuple[str, int, int]:

@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CatalogCannotBuild
-from ..fabrics import FabricSize, FabricSpec
+from ..fabrics import DEFAULT_FAMILY, FabricSize, FabricSpec, family_vocabulary
 from ..fabrics.breakout import port_mode
 from ..fabrics.links import facility_of, link_for, link_parts
 from ..fabrics.spares import pack_spares
-from ..inputs.schema import TIERS, Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
+from ..inputs.schema import Catalog, ExtraCost, Link, Nic, Platform, Rack, Scenario, Switch
 from ..integers import ceil_int, floor_int
 from . import facility as orderable
 from .bom import BomLine, capex_usd, contingency_line, fraction_lines, it_power_kw, split_owned
@@ -126,23 +126,26 @@ def rack_of(catalog: Catalog, rack_id: str) -> Rack:
 
 
 def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, rails: int,
-              extras: tuple[ExtraCost, ...] = (), capex_scope: str = "complete") -> Parts:
-    """The parts of one architecture; raises CatalogCannotBuild when no node–leaf link reaches or a
+              extras: tuple[ExtraCost, ...] = (), capex_scope: str = "complete",
+              fabric_family: str = DEFAULT_FAMILY) -> Parts:
+    """The parts of one architecture; raises CatalogCannotBuild when no link from the nodes reaches or a
     rack is missing (higher tiers without a link option are left out: those tier counts cannot be built).
-    The links are the options made for the switch's port split at the NIC's speed (`breakout`);
+    The links are keyed by the family's link names (its vocabulary), each the catalog option of the family's
+    catalog link key made for the switch's port split at the NIC's speed (`breakout`);
     `extras` are the scenario's extra cost rules; the NIC configuration and site lines come from the
     catalog (costing/facility.py), the site lines only with capex_scope `complete`."""
     facility = facility_of(catalog)
     split = breakout_of(switch, nic)
+    words = family_vocabulary(fabric_family)
     links = {}
-    for tier in TIERS:
+    for tier in words.tiers:
         try:
-            links[tier] = link_for(catalog, switch, tier, split)
+            links[tier.link] = link_for(catalog, switch, tier.catalog_link, split)
         except CatalogCannotBuild:
-            if tier == "node_leaf":
+            if tier.link == words.node_link:
                 raise
     config = orderable.config_for(catalog, platform.id, rails)
-    orderable.twin_port_node_end(links, config)
+    orderable.twin_port_node_end(links, config, words.node_link)
     compute_rack = rack_of(catalog, facility.compute_rack)
     return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
@@ -329,9 +332,7 @@ class CostedDesign:
             "radix": f.k,
             "planes": f.planes,
             "pods_per_plane": f.pods,
-            "leaf_switches": f.leaf_switches,
-            "spine_switches": f.spine_switches,
-            "core_switches": f.core_switches,
+            **{f"{role}_switches": f.switches.get(role, 0) for role in f.vocabulary.switch_roles},
             "links": dict(f.links),
         }
 
@@ -446,10 +447,11 @@ def design_cost(
     fabric, cabled = pack_spares(fabric_family, spec, units * npu, spares, npu, tiers)
     if fabric is None:
         return None
-    parts = parts_for(catalog, platform, nic, switch, rails_per_node, tuple(scenario.extra_costs), scenario.capex_scope)
+    parts = parts_for(catalog, platform, nic, switch, rails_per_node, tuple(scenario.extra_costs), scenario.capex_scope,
+                      fabric_family)
     missing = [t for t, n in fabric.links.items() if n > 0 and t not in parts.links]
     if missing:  # re-raise the reason the tier's link option is missing
-        link_for(catalog, switch, missing[0], breakout_of(switch, nic))
+        link_for(catalog, switch, fabric.vocabulary.catalog_link(missing[0]), breakout_of(switch, nic))
     q = sized_quantities(parts, units, spares, fabric, (units + cabled) * npu)
     owned = scenario.owned_counts()
     table = bom_lines(parts, q)

@@ -1,23 +1,32 @@
-"""Scale-out fabric families (SPEC §5, §5.1). One module per family; this registry names them."""
+"""Scale-out fabric families (SPEC §5, §5.1). One module per family; the registry (`fabrics.base.FAMILIES`,
+`register_family`) names them, and this package registers the shipped three."""
 from __future__ import annotations
 
 from .base import (
-    LINK_TIERS,
+    FAMILIES,
     POD_TIERS,
-    SWITCH_ROLES,
     TIER_COUNTS,
     FabricConstants,
     FabricFamily,
     FabricSize,
     FabricSpec,
+    FabricTier,
+    FabricVocabulary,
+    family,
+    family_vocabulary,
     has_pod_tier,
+    register_family,
     tier_counts,
 )
 from .fat_tree import FatTree
 from .multi_plane import MultiPlane
 from .rail_only import RailOnly
 
-FAMILIES: dict[str, FabricFamily] = {family.name: family for family in (FatTree(), MultiPlane(), RailOnly())}
+for _shipped in (FatTree(), MultiPlane(), RailOnly()):
+    register_family(_shipped)
+# The catalog's link keys (`inputs.schema.TIERS`: the catalog's words, not a family's): the shipped families' links
+# are named after them. Which key builds a family's links is its vocabulary's `catalog_link`.
+LINK_TIERS = ("node_leaf", "leaf_spine", "spine_core")
 DEFAULT_FAMILY = "fat-tree"
 # Families with a public deployment, in the design space by default (SPEC §5.2): the rail-optimised fat
 # tree (NVIDIA DGX SuperPOD reference architectures) and the multi-plane fat tree (DeepSeek's Fire-Flyer 2
@@ -34,10 +43,6 @@ def caveat(name: str) -> str | None:
     return CAVEATS.get(name)
 
 
-def family(name: str) -> FabricFamily:
-    return FAMILIES[name]
-
-
 def same_network_as(name: str, spec: FabricSpec) -> list[str]:
     """The families that build exactly this family's network for `spec`, nearest first (multi-plane
     with one rail → fat-tree; rail-only on one-node domains → multi-plane → …)."""
@@ -49,6 +54,6 @@ def same_network_as(name: str, spec: FabricSpec) -> list[str]:
     return out
 
 
-__all__ = ["CAVEATS", "DEFAULT_FAMILIES", "DEFAULT_FAMILY", "FAMILIES", "caveat", "LINK_TIERS", "POD_TIERS", "SWITCH_ROLES",
-           "TIER_COUNTS", "FabricConstants", "FabricFamily", "FabricSize", "FabricSpec", "family", "has_pod_tier",
-           "same_network_as", "tier_counts"]
+__all__ = ["CAVEATS", "DEFAULT_FAMILIES", "DEFAULT_FAMILY", "FAMILIES", "caveat", "LINK_TIERS", "POD_TIERS",
+           "TIER_COUNTS", "FabricConstants", "FabricFamily", "FabricSize", "FabricSpec", "FabricTier", "FabricVocabulary",
+           "family", "family_vocabulary", "has_pod_tier", "register_family", "same_network_as", "tier_counts"]

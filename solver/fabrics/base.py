@@ -11,19 +11,86 @@ A family (one module each: `fat_tree.py`, `multi_plane.py`, `rail_only.py`) stat
 - what its structure means for the traffic (`planes`, `planes_by_domain_position`, `pod_nodes`),
   which the step-time model reads through `perf.hardware.Hardware`;
 - `twin`: the family that builds exactly the same network for a spec (multi-plane with one rail is
-  a fat tree), so that the design space does not offer the same network under two names.
-The bill of materials (costing/table.py) prices any `FabricSize` or MILP counts the same way, role by role
-and tier by tier, so a new family is one new module plus a registry entry in `fabrics/__init__.py`.
+  a fat tree), so that the design space does not offer the same network under two names;
+- `vocabulary` (`FabricVocabulary`): its words, in one place — its tiers bottom up, each tier's switch role
+  (the key of `FabricSize.switches`, the JSON's `<role>_switches`, the BOM's "<role> switch: …") and the name
+  of the links that come up into it (the key of `FabricSize.links`, the BOM's "<link> cable: …", the cables
+  sheet's tier), and the catalog link key (`node_leaf`, `leaf_spine`, `spine_core`: the catalog's words) whose
+  options build those links.
+The bill of materials (costing/table.py), the cables sheet, the figures, the terminal and the JSON read every
+role and link name from the design's family (`family_vocabulary`), so a new family is one new module plus
+`register_family(...)` (the shipped three are registered in `fabrics/__init__.py`); docs/architecture.md,
+"Adding a fabric family", works an example.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-LINK_TIERS = ("node_leaf", "leaf_spine", "spine_core")
-SWITCH_ROLES = ("leaf", "spine", "core")
-TIER_COUNTS = tuple(range(1, len(LINK_TIERS) + 1))  # a fabric of t tiers has the first t link tiers and switch roles
+MAX_TIERS = 3  # the most tiers a family declares: the design space and the model index tier counts 1..MAX_TIERS
+TIER_COUNTS = tuple(range(1, MAX_TIERS + 1))  # a fabric of t tiers has the first t tiers of its family's vocabulary
 POD_TIERS = TIER_COUNTS[-1]  # the tier count whose top tier sits above the pods (the one that may be oversubscribed)
+_WORD = re.compile(r"^[A-Za-z]\w*$")  # a role or link name: one word (BOM roles and JSON keys are built from it)
+
+
+@dataclass(frozen=True)
+class FabricTier:
+    """One tier of a family's fabric, bottom up: its switches and the links that come up into them.
+
+    link: the links from the tier below (or the nodes) to this tier ("node_leaf"): a key of `FabricSize.links`, the
+    BOM's "<link> cable: …" and the cables sheet's tier; catalog_link: the catalog link key whose options build them
+    (`inputs.schema.TIERS`: node_leaf, leaf_spine, spine_core — the catalog's words, which also name the facility's
+    `link_distance_m`: a length class); role: the tier's switches ("leaf"): a key of `FabricSize.switches`, the
+    JSON's `<role>_switches`, the BOM's "<role> switch: …"; None when the tier adds links but no switches (a
+    torus's ring links, a dragonfly's global links join the routers of the first tier).
+    """
+
+    role: str | None
+    link: str
+    catalog_link: str
+
+
+@dataclass(frozen=True)
+class FabricVocabulary:
+    """A family's words, declared once (module docstring): its tiers bottom up. A t-tier fabric of the family has
+    the first t tiers; the first tier's link is the one that leaves the node (its node-end module)."""
+
+    tiers: tuple[FabricTier, ...]
+
+    def __post_init__(self) -> None:
+        words = [*self.switch_roles, *self.link_names]
+        if not 1 <= len(self.tiers) <= MAX_TIERS or self.tiers[0].role is None:
+            raise ValueError(f"a fabric vocabulary has 1 to {MAX_TIERS} tiers, the first with switches; got {self.tiers}")
+        if any(not _WORD.match(w) for w in words) or len(set(words)) != len(words):
+            raise ValueError(f"fabric role and link names must be distinct single words, got {words}")
+
+    @property
+    def switch_roles(self) -> tuple[str, ...]:
+        """The switch roles, bottom up (the keys of `FabricSize.switches`)."""
+        return tuple(t.role for t in self.tiers if t.role is not None)
+
+    @property
+    def link_names(self) -> tuple[str, ...]:
+        """The link names, bottom up (the keys of `FabricSize.links`)."""
+        return tuple(t.link for t in self.tiers)
+
+    @property
+    def node_link(self) -> str:
+        """The links that leave the nodes (the first tier's)."""
+        return self.tiers[0].link
+
+    @property
+    def edge_role(self) -> str:
+        """The role of the switches the nodes plug into (the first tier's)."""
+        return self.switch_roles[0]
+
+    def catalog_link(self, link: str) -> str:
+        """The catalog link key that builds the family's links `link`."""
+        for t in self.tiers:
+            if t.link == link:
+                return t.catalog_link
+        raise KeyError(f"no link {link!r} in this fabric vocabulary (has {self.link_names})")
 
 
 def tier_counts(fam: FabricFamily) -> tuple[int, ...]:
@@ -81,6 +148,17 @@ class FabricSize:
     def total_switches(self) -> int:
         return sum(self.switches.values())
 
+    @property
+    def vocabulary(self) -> FabricVocabulary:
+        """The words of this fabric's family (registered with `register_family`)."""
+        return family_vocabulary(self.family)
+
+    @property
+    def edge_switches(self) -> int:
+        """The switches the nodes plug into (the family's first tier: the trees' leaves)."""
+        return self.switches.get(self.vocabulary.edge_role, 0)
+
+    # the tree families' roles by name, for their own tests and sizing; consumers read `switches` by the vocabulary
     @property
     def leaf_switches(self) -> int:
         return self.switches.get("leaf", 0)
@@ -143,6 +221,7 @@ class FabricFamily(Protocol):
     min_tiers: int
     max_tiers: int
     planes_by_domain_position: bool
+    vocabulary: FabricVocabulary
 
     def max_nodes(self, spec: FabricSpec, tiers: int) -> int: ...
 
@@ -161,3 +240,29 @@ class FabricFamily(Protocol):
     def milp_switches(self, m: Any, a: int) -> dict[str, Any]: ...
 
     def milp_links(self, m: Any, a: int) -> dict[str, Any]: ...
+
+
+# ----------------------------------------------------------------------------------- the registry
+
+FAMILIES: dict[str, FabricFamily] = {}  # name → family, in registration order (fabrics/__init__.py: the shipped three)
+
+
+def register_family(fam: FabricFamily) -> FabricFamily:
+    """Add a family to the registry (by its `name`); its vocabulary must hold its tier counts. Returns it."""
+    if not 1 <= fam.min_tiers <= fam.max_tiers <= len(fam.vocabulary.tiers):
+        raise ValueError(f"fabric family {fam.name!r} builds {fam.min_tiers}..{fam.max_tiers} tiers but its vocabulary "
+                         f"names {len(fam.vocabulary.tiers)}")
+    if fam.name in FAMILIES and FAMILIES[fam.name] is not fam:
+        raise ValueError(f"a fabric family {fam.name!r} is already registered")
+    FAMILIES[fam.name] = fam
+    return fam
+
+
+def family(name: str) -> FabricFamily:
+    """The registered family of this name."""
+    return FAMILIES[name]
+
+
+def family_vocabulary(name: str) -> FabricVocabulary:
+    """The words of the registered family of this name."""
+    return FAMILIES[name].vocabulary

@@ -31,10 +31,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..integers import divisors, floor_int, is_close_to_one, smallest_divisor_at_least
-from .base import TIER_COUNTS, FabricConstants, FabricSize, FabricSpec
+from .base import TIER_COUNTS, FabricConstants, FabricSize, FabricSpec, FabricTier, FabricVocabulary
 
 NAME = "fat-tree"
 MILP_BLOCK = "tree"
+# The words of the three tree families (fat-tree, multi-plane, rail-only), bottom up: the leaves take the node links,
+# the spines the leaves' uplinks, the cores the spines' (3 tiers); each link is built from the catalog's option of
+# the same name. Every count below is keyed by these words (`_roles`, `_links`).
+TREE_VOCABULARY = FabricVocabulary((FabricTier("leaf", "node_leaf", "node_leaf"),
+                                    FabricTier("spine", "leaf_spine", "leaf_spine"),
+                                    FabricTier("core", "spine_core", "spine_core")))
+_ROLES, _LINK_NAMES = TREE_VOCABULARY.switch_roles, TREE_VOCABULARY.link_names
 
 
 def split_ports(radix: int, oversubscription: float) -> tuple[int, int]:
@@ -137,15 +144,25 @@ class Plane:
     pods: int = 0
 
 
+def _roles(leaf: Any, spine: Any = 0, core: Any = 0) -> dict[str, Any]:
+    """Switch counts keyed by the trees' roles (TREE_VOCABULARY), bottom up."""
+    return dict(zip(_ROLES, (leaf, spine, core)))
+
+
+def _tree_links(node_leaf: Any, leaf_spine: Any = 0, spine_core: Any = 0) -> dict[str, Any]:
+    """Link counts keyed by the trees' link names (TREE_VOCABULARY), bottom up."""
+    return dict(zip(_LINK_NAMES, (node_leaf, leaf_spine, spine_core)))
+
+
 def _links(nodes: int, rails: int, leaf_spine: int = 0, spine_core: int = 0) -> dict[str, int]:
-    return {"node_leaf": nodes * rails, "leaf_spine": leaf_spine, "spine_core": spine_core}
+    return _tree_links(nodes * rails, leaf_spine, spine_core)
 
 
 def _plane_one_tier(nodes: int, rails: int, radix: int, o: float, o_pod: float, one_switch: bool = False) -> Plane | None:
     switches = one_tier_switches(nodes, rails, radix, one_switch)
     if switches is None:
         return None
-    return Plane(1, radix, 0, {"leaf": switches, "spine": 0, "core": 0}, _links(nodes, rails))
+    return Plane(1, radix, 0, _roles(switches), _links(nodes, rails))
 
 
 def _plane_two_tier(nodes: int, rails: int, radix: int, o: float, o_pod: float) -> Plane | None:
@@ -156,7 +173,7 @@ def _plane_two_tier(nodes: int, rails: int, radix: int, o: float, o_pod: float) 
     spines = spines_for(leaves, radix, k_up)
     if spines is None:
         return None
-    return Plane(2, k_down, k_up, {"leaf": leaves, "spine": spines, "core": 0}, _links(nodes, rails, leaves * k_up))
+    return Plane(2, k_down, k_up, _roles(leaves, spines), _links(nodes, rails, leaves * k_up))
 
 
 def _plane_three_tier(nodes: int, rails: int, radix: int, o: float, o_pod: float) -> Plane | None:
@@ -170,7 +187,7 @@ def _plane_three_tier(nodes: int, rails: int, radix: int, o: float, o_pod: float
     if pods > radix or planes_cores is None:
         return None
     spines = pods * k_up
-    return Plane(3, k_down, k_up, {"leaf": leaves, "spine": spines, "core": k_up * planes_cores},
+    return Plane(3, k_down, k_up, _roles(leaves, spines, k_up * planes_cores),
                  _links(nodes, rails, leaves * k_up, spines * s_up), pods)
 
 
@@ -342,18 +359,18 @@ def add_tree_rows(m: Any, archs: list[int]) -> None:
 def tree_switches(m: Any, a: int) -> dict[str, Any]:
     """Leaf, spine and core switch counts of architecture a as expressions (P planes)."""
     f = m.fab[a]
-    return {"leaf": _times(f.planes1, _one_tier_switches(m, a)) + _times(f.planes, f.rails * (m.leaves2[a] + m.leaves3[a])),
-            "spine": _times(f.planes, _spines2(m, a) + f.k_up * m.pods[a]),
-            "core": _times(f.planes, f.k_up * _cores_per_plane(m, a))}
+    return _roles(_times(f.planes1, _one_tier_switches(m, a)) + _times(f.planes, f.rails * (m.leaves2[a] + m.leaves3[a])),
+                  _times(f.planes, _spines2(m, a) + f.k_up * m.pods[a]),
+                  _times(f.planes, f.k_up * _cores_per_plane(m, a)))
 
 
 def tree_links(m: Any, a: int) -> dict[str, Any]:
     """links: node_leaf = rails per node·cabled nodes (Σ_t tier_nodes: the job's and the spares packed into its
     free ports); leaf_spine = P·k_up·rails·leaves; spine_core = P·s_up·k_up·pods."""
     f = m.fab[a]
-    return {"node_leaf": f.nics_per_node * sum(m.tier_nodes[b, t] for (b, t) in m.AT if b == a),
-            "leaf_spine": _times(f.planes, f.k_up * f.rails * (m.leaves2[a] + m.leaves3[a])),
-            "spine_core": _times(f.planes, f.spine_up * f.k_up * m.pods[a])}
+    return _tree_links(f.nics_per_node * sum(m.tier_nodes[b, t] for (b, t) in m.AT if b == a),
+                       _times(f.planes, f.k_up * f.rails * (m.leaves2[a] + m.leaves3[a])),
+                       _times(f.planes, f.spine_up * f.k_up * m.pods[a]))
 
 
 class FatTree:
@@ -364,6 +381,7 @@ class FatTree:
     min_tiers = 1
     max_tiers = 3
     planes_by_domain_position = False
+    vocabulary = TREE_VOCABULARY
 
     def max_nodes(self, spec: FabricSpec, tiers: int) -> int:
         return max_nodes(spec.radix, spec.rails, spec.oversubscription, tiers, spec.above_pod_oversubscription)

@@ -38,6 +38,7 @@ class MultiPlane:
     min_tiers = 2
     max_tiers = 3
     planes_by_domain_position = False
+    vocabulary = fat_tree.TREE_VOCABULARY  # a tree's words (leaf, spine; node_leaf, leaf_spine)
 
     def max_nodes(self, spec: FabricSpec, tiers: int) -> int:
         """The capacity of one plane: the fat tree's with one rail (0 below 2 tiers)."""

@@ -36,6 +36,7 @@ class RailOnly:
     min_tiers = 1
     max_tiers = 2
     planes_by_domain_position = True
+    vocabulary = fat_tree.TREE_VOCABULARY  # a tree's words (leaf, spine; node_leaf, leaf_spine)
 
     def max_nodes(self, spec: FabricSpec, tiers: int) -> int:
         """nodes_per_domain × the domains one rail holds (0 for 3 tiers)."""
@@ -57,7 +58,7 @@ class RailOnly:
                                       planes=rails, min_tiers=2, max_tiers=self.max_tiers)
         if size is None:
             return None
-        return replace(size, links={**size.links, "node_leaf": nodes * spec.rails}, endpoints=nodes * spec.rails)
+        return replace(size, links={**size.links, self.vocabulary.node_link: nodes * spec.rails}, endpoints=nodes * spec.rails)
 
     def constants(self, spec: FabricSpec) -> FabricConstants:
         const = fat_tree.tree_constants(spec, rails=1, planes=self.planes(spec), node_group=spec.nodes_per_domain,

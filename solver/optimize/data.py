@@ -71,14 +71,15 @@ def arch_data(space: DesignSpace, a: Architecture, max_domains: int) -> ArchData
     nic = cat.by_id("nics")[a.nic]
     sw = cat.by_id("switches")[a.switch]
     parts = costing.parts_for(cat, plat, nic, sw, a.rails_per_node, tuple(space.scenario.extra_costs),
-                              space.scenario.capex_scope)
+                              space.scenario.capex_scope, a.fabric)
     rack = costing.rack_of(cat, facility_of(cat).compute_rack)
     upr = costing.units_per_rack(plat, rack)
     if upr < 1:
         raise CatalogCannotBuild(f"{plat.id} ({plat.unit_power_kw:g} kW, {plat.unit_ru:g} RU) does not fit in rack {rack.id}")
-    fab = family(a.fabric).constants(fabric_spec_of(cat, a))
-    uplinks = "leaf_spine" in parts.links and fab.k_up >= 1
-    buildable = {1: True, 2: uplinks, 3: uplinks and "spine_core" in parts.links}
+    fam = family(a.fabric)
+    fab = fam.constants(fabric_spec_of(cat, a))
+    links = fam.vocabulary.link_names  # t tiers take the family's first t links (the first is always in parts)
+    buildable = {t: all(name in parts.links for name in links[:t]) and (t == 1 or fab.k_up >= 1) for t in TIER_COUNTS}
     tiers = [t for t in allowed_tiers(a, space.architectures, space.scenario) if buildable[t] and fab.cap[t] > 0]
     return ArchData(arch=a, parts=parts, fab=fab, tiers=tiers, units_per_domain=costing.compute_units(plat, 1),
                     nodes_per_unit=costing.nodes_per_unit(plat), gpus_per_node=plat.gpus_per_node,

@@ -4,40 +4,41 @@ cables and modules at each end), read off the bill of materials so it always agr
 """
 from __future__ import annotations
 
-from ..fabrics import LINK_TIERS
 from .xlsx import NUMBER, header_row, note, print_setup, put, set_widths, wrap, write_title
 
 SHEET = "Cables"
 HEADER_ROW = 4
 HEADERS = ("Design", "Tier", "Link option", "Medium", "Length class", "Cables", "Switch-end modules",
            "Far-end modules", "Cable")
-TIER_ORDER = LINK_TIERS  # the fabric families' link tiers, bottom up
 WIDTHS = {"A": 9, "B": 11, "C": 22, "D": 9, "E": 22, "F": 9, "G": 11, "H": 10, "I": 48}
 
 
 def cable_rows(design, catalog) -> list[dict]:
-    """One row per link option the design's BOM uses: tier, medium, length class and counts."""
+    """One row per tier and link option the design's BOM uses: tier, medium, length class and counts. The tier is
+    the family's link name (a link line's BOM role, "<link> cable" / "<link> switch-end module" / …), the rows in
+    the family's tier order (`FabricSize.vocabulary`); the planned length is the facility's for the catalog link
+    key the option builds."""
     links = catalog.by_id("links")
     distance = catalog.facility.link_distance_m if catalog.facility is not None else None
-    rows: dict[str, dict] = {}
+    order = design.cost.fabric.vocabulary.link_names
+    rows: dict[tuple[str, str], dict] = {}
     for line in design.cost.bom:
         if line.category != "link" or line.part not in links:
             continue
         link = links[line.part]
-        row = rows.setdefault(line.part, {"tier": link.tier, "link": link.id, "medium": link.medium,
-                                          "planned_m": getattr(distance, link.tier, None) if distance else None,
-                                          "reach_m": link.max_reach_m, "cables": 0, "switch_end": 0, "far_end": 0,
-                                          "cable": ""})
-        text = line.description
-        if "switch-end module" in text:
+        tier, _, piece = line.role.partition(" ")
+        row = rows.setdefault((tier, line.part), {"tier": tier, "link": link.id, "medium": link.medium,
+                                                  "planned_m": getattr(distance, link.tier, None) if distance else None,
+                                                  "reach_m": link.max_reach_m, "cables": 0, "switch_end": 0,
+                                                  "far_end": 0, "cable": ""})
+        if piece == "switch-end module":
             row["switch_end"] += line.quantity
-        elif "far-end module" in text:
+        elif piece == "far-end module":
             row["far_end"] += line.quantity
         else:
             row["cables"] += line.quantity
-            row["cable"] = text.split(": ", 1)[-1]
-    return sorted(rows.values(), key=lambda r: (TIER_ORDER.index(r["tier"]) if r["tier"] in TIER_ORDER else 9,
-                                                 r["link"]))
+            row["cable"] = line.description.split(": ", 1)[-1]
+    return sorted(rows.values(), key=lambda r: (order.index(r["tier"]) if r["tier"] in order else 9, r["link"]))
 
 
 def length_class(row: dict) -> str:

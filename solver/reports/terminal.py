@@ -226,6 +226,17 @@ def print_solve(result: SolveResult, console: Console, wide: bool = False) -> No
         console.print(f"[yellow]warning[/]: {safe(w)}")
 
 
+def fabric_text(c) -> str:
+    """A costed design's fabric in words, each switch role and link name its family's (`FabricSize.vocabulary`):
+    "fabric: fat-tree, 2 tier(s), 8 leaf + 4 spine + 0 core <switch> (64 ports in use); links 256 / 256 / 0"."""
+    f = c.fabric
+    words = f.vocabulary
+    planes = f" in {f.planes} planes" if f.planes > 1 else ""
+    switches = " + ".join(f"{f.switches.get(role, 0)} {role}" for role in words.switch_roles)
+    links = " / ".join(f"{f.links.get(name, 0):,}" for name in words.link_names)
+    return f"fabric: {f.family}, {f.tiers} tier(s){planes}, {switches} {safe(c.switch)} ({f.k} ports in use); links {links}"
+
+
 def print_design(design: Design, console: Console, wide: bool = False) -> None:
     p, c, lay = design.perf, design.cost, design.layout
     verdict = "[green]meets the target[/]" if design.meets_target else "[red]misses the target[/]"
@@ -255,12 +266,7 @@ def print_design(design: Design, console: Console, wide: bool = False) -> None:
     console.print(f"memory per GPU {p.memory_per_gpu_gb:,.1f} GB (states {p.memory_states_gb:,.1f} + activations "
                   f"{p.memory_activations_gb:,.1f}) of {p.hbm_usable_gb:,.1f} GB usable: {fit}; dominant: "
                   f"{safe(', '.join(p.dominant_terms))}")
-    f = c.fabric
-    planes = f" in {f.planes} planes" if f.planes > 1 else ""
-    console.print(f"fabric: {f.family}, {f.tiers} tier(s){planes}, {f.leaf_switches} leaf + {f.spine_switches} spine + "
-                  f"{f.core_switches} core {safe(c.switch)} ({f.k} ports in use); links {f.links['node_leaf']:,} / "
-                  f"{f.links['leaf_spine']:,} / {f.links['spine_core']:,}; "
-                  f"racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
+    console.print(f"{fabric_text(c)}; racks {c.racks}; IT {c.it_power_kw:,.0f} kW, facility {c.facility_power_kw:,.0f} kW")
     if design.reliability is not None:
         console.print(goodput_text(design))
         console.print(f"  goodput rests on: {safe(design.reliability.assumptions)}")

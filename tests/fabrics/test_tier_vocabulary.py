@@ -6,23 +6,29 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from solver.fabrics import FAMILIES, LINK_TIERS, POD_TIERS, SWITCH_ROLES, TIER_COUNTS, has_pod_tier, tier_counts
+from solver.fabrics import FAMILIES, LINK_TIERS, POD_TIERS, TIER_COUNTS, has_pod_tier, tier_counts
 
 PACKAGE = Path(__file__).resolve().parents[2] / "solver"
 
 
-def test_the_tier_counts_follow_the_link_tiers():
-    # a t-tier fabric has the first t link tiers and switch roles: node_leaf/leaf, leaf_spine/spine, spine_core/core
-    assert TIER_COUNTS == (1, 2, 3) and len(LINK_TIERS) == len(SWITCH_ROLES) == 3
+def test_the_tier_counts_follow_the_tree_vocabulary():
+    # a t-tier tree has the first t tiers of its vocabulary: leaf/node_leaf, spine/leaf_spine, core/spine_core
+    assert TIER_COUNTS == (1, 2, 3)
     assert POD_TIERS == 3
+    for fam in FAMILIES.values():
+        assert fam.vocabulary.switch_roles == ("leaf", "spine", "core")
+        assert fam.vocabulary.link_names == ("node_leaf", "leaf_spine", "spine_core")
 
 
-def test_the_catalogs_link_tiers_are_the_fabrics():
-    # the catalog's `tier:` words (inputs, read before any fabric module) are the families' link tiers, bottom up
+def test_the_catalogs_link_tiers_build_the_families_links():
+    # the catalog's `tier:` words (inputs, read before any fabric module) are the catalog link keys; every family's
+    # tiers name one of them (the trees' links are named after them, one to one)
     from solver.inputs.schema import TIERS
-    from solver.reports.cables_sheet import TIER_ORDER
 
-    assert TIERS == LINK_TIERS == TIER_ORDER == ("node_leaf", "leaf_spine", "spine_core")
+    assert TIERS == LINK_TIERS == ("node_leaf", "leaf_spine", "spine_core")
+    for fam in FAMILIES.values():
+        assert {t.catalog_link for t in fam.vocabulary.tiers} <= set(TIERS)
+        assert all(t.catalog_link == t.link for t in fam.vocabulary.tiers)
 
 
 def test_each_family_states_its_tier_counts():

@@ -146,7 +146,7 @@ def test_cost_per_unit_of_work_by_hand():
     design = {"architecture": "A", "platform": "p", "gpus": 1000, "nodes": 125, "racks": 10, "step_time_s": 8.0,
               "target_step_time_s": 9.0, "mfu": 0.4, "capex_usd": 400e6, "tco_usd": 500e6,
               "flops_per_step": {"model": 4.0e19},
-              "fabric": {"leaf_switches": 8, "spine_switches": 4, "core_switches": 0}}
+              "fabric": {"family": "fat-tree", "leaf_switches": 8, "spine_switches": 4, "core_switches": 0}}
     scenario = {"workload": {"global_batch_size": 2000, "model": {"seq_len": 8000}}, "tco": {"years": 5.0}}
     s = point_summary(design, scenario)
     # tokens per step = 2000 · 8000 = 16e6; throughput = 16e6 / 8 = 2e6 tokens/s
