@@ -41,7 +41,8 @@ MILP_BLOCK = "tree"
 TREE_VOCABULARY = FabricVocabulary((FabricTier("leaf", "node_leaf", "node_leaf"),
                                     FabricTier("spine", "leaf_spine", "leaf_spine"),
                                     FabricTier("core", "spine_core", "spine_core")))
-_ROLES, _LINK_NAMES = TREE_VOCABULARY.switch_roles, TREE_VOCABULARY.link_names
+_LEAF, _SPINE, _CORE = TREE_VOCABULARY.switch_roles
+_NODE_LEAF, _LEAF_SPINE, _SPINE_CORE = TREE_VOCABULARY.link_names
 
 
 def split_ports(radix: int, oversubscription: float) -> tuple[int, int]:
@@ -146,12 +147,12 @@ class Plane:
 
 def _roles(leaf: Any, spine: Any = 0, core: Any = 0) -> dict[str, Any]:
     """Switch counts keyed by the trees' roles (TREE_VOCABULARY), bottom up."""
-    return dict(zip(_ROLES, (leaf, spine, core)))
+    return {_LEAF: leaf, _SPINE: spine, _CORE: core}
 
 
 def _tree_links(node_leaf: Any, leaf_spine: Any = 0, spine_core: Any = 0) -> dict[str, Any]:
     """Link counts keyed by the trees' link names (TREE_VOCABULARY), bottom up."""
-    return dict(zip(_LINK_NAMES, (node_leaf, leaf_spine, spine_core)))
+    return {_NODE_LEAF: node_leaf, _LEAF_SPINE: leaf_spine, _SPINE_CORE: spine_core}
 
 
 def _links(nodes: int, rails: int, leaf_spine: int = 0, spine_core: int = 0) -> dict[str, int]:
