@@ -234,7 +234,7 @@ def _lines_of(make: Callable[[Any, Any], list[dict]]) -> Callable[[Parts, Quanti
 CATEGORIES: tuple[tuple[str, str, Callable[[Parts, Quantities], list[Line]]], ...] = (
     ("compute", "compute units (nodes, or whole NVLink-domain racks) and spares", _compute),
     ("nic", "scale-out NICs, rails × nodes (unless the platform includes them)", _nics),
-    ("switch", "leaf / spine / core switches", _switches),
+    ("switch", "switches, one line per role of the fabric family (leaf / spine / core on the trees)", _switches),
     ("link", "cables and the modules at both ends, per fabric tier", _links),
     ("rack", "compute and network racks", _racks),
     ("nic", "paid-for on-board NICs left uncabled ($0: in the unit price)", _lines_of(orderable.uncabled_nic_lines)),
