@@ -198,8 +198,7 @@ def _fastest_as_cheap(model, adapter: HighsAdapter, choice: milp.Choice, index: 
     if not hasattr(model, "step_objective_ms"):
         milp.add_step_objective(model)
     cost = model.total_tco_musd if model.data.objective == "tco" else model.total_capex_musd
-    row = pyo.Constraint(expr=cost <= (choice.objective_usd + 0.005) * MUSD)
-    model.add_component(f"same_cost_{index}", row)
+    row = milp.add_cut(model, f"same_cost_{index}", cost <= (choice.objective_usd + 0.005) * MUSD)
     model.objective.deactivate()
     model.speed_objective = pyo.Objective(expr=model.step_objective_ms, sense=pyo.minimize)
     try:
