@@ -49,6 +49,7 @@ from .data import MUSD, ModelData, model_data, unbuildable_error, with_pod_tiers
 from .highs import HighsAdapter, SolveOutcome
 from .ranking import SAME_SPEED_REL, design_of, prune_by_bounds, prune_points_over_caps, same_speed
 from .ties import faster_at_equal_cost
+from .user_rows import exact_prune
 
 FRONTIER_REL = 1e-6  # a point must be this much faster (relative) than the last one (module docstring)
 CENT_MUSD = 0.01 * MUSD  # cost ties: designs within a cent of the cheapest are equally cheap
@@ -129,6 +130,7 @@ class FrontierModel:
         start = time.perf_counter()
         self.deadline = deadline
         sc = with_pod_tiers(scenario.scenario if isinstance(scenario, LoadedScenario) else scenario)
+        prune = exact_prune(prune, sc)  # user rows: every point, the model's rows decide (optimize/user_rows.py)
         self.prune = prune
         # the next faster design (prune "dominated") is the cheapest meeting a lowered target and, of that cost, the
         # fastest: of the points of one class on as many domains (one cost) only the fastest can be it

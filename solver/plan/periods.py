@@ -20,6 +20,7 @@ from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog, load_scenario
 from ..inputs.schema import PRICE_CATEGORIES, Catalog, Plan, PlanGrowth, Scenario, SweepGrowth, SweepParameter
 from ..sweep.plan import field_kind, get_path, make_axis, set_path
+from ..optimize.user_rows import refuse_user_rows
 from .lifecycle import plan_lifecycle
 
 FORBIDDEN = ("plan", "sweep", "top_k", "inventory", "extra_costs", "name", "catalog")
@@ -207,6 +208,7 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
                                       "capex or tco", sc.objective)])
     if bad_factors := price_factor_problems(plan, doc):
         raise InputError(bad_factors)
+    refuse_user_rows(ls, (), "the multi-period plan")
     base = _base(ls)
     problems, periods = [], []
     site_notes: list[str] = []
