@@ -19,8 +19,8 @@ from typing import Any
 from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog, load_scenario
 from ..inputs.schema import PRICE_CATEGORIES, Catalog, Plan, PlanGrowth, Scenario, SweepGrowth, SweepParameter
-from ..sweep.plan import field_kind, get_path, make_axis, set_path
 from ..optimize.user_rows import refuse_user_rows
+from ..sweep.plan import field_kind, get_path, make_axis, set_path
 from .lifecycle import plan_lifecycle
 
 FORBIDDEN = ("plan", "sweep", "top_k", "inventory", "extra_costs", "name", "catalog")
