@@ -37,7 +37,8 @@ def documented_constraints() -> set[str]:
 
 def declared_constraints() -> set[str]:
     """Every `m.<name> = pyo.Constraint(...)` in the model and fabric modules, plus the caps, the
-    no-good cuts and `fastest`'s same-speed rows (added with add_component under their own names)."""
+    no-good cuts and `fastest`'s same-speed rows (added with add_component under their own names), and the user's
+    rows."""
     names = set()
     for path in CONSTRAINT_MODULES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -48,7 +49,9 @@ def declared_constraints() -> set[str]:
                     for target in node.targets:
                         if isinstance(target, ast.Attribute):
                             names.add(target.attr)
-    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k", "frontier_step_k", "frontier_cost_k"}
+    # + the user's rows (optimize/user_rows.py: ConstraintLists named per function, and the scenario's rows)
+    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k", "frontier_step_k", "frontier_cost_k", "user_k",
+                                     "scenario_rows"}
 
 
 def test_model_md_names_exactly_the_declared_constraint_families():
