@@ -218,6 +218,8 @@ EVALUATE_PINS = ("platform", "nic", "rails_per_node", "tp", "cp", "pp", "vp", "d
 def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     """Evaluate the one design every decision of the scenario's `pin` block fixes."""
     other, ls = _other_kind(scenario, "evaluate")
+    refuse_user_rows(ls, (), "a serving fleet's evaluate" if other is not None else
+                     "`evaluate` of a fully pinned design (no MILP is solved; pin fewer decisions to optimise the rest)")
     if other is not None:
         return other(ls, catalog)
     cat = catalog if catalog is not None else catalog_for(ls)
@@ -275,6 +277,7 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
 
     other, ls = _other_kind(scenario, "evaluate")
     if other is not None:
+        refuse_user_rows(ls, (), "a serving fleet's evaluate")
         return other(ls, catalog)
     cat = catalog if catalog is not None else catalog_for(ls)
     sc = ls.scenario
