@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from .catalog_schema import FabricFamilyName, Fraction, Positive
 from .nic_configs import CapexScope, NicConfigChoice
@@ -93,6 +93,15 @@ class Constraints(Strict):
     user: list[UserRow] | None = None
     """Your own linear rows on the training MILP, e.g. `- expr: "nodes[h200-hgx] <= 64"` (inputs/user_row_schema.py;
     docs/architecture.md "A user's own constraint")."""
+
+    @model_serializer(mode="wrap")
+    def _rows_when_given(self, handler: Any) -> Any:
+        """A dump leaves `user` out when no row is given, so a scenario dumps (and a sweep hashes) as before it
+        existed."""
+        data = handler(self)
+        if self.user is None and isinstance(data, dict):
+            data.pop("user", None)
+        return data
 
 
 class Parallelism(Strict):
