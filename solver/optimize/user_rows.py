@@ -19,7 +19,7 @@ nodes, whatever else is cheapest:
 
 or, around any other entry point that builds the model (the frontier, the next faster design):
 
-    with user_constraints(at_most_64_h200_nodes):
+    with solver.api.user_constraints(at_most_64_h200_nodes):
         front = solver.api.frontier(scenario, catalog)
 
 The rows go into the block m.user (`user_<k>` for the k-th function), built by `model.build_model`, so every model
