@@ -9,6 +9,7 @@
     plan     = solver.api.plan("scenarios/plan-5-years.yaml")   # a multi-period purchase plan
     fitted   = solver.api.calibrate("examples/calibration-runs.csv", stack="deepspeed")  # your own runs
     front    = solver.api.frontier(scenario, catalog, points=10)  # the cost–speed frontier
+    result   = solver.api.solve(scenario, catalog, constraints=[fn])   # your own rows (optimize/user_rows.py)
 
 A serving scenario (`workload.kind: inference`, SPEC §4.9) goes through the same `solve` and `evaluate`, which
 return a `solver.optimize.serving_results.FleetResult` (`.designs`: ranked fleets, `.to_dict()`: the JSON with each
@@ -28,6 +29,7 @@ from .inputs.schema import Catalog
 
 if TYPE_CHECKING:  # for readers and mypy; at run time __getattr__ imports them on first use
     from .optimize.solve import evaluate, evaluate_pins, solve
+    from .optimize.user_rows import architectures, user_constraints
 
 _SOLVE = ("evaluate", "evaluate_pins", "solve")
 
@@ -39,6 +41,10 @@ def __getattr__(name: str):
         from .optimize.solve import evaluate, evaluate_pins, solve
 
         return {"evaluate": evaluate, "evaluate_pins": evaluate_pins, "solve": solve}[name]
+    if name in ("architectures", "user_constraints"):  # a user's own rows (optimize/user_rows.py)
+        from .optimize import user_rows
+
+        return getattr(user_rows, name)
     raise AttributeError(f"module 'solver.api' has no attribute {name!r}")
 
 
@@ -94,6 +100,5 @@ def calibrate(runs: str | Path, catalog: Catalog | None = None, stack: str | Non
     return _calibrate(runs, catalog if catalog is not None else load_catalog(), stack, fits=fits)
 
 
-__all__ = ["InputError", "Problem", "SolverFailure", "calibrate", "catalog_for", "evaluate", "evaluate_pins", "frontier",
-           "load_catalog",
-           "load_scenario", "plan", "solve", "sweep"]
+__all__ = ["InputError", "Problem", "SolverFailure", "architectures", "calibrate", "catalog_for", "evaluate",
+           "evaluate_pins", "frontier", "load_catalog", "load_scenario", "plan", "solve", "sweep", "user_constraints"]

@@ -37,7 +37,8 @@ def documented_constraints() -> set[str]:
 
 def declared_constraints() -> set[str]:
     """Every `m.<name> = pyo.Constraint(...)` in the model and fabric modules, plus the caps, the
-    no-good cuts and `fastest`'s same-speed rows (added with add_component under their own names)."""
+    no-good cuts and `fastest`'s same-speed rows (added with add_component under their own names), and the user's
+    rows."""
     names = set()
     for path in CONSTRAINT_MODULES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -48,7 +49,9 @@ def declared_constraints() -> set[str]:
                     for target in node.targets:
                         if isinstance(target, ast.Attribute):
                             names.add(target.attr)
-    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k", "frontier_step_k", "frontier_cost_k"}
+    # + the user's rows (optimize/user_rows.py: ConstraintLists named per function, and the scenario's rows)
+    return names | set(CAP_NAMES) | {"nogood_k", "same_speed_k", "frontier_step_k", "frontier_cost_k", "user_k",
+                                     "scenario_rows"}
 
 
 def test_model_md_names_exactly_the_declared_constraint_families():
@@ -65,7 +68,7 @@ def test_built_model_components_are_documented(scenario, default_catalog):
 
     ls = solver.load_scenario(REPO / "scenarios" / scenario)
     model = build_model(model_data(build_design_space(ls.scenario, default_catalog)))
-    built = {c.name for c in model.component_objects(pyo.Constraint, active=True)}
+    built = {c.local_name for c in model.component_objects(pyo.Constraint, active=True)}
     assert built, "the model has constraints"
     assert built - documented_constraints() == set()
 
@@ -81,13 +84,13 @@ def test_frontier_rows_are_documented(default_catalog):
     first, _, _ = fm.cheapest_faster(None)
     assert first is not None
     fm.cheapest_faster(first.perf.step_time_s)
-    added = {re.sub(r"_[0-9]+$", "_k", c.name) for c in fm.model.component_objects(pyo.Constraint)
-             if c.name.startswith("frontier_")}
+    added = {re.sub(r"_[0-9]+$", "_k", c.local_name) for c in fm.model.component_objects(pyo.Constraint)
+             if c.local_name.startswith("frontier_")}
     assert added == {"frontier_step_k", "frontier_cost_k"}
     fm.fastest_cheaper(None)  # from the fast end (objective: fastest): its probes' same_speed_k rows are removed
     fm.fastest_cheaper(first.cost.capex_usd, first.perf.step_time_s)
-    added = {re.sub(r"_[0-9]+$", "_k", c.name) for c in fm.model.component_objects(pyo.Constraint)
-             if c.name.startswith(("frontier_", "same_speed_"))}
+    added = {re.sub(r"_[0-9]+$", "_k", c.local_name) for c in fm.model.component_objects(pyo.Constraint)
+             if c.local_name.startswith(("frontier_", "same_speed_"))}
     assert added == {"frontier_step_k", "frontier_cost_k"}
     assert added <= documented_constraints()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from .catalog_schema import FabricFamilyName, Fraction, Positive
 from .nic_configs import CapexScope, NicConfigChoice
@@ -18,6 +18,7 @@ from .reliability import ScenarioReliability
 from .schema_base import Date, Identifier, PosInt, Strict
 from .serving_schema import PoolPin, Serving
 from .site_schema import Site
+from .user_row_schema import UserRow
 from .workload_schema import TransformerShape, Workload
 
 
@@ -89,6 +90,18 @@ class Constraints(Strict):
     """Spare compute units bought and cabled, as a fraction of the job's units."""
     contingency_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Contingency added to capex, as a fraction."""
+    user: list[UserRow] | None = None
+    """Your own linear rows on the training MILP, e.g. `- expr: "nodes[h200-hgx] <= 64"` (inputs/user_row_schema.py;
+    docs/architecture.md "A user's own constraint")."""
+
+    @model_serializer(mode="wrap")
+    def _rows_when_given(self, handler: Any) -> Any:
+        """A dump leaves `user` out when no row is given, so a scenario dumps (and a sweep hashes) as before it
+        existed."""
+        data = handler(self)
+        if self.user is None and isinstance(data, dict):
+            data.pop("user", None)
+        return data
 
 
 class Parallelism(Strict):

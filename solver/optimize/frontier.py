@@ -49,6 +49,7 @@ from .data import MUSD, ModelData, model_data, unbuildable_error, with_pod_tiers
 from .highs import HighsAdapter, SolveOutcome
 from .ranking import SAME_SPEED_REL, design_of, prune_by_bounds, prune_points_over_caps, same_speed
 from .ties import faster_at_equal_cost
+from .user_rows import exact_prune
 
 FRONTIER_REL = 1e-6  # a point must be this much faster (relative) than the last one (module docstring)
 CENT_MUSD = 0.01 * MUSD  # cost ties: designs within a cent of the cheapest are equally cheap
@@ -129,6 +130,7 @@ class FrontierModel:
         start = time.perf_counter()
         self.deadline = deadline
         sc = with_pod_tiers(scenario.scenario if isinstance(scenario, LoadedScenario) else scenario)
+        prune = exact_prune(prune, sc)  # user rows: every point, the model's rows decide (optimize/user_rows.py)
         self.prune = prune
         # the next faster design (prune "dominated") is the cheapest meeting a lowered target and, of that cost, the
         # fastest: of the points of one class on as many domains (one cost) only the fastest can be it
@@ -178,11 +180,10 @@ class FrontierModel:
         m, index = self.model, self.rows
         self.rows += 1
         if last_s is not None:  # the tighter row makes every earlier one redundant
-            for old in m.component_objects(pyo.Constraint):
-                if old.name.startswith("frontier_step_"):
+            for old in m.cuts.component_objects(pyo.Constraint):
+                if old.local_name.startswith("frontier_step_"):
                     old.deactivate()
-            m.add_component(f"frontier_step_{index}",
-                            pyo.Constraint(expr=m.step_objective_ms <= 1e3 * last_s * (1 - FRONTIER_REL)))
+            milp.add_cut(m, f"frontier_step_{index}", m.step_objective_ms <= 1e3 * last_s * (1 - FRONTIER_REL))
         first = self.adapter.solve(m, time_limit_s=self._remaining())
         if not first.has_solution:
             return None, first.status, [first]
@@ -197,8 +198,7 @@ class FrontierModel:
         import pyomo.core as pyo
 
         found = choice.objective_usd * MUSD
-        row = pyo.Constraint(expr=self._cost_expr(m) <= found + max(CENT_MUSD, 1e-9 * found))
-        m.add_component(f"frontier_cost_{index}", row)
+        row = milp.add_cut(m, f"frontier_cost_{index}", self._cost_expr(m) <= found + max(CENT_MUSD, 1e-9 * found))
         m.objective.deactivate()
         m.frontier_speed = pyo.Objective(expr=m.step_objective_ms, sense=pyo.minimize)
         try:
@@ -274,7 +274,7 @@ class FrontierModel:
             outcome = self.adapter.solve(m, time_limit_s=self._remaining())
             choice = milp.decode(m) if outcome.has_solution else None
         finally:
-            m.del_component(row)
+            milp.drop_cut(m, row)
         if choice is not None and limit_usd is not None and choice.objective_usd > limit_usd:
             choice = None
         return choice, outcome

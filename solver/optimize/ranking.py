@@ -16,6 +16,7 @@ from . import model as milp
 from .data import MUSD, ModelData, model_data, points, unbuildable_error
 from .highs import HighsAdapter, SolveOutcome
 from .ties import admissible_design, faster_at_equal_cost
+from .user_rows import in_force
 
 SAME_SPEED_REL = 1e-9  # `fastest`: step times within this relative distance are equally fast (then cheapest wins)
 
@@ -198,8 +199,7 @@ def _fastest_as_cheap(model, adapter: HighsAdapter, choice: milp.Choice, index: 
     if not hasattr(model, "step_objective_ms"):
         milp.add_step_objective(model)
     cost = model.total_tco_musd if model.data.objective == "tco" else model.total_capex_musd
-    row = pyo.Constraint(expr=cost <= (choice.objective_usd + 0.005) * MUSD)
-    model.add_component(f"same_cost_{index}", row)
+    row = milp.add_cut(model, f"same_cost_{index}", cost <= (choice.objective_usd + 0.005) * MUSD)
     model.objective.deactivate()
     model.speed_objective = pyo.Objective(expr=model.step_objective_ms, sense=pyo.minimize)
     try:
@@ -256,7 +256,10 @@ def _prune_slow_points(space: DesignSpace, data: ModelData, k: int, distinct_by:
     """Exact bound pruning for `fastest`: UB_K = the K-th smallest step time among real designs of
     distinct identities that meet every cap (for each architecture, its fastest points evaluated in
     order, at most `tries_per_architecture`); the K best distinct designs are no slower than UB_K, so
-    a point slower than UB_K (beyond the same_speed tolerance) is left out of the model."""
+    a point slower than UB_K (beyond the same_speed tolerance) is left out of the model. Off while user rows are in
+    force (the designs it evaluates do not see them)."""
+    if in_force(space.scenario):
+        return data, 0
     by_arch: dict[int, list] = {}
     for (i, j, a) in points(data):
         by_arch.setdefault(a, []).append((space.shapes[i].step_time_s[j], i, j))
@@ -290,8 +293,11 @@ def prune_by_bounds(space: DesignSpace, data: ModelData, k: int, distinct_by: st
     `--distinct-by platform`; a layout identity is finer than an architecture's, so the bound
     holds for it too), so the K-th best distinct design costs
     at most the K-th smallest of them. An architecture with LB_a > UB_K cannot hold any of the K best
-    and is left out of the model. When the deadline's "bounds" share runs out, nothing is pruned.
+    and is left out of the model. When the deadline's "bounds" share runs out, nothing is pruned. Off while user rows
+    are in force (the designs it evaluates do not see them, optimize/user_rows.py).
     """
+    if in_force(space.scenario):
+        return data, 0, []
     lb: dict = {}
     cheapest: dict = {}
     for (i, j, a), (dom, spares, nodes, _, _) in points(data).items():

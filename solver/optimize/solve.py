@@ -6,7 +6,7 @@ import contextlib
 import gc
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from ..deadline import Deadline
 from ..design_space import Architecture, build_design_space
@@ -18,6 +18,7 @@ from ..inputs.schema import Catalog
 from ..perf.layout import Layout, placement_problem
 from ..results import Design, SolveResult, binding_constraints, cap_problems, make_design
 from .data import with_pod_tiers
+from .user_rows import UserConstraint, check_user_rows, exact_prune, refuse_user_rows, user_constraints
 
 DISTINCT_BY = ("architecture", "platform", "layout")
 # workload.kind → (module, its solve, its evaluate): the registry line a workload kind other than training adds
@@ -38,7 +39,8 @@ def _other_kind(scenario, verb: str):
 
 def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
           distinct_by: str = "architecture", time_limit_s: float | None = None,
-          progress: Callable[[int, int], None] | None = None, prune: str = "dominated") -> SolveResult:
+          progress: Callable[[int, int], None] | None = None, prune: str = "dominated",
+          constraints: Sequence[UserConstraint] = ()) -> SolveResult:
     """Find the K best distinct designs (SPEC §7): the cheapest meeting the target (`capex`, `tco`), or
     the fastest within the caps (`fastest`); distinct by architecture, platform or layout.
 
@@ -46,9 +48,13 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
     solver/deadline.py; the clock starts once the solver libraries are imported); a search it cuts
     short reports status `time_limit` with the designs found and how many of them are proven, or
     raises SolverFailure when it found none.
+
+    `constraints`: the user's own rows, functions of the model (optimize/user_rows.py: every model the search
+    builds carries them, and the pruning that does not read the model is off while they are in force).
     """
     other, scenario = _other_kind(scenario, "solve")
     if other is not None:
+        refuse_user_rows(scenario, constraints, "a serving scenario's fleet MILP")
         return other(scenario, catalog, top_k)
     from . import ranking  # noqa: F401 - import Pyomo before the clock starts: the limit bounds the work
 
@@ -56,7 +62,7 @@ def solve(scenario, catalog: Catalog | None = None, top_k: int | None = None,
     from .answer import with_answer
 
     ls = as_loaded(scenario)
-    with _inputs_frozen():
+    with _inputs_frozen(), user_constraints(*constraints):
         result = _solve(ls, catalog, top_k, distinct_by, deadline, progress, prune)
     return with_answer(ls.scenario, result)
 
@@ -82,12 +88,14 @@ def _solve(scenario, catalog: Catalog | None, top_k: int | None, distinct_by: st
     ls = as_loaded(scenario)
     cat = catalog if catalog is not None else catalog_for(ls)
     check_against_catalog(ls, cat)
+    check_user_rows(ls, cat)
     if ls.scenario.site is not None:  # a power-first site: one solve per cooling × power profile (site.py)
         from .site import site_result
 
         return site_result(ls, cat, top_k, solve_fn=solve)[1]
     sc = ls.scenario
     sc = with_pod_tiers(sc)
+    prune = exact_prune(prune, sc)  # user rows: every point, the model's rows decide (optimize/user_rows.py)
     k = top_k or sc.top_k
     t1 = time.perf_counter()
     if distinct_by not in DISTINCT_BY:
@@ -210,6 +218,8 @@ EVALUATE_PINS = ("platform", "nic", "rails_per_node", "tp", "cp", "pp", "vp", "d
 def evaluate(scenario, catalog: Catalog | None = None) -> Design:
     """Evaluate the one design every decision of the scenario's `pin` block fixes."""
     other, ls = _other_kind(scenario, "evaluate")
+    refuse_user_rows(ls, (), "a serving fleet's evaluate" if other is not None else
+                     "`evaluate` of a fully pinned design (no MILP is solved; pin fewer decisions to optimise the rest)")
     if other is not None:
         return other(ls, catalog)
     cat = catalog if catalog is not None else catalog_for(ls)
@@ -267,6 +277,7 @@ def evaluate_pins(scenario, catalog: Catalog | None = None, time_limit_s: float 
 
     other, ls = _other_kind(scenario, "evaluate")
     if other is not None:
+        refuse_user_rows(ls, (), "a serving fleet's evaluate")
         return other(ls, catalog)
     cat = catalog if catalog is not None else catalog_for(ls)
     sc = ls.scenario

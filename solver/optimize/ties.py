@@ -8,6 +8,7 @@ from ..perf.layout import Layout, dp_candidates, layout_shapes, placement_proble
 from ..perf.step import performance
 from ..perf.traffic import overlap_for
 from ..results import Design, make_design, within_caps
+from .user_rows import active, keeps_row_quantities
 
 EQUAL_COST_CANDIDATES = 200  # full evaluations tried per rank for a faster design at the same cost (bounds the work)
 
@@ -59,14 +60,17 @@ def faster_at_equal_cost(space: DesignSpace, design: Design, distinct_by: str = 
     as many NVLink domains (the same bill of materials). This tries the faster layouts on as many domains
     (`same_domain_layouts`), fastest first, and takes the first admissible one of the same cost to the cent, as
     the enumeration's order (`Design.sort_key`) does. Layout mode ranks every layout on its own and keeps the
-    model's choice."""
-    if distinct_by == "layout":
+    model's choice, and so does a solve with a user's Python rows (optimize/user_rows.py: they may read the layout,
+    which the layouts tried here change); a scenario's `constraints.user` rows read only what the swap must keep
+    (`user_rows.keeps_row_quantities`), so the swap stays."""
+    if distinct_by == "layout" or active():
         return design
     cents = round(design.objective_usd, 2)
     for tried, (_, lay) in enumerate(same_domain_layouts(space, design)):
         if tried >= EQUAL_COST_CANDIDATES:
             break
         found = admissible_design(space, design.architecture, lay)
-        if found is not None and round(found.objective_usd, 2) == cents and found.sort_key() < design.sort_key():
+        if found is not None and round(found.objective_usd, 2) == cents and found.sort_key() < design.sort_key() \
+                and keeps_row_quantities(space.scenario, design, found):
             return found
     return design

@@ -21,6 +21,12 @@ links the periods; docs/model.md ("Plan model") lists the families by these name
                              spend_p  = (1 + f_cont)·[(1 + F)·Σ_hardware P·φ_p·bought + Σ_extra P·φ_p·bought]
                              energy_p = Y·8760·PUE·IT kW_p·$/kWh (TCO only)
 
+Each family is a Pyomo `Block` that owns its sets, variables and rows, as in the single-period model: m.clusters
+(same_architecture, or the second-cluster rows with moved and second), m.cover (cover, first_period_only),
+m.orderable (orderable_window), m.resold (sold and the resale rows, plan/resale.py) and m.caps (period_caps),
+declared before the period blocks so that the rows keep the order they always had. The decisions the families
+share (bought, run) and the expressions (spend, energy, resale) stay on the model.
+
 Each architecture's cluster keeps its own stock (what it bought, carried forward); the owned inventory
 belongs to the cluster that runs period 0. `bought` may run ahead of the need (buy early when a
 later period is dearer), never behind it; it is integer when a period has a budget cap (see
@@ -56,6 +62,8 @@ def build_plan_model(spec: PlanSpec, periods: list[PeriodModel], first_period_on
     m = pyo.ConcreteModel(name="fabricplan-plan")
     m.spec = spec
     m.P = list(range(len(periods)))
+    for name in ("clusters", "cover", "orderable", "resold", "caps"):  # filled below, after the periods they link
+        m.add_component(name, pyo.Block())
     m.period = pyo.Block(m.P)
     for p in m.P:
         b = m.period[p]
@@ -97,24 +105,26 @@ def _row(lhs: Any, rhs: Any, sense: str) -> Any:
 
 def add_same_architecture(m: Any) -> None:
     """same_architecture[p,g]: run[p,g] = run[0,g] — every period's job runs on one architecture."""
-    rows = [(p, g) for p in m.P[1:] for g in m.GI]
-    m.same_architecture = pyo.Constraint(rows, rule=lambda _, p, g: _row(m.run[p, g], m.run[0, g], "=="))
+    b = m.clusters
+    b.LATER = [(p, g) for p in m.P[1:] for g in m.GI]
+    b.same_architecture = pyo.Constraint(b.LATER, rule=lambda _, p, g: _row(m.run[p, g], m.run[0, g], "=="))
 
 
 def add_second_cluster(m: Any) -> None:
     """moves_once[p]: moved[p] ≥ moved[p−1] (moved[0] = 0); first_cluster[p,g]: run[p,g] ≤ run[0,g] +
     moved[p]; second_cluster[p,g]: run[p,g] ≤ second[g] + 1 − moved[p]; one_second: Σ_g second[g] ≤ 1;
     distinct_clusters[g]: run[0,g] + second[g] ≤ 1 — the jobs move at most once, to a different,
-    newly built architecture, and never back."""
-    m.moved = pyo.Var(m.P, domain=pyo.Binary)
-    m.moved[0].fix(0)
-    m.second = pyo.Var(m.GI, domain=pyo.Binary)
-    m.moves_once = pyo.Constraint(m.P[1:], rule=lambda _, p: m.moved[p] >= m.moved[p - 1])
-    rows = [(p, g) for p in m.P for g in m.GI]
-    m.first_cluster = pyo.Constraint(rows, rule=lambda _, p, g: m.run[p, g] <= m.run[0, g] + m.moved[p])
-    m.second_cluster = pyo.Constraint(rows, rule=lambda _, p, g: m.run[p, g] <= m.second[g] + 1 - m.moved[p])
-    m.one_second = pyo.Constraint(expr=sum(m.second[g] for g in m.GI) <= 1)
-    m.distinct_clusters = pyo.Constraint(m.GI, rule=lambda _, g: m.run[0, g] + m.second[g] <= 1)
+    newly built architecture, and never back. Block m.clusters: moved[p], second[g] and these rows over PG = (p, g)."""
+    b = m.clusters
+    b.moved = pyo.Var(m.P, domain=pyo.Binary)
+    b.moved[0].fix(0)
+    b.second = pyo.Var(m.GI, domain=pyo.Binary)
+    b.moves_once = pyo.Constraint(m.P[1:], rule=lambda _, p: b.moved[p] >= b.moved[p - 1])
+    b.PG = [(p, g) for p in m.P for g in m.GI]
+    b.first_cluster = pyo.Constraint(b.PG, rule=lambda _, p, g: m.run[p, g] <= m.run[0, g] + b.moved[p])
+    b.second_cluster = pyo.Constraint(b.PG, rule=lambda _, p, g: m.run[p, g] <= b.second[g] + 1 - b.moved[p])
+    b.one_second = pyo.Constraint(expr=sum(b.second[g] for g in m.GI) <= 1)
+    b.distinct_clusters = pyo.Constraint(m.GI, rule=lambda _, g: m.run[0, g] + b.second[g] <= 1)
 
 
 def _stock(m: Any, p: int, g: int) -> dict:
@@ -126,7 +136,8 @@ def _stock(m: Any, p: int, g: int) -> dict:
 def add_cover(m: Any, first_period_only: bool) -> None:
     """cover[p,g,key]: Σ_{q≤p} bought[q,g,key] ≥ needed[p,g,key] − owned[key]·run[0,g] — what the
     cluster of g holds (owned inventory if it runs period 0, plus everything bought so far) covers
-    what period p's design needs; first_period_only[p,g,key]: bought[p,g,key] = 0 for p ≥ 1."""
+    what period p's design needs; first_period_only[p,g,key]: bought[p,g,key] = 0 for p ≥ 1. Block m.cover over
+    NEEDS = the (p, g, key) period p's design of g needs (bought, the shared purchases, stays on the model)."""
     m.keys = {}
     for g in m.GI:
         for p in m.P:
@@ -139,25 +150,28 @@ def add_cover(m: Any, first_period_only: bool) -> None:
     budgeted = any(m.period[p].data.caps.get("budget_usd") is not None for p in m.P)
     m.bought = pyo.Var([(p, g, key) for p in m.P for (g, key) in m.GK],
                        domain=pyo.NonNegativeIntegers if budgeted else pyo.NonNegativeReals)
-    rows = [(p, g, key) for p in m.P for (g, key) in m.GK if key in _stock(m, p, g)]
+    b = m.cover
+    b.NEEDS = [(p, g, key) for p in m.P for (g, key) in m.GK if key in _stock(m, p, g)]
 
     def cover(_, p, g, key):
         st = _stock(m, p, g)[key]
         held = sum(m.bought[q, g, key] for q in m.P if q <= p)
         return held >= st.needed - st.owned * m.run[0, g]
 
-    m.cover = pyo.Constraint(rows, rule=cover)
+    b.cover = pyo.Constraint(b.NEEDS, rule=cover)
     if first_period_only:
-        later = [(p, g, key) for p in m.P[1:] for (g, key) in m.GK]
-        m.first_period_only = pyo.Constraint(later, rule=lambda _, p, g, key: m.bought[p, g, key] == 0)
+        b.LATER = [(p, g, key) for p in m.P[1:] for (g, key) in m.GK]
+        b.first_period_only = pyo.Constraint(b.LATER, rule=lambda _, p, g, key: m.bought[p, g, key] == 0)
 
 
 def add_orderable_window(m: Any) -> None:
     """orderable_window[p,g,key]: bought[p,g,key] = 0 when the key's part cannot be ordered in period p
-    (catalog lifecycle, plan/lifecycle.py): what a later period needs must have been bought while it was."""
+    (catalog lifecycle, plan/lifecycle.py): what a later period needs must have been bought while it was. Block
+    m.orderable over CLOSED = the (p, g, key) whose part is not orderable in p."""
     spec = m.spec
-    rows = [(p, g, key) for p in m.P for (g, key) in m.GK if not spec.orderable(p, m.keys[g][key].part)]
-    m.orderable_window = pyo.Constraint(rows, rule=lambda _, p, g, key: m.bought[p, g, key] == 0)
+    b = m.orderable
+    b.CLOSED = [(p, g, key) for p in m.P for (g, key) in m.GK if not spec.orderable(p, m.keys[g][key].part)]
+    b.orderable_window = pyo.Constraint(b.CLOSED, rule=lambda _, p, g, key: m.bought[p, g, key] == 0)
 
 
 def add_spend(m: Any) -> None:
@@ -178,11 +192,12 @@ def add_spend(m: Any) -> None:
 
 def add_period_caps(m: Any) -> None:
     """period_caps[p,cap]: GPUs, facility kW and racks of period p's design ≤ the period's caps;
-    spend_p ≤ budget_usd (each period's purchases)."""
+    spend_p ≤ budget_usd (each period's purchases). Block m.caps over CAPPED = the (p, cap) a period sets."""
     rows = []
     for p in m.P:
         caps = m.period[p].data.caps
         rows += [(p, name) for name in CAPS if caps.get(name) is not None]
+    m.caps.CAPPED = rows
 
     def rule(_, p, name):
         b, cap = m.period[p], m.period[p].data.caps[name]
@@ -190,7 +205,7 @@ def add_period_caps(m: Any) -> None:
                  "budget_usd": m.spend[p]}[name]
         return value <= cap * (MUSD if name == "budget_usd" else 1.0)
 
-    m.period_caps = pyo.Constraint(rows, rule=rule)
+    m.caps.period_caps = pyo.Constraint(m.caps.CAPPED, rule=rule)
 
 
 def add_objective(m: Any) -> None:
@@ -222,7 +237,7 @@ class PeriodChoice:
 def decode(m: Any) -> tuple[list[PeriodChoice], float]:
     """Per period choice, and the objective in dollars."""
     out = []
-    moved = getattr(m, "moved", None)
+    moved = getattr(m.clusters, "moved", None)
     for p in m.P:
         b = m.period[p]
         a, tiers, i, j = milp.chosen_point(b)

@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import InputError, Problem
 from ..inputs.scenario import LoadedScenario, check_against_catalog, load_scenario
 from ..inputs.schema import PRICE_CATEGORIES, Catalog, Plan, PlanGrowth, Scenario, SweepGrowth, SweepParameter
+from ..optimize.user_rows import refuse_user_rows
 from ..sweep.plan import field_kind, get_path, make_axis, set_path
 from .lifecycle import plan_lifecycle
 
@@ -207,6 +208,7 @@ def plan_periods(ls: LoadedScenario, cat: Catalog) -> PlanSpec:
                                       "capex or tco", sc.objective)])
     if bad_factors := price_factor_problems(plan, doc):
         raise InputError(bad_factors)
+    refuse_user_rows(ls, (), "the multi-period plan")
     base = _base(ls)
     problems, periods = [], []
     site_notes: list[str] = []

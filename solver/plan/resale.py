@@ -59,27 +59,29 @@ def _row(lhs: Any, rhs: Any) -> Any:
 
 
 def add_resale(m: Any) -> None:
-    """resale_held, resale_runs, resale_stops and resale_p (module docstring); m.resale[p] in M$ (0 without resale)."""
+    """resale_held, resale_runs, resale_stops and resale_p (module docstring); m.resale[p] in M$ (0 without resale).
+    Block m.resold: SOLD = the (p, g, key) of resellable parts, sold[p,g,key] ≥ 0 and the three rows."""
     spec = m.spec
     m.resale = {p: 0 for p in m.P}
     if spec.resale_fraction is None:
         return
     last = m.P[-1]
     after = {(p, g): (m.run[p + 1, g] if p < last else 0) for p in m.P for g in m.GI}
-    rows = [(p, g, key) for p in m.P for (g, key) in m.GK if resellable(m.keys[g][key])]
-    m.sold = pyo.Var(rows, domain=pyo.NonNegativeReals)
+    b = m.resold
+    rows = b.SOLD = [(p, g, key) for p in m.P for (g, key) in m.GK if resellable(m.keys[g][key])]
+    sold = b.sold = pyo.Var(rows, domain=pyo.NonNegativeReals)
 
     def held(_, p, g, key):
         have = sum(m.bought[q, g, key] for q in m.P if q <= p) + m.keys[g][key].owned * m.run[0, g]
-        return m.sold[p, g, key] <= have
+        return sold[p, g, key] <= have
 
     big = {(g, key): _big_m(m, g, key) for (_, g, key) in rows}
-    m.resale_held = pyo.Constraint(rows, rule=held)
-    m.resale_runs = pyo.Constraint(rows, rule=lambda _, p, g, key: m.sold[p, g, key] <= big[g, key] * m.run[p, g])
-    m.resale_stops = pyo.Constraint(rows, rule=lambda _, p, g, key: _row(m.sold[p, g, key],
+    b.resale_held = pyo.Constraint(rows, rule=held)
+    b.resale_runs = pyo.Constraint(rows, rule=lambda _, p, g, key: sold[p, g, key] <= big[g, key] * m.run[p, g])
+    b.resale_stops = pyo.Constraint(rows, rule=lambda _, p, g, key: _row(sold[p, g, key],
                                                                         big[g, key] * (1 - after[p, g])))
     for p in m.P:
-        m.resale[p] = sum(unit_value_usd(spec, p, m.keys[g][key]) * m.sold[q, g, key]
+        m.resale[p] = sum(unit_value_usd(spec, p, m.keys[g][key]) * sold[q, g, key]
                           for (q, g, key) in rows if q == p) * MUSD
 
 

@@ -77,7 +77,7 @@ def test_exposure_pieces_are_a_maximum_of_affine_functions():
     model, outcome = solve([shape(ONE_RAIL, [2, 4], comp0=12, exposures=[x])], [ONE_RAIL], 5.4)
     assert decode(model).d == 4
     # the exposure rows hold at the chosen d: exposed ≥ both pieces (d·E = 4 and 5)
-    assert pyo.value(model.exposed[0, 0, 0]) >= 5.0 - 1e-6  # shape 0, nominal condition, its first class
+    assert pyo.value(model.step.exposed[0, 0, 0]) >= 5.0 - 1e-6  # shape 0, nominal condition, its first class
     # with a 4.2 s target the 5.0 s of d·E at d = 4 no longer fits: 3 + 1.25 = 4.25 > 4.2 → infeasible
     _, outcome = solve([shape(ONE_RAIL, [2, 4], comp0=12, exposures=[x])], [ONE_RAIL], 4.2)
     assert outcome.status == "infeasible"
@@ -97,7 +97,7 @@ def test_compute_margin_rows_demand_the_slowdown_too():
     # step_time_compute_margin moves the design to d = 2 (2.64 s).
     model, _ = solve([shape(ONE_RAIL, [1, 2, 4], comp0=4.8, margins=[("compute_margin", 1.1)])], [ONE_RAIL], 5.0)
     assert decode(model).d == 2
-    assert hasattr(model, "step_time_compute_margin")
+    assert hasattr(model.step, "step_time_compute_margin")
 
 
 def test_memory_fit_excludes_small_d():

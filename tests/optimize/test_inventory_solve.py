@@ -200,7 +200,7 @@ def _tiny(**scenario):
     sc = make_scenario(target={"step_time_s": 5.0}, **scenario)
     model = build_model(model_data(DesignSpace(sc, make_catalog(), 5.0, [arch], [shape], combinations=0, pruned={})))
     assert HighsAdapter().solve(model).status == "optimal"
-    bought = {key: pyo.value(model.bought[a, key]) for (a, key) in getattr(model, "OWNED", [])}
+    bought = {key: pyo.value(model.netting.bought[a, key]) for (a, key) in model.netting.OWNED}
     return decode(model), bought
 
 
