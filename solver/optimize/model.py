@@ -30,7 +30,7 @@ from typing import Any
 import pyomo.core as pyo
 
 from .. import costing
-from ..fabrics import LINK_TIERS, family
+from ..fabrics import family
 from .data import MUSD, ModelData, bounds, point_goodput, points
 from .user_rows import add_user_rows
 
@@ -406,7 +406,7 @@ def quantities(m: Any, a: int) -> costing.Quantities:
     """The model's quantities of architecture a, for the bill-of-materials table (costing/table.py)."""
     return costing.Quantities(
         units=m.units[a], spare_units=m.spare_units[a], nodes=m.nodes[a], switches=m.switches[a],
-        links={tier: n for tier, n in m.links[a].items() if tier in LINK_TIERS},
+        links={tier: n for tier, n in m.links[a].items() if tier in m.data.archs[a].parts.links},
         modules={(tier, end): m.modules[a, tier, end] for (b, tier, end) in m.MOD if b == a},
         compute_racks=m.compute_racks[a], network_racks=m.network_racks[a], site=site_counts(m, a))
 
