@@ -314,7 +314,7 @@ def test_overlay_round_trips_through_catalog(synthetic, tmp_path):
     assert text.startswith("# fabricplan calibrate overlay")
     assert "# runs: " in text and "4 run(s) of stack 'fsdp' (lines 2-5)" in text
     assert "# fitted over the catalogs: default.yaml, neutral.yaml (layer this file after the same ones)" in text
-    assert re.search(r"fsdp h100-sxm gemm_factor: {bf16: 1}\.0000 -> 0\.8000", text)
+    assert re.search(r"fsdp h100-sxm gemm_factor\.bf16: 1\.0000 -> 0\.8000", text)
     data = yaml.safe_load(text)
     entry = next(g for g in data["stacks"][0]["gpus"] if g["gpus"] == ["h100-sxm"])
     assert entry["gemm_factor"]["bf16"] == pytest.approx(0.8, abs=1e-3)
@@ -357,7 +357,7 @@ def test_table_fits_the_terminal(synthetic, tmp_path, columns):
         _, _, measured, default, *_ = line.split()
         assert f"{float(measured):,.4g}" in screen
         assert default.replace("−", "-") + "%" in screen
-    assert "fitted fsdp h100-sxm gemm_factor: {bf16: 1.0000} → 0.8000 (4 runs)" in screen
+    assert "fitted fsdp h100-sxm gemm_factor.bf16: 1.0000 → 0.8000 (4 runs)" in screen
 
 
 def test_example_runs_load_cite_their_sources_and_are_up_to_date():
