@@ -150,3 +150,15 @@ def test_the_shipped_catalogs_use_no_old_key():
     default = default_catalog_path()
     for path in sorted(default.parent.glob("*.yaml")):
         assert provenance(load_catalog([default, path])).deprecations == [], path
+
+
+def test_the_precisions_a_workload_runs_at_are_registered_names():
+    """The workload's and the serving stacks' precision fields name the precisions the step models implement: a
+    subset of the registry (a registered name no step model implements, mxfp8, is a catalog key only)."""
+    from typing import get_args
+
+    from solver.inputs.serving_stacks import ServingPrecision
+    from solver.inputs.workload_schema import Workload
+
+    training = set(get_args(Workload.model_fields["precision"].annotation))
+    assert training <= set(PRECISIONS) and set(get_args(ServingPrecision)) <= set(PRECISIONS)
