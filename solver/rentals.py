@@ -201,7 +201,7 @@ def rent_or_buy(catalog: Catalog, cost: CostedDesign, nic_speed_gbps: float, tra
     quotes = []
     for r in offers:
         paid = max(hours, r.commitment_months * HOURS_PER_MONTH)
-        offer_gbps = r.nics_per_node * r.nic_speed_gbps / platforms[r.platform].gpus_per_node
+        offer_gbps = r.rails_per_node * r.nic_speed_gbps / platforms[r.platform].gpus_per_node
         limit = (r.max_gpus, r.max_gpus_source) if r.max_gpus is not None else (DEFAULT_MAX_GPUS, DEFAULT_MAX_GPUS_SOURCE)
         quotes.append(RentQuote(r.id, r.provider, r.offer, r.term, r.usd_per_gpu_hour, gpus, hours, paid,
                                 gpus * r.usd_per_gpu_hour * paid, offer_gbps >= need_gbps - 1e-9,

@@ -21,19 +21,19 @@ def _link(link_id, generation, tier, medium, reach_m, cable, sw=(0, 0, 1), far=(
 def make_catalog(node_leaf_m=10.0, rack_kw=40.0) -> Catalog:
     return Catalog.model_validate({
         "gpus": [{
-            "id": "gpu-t", "name": "GPU", "vendor": "v", "bf16_dense_tflops": 1000, "fp8_dense_tflops": 2000,
+            "id": "gpu-t", "name": "GPU", "vendor": "v", "dense_tflops": {"bf16": 1000, "fp8": 2000},
             "hbm_gb": 180, "hbm_tbyte_s": 8, "tdp_w": 1000,
             "compute_efficiency": {"bf16": 0.4, "fp8": 0.3}, "compute_efficiency_source": "t", "source": "t",
         }],
         "platforms": [
             {"id": "hgx-t", "name": "HGX test", "gpu": "gpu-t", "gpus_per_domain": 8, "gpus_per_node": 8,
              "nodes_per_domain": 1, "nvlink_gbyte_s": 900, "nvlink_efficiency": 0.8,
-             "scaleout_nics_per_node": [1, 2, 4, 8], "compatible_nics": ["ndr-nic", "xdr-nic", "eth-nic"], "unit": "node",
+             "rails_per_node_options": [1, 2, 4, 8], "compatible_nics": ["ndr-nic", "xdr-nic", "eth-nic"], "unit": "node",
              "unit_price_usd": 300_000, "unit_power_kw": 10.0, "unit_ru": 8, "includes_scaleout_nics": False,
              **SRC},
             {"id": "nvl72-t", "name": "NVL72 test", "gpu": "gpu-t", "gpus_per_domain": 72, "gpus_per_node": 4,
              "nodes_per_domain": 18, "nvlink_gbyte_s": 900, "nvlink_efficiency": 0.8,
-             "scaleout_nics_per_node": [4], "compatible_nics": ["xdr-nic"], "unit": "domain",
+             "rails_per_node_options": [4], "compatible_nics": ["xdr-nic"], "unit": "domain",
              "unit_price_usd": 3_000_000, "unit_power_kw": 120.0, "unit_ru": 48, "unit_is_rack": True,
              "includes_scaleout_nics": True, **SRC},
         ],

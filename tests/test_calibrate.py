@@ -41,7 +41,7 @@ stacks:
   - id: fsdp
     tp_overlap: 0.0
     gpus:
-      - {gpus: [h100-sxm], gemm_factor_bf16: 0.8, source: truth}
+      - {gpus: [h100-sxm], gemm_factor: {bf16: 0.8}, source: truth}
       - {gpus: [any], source: neutral}
     source: test
 """
@@ -108,7 +108,7 @@ def test_fit_recovers_a_known_factor(synthetic):
     step time moves ~1:1 with κ, so |κ̂ − 0.8| ≤ 1e-3 leaves every fitted error under 0.1 %."""
     tmp, runs, neutral = synthetic
     cal = calibrate(runs, load_catalog([default_catalog_path(), neutral]), "fsdp", fits=("gemm",))
-    assert [p.label for p in cal.params] == ["fsdp h100-sxm gemm_factor_bf16"]
+    assert [p.label for p in cal.params] == ["fsdp h100-sxm gemm_factor.bf16"]
     assert cal.outcome.values[0] == pytest.approx(0.8, abs=1e-3)
     assert cal.median("default") > 0.10  # κ = 1 is 25 % too fast on compute: the defaults are far off
     assert cal.worst("fitted") < 1e-3
@@ -122,7 +122,7 @@ stacks:
   - id: torchtitan
     tp_overlap: 0.0
     gpus:
-      - {gpus: [h100-sxm], gemm_factor_bf16: 0.9, tp_overlap: 0.5, source: truth}
+      - {gpus: [h100-sxm], gemm_factor: {bf16: 0.9}, tp_overlap: 0.5, source: truth}
       - {gpus: [any], source: neutral}
     source: test
 """
@@ -144,7 +144,7 @@ def test_fit_recovers_gemm_factor_and_tp_overlap_together(tmp_path):
     neutral = _write(tmp_path / "neutral.yaml", NEUTRAL.format(stack="torchtitan"))
     cal = calibrate(_csv(tmp_path / "runs.csv", rows), load_catalog([default_catalog_path(), neutral]), "torchtitan")
     values = dict(zip([p.label for p in cal.params], cal.outcome.values, strict=True))
-    assert values == {"torchtitan h100-sxm gemm_factor_bf16": pytest.approx(0.9, abs=1e-3),
+    assert values == {"torchtitan h100-sxm gemm_factor.bf16": pytest.approx(0.9, abs=1e-3),
                       "torchtitan h100-sxm tp_overlap (ψ)": pytest.approx(0.5, abs=1e-3)}
     assert len(cal.outcome.groups) == 1
     assert cal.worst("loo") < 1e-3
@@ -187,7 +187,7 @@ def test_published_runs_of_one_stack_loo_under_8_percent(tmp_path):
     cal = calibrate(runs, load_catalog([default_catalog_path(), neutral]), "deepspeed")
     assert len(cal.runs) == 3
     # the runs state overlap.tp = 0 (no TP overlap in 2021): ψ moves none of them and is not fitted
-    assert [cal.params[k].label for pidx, _ in cal.outcome.groups for k in pidx] == ["deepspeed a100-80gb gemm_factor_bf16"]
+    assert [cal.params[k].label for pidx, _ in cal.outcome.groups for k in pidx] == ["deepspeed a100-80gb gemm_factor.bf16"]
     assert cal.median("default") > 0.20
     assert cal.median("loo") < 0.08
     assert cal.median("loo") < cal.median("default")
@@ -203,7 +203,7 @@ def test_published_nemo_runs_gemm_and_psi(tmp_path):
     neutral = _write(tmp_path / "neutral.yaml", NEUTRAL.format(stack="megatron"))
     cal = calibrate(runs, load_catalog([default_catalog_path(), neutral]), "megatron")
     assert len(cal.runs) == 12
-    assert {p.label for p in cal.params} == {"megatron h100-sxm gemm_factor_fp8", "megatron h100-sxm tp_overlap (ψ)"}
+    assert {p.label for p in cal.params} == {"megatron h100-sxm gemm_factor.fp8", "megatron h100-sxm tp_overlap (ψ)"}
     assert cal.median("loo") < 0.08
     assert cal.median("loo") < cal.median("default")
 
@@ -227,7 +227,7 @@ def test_refuses_too_few_runs(synthetic, tmp_path):
     lines = runs.read_text(encoding="utf-8").splitlines()
     few = _write(tmp_path / "few.csv", "\n".join(lines[:3]) + "\n")
     err = _refused(tmp_path, few, "--stack", "fsdp", "--fit", "gemm", "--catalog", neutral)
-    assert "few.csv:2:1: too few runs: 2 run(s) (line 2, 3) for 1 parameter(s) (fsdp h100-sxm gemm_factor_bf16)" in err
+    assert "few.csv:2:1: too few runs: 2 run(s) (line 2, 3) for 1 parameter(s) (fsdp h100-sxm gemm_factor.bf16)" in err
     assert "at least 3 are needed" in err
 
 
@@ -314,10 +314,10 @@ def test_overlay_round_trips_through_catalog(synthetic, tmp_path):
     assert text.startswith("# fabricplan calibrate overlay")
     assert "# runs: " in text and "4 run(s) of stack 'fsdp' (lines 2-5)" in text
     assert "# fitted over the catalogs: default.yaml, neutral.yaml (layer this file after the same ones)" in text
-    assert re.search(r"fsdp h100-sxm gemm_factor_bf16: 1\.0000 -> 0\.8000", text)
+    assert re.search(r"fsdp h100-sxm gemm_factor\.bf16: 1\.0000 -> 0\.8000", text)
     data = yaml.safe_load(text)
     entry = next(g for g in data["stacks"][0]["gpus"] if g["gpus"] == ["h100-sxm"])
-    assert entry["gemm_factor_bf16"] == pytest.approx(0.8, abs=1e-3)
+    assert entry["gemm_factor"]["bf16"] == pytest.approx(0.8, abs=1e-3)
     row = next(csv.DictReader(runs.open(encoding="utf-8")))
     scenario = _scenario({k: yaml.safe_load(v) for k, v in row.items() if k.startswith(("workload", "pin"))})
     path = _write(tmp_path / "one.yaml", yaml.safe_dump(scenario, sort_keys=False))
@@ -357,7 +357,7 @@ def test_table_fits_the_terminal(synthetic, tmp_path, columns):
         _, _, measured, default, *_ = line.split()
         assert f"{float(measured):,.4g}" in screen
         assert default.replace("−", "-") + "%" in screen
-    assert "fitted fsdp h100-sxm gemm_factor_bf16: 1.0000 → 0.8000 (4 runs)" in screen
+    assert "fitted fsdp h100-sxm gemm_factor.bf16: 1.0000 → 0.8000 (4 runs)" in screen
 
 
 def test_example_runs_load_cite_their_sources_and_are_up_to_date():
@@ -392,7 +392,7 @@ def test_without_a_stack_profile_the_gpu_efficiency_is_fitted(synthetic, tmp_pat
     _, runs, _ = synthetic
     data = yaml.safe_load(default_catalog_path().read_text(encoding="utf-8"))
     data.pop("stacks", None)
-    eta = next(g for g in data["gpus"] if g["id"] == "h100-sxm")["compute_model"]["gemm_efficiency_bf16"]
+    eta = next(g for g in data["gpus"] if g["id"] == "h100-sxm")["compute_model"]["gemm_efficiency"]["bf16"]
     base = _write(tmp_path / "no-stacks.yaml", yaml.safe_dump(data, sort_keys=False))
     text = runs.read_text(encoding="utf-8").replace("fsdp,", "megatron,", 1)  # the neutral built-in profile
     runs2 = _write(tmp_path / "runs.csv", text.replace("\nfsdp,", "\nmegatron,"))
@@ -401,7 +401,7 @@ def test_without_a_stack_profile_the_gpu_efficiency_is_fitted(synthetic, tmp_pat
     assert proc.returncode == 0, proc.stderr
     entry = yaml.safe_load(overlay.read_text(encoding="utf-8"))["gpus"][0]
     assert entry["id"] == "h100-sxm"
-    assert entry["compute_model"]["gemm_efficiency_bf16"] == pytest.approx(0.8 * eta, abs=1e-3)
+    assert entry["compute_model"]["gemm_efficiency"]["bf16"] == pytest.approx(0.8 * eta, abs=1e-3)
     assert entry["compute_efficiency_source"].startswith("fabricplan calibrate on runs.csv (4 runs of stack 'megatron'")
     assert "they apply to every stack run on those GPUs" in overlay.read_text(encoding="utf-8")
     check = run(["validate", overlay, "--no-default-catalog", "--catalog", base, "--catalog", overlay], tmp_path)
@@ -443,15 +443,15 @@ stacks:
   - id: fsdp
     tp_overlap: 0.0
     gpus:
-      - {gpus: [h100-sxm, h200], gemm_factor_bf16: 1.0, source: hopper}
-      - {gpus: [any], gemm_factor_bf16: 1.1, source: rest}
+      - {gpus: [h100-sxm, h200], gemm_factor: {bf16: 1.0}, source: hopper}
+      - {gpus: [any], gemm_factor: {bf16: 1.1}, source: rest}
     source: test
 """)
     cal = calibrate(runs, load_catalog([default_catalog_path(), gen]), "fsdp", fits=("gemm",))
     assert cal.outcome.values == [pytest.approx(0.8, abs=1e-3)]
     [stack] = entries(cal, cal.catalog_entries)["stacks"]
     assert [e["gpus"] for e in stack["gpus"]] == [["h100-sxm"], ["h100-sxm", "h200"], ["any"]]
-    assert stack["gpus"][0]["gemm_factor_bf16"] == pytest.approx(0.8, abs=1e-3)
+    assert stack["gpus"][0]["gemm_factor"]["bf16"] == pytest.approx(0.8, abs=1e-3)
     assert stack["gpus"][0]["source"].startswith("fabricplan calibrate on runs.csv")
-    assert stack["gpus"][1]["gemm_factor_bf16"] == 1.0 and stack["gpus"][1]["source"] == "hopper"  # the H200's, kept
-    assert stack["gpus"][2]["gemm_factor_bf16"] == 1.1  # the rest of the profile as it was
+    assert stack["gpus"][1]["gemm_factor"]["bf16"] == 1.0 and stack["gpus"][1]["source"] == "hopper"  # the H200's, kept
+    assert stack["gpus"][2]["gemm_factor"]["bf16"] == 1.1  # the rest of the profile as it was

@@ -62,7 +62,7 @@ def test_one_gpu_design_costs_what_the_bom_adds_up_to(tmp_path):
     # B = 1 sequence: the only layout is tp = cp = pp = d = 1, i.e. 1 GPU, 1 node, 1 NIC.
     plat = catalog_entry("platforms", "hgx-h100")
     plat.update(id="one-gpu", name="1-GPU box", gpus_per_domain=1, gpus_per_node=1, nodes_per_domain=1,
-                scaleout_nics_per_node=[1], unit_price_usd=30000)
+                rails_per_node_options=[1], unit_price_usd=30000)
     over = write_yaml(tmp_path / "one.yaml", {"name": "one-gpu", "platforms": [plat]})
     sc = tiny_scenario(target={"step_time_s": 10.0})
     sc["workload"]["global_batch_size"] = 1

@@ -866,8 +866,8 @@ def test_aliases_of_a_large_string_are_a_located_error(tmp_path):
 def test_aliases_of_small_values_still_load(tmp_path):
     # 300 platforms sharing one list (R2's safe_dump case) and one short string aliased 300 times.
     plat = catalog_entry("platforms", "hgx-h100")
-    shared = plat["scaleout_nics_per_node"]
-    plats = [{**plat, "id": f"h100-{i}", "scaleout_nics_per_node": shared} for i in range(300)]
+    shared = plat["rails_per_node_options"]
+    plats = [{**plat, "id": f"h100-{i}", "rails_per_node_options": shared} for i in range(300)]
     text = yaml.safe_dump({"name": "many", "platforms": plats}, sort_keys=False)
     assert text.count("*id") >= 299  # safe_dump wrote aliases
     path = tmp_path / "many.yaml"

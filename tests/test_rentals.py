@@ -142,7 +142,7 @@ def test_no_offer_for_a_gpu_without_rentals():
 def test_a_rental_naming_an_unknown_platform_is_a_located_error(tmp_path):
     layer = tmp_path / "rent.yaml"
     layer.write_text("name: r\nrentals:\n  - id: x\n    provider: P\n    offer: O\n    platform: hgx-h1000\n"
-                     "    nics_per_node: 8\n    nic_speed_gbps: 400\n    usd_per_gpu_hour: 2\n    term: on-demand\n"
+                     "    rails_per_node: 8\n    nic_speed_gbps: 400\n    usd_per_gpu_hour: 2\n    term: on-demand\n"
                      "    price_source: quote\n    price_date: '2026-01'\n", encoding="utf-8")
     with pytest.raises(InputError) as exc:
         load_catalog([ROOT / "catalogs" / "default.yaml", layer])

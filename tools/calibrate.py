@@ -22,6 +22,8 @@ sys.path[:0] = [str(ROOT / "tests" / "perf"), str(ROOT / "tests"), str(ROOT / "t
 
 import calibration_rows as cr  # noqa: E402
 
+from solver.inputs.precisions import resolved  # noqa: E402
+
 GENERATIONS = {  # GPU id -> generation (the stacks' per-generation parameters)
     "a100-80gb": "ampere", "a100-40gb": "ampere",
     "h100-sxm": "hopper", "h200": "hopper", "h100-96gb-500w": "hopper",
@@ -32,14 +34,14 @@ FAMILIES = {  # GPU id -> the family whose GPU-level GEMM parameters it shares
     "b200": "b200", "b300": "b200", "gb200": "gb200", "gb300": "gb300",  # B300: no row, B200's values (as v2)
 }
 # GPU-level (the megatron stack's own kernels; catalog gpus[].compute_model):
-# (name, families, ComputeParams fields it sets, start, low, high)
+# (name, families, ComputeParams fields it sets (gemm_efficiency.<precision>), start, low, high)
 PARAMS = [
-    ("ampere gemm", ("ampere",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.7, 0.3, 1.0),
-    ("hopper gemm bf16", ("hopper",), ("gemm_efficiency_bf16",), 0.6, 0.3, 1.0),
-    ("hopper gemm fp8", ("hopper",), ("gemm_efficiency_fp8",), 0.5, 0.2, 1.0),
-    ("b200 gemm", ("b200",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.55, 0.2, 1.0),
-    ("gb200 gemm", ("gb200",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.5, 0.2, 1.0),
-    ("gb300 gemm", ("gb300",), ("gemm_efficiency_bf16", "gemm_efficiency_fp8"), 0.6, 0.2, 1.0),
+    ("ampere gemm", ("ampere",), ("gemm_efficiency.bf16", "gemm_efficiency.fp8"), 0.7, 0.3, 1.0),
+    ("hopper gemm bf16", ("hopper",), ("gemm_efficiency.bf16",), 0.6, 0.3, 1.0),
+    ("hopper gemm fp8", ("hopper",), ("gemm_efficiency.fp8",), 0.5, 0.2, 1.0),
+    ("b200 gemm", ("b200",), ("gemm_efficiency.bf16", "gemm_efficiency.fp8"), 0.55, 0.2, 1.0),
+    ("gb200 gemm", ("gb200",), ("gemm_efficiency.bf16", "gemm_efficiency.fp8"), 0.5, 0.2, 1.0),
+    ("gb300 gemm", ("gb300",), ("gemm_efficiency.bf16", "gemm_efficiency.fp8"), 0.6, 0.2, 1.0),
     ("hopper attention", ("hopper",), ("attention_efficiency",), 0.5, 0.1, 1.0),
     ("blackwell attention", ("b200", "gb200", "gb300"), ("attention_efficiency",), 0.5, 0.1, 1.0),
 ]
@@ -90,12 +92,10 @@ def hook_for(values: dict[str, float], overhead_s: float | None = None):
             return hw
         upd = dict(by_family.get(fam, {}))
         tuning = by_stack.get((row.stack_id, gen), {})
-        base = {k: upd.get(k, getattr(hw.compute, k)) for k in
-                ("gemm_efficiency_bf16", "gemm_efficiency_fp8", "attention_efficiency")}
+        eta = {p: upd.get(f"gemm_efficiency.{p}", hw.compute.gemm_efficiency[p]) for p in ("bf16", "fp8")}
         g, a = tuning.get("gemm", 1.0), tuning.get("attention", 1.0)
-        upd = {"gemm_efficiency_bf16": min(1.0, base["gemm_efficiency_bf16"] * g),
-               "gemm_efficiency_fp8": min(1.0, base["gemm_efficiency_fp8"] * g),
-               "attention_efficiency": min(1.0, base["attention_efficiency"] * a)}
+        upd = {"gemm_efficiency": resolved({p: min(1.0, v * g) for p, v in eta.items()}),
+               "attention_efficiency": min(1.0, upd.get("attention_efficiency", hw.compute.attention_efficiency) * a)}
         if overhead_s is not None:
             upd["gemm_overhead_s"] = overhead_s
         out = replace(hw, compute=replace(hw.compute, **upd))

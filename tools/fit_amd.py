@@ -34,15 +34,15 @@ def _root(row, field_fn, lo=0.1, hi=1.0) -> float:
 def fit() -> dict[str, float]:
     """The fitted parameters (unrounded)."""
     cdna4_bf16 = _root(ar.BY_ID["MI355X/B200 Llama 3 8B BF16, 8 GPUs (Primus v25.9)"],
-                       lambda x: {"gemm_efficiency_bf16": x, "attention_efficiency": x * ATTENTION_OVER_GEMM["cdna4"]})
+                       lambda x: {"gemm_efficiency": {"bf16": x}, "attention_efficiency": x * ATTENTION_OVER_GEMM["cdna4"]})
     att4 = cdna4_bf16 * ATTENTION_OVER_GEMM["cdna4"]
     cdna4_fp8 = _root(ar.BY_ID["MI355X/B200 Llama 3 8B FP8, 8 GPUs (Primus v25.9)"],
-                      lambda x: {"gemm_efficiency_fp8": x, "gemm_efficiency_bf16": cdna4_bf16,
+                      lambda x: {"gemm_efficiency": {"fp8": x, "bf16": cdna4_bf16},
                                  "attention_efficiency": att4})
     ratio = cdna4_bf16 / cdna4_fp8
 
     def cdna3(x):
-        return {"gemm_efficiency_fp8": x, "gemm_efficiency_bf16": x * ratio,
+        return {"gemm_efficiency": {"fp8": x, "bf16": x * ratio},
                 "attention_efficiency": x * ratio * ATTENTION_OVER_GEMM["cdna3"]}
 
     cdna3_fp8 = _root(ar.BY_ID["MI325X/H200 Llama 2 70B LoRA FP8, 8 GPUs (MLPerf Training v5.0)"], cdna3)

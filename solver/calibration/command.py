@@ -86,6 +86,8 @@ def run_calibrate(args, out, catalog_paths: list, err=None) -> int:
     check_time_limit(limit)
     check_writable(target)
     catalog = load_catalog(catalog_paths)
+    for line in provenance(catalog).deprecations:
+        err.print(safe(f"warning: {line}"), highlight=False)
     # the overlay must not replace a file this run reads: the shipped catalog, a --catalog quote, the runs
     check_outputs({"-o": target}, [*(f for f, _ in provenance(catalog).files), *catalog_paths, args.runs])
     progress = Progress(err, limit or DEFAULT_TIME_LIMIT_S)

@@ -1,7 +1,7 @@
 """The fit of `fabricplan calibrate` (SPEC §4.8; docs/model.md "Calibrating on your own runs").
 
 A parameter is one numeric catalog field (kind, id, field path), e.g. `gpus[h100-sxm].compute_model.
-gemm_efficiency_fp8`. For a set of values the catalog is re-layered in memory (`with_values`) and every
+gemm_efficiency.fp8`. For a set of values the catalog is re-layered in memory (`with_values`) and every
 run's step time is the evaluator's own (`results.make_design`: `hardware_of` + `performance` on the
 run's pinned design, prepared once by `optimize.solve.evaluate`). The error of a run is
 
@@ -57,7 +57,7 @@ class Parameter:
     label: str  # shown in the table and the overlay header
     kind: str  # catalog list: gpus, stacks, ...
     ident: str
-    field: tuple[str | int, ...]  # path inside the entry, e.g. ("compute_model", "gemm_efficiency_fp8")
+    field: tuple[str | int, ...]  # path inside the entry, e.g. ("compute_model", "gemm_efficiency", "fp8")
     default: float
     low: float
     high: float

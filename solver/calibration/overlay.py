@@ -80,12 +80,14 @@ def entries(cal: Fitted, catalog_entries: dict) -> dict[str, list[dict]]:
         entry = touched[key]
         top = p.field[0]
         entry.setdefault(top, full[top])
-        node = entry
+        node, holder = entry, None
         for part in p.field[:-1]:
             node = node[part]
+            if isinstance(node, dict) and "source" in node:
+                holder = node  # the fitted sub-entry (a stack's GPU entry)
         node[p.field[-1]] = round(cal.outcome.values[k], DIGITS)
-        if isinstance(node, dict) and "source" in node and node is not entry:
-            node["source"] = _provenance(cal)  # the fitted sub-entry (a stack's GPU entry)
+        if holder is not None:
+            holder["source"] = _provenance(cal)
     for kind, items in out.items():
         for item in items:
             item[SOURCE_FIELD.get(kind, "source")] = _provenance(cal)

@@ -5,13 +5,15 @@
   A GPU that only the profile's `any` entry covers, or an entry that also names GPUs without runs, gets its
   own entry (a copy of what covered it), so the fit changes the runs' GPUs alone. The overlay is a `stacks:` entry: other stacks and the GPUs are untouched.
 - Otherwise (a catalog without a profile for the stack): the GPU's own GEMM efficiency per precision
-  (`compute_model.gemm_efficiency_*`, or the flat `compute_efficiency`), written as `gpus:` entries.
+  (`compute_model.gemm_efficiency.<precision>`, or the flat `compute_efficiency.<precision>`), written as `gpus:`
+  entries in the precision-map form (`gemm_efficiency: {bf16: …, fp8: …}`, solver/inputs/precisions.py).
 
 A parameter no run's prediction moves with (ψ without a TP > 1 run, a scenario overlap.tp given) is
 dropped by the fit (fit.dependent_rows).
 """
 from __future__ import annotations
 
+from ..inputs.precisions import value_at
 from ..inputs.schema import Catalog
 from ..inputs.stacks import ANY_GPU, Stack
 from .fit import Parameter, Prepared
@@ -28,7 +30,8 @@ def _pairs(preps: list[Prepared], catalog: Catalog) -> list[tuple[str, str]]:
 
 
 def _efficiency(gpu_id: str, path: tuple[str | int, ...], value: float) -> Parameter:
-    return Parameter(f"{gpu_id} {path[-1]}", "gpus", gpu_id, path, value, min(LOW_EFFICIENCY, value),
+    name = ".".join(str(k) for k in path[1:]) if len(path) > 2 else str(path[-1])  # gemm_efficiency.bf16
+    return Parameter(f"{gpu_id} {name}", "gpus", gpu_id, path, value, min(LOW_EFFICIENCY, value),
                      max(HIGH_EFFICIENCY, value))
 
 
@@ -41,10 +44,10 @@ def compute_parameters(preps: list[Prepared], catalog: Catalog, fits: tuple[str,
     for gpu_id, precision in pairs if "gemm" in fits else []:
         gpu = gpus[gpu_id]
         if gpu.compute_model is not None:
-            name = f"gemm_efficiency_{precision}"
-            out.append(_efficiency(gpu_id, ("compute_model", name), getattr(gpu.compute_model, name)))
+            eta = gpu.compute_model.gemm_efficiency
+            out.append(_efficiency(gpu_id, ("compute_model", "gemm_efficiency", precision), eta[precision]))
         else:
-            out.append(_efficiency(gpu_id, ("compute_efficiency", precision), getattr(gpu.compute_efficiency, precision)))
+            out.append(_efficiency(gpu_id, ("compute_efficiency", precision), gpu.compute_efficiency[precision]))
     for gpu_id in sorted({g for g, _ in pairs}) if "attention" in fits else []:
         cm = gpus[gpu_id].compute_model
         if cm is not None:
@@ -94,11 +97,11 @@ def stack_parameters(preps: list[Prepared], catalog: Catalog, stack: Stack,
         covered = [g for g, _ in pairs if stack.tuning(g) is tuning]
         label = f"{stack.id} {'/'.join(sorted(set(covered)))}"
         for precision in sorted({p for g, p in pairs if g in covered}) if "gemm" in fits else []:
-            name = f"gemm_factor_{precision}"
-            eta = max(getattr(gpus[g].compute_model, f"gemm_efficiency_{precision}", 1.0) if gpus[g].compute_model
+            eta = max(value_at(gpus[g].compute_model.gemm_efficiency, precision) or 1.0 if gpus[g].compute_model
                       else 1.0 for g in covered)
-            value = getattr(tuning, name)
-            out.append(Parameter(f"{label} {name}", "stacks", stack.id, ("gpus", index, name), value,
+            value = value_at(tuning.gemm_factor, precision) or 1.0
+            out.append(Parameter(f"{label} gemm_factor.{precision}", "stacks", stack.id,
+                                 ("gpus", index, "gemm_factor", precision), value,
                                  min(LOW_FACTOR, value), max(min(HIGH_FACTOR, 1.0 / eta), value)))
         if "tp_overlap" in fits:
             psi = tuning.tp_overlap if tuning.tp_overlap is not None else stack.tp_overlap

@@ -285,7 +285,7 @@ def _with_defaults(cells: dict[str, Cell], catalog: Catalog, line: int) -> dict[
     plat = catalog.by_id("platforms").get(out["pin.platform"].value) if "pin.platform" in out else None
     if plat is not None:
         out.setdefault("pin.nic", Cell(plat.compatible_nics[0], line, 1))
-        out.setdefault("pin.rails_per_node", Cell(max(plat.scaleout_nics_per_node), line, 1))
+        out.setdefault("pin.rails_per_node", Cell(max(plat.rails_per_node_options), line, 1))
         nodes = out.get("pin.nodes")
         if "pin.dp" not in out and nodes is not None and isinstance(nodes.value, int):
             per_replica = 1

@@ -29,6 +29,7 @@ from .common import (
     input_warnings,
     json_output_path,
     load_scenario_of_args,
+    print_catalog_warnings,
     print_warnings,
     release_collector,
     say_written,
@@ -279,7 +280,7 @@ def cmd_validate(args, out, err) -> int:
                 for text in ls.scenario.workload.assumptions:  # a model named by preset or size (docs/asking.md)
                     out.print(safe(f"assumption: {text}"))
             else:
-                api.load_catalog(catalog_paths_of_args(args) + [path])  # a quote file is checked over its base
+                print_catalog_warnings(api.load_catalog(catalog_paths_of_args(args) + [path]), err)  # checked over its base
                 kind = "catalog"
             out.print(safe(f"{path}: valid {kind}"))
         except InputError as exc:
@@ -321,6 +322,7 @@ def cmd_catalog(args, out, err) -> int:
     if not paths:
         raise UsageError("--no-default-catalog needs a --catalog file")
     cat = api.load_catalog(paths)
+    print_catalog_warnings(cat, err)
     files = provenance(cat).files
     if args.verbose:
         for line in provenance(cat).overridden:

@@ -80,9 +80,18 @@ def load_scenario_of_args(args, err, path=None):
         for line in provenance(cat).overridden:
             err.print(safe(f"override: {line}"))
     warn_scenario_over_flags(args, ls, provenance(cat).overridden, err)
+    print_catalog_warnings(cat, err)
     print_warnings(ls, err)
     release_collector()
     return ls, cat
+
+
+def print_catalog_warnings(cat, err) -> None:
+    """Print the catalog's located deprecation warnings (renamed keys, inputs/catalog_compat.py) on the error console."""
+    from ..inputs import provenance
+
+    for warning in provenance(cat).deprecations:
+        err.print(f"[yellow]warning[/]: {safe(warning)}", highlight=False, soft_wrap=True)
 
 
 def print_warnings(ls, err) -> None:

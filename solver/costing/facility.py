@@ -53,20 +53,20 @@ def configurations(catalog: Catalog, platform_id: str) -> list[NicConfiguration]
 
 def config_for(catalog: Catalog, platform_id: str, rails: int) -> NicConfiguration | None:
     """The configuration of a platform that cables `rails` NICs per node (None when the catalog lists none)."""
-    return next((c for c in configurations(catalog, platform_id) if c.nics_per_node == rails), None)
+    return next((c for c in configurations(catalog, platform_id) if c.rails_per_node == rails), None)
 
 
 def allowed_rails(scenario: Scenario, catalog: Catalog, platform: Platform) -> list[int]:
     """Rail counts of the design space for a platform: those of its reference configurations, of the
     configurations `constraints.nic_configurations` opens (`any`, or ids), and a pinned rail count
-    (an explicit request). A platform without configurations keeps every scaleout_nics_per_node."""
+    (an explicit request). A platform without configurations keeps every rails_per_node_options."""
     configs = configurations(catalog, platform.id)
     if not configs:
-        return list(platform.scaleout_nics_per_node)
+        return list(platform.rails_per_node_options)
     opened = scenario.constraints.nic_configurations
     keep = [c for c in configs if c.reference or opened == "any" or (isinstance(opened, list) and c.id in opened)
-            or c.nics_per_node == scenario.pin.rails_per_node]
-    return [r for r in platform.scaleout_nics_per_node if any(c.nics_per_node == r for c in keep)]
+            or c.rails_per_node == scenario.pin.rails_per_node]
+    return [r for r in platform.rails_per_node_options if any(c.rails_per_node == r for c in keep)]
 
 
 def site_lines_for(catalog: Catalog, platform_id: str, scope: str, fabric: str | None = None) -> tuple[SiteLine, ...]:

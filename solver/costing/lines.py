@@ -24,7 +24,7 @@ class Parts:
     platform: Platform
     nic: Nic | None
     switch: Switch
-    rails: int
+    rails_per_node: int
     links: dict[str, Link]
     compute_rack: Rack | None
     network_rack: Rack

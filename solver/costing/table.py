@@ -147,7 +147,7 @@ def parts_for(catalog: Catalog, platform: Platform, nic: Nic, switch: Switch, ra
     config = orderable.config_for(catalog, platform.id, rails)
     orderable.twin_port_node_end(links, config, words.node_link)
     compute_rack = rack_of(catalog, facility.compute_rack)
-    return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails=rails,
+    return Parts(platform=platform, nic=None if platform.includes_scaleout_nics else nic, switch=switch, rails_per_node=rails,
                  links=links, compute_rack=None if platform.unit_is_rack else compute_rack,
                  network_rack=rack_of(catalog, facility.network_rack), extras=tuple(extras),
                  nic_config=config, nic_label=nic.name,
@@ -174,7 +174,7 @@ def _nics(parts: Parts, q: Quantities) -> list[Line]:
     if parts.nic is None:
         return []
     n = parts.nic
-    return [Line("nic", n.id, f"{n.name}, {parts.rails} per node", parts.rails * q.nodes, n.unit_price_usd, n.power_w, n)]
+    return [Line("nic", n.id, f"{n.name}, {parts.rails_per_node} per node", parts.rails_per_node * q.nodes, n.unit_price_usd, n.power_w, n)]
 
 
 def _switches(parts: Parts, q: Quantities) -> list[Line]:
@@ -372,7 +372,7 @@ def breakout_of(switch: Switch, nic: Nic) -> int:
 def fabric_spec(platform: Platform, nic: Nic, switch: Switch, rails_per_node: int, oversubscription: float,
                 above_pod_oversubscription: float = 1.0) -> FabricSpec:
     """What the fabric families size with: the switch's radix at the NIC's speed (after breakout)."""
-    return FabricSpec(radix=switch.radix * breakout_of(switch, nic), rails=rails_per_node,
+    return FabricSpec(radix=switch.radix * breakout_of(switch, nic), rails_per_node=rails_per_node,
                       oversubscription=oversubscription, above_pod_oversubscription=above_pod_oversubscription,
                       nodes_per_domain=platform.nodes_per_domain)
 
@@ -381,9 +381,9 @@ def check_combination(platform: Platform, nic: Nic, switch: Switch, rails_per_no
     """Raise CatalogCannotBuild when the NIC, rail count or switch cannot go with the platform."""
     if nic.id not in platform.compatible_nics:
         raise CatalogCannotBuild(f"NIC {nic.id} is not compatible with {platform.id} (allowed: {platform.compatible_nics})")
-    if rails_per_node not in platform.scaleout_nics_per_node:
+    if rails_per_node not in platform.rails_per_node_options:
         raise CatalogCannotBuild(
-            f"{platform.id} takes {platform.scaleout_nics_per_node} scale-out NICs per node, not {rails_per_node}"
+            f"{platform.id} takes {platform.rails_per_node_options} scale-out NICs per node, not {rails_per_node}"
         )
     if nic.fabric != switch.fabric:
         raise CatalogCannotBuild(f"NIC {nic.id} is {nic.fabric} but switch {switch.id} is {switch.fabric}")

@@ -122,7 +122,7 @@ def hardware_of(scenario: Scenario, catalog: Catalog, perf: PerfClass) -> Hardwa
         return hw
     plat = catalog.by_id("platforms")[perf.platform]
     fam = family(perf.fabric)
-    spec = FabricSpec(radix=0, rails=perf.rails_per_node, nodes_per_domain=plat.nodes_per_domain)  # planes: no radix
+    spec = FabricSpec(radix=0, rails_per_node=perf.rails_per_node, nodes_per_domain=plat.nodes_per_domain)  # planes: no radix
     pod_domains = 0
     if perf.above_pod_oversubscription != 1:
         arch = Architecture(perf.platform, perf.nic, perf.rails_per_node, perf.pod_switch, perf.oversubscription,

@@ -177,7 +177,7 @@ def _split(order: list[str], platforms: dict) -> tuple[list[str], list[str]]:
     for plat_id in order:
         p = platforms[plat_id]
         key = (p.gpu, p.gpus_per_domain, p.gpus_per_node, p.nodes_per_domain, p.nvlink_gbyte_s, p.nvlink_efficiency,
-               p.hbm_reserve_gb, p.alltoall_efficiency, tuple(p.scaleout_nics_per_node))
+               p.hbm_reserve_gb, p.alltoall_efficiency, tuple(p.rails_per_node_options))
         groups.setdefault(key, []).append(plat_id)
     mine: list[str] = []
     theirs: list[str] = []

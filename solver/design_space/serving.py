@@ -40,7 +40,7 @@ class Machine:
 
     platform: str
     nic: str
-    rails: int
+    rails_per_node: int
     switch: str
     fabric: str = "fat-tree"
     oversubscription: float = 1.0
@@ -49,7 +49,7 @@ class Machine:
 
     @property
     def key(self) -> tuple:
-        return (self.platform, self.nic, self.rails, self.switch, self.fabric, self.oversubscription)
+        return (self.platform, self.nic, self.rails_per_node, self.switch, self.fabric, self.oversubscription)
 
 
 @dataclass
@@ -215,7 +215,7 @@ def _platforms(sc: Scenario, cat: Catalog, pool_pin: Any) -> list[Any]:
 def _machine_pinned(m: Machine, pool_pin: Any) -> bool:
     if pool_pin is None:
         return True
-    return all(getattr(pool_pin, k) in (None, v) for k, v in (("nic", m.nic), ("rails_per_node", m.rails),
+    return all(getattr(pool_pin, k) in (None, v) for k, v in (("nic", m.nic), ("rails_per_node", m.rails_per_node),
                                                                ("switch", m.switch)))
 
 
@@ -254,7 +254,7 @@ class _Builder:
     def cost(self, m: Machine, domains: int, used: int) -> Any:
         key = (m.key, domains, used)
         if key not in self.cost_memo:
-            self.cost_memo[key] = costing.design_cost(self.sc, self.cat, m.platform, m.nic, m.rails, m.switch,
+            self.cost_memo[key] = costing.design_cost(self.sc, self.cat, m.platform, m.nic, m.rails_per_node, m.switch,
                                                       m.oversubscription, domains, None, m.fabric,
                                                       gpus_per_domain_used=used)
         return self.cost_memo[key]
@@ -357,7 +357,7 @@ class _Builder:
         kept = [(r, self.cost(m, opt.domains(r), opt.used_per_domain(r))) for r in counts]
         kept = [(r, c) for r, c in kept if c is not None]
         if not kept:
-            self.rejected.add("fabric", 0, f"{m.platform} {m.nic} ×{m.rails} {m.switch}: more than 3 tiers")
+            self.rejected.add("fabric", 0, f"{m.platform} {m.nic} ×{m.rails_per_node} {m.switch}: more than 3 tiers")
             return
         opt.replicas = tuple(r for r, _ in kept)
         opt.ttft_s = tuple(self.ttft(perf, role, r, layout.concurrency) for r in opt.replicas)

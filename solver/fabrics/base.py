@@ -108,13 +108,13 @@ class FabricSpec:
     """What sizing needs to know about one architecture's fabric.
 
     radix: ports per switch at the port speed in use (after breakout, `fabrics.breakout`);
-    rails: scale-out NICs per node; oversubscription: leaf down:up; above_pod_oversubscription:
+    rails_per_node: scale-out NICs per node (the rails); oversubscription: leaf down:up; above_pod_oversubscription:
     spine down:up in 3 tiers (the tier above the pods); nodes_per_domain: nodes per NVLink domain
     (rail-only builds one rail per NIC position in the domain).
     """
 
     radix: int
-    rails: int
+    rails_per_node: int
     oversubscription: float = 1.0
     above_pod_oversubscription: float = 1.0
     nodes_per_domain: int = 1
@@ -197,7 +197,7 @@ class FabricConstants:
     node_group: int = 1
     spine_down: int = 0
     spine_up: int = 0
-    nics_per_node: int = 0  # node–leaf links per node (= rails per node)
+    rails_per_node: int = 0  # node–leaf links per node (= rails per node)
     # 1 tier only: the rail groups one switch may take (0 = rails) over how many planes (0 = planes); rail-only
     # packs several rails into one switch where its ports allow (R rails of one plane each → R groups of 1 plane)
     one_tier_rails: int = 0

@@ -245,7 +245,7 @@ def tree_constants(spec: FabricSpec, *, rails: int, planes: int, node_group: int
     cap = {t: node_group * max_nodes(k, rails, spec.oversubscription, t, spec.above_pod_oversubscription)
            if min_tiers <= t <= max_tiers else 0 for t in TIER_COUNTS}
     return FabricConstants(k=k, k_down=k_down, k_up=k_up, rails=rails, cap=cap, planes=planes, node_group=node_group,
-                           spine_down=s_down, spine_up=s_up, nics_per_node=spec.rails)
+                           spine_down=s_down, spine_up=s_up, rails_per_node=spec.rails_per_node)
 
 
 # ============================================================================ optimisation rows
@@ -369,7 +369,7 @@ def tree_links(m: Any, a: int) -> dict[str, Any]:
     """links: node_leaf = rails per node·cabled nodes (Σ_t tier_nodes: the job's and the spares packed into its
     free ports); leaf_spine = P·k_up·rails·leaves; spine_core = P·s_up·k_up·pods."""
     f = m.fab[a]
-    return _tree_links(f.nics_per_node * sum(m.tier_nodes[b, t] for (b, t) in m.AT if b == a),
+    return _tree_links(f.rails_per_node * sum(m.tier_nodes[b, t] for (b, t) in m.AT if b == a),
                        _times(f.planes, f.k_up * f.rails * (m.leaves2[a] + m.leaves3[a])),
                        _times(f.planes, f.spine_up * f.k_up * m.pods[a]))
 
@@ -385,13 +385,13 @@ class FatTree:
     vocabulary = TREE_VOCABULARY
 
     def max_nodes(self, spec: FabricSpec, tiers: int) -> int:
-        return max_nodes(spec.radix, spec.rails, spec.oversubscription, tiers, spec.above_pod_oversubscription)
+        return max_nodes(spec.radix, spec.rails_per_node, spec.oversubscription, tiers, spec.above_pod_oversubscription)
 
     def size(self, nodes: int, spec: FabricSpec, tiers: int | None = None) -> FabricSize | None:
-        return size_fabric(nodes, spec.rails, spec.radix, spec.oversubscription, tiers, spec.above_pod_oversubscription)
+        return size_fabric(nodes, spec.rails_per_node, spec.radix, spec.oversubscription, tiers, spec.above_pod_oversubscription)
 
     def constants(self, spec: FabricSpec) -> FabricConstants:
-        return replace(tree_constants(spec, rails=spec.rails, planes=1, node_group=1, min_tiers=self.min_tiers,
+        return replace(tree_constants(spec, rails=spec.rails_per_node, planes=1, node_group=1, min_tiers=self.min_tiers,
                                       max_tiers=self.max_tiers), one_tier_one_switch=True)
 
     def planes(self, spec: FabricSpec) -> int:
@@ -399,7 +399,7 @@ class FatTree:
         return 1
 
     def pod_nodes(self, spec: FabricSpec) -> int:
-        return pod_nodes(spec.radix, spec.rails, spec.oversubscription, spec.above_pod_oversubscription)
+        return pod_nodes(spec.radix, spec.rails_per_node, spec.oversubscription, spec.above_pod_oversubscription)
 
     def twin(self, spec: FabricSpec) -> str | None:
         return None

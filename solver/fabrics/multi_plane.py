@@ -48,16 +48,16 @@ class MultiPlane:
 
     def size(self, nodes: int, spec: FabricSpec, tiers: int | None = None) -> FabricSize | None:
         return fat_tree.size_tree(NAME, nodes, 1, spec.radix, spec.oversubscription, tiers,
-                                  above_pod_oversubscription=spec.above_pod_oversubscription, planes=spec.rails,
+                                  above_pod_oversubscription=spec.above_pod_oversubscription, planes=spec.rails_per_node,
                                   min_tiers=self.min_tiers)
 
     def constants(self, spec: FabricSpec) -> FabricConstants:
-        return fat_tree.tree_constants(spec, rails=1, planes=spec.rails, node_group=1, min_tiers=self.min_tiers,
+        return fat_tree.tree_constants(spec, rails=1, planes=spec.rails_per_node, node_group=1, min_tiers=self.min_tiers,
                                        max_tiers=self.max_tiers)
 
     def planes(self, spec: FabricSpec) -> int:
         """One plane per rail."""
-        return spec.rails
+        return spec.rails_per_node
 
     def pod_nodes(self, spec: FabricSpec) -> int:
         """A pod of one plane: s_down leaves of k_down nodes (every plane has the same pods)."""
@@ -65,7 +65,7 @@ class MultiPlane:
 
     def twin(self, spec: FabricSpec) -> str | None:
         """With one rail there is one plane: the fat tree, switch for switch."""
-        return fat_tree.NAME if spec.rails == 1 else None
+        return fat_tree.NAME if spec.rails_per_node == 1 else None
 
     def add_milp(self, m: Any, archs: list[int]) -> None:
         fat_tree.add_tree_rows(m, archs)

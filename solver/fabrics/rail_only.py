@@ -58,7 +58,7 @@ class RailOnly:
                                       planes=rails, min_tiers=2, max_tiers=self.max_tiers)
         if size is None:
             return None
-        return replace(size, links={**size.links, self.vocabulary.node_link: nodes * spec.rails}, endpoints=nodes * spec.rails)
+        return replace(size, links={**size.links, self.vocabulary.node_link: nodes * spec.rails_per_node}, endpoints=nodes * spec.rails_per_node)
 
     def constants(self, spec: FabricSpec) -> FabricConstants:
         const = fat_tree.tree_constants(spec, rails=1, planes=self.planes(spec), node_group=spec.nodes_per_domain,
@@ -67,7 +67,7 @@ class RailOnly:
 
     def planes(self, spec: FabricSpec) -> int:
         """R = rails·nodes_per_domain: one rail per NIC position of the NVLink domain."""
-        return spec.rails * spec.nodes_per_domain
+        return spec.rails_per_node * spec.nodes_per_domain
 
     def pod_nodes(self, spec: FabricSpec) -> int:
         """No third tier, so no pods."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Problem
+from .catalog_compat import upgrade
 from .reliability import CatalogReliability
 from .schema import Catalog, Facility
 from .stacks import ANY_GPU
@@ -40,6 +41,7 @@ class CatalogProvenance:
     files: list[tuple[str, str]] = field(default_factory=list)  # (path, sha256)
     origin: dict[tuple[str, str], tuple[Document, tuple]] = field(default_factory=dict)  # (kind, id) -> (doc, loc)
     overridden: list[str] = field(default_factory=list)
+    deprecations: list[str] = field(default_factory=list)  # located warnings for renamed keys (catalog_compat.py)
 
 
 def provenance(catalog: Catalog) -> CatalogProvenance:
@@ -78,7 +80,10 @@ def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
     facility: dict[str, Any] = {}
     reliability: dict[str, Any] = {}  # later files override the failure data field by field
     names = []
+    deprecations: list[str] = []
     for doc in docs:
+        doc.data, warned = upgrade(doc, raw)
+        deprecations += warned
         before = len(doc.problems)
         data, partial = _layered(doc, raw)
         flagged = len(doc.problems)
@@ -118,7 +123,7 @@ def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
         reliability=CatalogReliability.model_validate(reliability) if reliability else None,
         **{kind: list(merged[kind].values()) for kind in CATALOG_KINDS},  # type: ignore[arg-type]
     )
-    catalog._provenance = CatalogProvenance([(d.path, d.sha256) for d in docs], origin, overridden)
+    catalog._provenance = CatalogProvenance([(d.path, d.sha256) for d in docs], origin, overridden, deprecations)
     _check_catalog_references(catalog)
     return catalog
 
@@ -204,11 +209,11 @@ def _check_orderable(cat: Catalog, report) -> None:
         plat = platforms.get(c.platform)
         if plat is None:
             report("nic_configurations", c.id, ("platform",), f"no platform with this id in the catalog (known: {', '.join(sorted(platforms))})", c.platform)
-        elif c.nics_per_node not in plat.scaleout_nics_per_node:
-            report("nic_configurations", c.id, ("nics_per_node",), f"{plat.id} takes {plat.scaleout_nics_per_node} scale-out NICs per node", c.nics_per_node)
-        elif (c.platform, c.nics_per_node) in seen:
-            report("nic_configurations", c.id, ("nics_per_node",), f"a second configuration of {plat.id} with this NIC count", c.nics_per_node)
-        seen.add((c.platform, c.nics_per_node))
+        elif c.rails_per_node not in plat.rails_per_node_options:
+            report("nic_configurations", c.id, ("rails_per_node",), f"{plat.id} takes {plat.rails_per_node_options} scale-out NICs per node", c.rails_per_node)
+        elif (c.platform, c.rails_per_node) in seen:
+            report("nic_configurations", c.id, ("rails_per_node",), f"a second configuration of {plat.id} with this NIC count", c.rails_per_node)
+        seen.add((c.platform, c.rails_per_node))
     for s in cat.site_lines:
         for i, ident in enumerate(s.platforms):
             if ident not in platforms:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, field_validator, model_validator
 
 from .lifecycle_schema import Lifecycle
 from .nic_configs import NicConfiguration, SiteLine
+from .precisions import PRECISIONS, PrecisionName, missing, value_at
 from .reliability import CatalogReliability
 from .rentals import Rental
 from .schema_base import Date, Identifier, Strict
@@ -23,7 +24,6 @@ Fraction = Annotated[float, Field(gt=0, le=1)]
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 
-PRECISIONS = ("bf16", "fp8")
 TIERS = ("node_leaf", "leaf_spine", "spine_core")
 FABRIC_FAMILIES = ("fat-tree", "multi-plane", "rail-only")  # the registry of solver/fabrics (tested equal)
 FabricFamilyName = Literal["fat-tree", "multi-plane", "rail-only"]
@@ -48,23 +48,32 @@ class Priced(Strict):
     """Weeks from order to delivery, as quoted (shown in the BOM and the plan); null = not known."""
 
 
-class ComputeEfficiency(Strict):
-    bf16: Fraction
-    fp8: Fraction
+def _bf16_and_fp8(values: dict) -> dict:
+    """A precision map of the catalog gives at least bf16 and fp8 (the two training precisions)."""
+    lacking = missing(values)
+    if lacking:
+        raise ValueError(lacking)
+    return values
+
+
+ComputeEfficiency = Annotated[dict[PrecisionName, Fraction], AfterValidator(_bf16_and_fp8)]
+"""Fractions by precision name (solver/inputs/precisions.py), e.g. `{bf16: 0.82, fp8: 0.22}`: bf16 and fp8 given."""
+PeakTflops = Annotated[dict[PrecisionName, Annotated[float, Field(gt=0, le=1e6)]], AfterValidator(_bf16_and_fp8)]
+"""Dense tensor peaks by precision name, TFLOPS: bf16 and fp8 given."""
 
 
 class ComputeModel(Strict):
     """Parameters of the GEMM-shape compute model of one GPU (SPEC §4.2; docs/model.md "Compute").
 
     The step's math is timed per matmul family from its per-GPU GEMM dimensions: a roofline at the
-    dense peak × `gemm_efficiency_*` and at `hbm_tbyte_s`, plus `gemm_overhead_us` per GEMM (the
+    dense peak × `gemm_efficiency[precision]` and at `hbm_tbyte_s`, plus `gemm_overhead_us` per GEMM (the
     saturating, size-dependent part); the attention core at the BF16 peak × `attention_efficiency`.
     """
 
-    gemm_efficiency_bf16: Fraction
-    """Fraction of the dense BF16 peak a large BF16 GEMM reaches (fitted; docs/model.md)."""
-    gemm_efficiency_fp8: Fraction
-    """Fraction of the dense FP8 peak a large FP8 GEMM reaches (fitted; the BF16 value where the GPU has no FP8)."""
+    gemm_efficiency: ComputeEfficiency
+    """Fraction of the dense peak of a precision a large GEMM at that precision reaches, by precision name: bf16 and
+    fp8 given (fitted, docs/model.md; fp8 = the BF16 value where the GPU has no FP8 cores); mxfp8 left out = fp8's,
+    fp4 left out = bf16's (solver/inputs/precisions.py)."""
     attention_efficiency: Fraction
     """Fraction of the dense BF16 peak FlashAttention reaches on the FLOPs it executes (fitted)."""
     gemm_overhead_us: Annotated[float, Field(ge=0, le=1e4)] = 0.0
@@ -84,10 +93,10 @@ class Gpu(Strict):
     id: Identifier
     name: str
     vendor: str
-    bf16_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
-    fp8_dense_tflops: Annotated[float, Field(gt=0, le=1e6)]
-    fp4_dense_tflops: Annotated[float, Field(gt=0, le=1e6)] | None = None
-    """Dense FP4 (NVFP4/MXFP4) tensor peak, TFLOPS; null = no FP4 tensor cores (4-bit weights run weight-only at the BF16 peak)."""
+    dense_tflops: PeakTflops
+    """Dense tensor peak by precision name, TFLOPS, e.g. `{bf16: 989, fp8: 1979}`: bf16 and fp8 given (a GPU without
+    FP8 cores repeats its BF16 peak); fp4 = the FP4 (NVFP4/MXFP4) tensor cores, left out = none (4-bit weights run
+    weight-only, W4A16, at the BF16 peak); mxfp8 left out = the FP8 peak (solver/inputs/precisions.py)."""
     hbm_gb: Annotated[float, Field(gt=0, le=1e5)]
     """HBM capacity as NVIDIA states it (the shipping figure): binary gigabytes, so an "80 GB" H100 holds
     81,559 MiB = 85.5·10^9 bytes; the memory model converts it (docs/sources.md §conventions)."""
@@ -115,16 +124,13 @@ class Gpu(Strict):
             raise ValueError("give compute_model (preferred) or compute_efficiency")
         return self
 
-    def dense_tflops(self) -> dict[str, float]:
-        """Dense tensor peak by precision name: the one reader of the catalog's `<precision>_dense_tflops` fields
-        (issue 39). mxfp8 runs on the FP8 cores; fp4 without FP4 cores dequantises the 4-bit weights into BF16 GEMMs
-        (W4A16, as TensorRT-LLM runs MXFP4 on Hopper): the BF16 peak."""
-        return {"bf16": self.bf16_dense_tflops, "fp8": self.fp8_dense_tflops, "mxfp8": self.fp8_dense_tflops,
-                "fp4": self.fp4_dense_tflops or self.bf16_dense_tflops}
-
     def peak_tflops(self, precision: str) -> float:
-        """Dense tensor peak at a precision (`bf16`, `fp8`, `mxfp8`, `fp4`; `dense_tflops`)."""
-        return self.dense_tflops()[precision]
+        """Dense tensor peak at a precision name (`dense_tflops`, the stand-in precision where it is not given:
+        mxfp8 → fp8, fp4 → bf16, W4A16; solver/inputs/precisions.py)."""
+        peak = value_at(self.dense_tflops, precision)
+        if peak is None:
+            raise KeyError(f"{self.id} has no dense peak at precision '{precision}' (known: {', '.join(PRECISIONS)})")
+        return peak
 
 
 class Platform(Priced):
@@ -142,7 +148,7 @@ class Platform(Priced):
     """NVLink bandwidth per GPU, per direction, GB/s."""
     nvlink_efficiency: Fraction
     """Effective fraction of nvlink_gbyte_s that collectives reach (measured)."""
-    scaleout_nics_per_node: list[Annotated[int, Field(ge=1, le=64)]] = Field(min_length=1)
+    rails_per_node_options: list[Annotated[int, Field(ge=1, le=64)]] = Field(min_length=1)
     """Allowed scale-out NIC (rail) counts per node."""
     compatible_nics: list[Identifier] = Field(min_length=1)
     """Ids of the NICs the platform can carry."""

@@ -2,7 +2,7 @@
 site cost lines (storage fabric, in-band and out-of-band management, liquid-cooling plant,
 installation) that make capex complete. Both are catalog kinds merged by id like the others
 (`inputs/catalog.py`); a catalog without them keeps the earlier behaviour (every rail count of
-`scaleout_nics_per_node`, no site lines)."""
+`rails_per_node_options`, no site lines)."""
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -23,11 +23,11 @@ class NicConfiguration(Strict):
     id: Identifier
     platform: Identifier
     """Id of the platform this configuration belongs to."""
-    nics_per_node: PosInt
-    """Scale-out NICs cabled per node (the rails): one of the platform's scaleout_nics_per_node."""
+    rails_per_node: PosInt
+    """Scale-out NICs cabled per node (the rails): one of the platform's rails_per_node_options."""
     installed_per_node: PosInt
     """Scale-out NICs present per node: on-board NICs are paid for in the unit price whether cabled or
-    not; for NICs bought as cards it equals nics_per_node (the other slots stay empty)."""
+    not; for NICs bought as cards it equals rails_per_node (the other slots stay empty)."""
     included: bool
     """True when the NICs are on the board (or in the system) and their price is in the unit price."""
     reference: bool
@@ -41,18 +41,18 @@ class NicConfiguration(Strict):
 
     @model_validator(mode="after")
     def _installed(self) -> NicConfiguration:
-        if self.installed_per_node < self.nics_per_node:
-            raise ValueError(f"installed_per_node ({self.installed_per_node}) must be ≥ nics_per_node "
-                             f"({self.nics_per_node}): a cabled NIC is an installed NIC")
-        if not self.included and self.installed_per_node != self.nics_per_node:
+        if self.installed_per_node < self.rails_per_node:
+            raise ValueError(f"installed_per_node ({self.installed_per_node}) must be ≥ rails_per_node "
+                             f"({self.rails_per_node}): a cabled NIC is an installed NIC")
+        if not self.included and self.installed_per_node != self.rails_per_node:
             raise ValueError("NICs bought as cards (included: false) are installed only where cabled: "
-                             "installed_per_node must equal nics_per_node")
+                             "installed_per_node must equal rails_per_node")
         return self
 
     @property
     def uncabled_per_node(self) -> int:
         """Paid-for NICs per node left without a cable (on-board NICs not used as rails)."""
-        return self.installed_per_node - self.nics_per_node if self.included else 0
+        return self.installed_per_node - self.rails_per_node if self.included else 0
 
 
 class SiteLine(Strict):

@@ -25,7 +25,7 @@ class Rental(Strict):
     """The provider's name for it (instance type, cluster product)."""
     platform: Identifier
     """Id of the catalog platform it rents: designs with the same GPU and NVLink domain size can rent it."""
-    nics_per_node: PosInt
+    rails_per_node: PosInt
     """Scale-out NICs (rails) per node of the offer, counted at the catalog NIC's speed (e.g. 8 × 400 Gb/s)."""
     nic_speed_gbps: Annotated[float, Field(gt=0, le=1e5)]
     """Speed of one of those NICs, Gb/s."""

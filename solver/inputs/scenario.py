@@ -100,8 +100,8 @@ def _check_pins_on_platform(doc: Document, pin: Pin, plat: Platform) -> None:
                                         f"{' or '.join(map(str, sizes))} GPUs per domain on {plat.id}", pin.tp))
     if pin.nic is not None and pin.nic not in plat.compatible_nics:
         doc.problems.append(doc.problem(("pin", "nic"), f"not compatible with platform {plat.id} (compatible: {', '.join(plat.compatible_nics)})", pin.nic))
-    if pin.rails_per_node is not None and pin.rails_per_node not in plat.scaleout_nics_per_node:
-        doc.problems.append(doc.problem(("pin", "rails_per_node"), f"platform {plat.id} allows {plat.scaleout_nics_per_node} scale-out NICs per node", pin.rails_per_node))
+    if pin.rails_per_node is not None and pin.rails_per_node not in plat.rails_per_node_options:
+        doc.problems.append(doc.problem(("pin", "rails_per_node"), f"platform {plat.id} allows {plat.rails_per_node_options} scale-out NICs per node", pin.rails_per_node))
     if pin.gpus_per_domain_used is not None and pin.gpus_per_domain_used > plat.gpus_per_domain:
         doc.problems.append(doc.problem(("pin", "gpus_per_domain_used"), f"more than the platform's {plat.gpus_per_domain} GPUs per domain", pin.gpus_per_domain_used))
 

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from .precisions import PrecisionName
 from .schema_base import INPUT_CONFIG, Described
 from .serving_stacks import ServingProfile
 
@@ -47,10 +48,10 @@ class StackGpu(_Strict):
     gpus: list[StackIdentifier] = Field(min_length=1)
     """Catalog GPU ids this entry applies to (one GPU generation, e.g. [h100-sxm, h200]); `any` = every GPU
     no other entry names."""
-    gemm_factor_bf16: Factor = 1.0
-    """Multiplies the GPU's `compute_model.gemm_efficiency_bf16` (the result is capped at 1)."""
-    gemm_factor_fp8: Factor = 1.0
-    """Multiplies the GPU's `compute_model.gemm_efficiency_fp8` (the result is capped at 1)."""
+    gemm_factor: dict[PrecisionName, Factor] = {}
+    """κ_gemm by precision name, e.g. `{bf16: 0.73, fp8: 0.73}`: multiplies the GPU's
+    `compute_model.gemm_efficiency` at that precision (the result is capped at 1); a precision left out takes its
+    stand-in's factor (solver/inputs/precisions.py), else 1."""
     attention_factor: Factor = 1.0
     """Multiplies the GPU's `compute_model.attention_efficiency` (the attention kernel; capped at 1)."""
     tp_overlap: Share | None = None

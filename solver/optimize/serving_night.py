@@ -53,7 +53,7 @@ def night_training(ls: LoadedScenario, catalog: Catalog, design: FleetDesign) ->
     data = copy.deepcopy(training.doc.data)
     m = design.back.option.machine  # the job runs on the fleet's nodes: their NICs, rails, switch and fabric family
     data.setdefault("constraints", {}).update(platforms=[platform], max_gpus=gpus, nics=[m.nic], switches=[m.switch],
-                                              rails_per_node=[m.rails], fabrics=[m.fabric], nic_configurations="any")
+                                              rails_per_node=[m.rails_per_node], fabrics=[m.fabric], nic_configurations="any")
     data["objective"], data["top_k"] = "fastest", 1
     data.pop("target", None)
     data.pop("pin", None)

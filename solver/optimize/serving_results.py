@@ -46,7 +46,7 @@ class Pool:
                 "dp_attention": getattr(lay, "dp_attention", 1), "concurrency": lay.concurrency,
                 "replicas": self.replicas, "gpus": self.gpus, "gpus_per_replica": o.gpus_per_replica,
                 "nodes": self.cost.nodes, "domains": self.cost.domains,
-                "nic": m.nic, "rails_per_node": m.rails, "switch": m.switch, "fabric": m.fabric,
+                "nic": m.nic, "rails_per_node": m.rails_per_node, "switch": m.switch, "fabric": m.fabric,
                 "tiers": self.cost.fabric.tiers, "ttft_p90_s": self.ttft_s if self.role != "decode" else None,
                 "tpot_ms": perf.tpot_s * 1000.0 if self.role != "prefill" else None,
                 "requests_per_s_per_replica": perf.requests_per_s,

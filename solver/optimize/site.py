@@ -91,8 +91,7 @@ def _catalog(catalog: Catalog, gpu_id: str, profile: PowerProfile | None, coolin
     update: dict = {}
     if profile is not None:
         k = profile.relative_throughput
-        gpus[gpu_id] = gpu.model_copy(update={"bf16_dense_tflops": gpu.bf16_dense_tflops * k,
-                                              "fp8_dense_tflops": gpu.fp8_dense_tflops * k})
+        gpus[gpu_id] = gpu.model_copy(update={"dense_tflops": {p: v * k for p, v in gpu.dense_tflops.items()}})
         update["gpus"] = list(gpus.values())
     update["platforms"] = [p.model_copy(update={"unit_power_kw": unit_kw(p, gpu, profile)}) if p.gpu == gpu_id else p
                            for p in catalog.platforms]

@@ -65,11 +65,9 @@ class ComputeParams:
     """What the compute model needs of one GPU: peaks, HBM bandwidth and the catalog's fitted
     `compute_model` parameters (SPEC §4.2)."""
 
-    bf16_tflops: float
-    fp8_tflops: float
+    tflops: dict[str, float]  # dense peak by precision name (every registered one: inputs/precisions.py)
     hbm_tbyte_s: float
-    gemm_efficiency_bf16: float
-    gemm_efficiency_fp8: float
+    gemm_efficiency: dict[str, float]  # η_gemm by precision name (every registered one)
     attention_efficiency: float
     gemm_overhead_s: float
 
@@ -131,8 +129,9 @@ def logits_gemm(model: TransformerShape, layout: Layout) -> Gemm:
 def _gemm_passes_s(g: Gemm, params: ComputeParams, fp8: bool) -> tuple[float, float]:
     """(forward, backward) seconds of one linear layer: forward (M, N, K); dgrad (M, K, N); wgrad (N, K, M)."""
     low = fp8 and g.fp8
-    kw = dict(tflops=params.fp8_tflops if low else params.bf16_tflops,
-              efficiency=params.gemm_efficiency_fp8 if low else params.gemm_efficiency_bf16,
+    precision = "fp8" if low else "bf16"
+    kw = dict(tflops=params.tflops[precision],
+              efficiency=params.gemm_efficiency[precision],
               hbm_tbyte_s=params.hbm_tbyte_s, overhead_s=params.gemm_overhead_s,
               operand_bytes=FP8_BYTES if low else BF16_BYTES)
     forward = gemm_s(g.m, g.n, g.k, **kw)
@@ -155,9 +154,9 @@ def attention_s(workload: Workload, layout: Layout, params: ComputeParams) -> tu
     counted = 4 * model.seq_len * model.hidden_size / layout.tp * tokens
     again = 1.0 if workload.activation_recompute == "full" else 0.0
     if workload.flash_attention:
-        fwd = counted * CAUSAL_SHARE / (params.bf16_tflops * TFLOP * params.attention_efficiency)
+        fwd = counted * CAUSAL_SHARE / (params.tflops["bf16"] * TFLOP * params.attention_efficiency)
         return fwd, ATTENTION_BACKWARD_OVER_FORWARD * fwd + again * fwd
-    bmm = counted / (params.bf16_tflops * TFLOP * params.gemm_efficiency_bf16)
+    bmm = counted / (params.tflops["bf16"] * TFLOP * params.gemm_efficiency["bf16"])
     scores = model.attention_heads / layout.tp * tokens * model.seq_len
     softmax = scores * SOFTMAX_BYTES_PER_SCORE / (params.hbm_tbyte_s * TBYTE * ELEMENTWISE_HBM_EFFICIENCY)
     fwd = bmm + softmax

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..inputs.precisions import resolved, value_at
 from ..inputs.schema import Catalog, Scenario
 from .compute import ComputeParams
 from .stacks import profile, tp_overlap_share, tuned_compute
@@ -161,12 +162,13 @@ def alltoall_s(nvlink_bytes: float, scaleout_bytes: float, hw: Hardware, dispatc
 
 
 def compute_params(gpu) -> ComputeParams | None:
-    """The catalog GPU's compute model, or None when it has only a flat compute_efficiency."""
+    """The catalog GPU's compute model, or None when it has only a flat compute_efficiency. Its peaks and GEMM
+    efficiencies are resolved here, once, for every registered precision (stand-ins filled in: inputs/precisions.py)."""
     cm = gpu.compute_model
     if cm is None:
         return None
-    return ComputeParams(bf16_tflops=gpu.bf16_dense_tflops, fp8_tflops=gpu.fp8_dense_tflops, hbm_tbyte_s=gpu.hbm_tbyte_s,
-                         gemm_efficiency_bf16=cm.gemm_efficiency_bf16, gemm_efficiency_fp8=cm.gemm_efficiency_fp8,
+    return ComputeParams(tflops=resolved(gpu.dense_tflops), hbm_tbyte_s=gpu.hbm_tbyte_s,
+                         gemm_efficiency=resolved(cm.gemm_efficiency),
                          attention_efficiency=cm.attention_efficiency, gemm_overhead_s=cm.gemm_overhead_us * US)
 
 
@@ -186,7 +188,7 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
     stack = profile(catalog, scenario.workload.stack)
     model = None if eff.compute_efficiency else compute_params(gpu)
     model = tuned_compute(model, stack, gpu.id) if model is not None else None
-    flat = eff.compute_efficiency or (None if model else getattr(gpu.compute_efficiency, precision))
+    flat = eff.compute_efficiency or (None if model else value_at(gpu.compute_efficiency, precision))
     a2a = nic.alltoall_efficiency
     return Hardware(
         gpu_id=gpu.id,
@@ -204,7 +206,7 @@ def hardware_for(scenario: Scenario, catalog: Catalog, platform_id: str, nic_id:
         nic_fabric=nic.fabric,
         nic_step_latency_s=nic.latency_per_step_us * US,
         hbm_tbyte_s=gpu.hbm_tbyte_s,
-        expert_efficiency=getattr(gpu.expert_efficiency, precision) if gpu.expert_efficiency else None,
+        expert_efficiency=value_at(gpu.expert_efficiency, precision) if gpu.expert_efficiency else None,
         alltoall_nvlink_efficiency=platform.alltoall_efficiency,
         alltoall_flat_efficiency=a2a.flat if a2a else None,
         alltoall_hierarchical_efficiency=a2a.hierarchical if a2a else None,

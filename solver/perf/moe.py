@@ -225,8 +225,9 @@ def _gemm_pass_times(g: Gemm, params: ComputeParams, fp8: bool, efficiency_facto
     """(forward, backward) of a GEMM, or of a grouped GEMM of `group` equal GEMMs launched once (the fixed
     overhead t₀ counted once per pass); efficiency × `efficiency_factor` (ε for routed experts)."""
     low = fp8 and g.fp8
-    eff = (params.gemm_efficiency_fp8 if low else params.gemm_efficiency_bf16) * efficiency_factor
-    kw = dict(tflops=params.fp8_tflops if low else params.bf16_tflops, efficiency=eff, hbm_tbyte_s=params.hbm_tbyte_s,
+    precision = "fp8" if low else "bf16"
+    eff = params.gemm_efficiency[precision] * efficiency_factor
+    kw = dict(tflops=params.tflops[precision], efficiency=eff, hbm_tbyte_s=params.hbm_tbyte_s,
               overhead_s=0.0, operand_bytes=FP8_BYTES if low else BF16_BYTES)
     t0 = params.gemm_overhead_s
     forward = group * gemm_s(g.m, g.n, g.k, **kw) + t0
@@ -303,7 +304,7 @@ def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams
     routed_f, routed_b = eu_f + ed_f + mem_f, eu_b + ed_b + mem_b
     # attention core, FlashAttention (causal, executed FLOPs), per layer on average
     core = tokens / t * attention_core_flops_per_token(m, causal=True) / m.layers
-    att_f = core / (params.bf16_tflops * TFLOP * params.attention_efficiency)
+    att_f = core / (params.tflops["bf16"] * TFLOP * params.attention_efficiency)
     att_b = ATTENTION_BACKWARD_OVER_FORWARD * att_f + (att_f if full else 0.0)
     # element-wise: norms, residuals, RoPE on every layer; the dense and shared activations
     base = (4 * h + 6 * h + 2 * (h + kv_hidden_size(m))) * BF16_BYTES

@@ -128,7 +128,7 @@ def regime_flags(ctx: ServingModelContext, layout: ReplicaLayout) -> tuple[str, 
     if not profile.is_measured(ctx.gpu.id, ctx.precision, moe):
         flags.append(f"no published serving measurement for {ctx.gpu.id} {ctx.stack.id} {ctx.precision} "
                      f"{'MoE' if moe else 'dense'}: the fit's nearest values, interval widened")
-    if ctx.precision == "fp4" and getattr(ctx.gpu, "fp4_dense_tflops", None) is None:
+    if ctx.precision == "fp4" and "fp4" not in getattr(ctx.gpu, "dense_tflops", {}):
         flags.append(f"{ctx.gpu.id} has no FP4 tensor cores: 4-bit weights run weight-only (W4A16) at its BF16 peak")
     if layout.gpus > ctx.platform.gpus_per_domain:
         flags.append(f"replica of {layout.gpus} GPUs spans scale-up domains of {ctx.platform.gpus_per_domain}: "

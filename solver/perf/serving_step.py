@@ -76,8 +76,8 @@ def scaleup_path(platform: Any, profile: Any) -> tuple[float, float]:
 
 
 def peak_tflops(gpu: Any, precision: str) -> float:
-    """Dense tensor peak at the precision, read through the catalog GPU's one accessor (`Gpu.dense_tflops`: fp4 →
-    fp4_dense_tflops, or the BF16 peak without FP4 cores, W4A16; fp8; bf16)."""
+    """Dense tensor peak at the precision, read through the catalog GPU's one accessor (`Gpu.peak_tflops` of its
+    `dense_tflops` map: fp4 → the FP4 peak, or the BF16 peak without FP4 cores, W4A16; fp8; bf16)."""
     return float(gpu.peak_tflops(precision))
 
 

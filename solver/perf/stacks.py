@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..inputs.precisions import ByPrecision, resolved
 from ..inputs.stacks import NEUTRAL_STACK, Stack, stack_of
 from .compute import ComputeParams
 
@@ -24,13 +25,13 @@ def profile(catalog, stack_id: str) -> Stack:
 
 
 def tuned_compute(params: ComputeParams, stack: Stack, gpu_id: str) -> ComputeParams:
-    """η_gemm,bf16, η_gemm,fp8 and η_attn of the GPU times the stack's factors κ for it, each capped at 1."""
+    """η_gemm,p (every precision p) and η_attn of the GPU times the stack's factors κ for it, each capped at 1."""
     tuning = stack.tuning(gpu_id)
     if tuning is None:
         return params
+    factor = resolved(tuning.gemm_factor, 1.0)
     return replace(params,
-                   gemm_efficiency_bf16=min(1.0, params.gemm_efficiency_bf16 * tuning.gemm_factor_bf16),
-                   gemm_efficiency_fp8=min(1.0, params.gemm_efficiency_fp8 * tuning.gemm_factor_fp8),
+                   gemm_efficiency=ByPrecision({p: min(1.0, eta * factor[p]) for p, eta in params.gemm_efficiency.items()}),
                    attention_efficiency=min(1.0, params.attention_efficiency * tuning.attention_factor))
 
 

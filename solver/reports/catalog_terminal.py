@@ -11,8 +11,9 @@ from .text import safe
 def _efficiency(gpu) -> str:
     """GEMM efficiency of the compute model (bf16/fp8), or the flat compute efficiency."""
     if gpu.compute_model is not None:
-        return f"GEMM {gpu.compute_model.gemm_efficiency_bf16:.2f}/{gpu.compute_model.gemm_efficiency_fp8:.2f}"
-    return f"{gpu.compute_efficiency.bf16:.2f}/{gpu.compute_efficiency.fp8:.2f}"
+        eta = gpu.compute_model.gemm_efficiency
+        return f"GEMM {eta['bf16']:.2f}/{eta['fp8']:.2f}"
+    return f"{gpu.compute_efficiency['bf16']:.2f}/{gpu.compute_efficiency['fp8']:.2f}"
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple], width: int | None = None,
@@ -33,12 +34,12 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple], width: int |
 def catalog_tables(cat: Catalog, width: int | None = None) -> list[Table]:
     """The catalog as five tables: GPUs, platforms, NICs and switches, links, racks and facility."""
     gpus = _table("GPUs", ("id", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GB", "TDP W", "η bf16/fp8"), [
-        (g.id, g.name, f"{g.bf16_dense_tflops:,.0f}", f"{g.fp8_dense_tflops:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
+        (g.id, g.name, f"{g.dense_tflops['bf16']:,.0f}", f"{g.dense_tflops['fp8']:,.0f}", f"{g.hbm_gb:g}", f"{g.tdp_w:,.0f}",
          _efficiency(g)) for g in cat.gpus], width, "t2nnnn1")
     platforms = _table("platforms", ("id", "gpu", "GPUs/domain", "GPUs/node", "NVLink GB/s", "rails", "NICs", "unit",
                                      "price", "kW", "date"), [
         (p.id, p.gpu, str(p.gpus_per_domain), str(p.gpus_per_node), f"{p.nvlink_gbyte_s:g}",
-         ",".join(map(str, p.scaleout_nics_per_node)), ",".join(p.compatible_nics), p.unit, price_text(p),
+         ",".join(map(str, p.rails_per_node_options)), ",".join(p.compatible_nics), p.unit, price_text(p),
          f"{p.unit_power_kw:g}", p.price_date) for p in cat.platforms], width, "ttnnn3t4nn2")
     network = _table("NICs and switches", ("id", "kind", "fabric", "generation", "speed / radix", "price", "W", "date"),
                      [(n.id, "NIC", n.fabric, n.generation, f"{n.speed_gbps:g} Gb/s", price_text(n), f"{n.power_w:g}",
@@ -61,7 +62,7 @@ def catalog_tables(cat: Catalog, width: int | None = None) -> list[Table]:
     tables = [gpus, platforms, network, links, racks, *orderable_tables(cat)]
     if cat.rentals:
         tables.append(_table("rentals (rent or buy)", ("id", "platform", "network", "$/GPU-h", "term", "date"), [
-            (r.id, r.platform, f"{r.nics_per_node}×{r.nic_speed_gbps:g}G", f"{r.usd_per_gpu_hour:,.2f}"
+            (r.id, r.platform, f"{r.rails_per_node}×{r.nic_speed_gbps:g}G", f"{r.usd_per_gpu_hour:,.2f}"
              + (" est." if r.price_is_estimate else ""), r.term + (f", {r.commitment_months:g} months"
                                                                      if r.commitment_months else ""), r.price_date)
             for r in cat.rentals], width, "tt2nt1"))
@@ -74,7 +75,7 @@ def orderable_tables(cat: Catalog) -> list[Table]:
     if cat.nic_configurations:
         out.append(_table("NIC configurations (reference = in the design space by default)",
                           ("id", "platform", "cabled", "installed", "included", "reference"), [
-            (c.id, c.platform, str(c.nics_per_node), str(c.installed_per_node), "yes" if c.included else "no",
+            (c.id, c.platform, str(c.rails_per_node), str(c.installed_per_node), "yes" if c.included else "no",
              "yes" if c.reference else "no") for c in cat.nic_configurations]))
     if cat.site_lines:
         out.append(_table("site lines (capex_scope: complete)", ("id", "category", "per", "count", "price", "date"), [

@@ -15,7 +15,7 @@ def _pools_text(d: Any) -> str:
         ep = f" ep{lay.ep}" if lay.ep > 1 else ""
         m = p.option.machine
         parts.append(f"{p.role[:3]} {m.platform} tp{lay.tp}{'pp' + str(lay.pp) if lay.pp > 1 else ''}"
-                     f"{ep} b{lay.concurrency} ×{p.replicas} ({m.nic}×{m.rails} {m.switch})")
+                     f"{ep} b{lay.concurrency} ×{p.replicas} ({m.nic}×{m.rails_per_node} {m.switch})")
     return safe(" + ".join(parts))
 
 

@@ -46,9 +46,9 @@ def test_breakout_capacities_of_the_sn5600_at_400g():
     # docs/sources.md §fabrics: SN5600 at 400G is k = 128: k²/2 = 8,192 endpoints in 2 tiers, k³/4 =
     # 524,288 in 3 (at 800G: 2,048 and 65,536).
     ft = family("fat-tree")
-    assert ft.max_nodes(FabricSpec(radix=128, rails=1), 2) == 8_192
-    assert ft.max_nodes(FabricSpec(radix=128, rails=1), 3) == 524_288
-    assert ft.max_nodes(FabricSpec(radix=64, rails=1), 3) == 65_536
+    assert ft.max_nodes(FabricSpec(radix=128, rails_per_node=1), 2) == 8_192
+    assert ft.max_nodes(FabricSpec(radix=128, rails_per_node=1), 3) == 524_288
+    assert ft.max_nodes(FabricSpec(radix=64, rails_per_node=1), 3) == 65_536
 
 
 def test_broken_out_switch_bill_of_materials_by_hand():

@@ -23,7 +23,7 @@ USD_PER_LINK = 503.5
 
 
 def spec(k: int, rails: int, o: float = 1, pod: float = 1, per_domain: int = 1) -> FabricSpec:
-    return FabricSpec(radix=k, rails=rails, oversubscription=o, above_pod_oversubscription=pod,
+    return FabricSpec(radix=k, rails_per_node=rails, oversubscription=o, above_pod_oversubscription=pod,
                       nodes_per_domain=per_domain)
 
 

@@ -1,4 +1,4 @@
-"""Beyond NVLink (issue 46): the scale-up fields (`scaleup_fabric`, `scaleup_latency_us`, GPU `fp4_dense_tflops`) are
+"""Beyond NVLink (issue 46): the scale-up fields (`scaleup_fabric`, `scaleup_latency_us`, GPU `dense_tflops.fp4`) are
 validated with a located error (file, line, field; exit code 2; no output), and the shipped PCIe, bridged and AMD
 platforms carry the published figures they cite (docs/sources.md [P1]–[P12])."""
 from __future__ import annotations
@@ -60,8 +60,8 @@ def test_new_platform_is_sourced_and_orderable(pid, default_catalog):
     assert plat.scaleup_source and re.search(r"\[P\d+\]", plat.scaleup_source + plat.source)
     assert plat.price_is_estimate or plat.id == "amd-mi300x-8"  # the one dated listing ([39], 2025-02-10)
     refs = [c for c in configurations(default_catalog, pid) if c.reference]
-    assert len(refs) == 1 and refs[0].nics_per_node in plat.scaleout_nics_per_node
-    assert not plat.includes_scaleout_nics and all(c.installed_per_node == c.nics_per_node
+    assert len(refs) == 1 and refs[0].rails_per_node in plat.rails_per_node_options
+    assert not plat.includes_scaleout_nics and all(c.installed_per_node == c.rails_per_node
                                                   for c in configurations(default_catalog, pid))
 
 
@@ -95,7 +95,7 @@ def test_nvlink_bridges_are_small_domains_of_whole_servers(default_catalog):
 
 def test_new_gpus_peaks_are_half_the_sparse_figures(default_catalog):
     gpus = default_catalog.by_id("gpus")
-    assert (gpus["h200-nvl"].bf16_dense_tflops, gpus["h200-nvl"].fp8_dense_tflops) == (1671 / 2, 3341 / 2)  # [P5]
-    assert (gpus["l40s"].bf16_dense_tflops, gpus["l40s"].fp8_dense_tflops) == (362, 1466 / 2)  # [P7]
-    assert gpus["rtx-pro-6000-se"].fp4_dense_tflops == 4000 / 2  # "4,000 AI TOPS" FP4 sparse [P6]
-    assert (gpus["mi300x"].fp8_dense_tflops, gpus["mi325x"].hbm_gb, gpus["mi355x"].tdp_w) == (2614.9, 256, 1400)
+    assert (gpus["h200-nvl"].dense_tflops["bf16"], gpus["h200-nvl"].dense_tflops["fp8"]) == (1671 / 2, 3341 / 2)  # [P5]
+    assert (gpus["l40s"].dense_tflops["bf16"], gpus["l40s"].dense_tflops["fp8"]) == (362, 1466 / 2)  # [P7]
+    assert gpus["rtx-pro-6000-se"].dense_tflops["fp4"] == 4000 / 2  # "4,000 AI TOPS" FP4 sparse [P6]
+    assert (gpus["mi300x"].dense_tflops["fp8"], gpus["mi325x"].hbm_gb, gpus["mi355x"].tdp_w) == (2614.9, 256, 1400)

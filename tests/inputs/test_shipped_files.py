@@ -291,19 +291,19 @@ def test_every_cited_source_is_an_entry_of_docs_sources():
 def test_dense_tflops_are_half_the_sparse_datasheet_figures(catalog):
     gpus = catalog.by_id("gpus")
     # H100: datasheet BF16 1,979 / FP8 3,958 "with sparsity" [2] → 989 / 1,979 dense
-    assert gpus["h100-sxm"].bf16_dense_tflops == pytest.approx(1979 / 2, abs=1)
-    assert gpus["h100-sxm"].fp8_dense_tflops == pytest.approx(3958 / 2, abs=1)
+    assert gpus["h100-sxm"].dense_tflops["bf16"] == pytest.approx(1979 / 2, abs=1)
+    assert gpus["h100-sxm"].dense_tflops["fp8"] == pytest.approx(3958 / 2, abs=1)
     # HGX B200 "BF16 4.5 PF, FP8 9 PF" sparse [6] → 2,250 / 4,500; GB200 5 / 10 PF → 2,500 / 5,000
-    assert gpus["b200"].bf16_dense_tflops == 4500 / 2
-    assert gpus["b200"].fp8_dense_tflops == 9000 / 2
-    assert gpus["gb200"].bf16_dense_tflops == 5000 / 2
-    assert gpus["gb200"].fp8_dense_tflops == 10000 / 2
+    assert gpus["b200"].dense_tflops["bf16"] == 4500 / 2
+    assert gpus["b200"].dense_tflops["fp8"] == 9000 / 2
+    assert gpus["gb200"].dense_tflops["bf16"] == 5000 / 2
+    assert gpus["gb200"].dense_tflops["fp8"] == 10000 / 2
 
 
 def test_a100_has_no_faster_fp8(catalog):
     a100 = catalog.by_id("gpus")["a100-80gb"]
-    assert a100.bf16_dense_tflops == 312  # A100 datasheet: BF16 312 dense / 624 sparse
-    assert a100.fp8_dense_tflops == a100.bf16_dense_tflops
+    assert a100.dense_tflops["bf16"] == 312  # A100 datasheet: BF16 312 dense / 624 sparse
+    assert a100.dense_tflops["fp8"] == a100.dense_tflops["bf16"]
 
 
 def test_memory_is_the_usable_shipping_figure(catalog):
@@ -357,7 +357,7 @@ def test_nvl72_is_one_rack_of_18_trays_of_4(catalog):
         p = catalog.by_id("platforms")[ident]
         assert (p.gpus_per_domain, p.gpus_per_node, p.nodes_per_domain) == (72, 4, 18)
         assert p.unit == "domain" and p.unit_is_rack and p.includes_scaleout_nics
-        assert 4 in p.scaleout_nics_per_node and max(p.scaleout_nics_per_node) == 4
+        assert 4 in p.rails_per_node_options and max(p.rails_per_node_options) == 4
 
 
 def test_dgx_includes_its_nics_and_oem_hgx_does_not(catalog):
@@ -367,7 +367,7 @@ def test_dgx_includes_its_nics_and_oem_hgx_does_not(catalog):
         if plat.id.startswith("hgx-"):
             assert not plat.includes_scaleout_nics, plat.id
         if plat.gpus_per_domain == 8:
-            assert plat.scaleout_nics_per_node == [1, 2, 4, 8], plat.id
+            assert plat.rails_per_node_options == [1, 2, 4, 8], plat.id
 
 
 def test_switch_radix_and_ports(catalog):

@@ -65,8 +65,8 @@ OVERLAY = """stacks:
     name: a test stack
     tp_overlap: 0.25
     gpus:
-      - {gpus: [h100-sxm], gemm_factor_bf16: 1.5, attention_factor: 0.5, tp_overlap: 0.75}
-      - {gpus: [any], gemm_factor_bf16: 3.0}
+      - {gpus: [h100-sxm], gemm_factor: {bf16: 1.5}, attention_factor: 0.5, tp_overlap: 0.75}
+      - {gpus: [any], gemm_factor: {bf16: 3.0}}
     source: test
 """
 
@@ -80,13 +80,13 @@ def test_stack_factors_and_tp_overlap_reach_the_hardware(tmp_path):
     h100 = base.by_id("gpus")["h100-sxm"].compute_model
     hw = hardware_for(sc, cat, "dgx-h100", "cx7-ndr", 8, 1.0)
     # h100-sxm entry: 1.5 × the GPU's η_gemm,bf16; 0.5 × η_attn; ψ = 0.75 from the entry
-    assert hw.compute.gemm_efficiency_bf16 == pytest.approx(1.5 * h100.gemm_efficiency_bf16)
+    assert hw.compute.gemm_efficiency["bf16"] == pytest.approx(1.5 * h100.gemm_efficiency["bf16"])
     assert hw.compute.attention_efficiency == pytest.approx(0.5 * h100.attention_efficiency)
-    assert hw.compute.gemm_efficiency_fp8 == pytest.approx(h100.gemm_efficiency_fp8)
+    assert hw.compute.gemm_efficiency["fp8"] == pytest.approx(h100.gemm_efficiency["fp8"])
     assert hw.tp_overlap == 0.75 and hw.stack == "test-stack"
     # b200 falls to the `any` entry: 3 × 0.52 = 1.56, capped at 1; ψ = the stack's 0.25
     hw_b = hardware_for(sc, cat, "dgx-b200", "cx7-ndr", 8, 1.0)
-    assert hw_b.compute.gemm_efficiency_bf16 == 1.0 and hw_b.tp_overlap == 0.25
+    assert hw_b.compute.gemm_efficiency["bf16"] == 1.0 and hw_b.tp_overlap == 0.25
     # the scenario's overlap.tp wins over the stack
     sc_tp = _resolved(tmp_path, "  stack: test-stack\n", "overlap: {tp: 0.1}\n", catalog=cat)
     assert hardware_for(sc_tp, cat, "dgx-h100", "cx7-ndr", 8, 1.0).tp_overlap == 0.1

@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 
 from calibration_rows import BF16_GRADS, LLAMA3_8B, LLAMA3_70B, SYSTEMS, Row, calibration_catalog, scenario_of
 
+from solver.inputs.precisions import resolved
+
 # AMD platform, NIC, rails per node of the rows' systems
 AMD_SYSTEMS = {"mi355x": ("amd-mi355x-8", "pollara-400", 8), "mi325x": ("amd-mi325x-8", "pollara-400", 8),
                "mi300x": ("amd-mi300x-8", "pollara-400", 8)}
@@ -104,9 +106,14 @@ def ratio_error(r: RatioRow, catalog, amd_hook=None) -> float:
 
 
 def with_compute(**fields):
-    """A hw hook that sets the AMD GPU's compute-model fields (the fit's trial values)."""
+    """A hw hook that sets the AMD GPU's compute-model fields (the fit's trial values); `gemm_efficiency` gives the
+    precisions it sets, the others keep theirs."""
     def hook(hw):
-        return replace(hw, compute=replace(hw.compute, **fields))
+        given = dict(fields)
+        if "gemm_efficiency" in given:
+            eta = {p: hw.compute.gemm_efficiency[p] for p in ("bf16", "fp8")}
+            given["gemm_efficiency"] = resolved({**eta, **given["gemm_efficiency"]})
+        return replace(hw, compute=replace(hw.compute, **given))
     return hook
 
 

@@ -57,8 +57,8 @@ def test_catalog_holds_the_fitted_values_rounded():
     fitted = fit_amd.fit()
     gpus = CATALOG.by_id("gpus")
     cm4, cm3 = gpus["mi355x"].compute_model, gpus["mi325x"].compute_model
-    assert (cm4.gemm_efficiency_bf16, cm4.gemm_efficiency_fp8, cm4.attention_efficiency) == (
+    assert (cm4.gemm_efficiency["bf16"], cm4.gemm_efficiency["fp8"], cm4.attention_efficiency) == (
         round(fitted["cdna4 gemm bf16"], 2), round(fitted["cdna4 gemm fp8"], 2), round(fitted["cdna4 attention"], 2))
-    assert (cm3.gemm_efficiency_bf16, cm3.gemm_efficiency_fp8, cm3.attention_efficiency) == (
+    assert (cm3.gemm_efficiency["bf16"], cm3.gemm_efficiency["fp8"], cm3.attention_efficiency) == (
         round(fitted["cdna3 gemm bf16"], 2), round(fitted["cdna3 gemm fp8"], 2), round(fitted["cdna3 attention"], 2))
     assert gpus["mi300x"].compute_model == cm3  # the same CDNA 3 compute die

@@ -4,12 +4,13 @@ linear layers; the slowest pipeline stage sets the pace)."""
 import pytest
 from test_step_model import LLAMA3_70B, workload
 
+from solver.inputs.precisions import ByPrecision
 from solver.perf.compute import ComputeParams, gemm_s, microbatch_compute, optimizer_step_s, pacing_stage
 from solver.perf.layout import Layout
 from solver.perf.totals import flops_per_step
 
-PARAMS = ComputeParams(bf16_tflops=1000.0, fp8_tflops=2000.0, hbm_tbyte_s=1.0, gemm_efficiency_bf16=0.5,
-                       gemm_efficiency_fp8=0.4, attention_efficiency=0.25, gemm_overhead_s=10e-6)
+PARAMS = ComputeParams(tflops=ByPrecision(bf16=1000.0, fp8=2000.0), hbm_tbyte_s=1.0,
+                       gemm_efficiency=ByPrecision(bf16=0.5, fp8=0.4), attention_efficiency=0.25, gemm_overhead_s=10e-6)
 
 
 def lay(t=1, c=1, p=1, b=1):
@@ -46,7 +47,7 @@ def test_wider_models_and_bigger_microbatches_run_closer_to_the_peak():
         """Model FLOPs of one microbatch on one GPU over (its compute time × the BF16 peak)."""
         mb = microbatch_compute(workload(model, 8, activation_recompute="none"), lay(t=t, b=b), PARAMS)
         per_sequence, _ = flops_per_step(workload(model, 1, activation_recompute="none"))
-        return per_sequence * b / t / (mb.total_s * PARAMS.bf16_tflops * 1e12)
+        return per_sequence * b / t / (mb.total_s * PARAMS.tflops["bf16"] * 1e12)
     narrow = dict(LLAMA3_70B, hidden_size=2048, ffn_hidden_size=7168, attention_heads=16, kv_heads=2)
     assert efficiency(narrow) < efficiency(LLAMA3_70B)
     assert efficiency(LLAMA3_70B, t=8) < efficiency(LLAMA3_70B, t=1)  # h/t-wide GEMMs are smaller

@@ -141,7 +141,7 @@ def _by_name(name: str) -> Run:
 
 
 # Compute per GPU of the HGX run over the NVL72 run lies between the HBM ratio and the GEMM-rate ratio of the two
-# GPUs' catalog compute models (peak × gemm_efficiency_bf16): physics v3 (one fitted Blackwell efficiency per GPU):
+# GPUs' catalog compute models (peak × gemm_efficiency.bf16): physics v3 (one fitted Blackwell efficiency per GPU):
 # GB200/B200 8.0/7.7 = 1.04 and (2500·0.45)/(2250·0.45) = 1.11; GB300/B300 1.04 and (2500·0.58)/(2250·0.45) = 1.43
 # (v2: 0.98–1.04 and 1.04–1.37). The all-to-all's share of the step-time gap is ≥ 85 % for GB200/B200, ≥ 75 % for
 # GB300/B300, whose GEMM rates differ by 43 %.

@@ -51,7 +51,7 @@ def test_a_stacks_gemm_factor_slows_exactly_the_gemms(default_catalog):
     mt, tt = _scenario("megatron", default_catalog), _scenario("torchtitan", default_catalog)
     hm = hardware_for(mt, default_catalog, "dgx-h100", "cx7-ndr", 8, 1.0)
     ht = hardware_for(tt, default_catalog, "dgx-h100", "cx7-ndr", 8, 1.0)
-    assert ht.compute.gemm_efficiency_fp8 == pytest.approx(0.73 * hm.compute.gemm_efficiency_fp8)
+    assert ht.compute.gemm_efficiency["fp8"] == pytest.approx(0.73 * hm.compute.gemm_efficiency["fp8"])
     assert ht.compute.attention_efficiency == hm.compute.attention_efficiency
     pm = performance(mt.workload, LAYOUT, hm, overlap_for(mt))
     pt = performance(tt.workload, LAYOUT, ht, overlap_for(tt))

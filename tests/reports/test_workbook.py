@@ -63,7 +63,7 @@ platforms:
     nodes_per_domain: 1
     nvlink_gbyte_s: 450
     nvlink_efficiency: 0.82
-    scaleout_nics_per_node: [1, 2, 4, 8]
+    rails_per_node_options: [1, 2, 4, 8]
     compatible_nics: [cx7-ndr, bf3-400gbe]
     unit: node
     unit_price_usd: 250000

@@ -74,7 +74,7 @@ def test_designs_meet_every_row(catalog):
             if p.role != "prefill":
                 assert perf.tpot_s <= 1 / 20.0
             m = p.option.machine
-            again = costing.design_cost(sc, catalog, m.platform, m.nic, m.rails, m.switch, 1.0,
+            again = costing.design_cost(sc, catalog, m.platform, m.nic, m.rails_per_node, m.switch, 1.0,
                                         p.option.domains(p.replicas),
                                         gpus_per_domain_used=p.option.used_per_domain(p.replicas))
             assert again is not None and again.capex_usd == pytest.approx(p.cost.capex_usd)
