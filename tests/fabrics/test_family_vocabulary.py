@@ -60,12 +60,12 @@ class Torus2D:
                                                      FabricTier(None, "torus_ring", "spine_core")))
 
     def max_nodes(self, spec: FabricSpec, tiers: int) -> int:
-        return (spec.radix - 4) * spec.radix // spec.rails if tiers == 2 else 0  # at most k routers
+        return (spec.radix - 4) * spec.radix // spec.rails_per_node if tiers == 2 else 0  # at most k routers
 
     def size(self, nodes: int, spec: FabricSpec, tiers: int | None = None) -> FabricSize | None:
         if tiers not in (None, 2) or nodes > self.max_nodes(spec, 2):
             return None
-        endpoints = nodes * spec.rails
+        endpoints = nodes * spec.rails_per_node
         routers = math.ceil(endpoints / (spec.radix - 4))
         return FabricSize(self.name, 2, spec.radix, spec.radix - 4, 4, 1.0, {"router": routers},
                           {"terminal": endpoints, "torus_ring": 2 * routers}, endpoints)
