@@ -1,4 +1,7 @@
-"""`build_design_space`: the shapes of every platform's performance classes and layouts, pruned exactly."""
+"""`build_design_space`: the shapes of every platform's performance classes and layouts, pruned exactly — the
+plain builder (`plain.plain_design_space`, read it first) with speed layers that cannot change the answer: its
+enumeration and per-point functions, plus the memo, bisection, dominance, cost/step bounds and the helper process
+(docs/architecture.md, "The design space: a plain builder and its speed layers")."""
 from __future__ import annotations
 
 import math

@@ -1,7 +1,14 @@
 """The points scan of one layout: lazy evaluation of its d values (`_Points`), the feasibility of each
 point, the dominance scan that keeps the smallest feasible d per segment (with the goodput in the target, each
 architecture's; for `fastest`, each feasible d faster than every smaller one), and the rows of the shape made from
-the kept points."""
+the kept points.
+
+What a point is and whether it is feasible is `plain.py`'s (`point_performance`, `point_memory_gb`, `fits_memory`,
+`step_need`, `goodput_at`, `meets_target`, `condition_rows`, `shape_of`); this module only decides which points to
+ask about and remembers the answers — speed layers that cannot change the answer: one evaluation per fabric
+structure re-timed per NIC (`_Points`), the memo (`ScanContext`'s lookups, `memo.ScanMemo`), the bisection for the
+first open point (`ScanContext.open_from`), the dominance scan (`_kept_points`) and the bounds it obeys (`bound`).
+At prune="points" the shapes are `plain.plain_design_space`'s (tests/design_space/test_plain_builder.py)."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
@@ -458,7 +465,7 @@ def class_shape(ctx: ScanContext, perf: PerfClass, hw: Hardware, g_used: int, la
 def add_conditions(ctx: ScanContext, shapes: list[Shape]) -> None:
     """The condition rows of shapes made with `defer_conditions` (most of a large build's shapes are dropped by
     `_one_point_per_cost`; only those left need their rows): their kept points evaluated again, as the scan did
-    (`performance` on the evaluation's hardware, `_conditions` re-timed on the class's)."""
+    (`plain.point_performance` on the evaluation's hardware, `plain.condition_rows` re-timed on the class's)."""
     for shape in shapes:
         _, evaluated_on, hw = ctx.caches.pending.pop(id(shape))
         memo = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
