@@ -11,7 +11,8 @@ coefficient (SPEC §4.5 "Exactness") — the formulas live only in solver/perf.
 Pruning is exact: a shape is dropped only if no allowed d fits in memory, or no allowed d meets
 the target step time, or its placement is impossible. Nothing that could be optimal is removed.
 
-The package: `identity` (PerfClass, Architecture, Exposure, Condition, Shape, DesignSpace), `allowlists` (the
+The package: `plain` (the design space stated plainly, read first: `plain_design_space`; the fast build reuses its
+enumeration and per-point functions and adds speed layers that cannot change the answer), `identity` (PerfClass, Architecture, Exposure, Condition, Shape, DesignSpace), `allowlists` (the
 architectures and tier counts a scenario allows), `build` (`build_design_space`), `scan` (one layout's points,
 their feasibility and the dominance scan), `bound` (the cost bound that stops a scan where no point can be among
 the K best) and `dominance` (`dominated_by_fat_tree`). Import from here.
@@ -32,10 +33,12 @@ from .build import build_design_space
 from .context import MARGIN_CONDITIONS
 from .dominance import dominated_by_fat_tree
 from .identity import PRUNE_LEVELS, Architecture, Condition, DesignSpace, Exposure, PerfClass, Shape
+from .plain import plain_design_space
 from .scan import goodput_bound
 
 __all__ = [
     "MARGIN_CONDITIONS", "PRUNE_LEVELS", "Architecture", "Condition", "DesignSpace", "Exposure", "PerfClass", "Shape",
     "above_pod_ratios", "allowed_families", "allowed_tiers", "architectures", "build_design_space",
-    "dominated_by_fat_tree", "fabric_spec_of", "goodput_bound", "hardware_of", "one_tier_allowed", "switch_serves_nic",
+    "dominated_by_fat_tree", "fabric_spec_of", "goodput_bound", "hardware_of", "one_tier_allowed", "plain_design_space",
+    "switch_serves_nic",
 ]

@@ -1,4 +1,7 @@
-"""`build_design_space`: the shapes of every platform's performance classes and layouts, pruned exactly."""
+"""`build_design_space`: the shapes of every platform's performance classes and layouts, pruned exactly — the
+plain builder (`plain.plain_design_space`, read it first) with speed layers that cannot change the answer: its
+enumeration and per-point functions, plus the memo, bisection, dominance, cost/step bounds and the helper process
+(docs/architecture.md, "The design space: a plain builder and its speed layers")."""
 from __future__ import annotations
 
 import math
@@ -11,13 +14,14 @@ from ..fabrics import DEFAULT_FAMILY, TIER_COUNTS, family
 from ..failures import goodput_in_target
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware
-from ..perf.layout import LayoutShape, dp_candidates, placement_problem
+from ..perf.layout import LayoutShape
 from . import parallel
-from .allowlists import architectures, fabric_spec_of, hardware_of
+from .allowlists import fabric_spec_of, hardware_of
 from .bound import CostBound, StepBound
 from .context import ArchGoodput
 from .identity import PRUNE_LEVELS, Architecture, DesignSpace, PerfClass, Shape, switch_points
 from .memo import ScanMemo
+from .plain import domain_sizes, fits_memory, performance_classes, placeable
 from .scan import ScanContext, add_conditions, class_shape, count_once_per_switch
 from .structures import crosses_nothing, share_plain_shapes, structure_groups
 
@@ -97,7 +101,8 @@ class _Build:
         # what the helper process's part of the build is made with (`_helper_part`)
         self.options = dict(prune=prune, top_k=top_k, distinct_by=distinct_by, seed=seed,
                             one_layout_per_cost=one_layout_per_cost, budget_cut_usd=budget_cut_usd)
-        self.archs = archs = architectures(scenario, catalog)
+        archs, self.perfs = performance_classes(scenario, catalog)  # `plain`'s enumeration
+        self.archs = archs
         self.ctx = ctx = ScanContext(scenario, catalog, prune, memo)
         ctx.tallies.switches = Counter(a.perf for a in archs)  # architectures (switch choices) per class
         fastest = scenario.objective == "fastest"
@@ -118,7 +123,6 @@ class _Build:
                 update={"budget_usd": budget_cut_usd})})
             ctx.bounds.budget = CostBound(limited, catalog, archs, 1, objective="capex")
         self.platforms = catalog.by_id("platforms")
-        self.perfs = sorted({a.perf for a in archs})
         self.made: dict[str, dict[int, list[Shape]]] = {}
 
     def scan(self, order: list[str], deadline: Deadline) -> bool:
@@ -297,7 +301,7 @@ def _prepare_platform(ctx: ScanContext, plat, plat_perfs: list[PerfClass], archs
     plat_perfs.sort(key=lambda p: (-hws[p].scaleout_effective_gbyte_s, hws[p].nic_step_latency_s,
                                    hws[p].oversubscription, hws[p].above_pod_oversubscription, p))
     regimes: list[tuple[int, LayoutShape, list[int]]] = []
-    for g_used in plat.domain_sizes(scenario.pin.gpus_per_domain_used):
+    for g_used in domain_sizes(scenario, plat):
         placed = _placeable_layouts(ctx, g_used)
         ctx.tallies.combinations += placed.candidates * n_switch
         ctx.tallies.pruned["placement"] += placed.placement * n_switch
@@ -410,17 +414,7 @@ def _placeable(ctx: ScanContext, lay: LayoutShape, g_used: int) -> tuple[list[in
     is checked once per scan memo (`ScanMemo.placeable`: the builds sharing it share it)."""
     key = (lay, g_used)
     if key not in ctx.caches.placeable:
-        ds, placement, caps = [], 0, 0
-        candidates = dp_candidates(ctx.inputs.scenario, lay)
-        for d in candidates:
-            layout = lay.layout(dp=d, gpus_per_domain_used=g_used)
-            if placement_problem(layout, ctx.inputs.wl, g_used) is not None:
-                placement += 1
-            elif ctx.inputs.max_gpus is not None and layout.gpus > ctx.inputs.max_gpus:
-                caps += 1
-            else:
-                ds.append(d)
-        ctx.caches.placeable[key] = (ds, len(candidates), placement, caps)
+        ctx.caches.placeable[key] = placeable(ctx.inputs, lay, g_used)
     return ctx.caches.placeable[key]
 
 
@@ -432,7 +426,7 @@ def _fits_memory_somewhere(ctx: ScanContext, lay: LayoutShape, g_used: int, ds: 
     lean = ctx.memory_gb(ctx.layout_memo(lay, g_used), ds[-1])
     if lean < ctx.tallies.best["leanest"][0]:
         ctx.tallies.best["leanest"] = (lean, hw.hbm_usable_gb, f"{hw.gpu_id}, {lay.describe()} dp={ds[-1]}")
-    if ctx.inputs.prune != "none" and lean > hw.hbm_usable_gb * (1 + 1e-9):
+    if ctx.inputs.prune != "none" and not fits_memory(lean, hw):
         ctx.tallies.pruned["memory"] += len(ds) * n_choices
         return False
     return True

@@ -1,7 +1,14 @@
 """The points scan of one layout: lazy evaluation of its d values (`_Points`), the feasibility of each
 point, the dominance scan that keeps the smallest feasible d per segment (with the goodput in the target, each
 architecture's; for `fastest`, each feasible d faster than every smaller one), and the rows of the shape made from
-the kept points."""
+the kept points.
+
+What a point is and whether it is feasible is `plain.py`'s (`point_performance`, `point_memory_gb`, `fits_memory`,
+`step_need`, `goodput_at`, `meets_target`, `condition_rows`, `shape_of`); this module only decides which points to
+ask about and remembers the answers — speed layers that cannot change the answer: one evaluation per fabric
+structure re-timed per NIC (`_Points`), the memo (`ScanContext`'s lookups, `memo.ScanMemo`), the bisection for the
+first open point (`ScanContext.open_from`), the dominance scan (`_kept_points`) and the bounds it obeys (`bound`).
+At prune="points" the shapes are `plain.plain_design_space`'s (tests/design_space/test_plain_builder.py)."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
@@ -12,13 +19,21 @@ from ..failures import point_goodput
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware, alltoall_bandwidths_gbyte_s
 from ..perf.layout import Layout, LayoutShape
-from ..perf.memory import memory_per_gpu_gb
-from ..perf.step import Performance, compute_and_bubble_s, performance, point_terms, step_time_on
-from ..perf.uncertainty import point_factor
+from ..perf.step import Performance, compute_and_bubble_s, step_time_on
 from .context import ArchGoodput, ScanBounds, ScanCaches, ScanInputs, ScanTallies
 from .dominance import dominated_by_fat_tree
-from .identity import Architecture, Condition, Exposure, PerfClass, Shape
+from .identity import Architecture, PerfClass, Shape
 from .memo import MAX_KEPT_POINTS, LayoutMemo, ScanMemo
+from .plain import (
+    condition_rows,
+    fits_memory,
+    goodput_at,
+    meets_target,
+    point_memory_gb,
+    point_performance,
+    shape_of,
+    step_need,
+)
 
 
 class ScanContext:
@@ -74,7 +89,7 @@ class ScanContext:
     def is_open(self, shared: LayoutMemo, d: int, hw: Hardware) -> bool:
         """The NIC-independent checks of a point pass: memory fits, and T_comp + bubble (a lower bound on the step
         time on any NIC: exposure and capacity are ≥ 0) meets the target."""
-        if self.memory_gb(shared, d) > hw.hbm_usable_gb * (1 + 1e-9):
+        if not fits_memory(self.memory_gb(shared, d), hw):
             return False
         return self.compute_and_bubble_s(shared, d, hw) <= self.inputs.target * (1 + 1e-9)
 
@@ -100,7 +115,7 @@ class ScanContext:
         """Memory per GPU of the layout at d (`perf.memory.memory_per_gpu_gb`), once per (layout, G_u, d) of the memo."""
         gb = shared.memory.get(d)
         if gb is None:
-            gb = shared.memory[d] = memory_per_gpu_gb(self.inputs.wl, shared.layout(d), self.inputs.params)
+            gb = shared.memory[d] = point_memory_gb(self.inputs, shared.layout(d))
         return gb
 
     def layout_memo(self, lay: LayoutShape, g_used: int) -> LayoutMemo:
@@ -190,7 +205,7 @@ class _Points:
 
     def perf(self, j: int) -> Performance:
         if j not in self._perf:
-            self._perf[j] = performance(self.ctx.inputs.wl, self.layout(j), self.hw, self.ctx.inputs.overlap)
+            self._perf[j] = point_performance(self.ctx.inputs, self.layout(j), self.hw)
         return self._perf[j]
 
     def memory_gb(self, j: int) -> float:
@@ -213,35 +228,6 @@ def _faster_or_equal(a: Hardware, b: Hardware) -> bool:
                     for x in ("flat", "hierarchical")))
 
 
-def _conditions(ctx: ScanContext, ds: list[int], perfs: list[Performance], hw: Hardware) -> list[Condition]:
-    """The nominal condition and each margin the scenario demands, every term multiplied by d and evaluated at
-    every d (`perf.step.point_terms`); a class whose pieces are never positive is left out (its exposure is 0)."""
-    out = []
-    for name, sigma, delta in ctx.inputs.conditions:
-        terms = [point_terms(q, hw, sigma, delta) for q in perfs]
-        exposures = []
-        for cls, first in terms[0].pieces.items():
-            pieces = [[d * t.pieces[cls][i] for d, t in zip(ds, terms)] for i in range(len(first))]
-            if any(v > 1e-12 for p in pieces for v in p):
-                exposures.append(Exposure(cls, pieces))
-        out.append(Condition(name, [d * t.compute_s for d, t in zip(ds, terms)], exposures,
-                             [d * t.capacity_s for d, t in zip(ds, terms)]))
-    if ctx.inputs.quantile is not None:
-        out.append(_quantile_condition(ctx, ds, perfs, hw, out[0]))
-    return out
-
-
-def _quantile_condition(ctx: ScanContext, ds: list[int], perfs: list[Performance], hw: Hardware,
-                        nominal: Condition) -> Condition:
-    """robustness.quantile: the nominal rows with every term times the point's k_q (a per-point coefficient:
-    k_q·max(comp + Σ exposed, capacity) = max(k_q·comp + Σ k_q·exposed, k_q·capacity) as k_q > 0)."""
-    ks = [_quantile_factor(ctx, hw, q.compute_s + q.bubble_s, nominal.step_time_s(j, d))
-          for j, (d, q) in enumerate(zip(ds, perfs))]
-    exposures = [Exposure(x.name, [[k * v for k, v in zip(ks, p)] for p in x.pieces]) for x in nominal.exposures]
-    return Condition("quantile", [k * v for k, v in zip(ks, nominal.comp)], exposures,
-                     [k * v for k, v in zip(ks, nominal.capacity)])
-
-
 def _point_ok(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[bool, float]:
     """(the point meets memory, the target and every demanded margin on `hw`, its nominal step time; inf when
     not evaluated): `_point_check` without the goodput need."""
@@ -256,40 +242,29 @@ def _point_check(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tup
     if not points.open(j):
         return False, float("inf"), float("inf")
     need, step = _point_need(ctx, points, j, hw)
-    return need <= ctx.inputs.target * (1 + 1e-9) * goodput_bound(ctx, points, j, hw), step, need
+    return meets_target(ctx.inputs, need, goodput_bound(ctx, points, j, hw)), step, need
 
 
 def _point_need(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> tuple[float, float]:
     """(the largest of an open point's step times on `hw` under every demanded condition and k_q times the nominal
     one: the point meets the target where this is ≤ target × goodput; its nominal step time)."""
-    q = points.perf(j)
-    steps = [step_time_on(q, hw, sigma, delta) for _, sigma, delta in ctx.inputs.conditions]
-    k = _quantile_factor(ctx, hw, q.compute_s + q.bubble_s, steps[0])
-    return max(*steps, steps[0] * k), steps[0]
+    return step_need(ctx.inputs, points.perf(j), hw)
 
 
 def _arch_ok(ctx: ScanContext, points: _Points, j: int, need: float, info: ArchGoodput) -> bool | None:
     """The point meets the target on one architecture of its class, on that architecture's own goodput (`need`:
     `_point_need`); None when no allowed fabric size of the architecture holds the point's nodes (nor a larger d's)."""
     good = ctx.arch_goodput(info, points.layout(j).gpus, points.gpus_per_node, points.nodes[j])
-    return None if good is None else need <= ctx.inputs.target * (1 + 1e-9) * good
-
-
-def _quantile_factor(ctx: ScanContext, hw: Hardware, compute_and_bubble_s: float, step_time_s: float) -> float:
-    """k_q of a point on `hw` (perf/uncertainty.py: its regime's quantile of the calibration residuals); 1 without
-    robustness.quantile."""
-    return point_factor(ctx.inputs.wl.stack, hw.gpu_id, ctx.inputs.wl.precision, compute_and_bubble_s, step_time_s, ctx.inputs.quantile,
-                        ctx.inputs.wl.model.moe is not None)
+    return None if good is None else meets_target(ctx.inputs, need, good)
 
 
 def goodput_bound(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> float:
     """The goodput the step-time target is scaled by at a point (1 when the target does not use it): the
     switch-independent bound of every architecture of the class (no switch counted, `failures.job_parts`),
     so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
-    if ctx.inputs.goodput is None:
+    if ctx.inputs.goodput is None:  # (`plain.goodput_at` says so too: this skips making the layout)
         return 1.0
-    return point_goodput(ctx.inputs.goodput, "fat-tree", None, points.layout(j).gpus, points.gpus_per_node,
-                         points.nodes[j], hw.rails_per_node, None)
+    return goodput_at(ctx.inputs, points.layout(j).gpus, points.gpus_per_node, points.nodes[j], hw.rails_per_node)
 
 
 def _record_fastest(ctx: ScanContext, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
@@ -297,7 +272,7 @@ def _record_fastest(ctx: ScanContext, perf: PerfClass, lay: LayoutShape, points:
     if ctx.tallies.best["fastest"][0] <= ctx.inputs.target:
         return  # some point meets the target: the explanation will not need it
     j = len(points.ds) - 1  # memory never grows with d (`ScanContext.open_from`): the largest d fits if any does
-    if points.memory_gb(j) > hw.hbm_usable_gb * (1 + 1e-9):
+    if not fits_memory(points.memory_gb(j), hw):
         return
     st = step_time_on(points.perf(j), hw)
     if st < ctx.tallies.best["fastest"][0]:
@@ -465,15 +440,10 @@ def class_shape(ctx: ScanContext, perf: PerfClass, hw: Hardware, g_used: int, la
         return None
     kept_ds = [ds[j] for j in keep]
     perfs = [points.perf(j) for j in keep]
-    conditions = [] if ctx.caches.defer_conditions else _conditions(ctx, kept_ds, perfs, hw)
-    mem = [d * points.memory_gb(j) for d, j in zip(kept_ds, keep)]
+    conditions = [] if ctx.caches.defer_conditions else condition_rows(ctx.inputs, kept_ds, perfs, hw)
     steps = [st if st != float("inf") else step_time_on(q, hw) for st, q in zip(steps, perfs)]
-    t, c, p, v, b = lay.tp, lay.cp, lay.pp, lay.vp, lay.microbatch_size
-    experts = f"e{lay.ep}x{lay.etp}" if (lay.ep, lay.etp) != (1, 1) else ""
-    key = f"{perf.key()}|G{g_used}|t{t}c{c}p{p}v{v}b{b}{experts}|d{ds[0]}" + ("+" if len(ds) > 1 else "")
-    shape = Shape(key=key, perf=perf, layout_shape=lay, gpus_per_domain_used=g_used, d_values=kept_ds,
-                  domains=[domains[j] for j in keep], conditions=conditions, mem=mem, hbm_usable_gb=hw.hbm_usable_gb,
-                  step_time_s=steps)
+    shape = shape_of(perf, hw, g_used, lay, ds, kept_ds, [domains[j] for j in keep],
+                     [points.memory_gb(j) for j in keep], steps, conditions)
     if ctx.caches.defer_conditions:
         ctx.caches.pending[id(shape)] = (shape, points.hw, hw)
     if ctx.inputs.goodput is not None and ctx.inputs.prune == "dominated":
@@ -495,10 +465,10 @@ def class_shape(ctx: ScanContext, perf: PerfClass, hw: Hardware, g_used: int, la
 def add_conditions(ctx: ScanContext, shapes: list[Shape]) -> None:
     """The condition rows of shapes made with `defer_conditions` (most of a large build's shapes are dropped by
     `_one_point_per_cost`; only those left need their rows): their kept points evaluated again, as the scan did
-    (`performance` on the evaluation's hardware, `_conditions` re-timed on the class's)."""
+    (`plain.point_performance` on the evaluation's hardware, `plain.condition_rows` re-timed on the class's)."""
     for shape in shapes:
         _, evaluated_on, hw = ctx.caches.pending.pop(id(shape))
         memo = ctx.layout_memo(shape.layout_shape, shape.gpus_per_domain_used)
-        perfs = [performance(ctx.inputs.wl, memo.layout(d), evaluated_on, ctx.inputs.overlap) for d in shape.d_values]
-        shape.conditions = _conditions(ctx, shape.d_values, perfs, hw)
+        perfs = [point_performance(ctx.inputs, memo.layout(d), evaluated_on) for d in shape.d_values]
+        shape.conditions = condition_rows(ctx.inputs, shape.d_values, perfs, hw)
     ctx.caches.pending.clear()
