@@ -18,7 +18,6 @@ from ..units import HOURS_PER_YEAR
 from . import facility as orderable
 from .lines import Line
 
-
 # ----------------------------------------------------------------------------------- owned inventory
 
 

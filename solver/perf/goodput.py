@@ -20,7 +20,6 @@ import numpy as np
 from ..units import HOURS_PER_YEAR
 
 
-
 def per_hour(annual_rate):
     """Interruptions per hour from a rate per year: rate / 8,760 h."""
     return np.asarray(annual_rate, dtype=float) / HOURS_PER_YEAR
