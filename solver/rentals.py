@@ -25,12 +25,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .costing import HOURS_PER_YEAR, CostedDesign
+from .costing import CostedDesign
 from .costing.owned import OwnershipCost, ownership_cost
 from .inputs.ownership_schema import Ownership
 from .inputs.schema import Catalog
+from .units import HOURS_PER_MONTH, HOURS_PER_YEAR
 
-HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
 COMMITTED_TERMS = ("reserved", "capacity-block")
 DEFAULT_MAX_GPUS = 1_536
 DEFAULT_MAX_GPUS_SOURCE = ("estimate: Lambda 1-Click Clusters, 16 to over 1,500 GPUs, the largest self-service "

@@ -27,10 +27,10 @@ from .perf.step import Performance, margins, meets_target
 from .perf.traffic import overlap_for
 from .perf.uncertainty import Regime, design_regime, point_factor, step_time_interval_s
 from .rentals import RentOrBuy, ranked_options, rent_or_buy
+from .units import SECONDS_PER_YEAR
 
 SCHEMA = "fabricplan.result/1"
 TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
-SECONDS_PER_YEAR = 8760 * 3600.0  # the year of the TCO's energy (costing.HOURS_PER_YEAR)
 
 
 def cost_per_million_tokens_usd(cost_usd: float, tokens_per_step: int, step_time_s: float, goodput: float,

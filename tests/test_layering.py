@@ -17,7 +17,8 @@ PACKAGE = ROOT / "solver"
 # of one stage may import one another (without cycles); `perf` and `fabrics` share a stage and import neither
 # the other ("solver/fabrics never imports solver/perf").
 STAGES: tuple[tuple[str, ...], ...] = (
-    ("solver.errors", "solver.deadline", "solver.integers", "solver.commit", "solver.files", "solver.version"),  # foundation
+    ("solver.errors", "solver.deadline", "solver.integers", "solver.commit", "solver.files", "solver.version",
+     "solver.units"),  # foundation
     ("solver.inputs",),
     ("solver.perf", "solver.fabrics"),
     ("solver.failures",),

@@ -168,8 +168,10 @@ def test_a_price_date_reads_at_its_latest_day():
     assert latest_day("2024") == datetime.date(2024, 12, 31)
     assert latest_day("2024-02") == datetime.date(2024, 2, 29)  # a leap year's February
     assert latest_day("2024-08-15") == datetime.date(2024, 8, 15)
-    # 2024-08-31 → 2025-08-31 is 365 days: 365 / 30.4375 = 11.99 months, not yet past 12
-    assert age_months("2024-08", datetime.date(2025, 8, 31)) == pytest.approx(365 / 30.4375)
+    # 2024-08-31 → 2025-08-31 is 365 days: 365 / (365 / 12) = 12.0 months, not past 12 (a 365-day year, solver/units.py)
+    assert age_months("2024-08", datetime.date(2025, 8, 31)) == pytest.approx(12.0)
+    # 2023-08-31 → 2024-08-31 spans 2024-02-29: 366 days = 12.03 months
+    assert age_months("2023-08", datetime.date(2024, 8, 31)) == pytest.approx(366 / (365 / 12))
 
 
 def test_old_prices_are_named_per_part_and_the_limit_is_the_scenarios():
@@ -180,7 +182,7 @@ def test_old_prices_are_named_per_part_and_the_limit_is_the_scenarios():
     ls = solver.load_scenario(REPO / "scenarios" / "llama3-70b.yaml")
     designs = solver.solve(ls, api.catalog_for(ls), top_k=1).designs
     bought = {(x.part, x.price_date) for x in designs[0].cost.bom if x.extended_usd > 0 and not x.owned}
-    # on 2025-09-01 every 2024-08 price (ends 2024-08-31: 366 days = 12.02 months) is old, none from 2025
+    # on 2025-09-01 every 2024-08 price (ends 2024-08-31: 366 days = 12.03 months) is old, none from 2025
     text = price_age_warning(designs, 12, datetime.date(2025, 9, 1))
     old = sorted(p for p, d in bought if d.startswith("2024-08") or d in ("2024", "2023") or d.startswith("2023"))
     for part in old:

@@ -21,8 +21,9 @@ from solver.errors import InputError
 from solver.inputs import load_catalog
 from solver.inputs.ownership_schema import Ownership
 from solver.inputs.yaml_safe import read_yaml
-from solver.rentals import DEFAULT_MAX_GPUS, HOURS_PER_MONTH, busy_hours_to_break_even, rent_or_buy
+from solver.rentals import DEFAULT_MAX_GPUS, busy_hours_to_break_even, rent_or_buy
 from solver.reports.rent_terminal import print_rent
+from solver.units import HOURS_PER_MONTH
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "scenarios" / "rent-or-buy.yaml"

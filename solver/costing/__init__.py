@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from .lines import Line, Parts, Quantities, hardware_fraction
 from .owned import (
-    HOURS_PER_YEAR,
     Stock,
     energy_usd,
     lines_capex_usd,
@@ -51,4 +50,4 @@ from .table import (
     units_per_rack,
 )
 
-__all__ = ["BOM_CATEGORIES", "CostedDesign", "HOURS_PER_YEAR", "Line", "MODULE_ENDS", "Parts", "Quantities", "Stock", "bill_of_materials", "bom_lines", "caps_exceeded", "check_combination", "compute_units", "cost_for_objective_usd", "design_cost", "energy_usd", "fabric_spec", "hardware_fraction", "job_nodes", "lines_capex_usd", "lines_power_kw", "module_price", "network_racks", "nodes_per_unit", "parts_for", "point_lower_bound_usd", "price_category", "pue_and_usd_per_kwh", "purchase_usd", "rack_of", "site_count", "spare_units_for", "stock_of", "units_per_rack"]
+__all__ = ["BOM_CATEGORIES", "CostedDesign", "Line", "MODULE_ENDS", "Parts", "Quantities", "Stock", "bill_of_materials", "bom_lines", "caps_exceeded", "check_combination", "compute_units", "cost_for_objective_usd", "design_cost", "energy_usd", "fabric_spec", "hardware_fraction", "job_nodes", "lines_capex_usd", "lines_power_kw", "module_price", "network_racks", "nodes_per_unit", "parts_for", "point_lower_bound_usd", "price_category", "pue_and_usd_per_kwh", "purchase_usd", "rack_of", "site_count", "spare_units_for", "stock_of", "units_per_rack"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .lines import Line, Parts
 from .owned import Stock, price_category
@@ -73,21 +74,38 @@ def _part_number(priced, role: str) -> str:
     return getattr(priced, key, None) or ""
 
 
+LINE_FACTS_KEPT = 20_000  # (catalog entry, category, description) → its role, part number and lead time
+_LINE_FACTS: dict[tuple[int, str, str], tuple[Any, str, str, float | None]] = {}
+
+
+def _facts(line: Line) -> tuple[str, str, float | None]:
+    """(role, part number, lead time) of a line: read off its catalog entry once per (entry, category, description)
+    and kept with the entry (a pydantic attribute a model lacks costs an exception each time; the serving fleet's
+    pools cost hundreds of designs of the same parts)."""
+    p = line.priced
+    key = (id(p), line.category, line.description)
+    kept = _LINE_FACTS.get(key)
+    if kept is None or kept[0] is not p:
+        if len(_LINE_FACTS) >= LINE_FACTS_KEPT:
+            _LINE_FACTS.clear()
+        role = bom_role(line.category, line.description)
+        kept = _LINE_FACTS[key] = (p, role, _part_number(p, role), getattr(p, "lead_time_weeks", None))
+    return kept[1], kept[2], kept[3]
+
+
 def _bom_line(line: Line, quantity: int) -> BomLine:
     p = line.priced
-    role = bom_role(line.category, line.description)
+    role, part_number, lead_time_weeks = _facts(line)
     return BomLine(line.category, line.part, line.description, quantity, line.unit_price_usd,
                    quantity * line.unit_price_usd, line.power_w, p.price_source, p.price_date, p.price_is_estimate,
-                   included=line.included, role=role, part_number=_part_number(p, role),
-                   lead_time_weeks=getattr(p, "lead_time_weeks", None))
+                   included=line.included, role=role, part_number=part_number, lead_time_weeks=lead_time_weeks)
 
 
 def _owned_line(line: Line, quantity: int) -> BomLine:
     """The owned share of a line: no price, its power still counted."""
-    role = bom_role(line.category, line.description)
+    role, part_number, _ = _facts(line)
     return BomLine(line.category, line.part, f"owned: {line.description}", quantity, 0.0, 0.0, line.power_w,
-                   "owned (scenario inventory)", "", False, owned=True, role=role,
-                   part_number=_part_number(line.priced, role))
+                   "owned (scenario inventory)", "", False, owned=True, role=role, part_number=part_number)
 
 
 def split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:
@@ -96,9 +114,10 @@ def split_owned(lines: list[Line], stock: dict[str, Stock]) -> list[BomLine]:
     left = {key: st.owned for key, st in stock.items()}
     out = []
     for line in lines:
-        reused = min(line.quantity, left[line.key])
-        left[line.key] -= reused
+        key = line.key
+        reused = min(line.quantity, left[key]) if left[key] else 0
         if reused > 0:
+            left[key] -= reused
             out.append(_owned_line(line, reused))
         out.append(_bom_line(line, line.quantity - reused))
     return out

@@ -14,11 +14,9 @@ from typing import Any
 
 from ..inputs.inventory import owned_kind
 from ..inputs.schema import Catalog, Facility, Scenario
+from ..units import HOURS_PER_YEAR
 from . import facility as orderable
 from .lines import Line
-
-HOURS_PER_YEAR = 8_760.0
-
 
 # ----------------------------------------------------------------------------------- owned inventory
 
@@ -55,11 +53,14 @@ def stock_of(lines: list[Line], owned: dict[str, int] | None = None) -> dict[str
     """The lines grouped by stock key: needed = Σ quantity, owned units, unit price (equal on every
     line of a key: compute and spares, leaf and spine switches, compute and network racks)."""
     out: dict[str, Stock] = {}
+    owned = owned or {}
     for line in lines:
-        if line.key not in out:
-            out[line.key] = Stock(line.key, price_category(line.category), line.part, line.unit_price_usd, 0,
-                                  line.owned_units(owned or {}))
-        out[line.key].needed = out[line.key].needed + line.quantity
+        key = line.key
+        st = out.get(key)
+        if st is None:
+            st = out[key] = Stock(key, price_category(line.category), line.part, line.unit_price_usd, 0,
+                                  line.owned_units(owned))
+        st.needed = st.needed + line.quantity
     return out
 
 

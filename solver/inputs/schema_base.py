@@ -2,18 +2,34 @@
 from __future__ import annotations
 
 import ast
+import calendar
 import functools
 import inspect
 import linecache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .strict_types import check_scalar
 
 PosInt = Annotated[int, Field(ge=1)]
 Identifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
-Date = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}){0,2}$")]
+
+
+def real_date(value: str) -> str:
+    """A YYYY, YYYY-MM or YYYY-MM-DD date that is on the calendar: month 01–12, day within its month (2027-02-29 is
+    not; issue 47s: month 13 was accepted)."""
+    parts = [int(x) for x in value.split("-")]
+    if len(parts) > 1 and not 1 <= parts[1] <= 12:
+        raise ValueError(f"{value!r} is not a date: month {parts[1]:02d} is not 01–12 (YYYY, YYYY-MM or YYYY-MM-DD)")
+    if len(parts) > 2:
+        days = calendar.monthrange(parts[0], parts[1])[1]
+        if not 1 <= parts[2] <= days:
+            raise ValueError(f"{value!r} is not a date: {calendar.month_name[parts[1]]} {parts[0]} has days 01–{days}")
+    return value
+
+
+Date = Annotated[str, Field(pattern=r"^\d{4}(-\d{2}){0,2}$"), AfterValidator(real_date)]
 
 INPUT_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, frozen=True, defer_build=True)
 """Every input model's configuration. `defer_build` only holds pydantic's build back until `Described` has set

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from .schema_base import Date, Identifier, Strict
 
@@ -54,6 +54,21 @@ class Site(Strict):
     """Which phase a solve uses: the power energised by this date (None: the last phase)."""
     power_profiles: bool = True
     """Choose each GPU's power profile (catalog `power_profiles:`) as a decision; false: rated power only."""
+
+    @field_validator("power")
+    @classmethod
+    def _one_phase_per_date(cls, phases: list[SitePhase]) -> list[SitePhase]:
+        """Two phases energised on the same date would give the site two powers from that day (issue 47s: the last
+        was taken silently): refused, with both phases named."""
+        first: dict[str, int] = {}
+        for i, phase in enumerate(phases):
+            if phase.energised in first:
+                j = first[phase.energised]
+                raise ValueError(f"phases {j} and {i} (from 0) are both energised on {phase.energised} "
+                                 f"({phases[j].power_mw:g} MW and {phase.power_mw:g} MW): give one phase per date, its "
+                                 "power_mw the site's total from that date")
+            first[phase.energised] = i
+        return phases
 
     @model_validator(mode="after")
     def _ordered(self) -> Site:

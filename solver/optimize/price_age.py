@@ -2,14 +2,14 @@
 scenario's `price_max_age_months` (default 12), named per part in one warning, and their quoted lead times.
 
 A date is read at the latest day it can mean: "2024" as 2024-12-31, "2024-08" as 2024-08-31, so a price is called
-old only when every day it may stand for is older than the limit. Age in months = days / (365.25 / 12).
+old only when every day it may stand for is older than the limit. Age in months = days / (365 / 12) (`units.DAYS_PER_MONTH`).
 """
 from __future__ import annotations
 
 import calendar
 import datetime
 
-DAYS_PER_MONTH = 365.25 / 12
+from ..units import DAYS_PER_MONTH
 
 
 def latest_day(price_date: str) -> datetime.date | None:

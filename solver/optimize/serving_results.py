@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-DAYS_PER_YEAR = 365.0
+from ..units import DAYS_PER_YEAR
 
 
 @dataclass(frozen=True)

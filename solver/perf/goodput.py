@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-HOURS_PER_YEAR = 8_760.0
+from ..units import HOURS_PER_YEAR
 
 
 def per_hour(annual_rate):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..inputs.lifecycle_schema import Lifecycle, year_of
 from ..inputs.schema import Catalog
+from ..units import DAYS_PER_YEAR
 
 
 def _end(date: str) -> float:
@@ -26,7 +27,7 @@ def _end(date: str) -> float:
     start = year_of(date)
     assert start is not None
     parts = date.split("-")
-    return start + (1.0 if len(parts) == 1 else 1.0 / 12.0 if len(parts) == 2 else 1.0 / 365.0)
+    return start + (1.0 if len(parts) == 1 else 1.0 / 12.0 if len(parts) == 2 else 1.0 / DAYS_PER_YEAR)
 
 
 def lifecycle_of(catalog: Catalog, part: str) -> Lifecycle | None:

@@ -110,6 +110,8 @@ def solve_plan(spec: PlanSpec, catalog: Catalog, first_period_only: bool = False
         models = period_models(spec, catalog, deadline)
     if isinstance(models, str):
         return PlanOutcome("infeasible", explanation=models)
+    if solves is not None and unorderable_period(spec, models) is not None:  # a comparison nothing can be bought for
+        return PlanOutcome("infeasible", explanation=_why_infeasible(spec, models, first_period_only))
     started = time.perf_counter()
     model = build_plan_model(spec, models, first_period_only)
     if solves is not None:
@@ -135,6 +137,21 @@ def solve_plan(spec: PlanSpec, catalog: Catalog, first_period_only: bool = False
     cut = not all(pm.space.complete for pm in models)  # a design space cut by the time limit: more plans may exist
     return PlanOutcome("time_limit" if cut else outcome.status, designs, clusters, book,
                        solve_time_s=outcome.solve_time_s, gap=outcome.gap, stats=stats)
+
+
+def unorderable_period(spec: PlanSpec, models: list[PeriodModel]) -> int | None:
+    """The first period whose every architecture's platform can be ordered in no period up to it (its lifecycle
+    window, `spec.orderable`), when nothing is owned; else None. Every design of such a period holds at least one
+    compute unit of its platform (a design occupies ≥ 1 NVLink domain), and with nothing owned cover[p,g,key] needs it
+    bought by period p, which orderable_window[q,g,key] forbids in every q ≤ p: the plan MILP is infeasible, a verdict
+    known without building it (the from-scratch comparisons of the periods after every window closed: three HiGHS
+    solves and their Pyomo models each on plan-5-years). tests/plan/test_unorderable.py checks it against the MILP."""
+    if spec.lifecycle is None or spec.owned or any(period.scenario.owned_counts() for period in spec.periods):
+        return None
+    for p, pm in enumerate(models):
+        if all(not any(spec.orderable(q, ad.arch.platform) for q in range(p + 1)) for ad in pm.data.archs):
+            return p
+    return None
 
 
 def _model_purchases(spec: PlanSpec, choices: list[PeriodChoice], designs: list[Design]) -> dict | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from openpyxl.chart import Reference, ScatterChart, Series
 
-from ..results import SECONDS_PER_YEAR, SolveResult
+from ..results import SolveResult
+from ..units import SECONDS_PER_YEAR
 from .frontier import cost_label, layout_label
 from .xlsx import (
     NUMBER,

@@ -23,8 +23,8 @@ from openpyxl.chart import BarChart, LineChart, Reference
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from ..costing import HOURS_PER_YEAR
 from ..inputs.schema import PRICE_CATEGORIES
+from ..units import HOURS_PER_YEAR
 from .xlsx import fit_widths, formula, header_row, put, save_workbook, wrap, write_title
 
 USD = '"$"#,##0'

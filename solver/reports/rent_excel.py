@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from ..inputs.ownership_schema import OWNERSHIP_SOURCES
+from ..units import HOURS_PER_MONTH, HOURS_PER_YEAR
 from .summary_sheet import summary_row_numbers
 from .xlsx import (
     BOLD,
@@ -44,8 +45,6 @@ from .xlsx import (
 )
 
 SHEET = "Rent or buy"
-HOURS_PER_MONTH = 730
-HOURS_PER_YEAR = 8760
 INPUT_HEADER_ROW = 4
 INPUTS = (  # (key, label, format)
     ("depreciation_years", "Economic life (years)", NUMBER_2),
@@ -103,7 +102,7 @@ def _design_column(ws, c: int, design, summary_col: str, rows: dict) -> None:
         "capex": (Live(f"=Summary!{summary_col}{rows['capex']}", o.capex_usd), USD),
         "gpus": (o.gpus, NUMBER),
         "hours": (o.hours, NUMBER_2),
-        "share": (Live(f"={r['hours']}/({years}*{HOURS_PER_YEAR})", o.share), "0.00%"),
+        "share": (Live(f"={r['hours']}/({years}*{HOURS_PER_YEAR:g})", o.share), "0.00%"),
         "depreciation": (Live(f"={r['capex']}*(1-{res})*{r['share']}", run["depreciation"]), USD),
         "financing": (Live(f"={_inp('cost_of_capital')}*{r['capex']}*(1+{res})/2*{years}*{r['share']}",
                            run["financing"]), USD),
@@ -127,10 +126,10 @@ def _design_column(ws, c: int, design, summary_col: str, rows: dict) -> None:
         "busy_hours": (Live(f"=IF({r['rented']}*{r['committed_price']}>{fac_kw}*{kwh},"
                             f"{r['fixed']}/({r['rented']}*{r['committed_price']}-{fac_kw}*{kwh}),-1)", busy),
                        NUMBER),
-        "busy_months": (Live(f"=IF(AND({r['busy_hours']}>=0,{r['busy_hours']}<={years}*{HOURS_PER_YEAR}),"
-                             f"ROUNDUP({r['busy_hours']}/{HOURS_PER_MONTH},0),-1)",
+        "busy_months": (Live(f"=IF(AND({r['busy_hours']}>=0,{r['busy_hours']}<={years}*{HOURS_PER_YEAR:g}),"
+                             f"ROUNDUP({r['busy_hours']}/{HOURS_PER_MONTH:g},0),-1)",
                              be.months if be.months is not None else -1), NEVER_MONTHS),
-        "busy_share": (Live(f"=IF({r['busy_months']}>=0,{r['busy_hours']}/({years}*{HOURS_PER_YEAR}),-1)",
+        "busy_share": (Live(f"=IF({r['busy_months']}>=0,{r['busy_hours']}/({years}*{HOURS_PER_YEAR:g}),-1)",
                             be.utilisation if be.utilisation is not None else -1), NEVER_SHARE),
     }
     for key, (value, fmt) in cells.items():

@@ -9,10 +9,10 @@ from openpyxl.chart.series import SeriesLabel
 from openpyxl.worksheet.pagebreak import Break
 
 from ..confidence import confidence
-from ..costing import HOURS_PER_YEAR
 from ..costing.facility import capex_scope_text
 from ..figures import figure
-from ..results import SECONDS_PER_YEAR, cost_per_million_tokens_usd
+from ..results import cost_per_million_tokens_usd
+from ..units import HOURS_PER_YEAR, SECONDS_PER_YEAR
 from .bom_sheet import NETWORK, BomCells
 from .goodput_sheet import SUMMARY_GOODPUT_KEYS, summary_goodput_rows
 from .prices_sheet import category_rank

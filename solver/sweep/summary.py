@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..figures import Figure, figures_of
+from ..units import SECONDS_PER_YEAR
 
 if TYPE_CHECKING:  # annotations only: the plot process imports this module without the input schema
     from .plan import SweepPlan
@@ -12,7 +13,6 @@ SCHEMA = "fabricplan.sweep/1"
 # the design's figures in each point's row (`figures.FIGURES`: capex_usd_per_pflop_s = capex / (F_model / T_step / 1e15))
 ROW_FIGURES = ("architecture", "platform", "gpus", "nodes", "racks", "switches", "step_time_s", "target_step_time_s",
                "mfu", "capex_usd", "tco_usd", "capex_usd_per_pflop_s", "network_load")
-SECONDS_PER_YEAR = 365.25 * 86_400
 # the sweep's own figure, of its rows (it needs the scenario's tokens per step and TCO years: `point_summary`)
 TCO_PER_MTOK = Figure("tco_usd_per_million_tokens", "TCO per M tokens (USD)", "TCO $/Mtok", "usd_cents",
                       lambda row: row.get("tco_usd_per_million_tokens"))
@@ -24,7 +24,7 @@ def point_summary(design: dict, scenario: dict) -> dict:
     tokens_per_step  = B · s
     throughput       = tokens_per_step / T_step                      (tokens/s at the achieved step time)
     capex_usd_per_pflop_s      = capex / (F_model / T_step / 1e15)   ($ per sustained model PFLOP/s)
-    tco_usd_per_million_tokens = TCO / (throughput · years · 365.25 · 86400 / 1e6)
+    tco_usd_per_million_tokens = TCO / (throughput · years · 365 · 86400 / 1e6)
                                  (every hour of the TCO period spent training)
     """
     wl = scenario["workload"]
@@ -90,7 +90,7 @@ def sweep_report(plan: SweepPlan, rows: list[dict]) -> dict:
         "status_counts": counts,
         "cost_per_unit_definitions": {
             "capex_usd_per_pflop_s": "capex / (model FLOPs per step / achieved step time / 1e15)",
-            "tco_usd_per_million_tokens": "TCO / (tokens per second · tco.years · 365.25 · 86400 / 1e6), training all the time",
+            "tco_usd_per_million_tokens": "TCO / (tokens per second · tco.years · 365 · 86400 / 1e6), training all the time",
         },
         "independent": ("each point is solved on its own, as if bought from scratch (earlier points' purchases are not "
                         "owned); `fabricplan plan` carries purchases forward (docs/plan.md)"),
