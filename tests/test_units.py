@@ -50,7 +50,7 @@ def test_the_sweeps_cost_per_million_tokens_counts_the_same_year_as_the_designs(
 
     design = {"architecture": "A", "platform": "p", "gpus": 1000, "nodes": 125, "racks": 10, "step_time_s": 8.0,
               "target_step_time_s": 9.0, "mfu": 0.4, "capex_usd": 20e6, "tco_usd": 31_536_000.0,
-              "flops_per_step": {"model": 1e18}, "fabric": {"leaf_switches": 8, "spine_switches": 4, "core_switches": 0}}
+              "flops_per_step": {"model": 1e18}, "fabric": {"family": "fat-tree", "leaf_switches": 8, "spine_switches": 4, "core_switches": 0}}
     scenario = {"workload": {"global_batch_size": 1000, "model": {"seq_len": 8000}}, "tco": {"years": 1.0}}
     sweep_row = point_summary(design, scenario)["tco_usd_per_million_tokens"]
     assert sweep_row == pytest.approx(1.0, rel=1e-12)
