@@ -14,7 +14,8 @@ sequence for the GEMMs), h_q = h + 2·h_kv, k_up = 2 for SwiGLU (gate and up fus
     ffn_down    (T, h, f/t)
     logits      (T, V/t, h)                 once per microbatch, on the last pipeline stage
 
-    gemm_s(M, N, K) = max(2MNK / (peak · η_gemm), bytes / hbm) + t_0           (`gemm_s`)
+    gemm_s(M, N, K) = max(2MNK / (peak · η_gemm · S), bytes / hbm) + t_0       (`gemm_s`)
+    S = Π_{d ∈ M, N, K} d / (d + κ · peak)                                      (`shape_efficiency`)
 
 with bytes = operand bytes · (MK + KN) + 2·MN, η_gemm and t_0 fitted per GPU (catalog
 `compute_model`); the attention core (FlashAttention, causal: half of the counted 4·s·h FLOPs per
@@ -58,6 +59,11 @@ ELEMENTWISE_BACKWARD_OVER_FORWARD = 2.0
 OPTIMIZER_BYTES_PER_PARAM = 34
 # An FP8 GEMM input is read in bf16 and written in fp8 twice (row- and column-major for the wgrad GEMM).
 FP8_CAST_BYTES = BF16_BYTES + 2 * FP8_BYTES
+# Shape-aware GEMM efficiency (`shape_efficiency`, issue 41 item 3): a GEMM dimension d reaches d/(d + d½) of the
+# rate a large one reaches, d½ = κ · the peak of the precision the GEMM runs at (TFLOP/s): the faster the tensor cores,
+# the more work a tile and a wave need to hide operand loads, so FP8 and Blackwell saturate later than BF16 and
+# Hopper. κ fitted jointly with the GEMM and expert efficiencies (docs/model.md "Shape-aware GEMM efficiency").
+GEMM_HALF_SIZE_PER_TFLOP = 0.2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,10 +105,18 @@ class MicrobatchCompute:
         return self.forward_s + self.backward_s
 
 
+def shape_efficiency(m: float, n: float, k: float, tflops: float) -> float:
+    """S(M, N, K) = M/(M + d½) · N/(N + d½) · K/(K + d½), d½ = κ · peak (`GEMM_HALF_SIZE_PER_TFLOP`): the share
+    of η_gemm a GEMM of this shape reaches at this peak (small dimensions fill fewer tiles and waves)."""
+    half = GEMM_HALF_SIZE_PER_TFLOP * tflops
+    return m / (m + half) * n / (n + half) * k / (k + half)
+
+
 def gemm_s(m: float, n: float, k: float, *, tflops: float, efficiency: float, hbm_tbyte_s: float,
            overhead_s: float, operand_bytes: float) -> float:
-    """One GEMM (output M × N, inner K): max(2MNK/(peak·η), bytes/hbm) + t_0, bytes = operand·(MK + KN) + 2·MN."""
-    flops_s = 2 * m * n * k / (tflops * TFLOP * efficiency)
+    """One GEMM (output M × N, inner K): max(2MNK/(peak·η·S), bytes/hbm) + t_0, bytes = operand·(MK + KN) + 2·MN,
+    S = `shape_efficiency`(M, N, K, peak)."""
+    flops_s = 2 * m * n * k / (tflops * TFLOP * efficiency * shape_efficiency(m, n, k, tflops))
     bytes_moved = operand_bytes * (m * k + k * n) + BF16_BYTES * m * n
     return max(flops_s, bytes_moved / (hbm_tbyte_s * TBYTE)) + overhead_s
 

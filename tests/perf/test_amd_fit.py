@@ -38,13 +38,14 @@ def test_held_out_row(rid):
 def test_single_node_70b_misfit_is_the_exposed_tp():
     """Both single-node 70B rows under-predict (the sign of an exposed scale-up term, not of the GEMM fit): given the
     reference's scale-up path (B200 NVLink 5: 900 GB/s · 0.90, ring step 3.4 µs, ψ = 0.15) the same rows come within
-    20 % (FP8 +15 %, BF16 −2 %)."""
+    20 % (FP8 +15 %, BF16 −2 %). Issue 41p (shape-aware GEMMs): the rows are −19.8 % (FP8) and −29.2 % (BF16), were
+    −31 % and −42 %; the under-prediction bound −20 % → −15 % (explicit tolerance change)."""
     import dataclasses
 
     from amd_rows import predicted_ratio
 
     for rid in SINGLE_NODE_70B:
-        assert ERRORS[rid] < -0.20
+        assert ERRORS[rid] < -0.15
         fast = predicted_ratio(BY_ID[rid], CATALOG, lambda hw: dataclasses.replace(
             hw, nvlink_gbyte_s=900, nvlink_efficiency=0.90, tp_overlap=0.15, scaleup_step_latency_s=3.4e-6))
         assert abs(fast / BY_ID[rid].ratio - 1) < 0.20, rid

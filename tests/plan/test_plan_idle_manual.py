@@ -62,13 +62,16 @@ def test_manual_schedule_is_the_final_architecture_bought_when_needed(report):
 
 
 def test_manual_schedule_buys_2028s_racks_at_2028s_price():
-    # plan-5-years.yaml's arithmetic: 2028 adds 13,824 − 9,216 = 4,608 GPUs = 64 NVL72 racks ×
-    # $3,000,000 × 0.84² = $135,475,200 of compute, bought in 2028 (not earlier: prices fall 16 %/year)
+    # What 2028 adds is bought in 2028 at 2028's price (not earlier: prices fall 16 %/year): every compute unit of the
+    # 2028 purchase costs its catalog price × 0.84². Issue 41p: since the shape-aware GEMM efficiency the final
+    # architecture is hgx-b200 (catalog $320,000 per node; it was GB200 NVL72 racks at $3,000,000, 64 of them in 2028),
+    # so the check is per unit: quantity × $320,000 × 0.84² = quantity × $225,792.
     result = api.plan(SCENARIO)
     manual = result.manual
     assert manual is not None and manual.ledger is not None
-    compute_2028 = sum(x.extended_usd for x in manual.ledger.periods[2].purchases if x.category == "compute")
-    assert compute_2028 == pytest.approx(64 * 3_000_000 * 0.84 ** 2)
+    bought = [x for x in manual.ledger.periods[2].purchases if x.category == "compute"]
+    assert bought and all(x.part == "hgx-b200" for x in bought)
+    assert sum(x.extended_usd for x in bought) == pytest.approx(sum(x.quantity for x in bought) * 225_792)
     assert not [x for x in manual.ledger.periods[1].purchases if x.category == "compute"]
 
 
