@@ -28,7 +28,10 @@ The pipeline runs at the pace of its slowest stage (`pacing_stage`): with a unif
 stage holds L/p layers and the last one also the logits; a balanced split counts the embedding and
 the loss as one layer each ((L + 2)/p slots, one layer fewer on the first and last stages).
 
-`gemm_s` is the one GEMM-timing function: expert (MoE) GEMMs can use it too.
+`gemm_s` is the one GEMM-timing function: expert (MoE) GEMMs can use it too. Dense and MoE models share one
+compute path: a builder describes a microbatch as a `ComputePlan` (GEMM groups from `gemm_part`, the attention
+core, memory-bound work, sums of them per average layer, the last stage's tail) and `time_plan` times it
+(`dense_plan` here, `moe.moe_plan` for Mixture-of-Experts models).
 """
 from __future__ import annotations
 
@@ -140,17 +143,11 @@ def logits_gemm(model: TransformerShape, layout: Layout) -> Gemm:
     return Gemm("logits", tokens, model.vocab_size / layout.tp, model.hidden_size, False)
 
 
-def _gemm_passes_s(g: Gemm, params: ComputeParams, fp8: bool) -> tuple[float, float]:
-    """(forward, backward) seconds of one linear layer: forward (M, N, K); dgrad (M, K, N); wgrad (N, K, M)."""
-    low = fp8 and g.fp8
-    precision = "fp8" if low else "bf16"
-    kw = dict(tflops=params.tflops[precision],
-              efficiency=params.gemm_efficiency[precision],
-              hbm_tbyte_s=params.hbm_tbyte_s, overhead_s=params.gemm_overhead_s,
-              operand_bytes=FP8_BYTES if low else BF16_BYTES)
-    forward = gemm_s(g.m, g.n, g.k, **kw)
-    backward = gemm_s(g.m, g.k, g.n, **kw) + gemm_s(g.n, g.k, g.m, **kw)
-    return forward, backward
+def flash_attention_s(executed_flops: float, params: ComputeParams, again: float) -> tuple[float, float]:
+    """(forward, backward) of a FlashAttention core executing `executed_flops` per pass: at the BF16 peak · η_attn,
+    backward 2.5 × forward, + `again` (1 with full recompute, else 0) forwards."""
+    fwd = executed_flops / (params.tflops["bf16"] * TFLOP * params.attention_efficiency)
+    return fwd, ATTENTION_BACKWARD_OVER_FORWARD * fwd + again * fwd
 
 
 def attention_s(workload: Workload, layout: Layout, params: ComputeParams) -> tuple[float, float]:
@@ -168,8 +165,7 @@ def attention_s(workload: Workload, layout: Layout, params: ComputeParams) -> tu
     counted = 4 * model.seq_len * model.hidden_size / layout.tp * tokens
     again = 1.0 if workload.activation_recompute == "full" else 0.0
     if workload.flash_attention:
-        fwd = counted * CAUSAL_SHARE / (params.tflops["bf16"] * TFLOP * params.attention_efficiency)
-        return fwd, ATTENTION_BACKWARD_OVER_FORWARD * fwd + again * fwd
+        return flash_attention_s(counted * CAUSAL_SHARE, params, again)
     bmm = counted / (params.tflops["bf16"] * TFLOP * params.gemm_efficiency["bf16"])
     scores = model.attention_heads / layout.tp * tokens * model.seq_len
     softmax = scores * SOFTMAX_BYTES_PER_SCORE / (params.hbm_tbyte_s * TBYTE * ELEMENTWISE_HBM_EFFICIENCY)
@@ -212,32 +208,133 @@ def pacing_stage(workload: Workload, layout: Layout, layer_s: float, logits_s: f
     return slots, False
 
 
-def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams) -> MicrobatchCompute:
-    """Compute of one microbatch on the pacing stage: its layers (forward, backward, and the forward again
-    with full recompute) and, on the last stage, the logits. SPEC §4.2."""
+# ----------------------------------------------------------------------------------- one compute path
+# A microbatch's compute is a plan: parts added in a fixed order (the order fixes the floating-point sums, so a
+# plan reproduces its model's numbers to the last digit). Dense and MoE models differ only in their plans
+# (`dense_plan` here, `moe.moe_plan`); `time_plan` times any plan.
+
+
+@dataclass(slots=True)
+class Part:
+    """A timed part of a layer: a leaf (`forward_s`, `backward_s`: a GEMM group from `gemm_part`, the attention core,
+    memory-bound work) or, with `parts`, their sum in order × `share` (how many per average layer, e.g. the MoE
+    layers' share L_m/L). `family`: the `by_family_s` key it counts under."""
+
+    forward_s: float = 0.0
+    backward_s: float = 0.0
+    family: str | None = None
+    parts: tuple[Part, ...] | None = None
+    share: float = 1.0
+
+
+def gemm_part(g: Gemm, params: ComputeParams, fp8: bool, family: str | None = None, *, factor: float = 1.0,
+              group: float = 1.0, grouped: bool = False, again: bool = False, again_share: float = 0.0) -> Part:
+    """A GEMM group as a plan part: forward (M, N, K); backward dgrad (M, K, N) + wgrad (N, K, M), each `gemm_s` at
+    η_gemm × `factor` (ε for routed experts). One GEMM counts t₀ inside each `gemm_s`; a grouped GEMM (`grouped`) of
+    `group` equal GEMMs launched once counts t₀ once per pass: group · Σ gemm_s(t₀ = 0) + t₀ per GEMM of the pass.
+    `again`: its forward runs again in the backward (recompute); `again_share`: that share of its forward does (a
+    recomputed piece of it, e.g. MLA's up-projections in qkv)."""
+    low = fp8 and g.fp8
+    precision = "fp8" if low else "bf16"
+    t0 = params.gemm_overhead_s
+    kw = dict(tflops=params.tflops[precision], efficiency=params.gemm_efficiency[precision] * factor,
+              hbm_tbyte_s=params.hbm_tbyte_s, overhead_s=0.0 if grouped else t0,
+              operand_bytes=FP8_BYTES if low else BF16_BYTES)
+    fwd = gemm_s(g.m, g.n, g.k, **kw)
+    bwd = gemm_s(g.m, g.k, g.n, **kw) + gemm_s(g.n, g.k, g.m, **kw)
+    if grouped:
+        fwd, bwd = group * fwd + t0, group * bwd + 2 * t0
+    if again:
+        bwd = bwd + fwd
+    if again_share:
+        bwd += again_share * fwd
+    return Part(fwd, bwd, family)
+
+
+@dataclass(slots=True)
+class ComputePlan:
+    """One microbatch's compute as parts: `layer` one average layer, `tail` what the last stage runs more (the logits,
+    MTP layers), `families` the keys of `by_family_s` in order (`logits` = the tail). The GEMM window (what TP comm
+    overlap uses) is the sum of the `gemm_families`, or with `gemm_parts`: layers × those parts + the tail. Recompute
+    is a part's own (in its backward), or, for the `repeat` parts, the sum of their forwards added once at the end
+    of the layer's backward (their families count the forward twice)."""
+
+    layer: tuple[Part, ...]
+    tail: tuple[Part, ...]
+    families: tuple[str, ...]
+    gemm_families: tuple[str, ...] = ()
+    gemm_parts: tuple[Part, ...] | None = None
+    repeat: tuple[Part, ...] = ()
+
+
+Families = dict[str, tuple[float, float, float]]
+
+
+def fold(parts: tuple[Part, ...], share: float = 1.0, families: Families | None = None) -> tuple[float, float]:
+    """(forward, backward) of parts added in order, a group's sum × its share; `families` collects each family's
+    (share of a layer, forward, backward)."""
+    fwd = bwd = 0.0
+    for part in parts:
+        if part.parts is None:
+            f, b = part.forward_s, part.backward_s
+            inner = share
+        else:
+            inner = share * part.share
+            f, b = fold(part.parts, inner, families)
+        if families is not None and part.family is not None:
+            families[part.family] = (inner, f, b)
+        if part.parts is not None:
+            f, b = part.share * f, part.share * b
+        fwd, bwd = fwd + f, bwd + b
+    return fwd, bwd
+
+
+def time_plan(plan: ComputePlan, workload: Workload, layout: Layout) -> MicrobatchCompute:
+    """Time a plan on the pacing stage (`pacing_stage`): forward = layers · Σ layer forwards + tail forward when the
+    pacing stage is the last one, likewise backward; each family layers · share · (f + b), `logits` the tail's."""
+    recorded: Families = {}
+    layer_f, layer_b = fold(plan.layer, 1.0, recorded)
+    if plan.repeat:
+        layer_b = layer_b + fold(plan.repeat)[0]
+    tail_f, tail_b = fold(plan.tail)
+    layers, logits = pacing_stage(workload, layout, layer_f + layer_b, tail_f + tail_b)
+    on_last = 1.0 if logits else 0.0
+    repeated = {part.family for part in plan.repeat}
+    scaled = {name: layers * share * (fwd * 2.0 + bwd if name in repeated else fwd + bwd)
+              for name, (share, fwd, bwd) in recorded.items()}
+    scaled["logits"] = on_last * (tail_f + tail_b)
+    fams = {name: scaled[name] for name in plan.families}
+    if plan.gemm_parts is None:
+        gemm_total = sum(fams[g] for g in plan.gemm_families)
+    else:
+        gemm_f, gemm_b = fold(plan.gemm_parts)
+        gemm_total = layers * (gemm_f + gemm_b) + on_last * (tail_f + tail_b)
+    return MicrobatchCompute(layers * layer_f + on_last * tail_f, layers * layer_b + on_last * tail_b, fams,
+                             gemm_total, fams["attention"])
+
+
+DENSE_FAMILIES = ("qkv", "attn_out", "ffn_up", "ffn_down", "attention", "elementwise", "logits")
+
+
+def dense_plan(workload: Workload, layout: Layout, params: ComputeParams) -> ComputePlan:
+    """A dense layer's plan (`ComputePlan`): the four linear GEMMs (t₀ in each), the attention core
+    (`attention_s`), the element-wise work (`elementwise_forward_bytes` at hbm · η_hbm, backward 2×); full recompute
+    repeats every forward; the logits on the last stage; the GEMM window is the sum of the GEMM families."""
     model, fp8 = workload.model, workload.precision == "fp8"
-    again = 1.0 if workload.activation_recompute == "full" else 0.0
-    per_layer: dict[str, float] = {}
-    lin_f = lin_b = 0.0
-    for g in layer_gemms(model, layout):
-        fwd, bwd = _gemm_passes_s(g, params, fp8)
-        lin_f, lin_b = lin_f + fwd, lin_b + bwd
-        per_layer[g.family] = fwd * (1 + again) + bwd
+    gemms = [gemm_part(g, params, fp8, g.family) for g in layer_gemms(model, layout)]
     att_f, att_b = attention_s(workload, layout, params)
     ew_f = elementwise_forward_bytes(model, layout, fp8) / (params.hbm_tbyte_s * TBYTE * ELEMENTWISE_HBM_EFFICIENCY)
-    ew_b = ELEMENTWISE_BACKWARD_OVER_FORWARD * ew_f
-    per_layer["attention"] = att_f + att_b
-    per_layer["elementwise"] = ew_f * (1 + again) + ew_b
-    layer_f = lin_f + att_f + ew_f
-    layer_b = lin_b + att_b + ew_b + again * (lin_f + ew_f)
-    log_f, log_b = _gemm_passes_s(logits_gemm(model, layout), params, fp8)
-    layers, logits = pacing_stage(workload, layout, layer_f + layer_b, log_f + log_b)
-    share = 1.0 if logits else 0.0
-    fams = {k: layers * v for k, v in per_layer.items()}
-    fams["logits"] = share * (log_f + log_b)
-    gemm_total = sum(fams[g] for g in ("qkv", "attn_out", "ffn_up", "ffn_down", "logits"))
-    return MicrobatchCompute(layers * layer_f + share * log_f, layers * layer_b + share * log_b, fams, gemm_total,
-                             fams["attention"])
+    elementwise = Part(ew_f, ELEMENTWISE_BACKWARD_OVER_FORWARD * ew_f, "elementwise")
+    layer = (*gemms, Part(att_f, att_b, "attention"), elementwise)
+    return ComputePlan(layer, (gemm_part(logits_gemm(model, layout), params, fp8),), DENSE_FAMILIES,
+                       gemm_families=("qkv", "attn_out", "ffn_up", "ffn_down", "logits"),
+                       repeat=(*gemms, elementwise) if workload.activation_recompute == "full" else ())
+
+
+def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams) -> MicrobatchCompute:
+    """Compute of one microbatch on the pacing stage: its layers (forward, backward, and the forward again
+    with full recompute) and, on the last stage, the logits (`dense_plan` timed by `time_plan`). SPEC §4.2."""
+    return time_plan(dense_plan(workload, layout, params), workload, layout)
 
 
 def optimizer_step_s(params_in_shard: float, params: ComputeParams) -> float:

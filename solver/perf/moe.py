@@ -24,20 +24,20 @@ from dataclasses import dataclass
 
 from ..inputs.schema import TransformerShape, Workload
 from .compute import (
-    ATTENTION_BACKWARD_OVER_FORWARD,
     BF16_BYTES,
     ELEMENTWISE_BACKWARD_OVER_FORWARD,
     ELEMENTWISE_HBM_EFFICIENCY,
-    FP8_BYTES,
     FP8_CAST_BYTES,
     TBYTE,
-    TFLOP,
     ComputeParams,
+    ComputePlan,
     Gemm,
     MicrobatchCompute,
-    gemm_s,
+    Part,
+    flash_attention_s,
+    gemm_part,
     logits_gemm,
-    pacing_stage,
+    time_plan,
 )
 from .hardware import Hardware
 from .layout import Layout
@@ -118,6 +118,7 @@ __all__ = [
     "load_factor",
     "microbatch_compute",
     "moe_mlp_bytes_per_token",
+    "moe_plan",
     "moe_recomputed",
     "node_limit",
     "parameter_counts",
@@ -220,21 +221,6 @@ class MoeMicrobatch:
     shared_expert_s: float
 
 
-def _gemm_pass_times(g: Gemm, params: ComputeParams, fp8: bool, efficiency_factor: float = 1.0,
-                     group: float = 1.0) -> tuple[float, float]:
-    """(forward, backward) of a GEMM, or of a grouped GEMM of `group` equal GEMMs launched once (the fixed
-    overhead t₀ counted once per pass); efficiency × `efficiency_factor` (ε for routed experts)."""
-    low = fp8 and g.fp8
-    precision = "fp8" if low else "bf16"
-    eff = params.gemm_efficiency[precision] * efficiency_factor
-    kw = dict(tflops=params.tflops[precision], efficiency=eff, hbm_tbyte_s=params.hbm_tbyte_s,
-              overhead_s=0.0, operand_bytes=FP8_BYTES if low else BF16_BYTES)
-    t0 = params.gemm_overhead_s
-    forward = group * gemm_s(g.m, g.n, g.k, **kw) + t0
-    backward = group * (gemm_s(g.m, g.k, g.n, **kw) + gemm_s(g.n, g.k, g.m, **kw)) + 2 * t0
-    return forward, backward
-
-
 def _attention_widths(model: TransformerShape) -> tuple[float, float]:
     """(input projections, output projection) widths of one attention block: P_att = h·w_in + a·d_v·h."""
     h, a = model.hidden_size, model.attention_heads
@@ -243,10 +229,67 @@ def _attention_widths(model: TransformerShape) -> tuple[float, float]:
     return (attention_params_per_layer(model) - out * h) / h, out
 
 
+MOE_FAMILIES = ("qkv", "attn_out", "ffn", "shared_experts", "routed_experts", "attention", "elementwise", "logits")
+
+
+def _routed_part(workload: Workload, layout: Layout, params: ComputeParams, epsilon: float, again: bool) -> Part:
+    """The routed experts of one MoE layer: E/ep experts of M_e = u_eff·T·k·ep·etp/(t·E) rows, up and down as one
+    grouped GEMM per pass at ε × the GEMM efficiency, + the routed copies' memory-bound bytes at hbm_tbyte_s."""
+    m, moe, t = workload.model, moe_shape(workload.model), layout.tp
+    tokens = layout.microbatch_size * m.seq_len / layout.cp
+    k_up = 2 if m.ffn_type == "swiglu" else 1
+    experts = moe.experts / layout.ep
+    rows = load_factor(moe) * tokens * moe.top_k * layout.ep * layout.etp / (t * moe.experts)
+    f_e = moe.expert_ffn_hidden_size / layout.etp
+    fp8 = workload.precision == "fp8"
+    up = gemm_part(Gemm("routed_up", rows, k_up * f_e, m.hidden_size, True), params, fp8, factor=epsilon,
+                   group=experts, grouped=True, again=again)
+    down = gemm_part(Gemm("routed_down", rows, m.hidden_size, f_e, True), params, fp8, factor=epsilon,
+                     group=experts, grouped=True, again=again)
+    copies = tokens / t * moe.top_k * load_factor(moe)  # the busiest rank's routed copies (padding included)
+    fwd_bytes, all_bytes = _routed_bytes_per_copy(workload)
+    mem_f = copies * fwd_bytes / (params.hbm_tbyte_s * TBYTE)
+    mem_b = copies * all_bytes / (params.hbm_tbyte_s * TBYTE) - mem_f
+    return Part(family="routed_experts", parts=(up, down, Part(mem_f, mem_b)))
+
+
+def _mlp_parts(workload: Workload, layout: Layout, params: ComputeParams, prefix: str, width: float,
+               again: bool) -> tuple[Part, ...]:
+    """Up and down GEMMs of a dense FFN of `width` (a dense MLP, or the n_s shared experts as one), none if 0."""
+    m, t = workload.model, layout.tp
+    if not width:
+        return ()
+    tokens = layout.microbatch_size * m.seq_len / layout.cp
+    h, k_up = m.hidden_size, 2 if m.ffn_type == "swiglu" else 1
+    fp8 = workload.precision == "fp8"
+    return (gemm_part(Gemm(f"{prefix}_up", tokens, k_up * width / t, h, True), params, fp8, grouped=True, again=again),
+            gemm_part(Gemm(f"{prefix}_down", tokens, h, width / t, True), params, fp8, grouped=True, again=again))
+
+
+def _attention_parts(workload: Workload, layout: Layout, params: ComputeParams) -> tuple[Part, Part, Part]:
+    """qkv (T, w_in/t, h) (its MLA up-projection share again with `mla_up_proj`), attn_out (T, h, a·d_v/t), and the
+    FlashAttention core (causal, MLA and sliding windows as counted by perf/model.py), per layer on average."""
+    m, t, moe = workload.model, layout.tp, moe_shape(workload.model)
+    full = workload.activation_recompute == "full"
+    tokens = layout.microbatch_size * m.seq_len / layout.cp
+    h = m.hidden_size
+    w_in, w_out = _attention_widths(m)
+    up = 0.0
+    if "mla_up_proj" in workload.recompute_modules and m.mla is not None:  # the up-projections' share of qkv again
+        up = token_flops(m).mla_up / (2.0 * w_in * h * (m.layers + moe.mtp_layers))
+    fp8 = workload.precision == "fp8"
+    qkv = gemm_part(Gemm("qkv", tokens, w_in / t, h, True), params, fp8, "qkv", grouped=True, again=full,
+                    again_share=up)
+    out = gemm_part(Gemm("attn_out", tokens, h, w_out / t, True), params, fp8, "attn_out", grouped=True, again=full)
+    core = tokens / t * attention_core_flops_per_token(m, causal=True) / m.layers
+    att_f, att_b = flash_attention_s(core, params, 1.0 if full else 0.0)
+    return qkv, out, Part(att_f, att_b, "attention")
+
+
 def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams, epsilon: float) -> MoeMicrobatch:
-    """One microbatch of a Mixture-of-Experts model on the pacing stage, timed GEMM by GEMM (`compute.gemm_s`,
-    the GPU's fitted `compute_model`) like a dense model's (`compute.microbatch_compute`), per layer and
-    microbatch with T = b·s/c tokens:
+    """One microbatch of a Mixture-of-Experts model on the pacing stage: its plan (`moe_plan`) timed by the one
+    compute path of dense models too (`compute.time_plan`; every GEMM by `compute.gemm_s` with the GPU's fitted
+    `compute_model`), per layer and microbatch with T = b·s/c tokens:
 
         attention   qkv (T, w_in/t, h), attn_out (T, h, a·d_v/t)       every layer and MTP layer
         dense MLP   ffn_up (T, k_up·f/t, h), ffn_down (T, h, f/t)     L'_d layers
@@ -262,50 +305,28 @@ def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams
     Recompute: full repeats every forward; the `mlp` module the dense MLPs; `moe` the routed and shared
     experts; `mla_up_proj` the MLA up-projections (their share of qkv). The MTP layers run on the last
     stage with the logits. Per-layer averages over the L layers set the pacing stage (`pacing_stage`)."""
+    plan = moe_plan(workload, layout, params, epsilon)
+    mb = time_plan(plan, workload, layout)
+    return MoeMicrobatch(mb, mb.by_family_s["shared_experts"])
+
+
+def moe_plan(workload: Workload, layout: Layout, params: ComputeParams, epsilon: float) -> ComputePlan:
+    """The plan of an average layer of the L main layers (dense share L_d/L, MoE share L_m/L; t₀ once per GEMM
+    pass), and of the last stage's tail: the logits, once more per MTP layer, and the MTP layers (the last
+    layer's kind, their element-wise backward without the MLP activations)."""
     m, moe = workload.model, moe_shape(workload.model)
     fp8 = workload.precision == "fp8"
     t, counts = layout.tp, layer_counts(m)
-    h, k_up = m.hidden_size, 2 if m.ffn_type == "swiglu" else 1
+    h = m.hidden_size
     tokens = layout.microbatch_size * m.seq_len / layout.cp
     full = workload.activation_recompute == "full"
-    modules = workload.recompute_modules
-
-    def passes(g: Gemm, again: bool, factor: float = 1.0, group: float = 1.0) -> tuple[float, float]:
-        fwd, bwd = _gemm_pass_times(g, params, fp8, factor, group)
-        return fwd, bwd + (fwd if (again or full) else 0.0)
-
-    w_in, w_out = _attention_widths(m)
-    qkv_f, qkv_b = passes(Gemm("qkv", tokens, w_in / t, h, True), False)
-    if "mla_up_proj" in modules and m.mla is not None:  # the up-projections' share of qkv runs again
-        up = token_flops(m).mla_up / (2.0 * w_in * h * (m.layers + moe.mtp_layers))
-        qkv_b += up * qkv_f
-    out_f, out_b = passes(Gemm("attn_out", tokens, h, w_out / t, True), False)
-    mlp_f, mlp_b = (0.0, 0.0)
-    if counts.dense_with_mtp:
-        up_f, up_b = passes(Gemm("ffn_up", tokens, k_up * m.ffn_hidden_size / t, h, True), "mlp" in modules)
-        dn_f, dn_b = passes(Gemm("ffn_down", tokens, h, m.ffn_hidden_size / t, True), "mlp" in modules)
-        mlp_f, mlp_b = up_f + dn_f, up_b + dn_b
-    again_moe = moe_recomputed(workload)
-    shared_f = shared_b = 0.0
+    again_moe = moe_recomputed(workload) or full
+    qkv, out, att = _attention_parts(workload, layout, params)
+    mlp = _mlp_parts(workload, layout, params, "ffn", m.ffn_hidden_size if counts.dense_with_mtp else 0,
+                     "mlp" in workload.recompute_modules or full)
     width = shared_width(moe)
-    if width:
-        su_f, su_b = passes(Gemm("shared_up", tokens, k_up * width / t, h, True), again_moe)
-        sd_f, sd_b = passes(Gemm("shared_down", tokens, h, width / t, True), again_moe)
-        shared_f, shared_b = su_f + sd_f, su_b + sd_b
-    experts = moe.experts / layout.ep
-    rows = load_factor(moe) * tokens * moe.top_k * layout.ep * layout.etp / (t * moe.experts)
-    f_e = moe.expert_ffn_hidden_size / layout.etp
-    eu_f, eu_b = passes(Gemm("routed_up", rows, k_up * f_e, h, True), again_moe, epsilon, experts)
-    ed_f, ed_b = passes(Gemm("routed_down", rows, h, f_e, True), again_moe, epsilon, experts)
-    copies = tokens / t * moe.top_k * load_factor(moe)  # the busiest rank's routed copies (padding included)
-    fwd_bytes, all_bytes = _routed_bytes_per_copy(workload)
-    mem_f = copies * fwd_bytes / (params.hbm_tbyte_s * TBYTE)
-    mem_b = copies * all_bytes / (params.hbm_tbyte_s * TBYTE) - mem_f
-    routed_f, routed_b = eu_f + ed_f + mem_f, eu_b + ed_b + mem_b
-    # attention core, FlashAttention (causal, executed FLOPs), per layer on average
-    core = tokens / t * attention_core_flops_per_token(m, causal=True) / m.layers
-    att_f = core / (params.tflops["bf16"] * TFLOP * params.attention_efficiency)
-    att_b = ATTENTION_BACKWARD_OVER_FORWARD * att_f + (att_f if full else 0.0)
+    shared = Part(family="shared_experts", parts=_mlp_parts(workload, layout, params, "shared", width, again_moe))
+    routed = _routed_part(workload, layout, params, epsilon, again_moe)
     # element-wise: norms, residuals, RoPE on every layer; the dense and shared activations
     base = (4 * h + 6 * h + 2 * (h + kv_hidden_size(m))) * BF16_BYTES
     dense_act, shared_act = 3 * m.ffn_hidden_size * BF16_BYTES, 3 * width * BF16_BYTES
@@ -314,32 +335,22 @@ def microbatch_compute(workload: Workload, layout: Layout, params: ComputeParams
     ew_layer = (base + casts) * tokens / t / hbm
     ew_dense = (dense_act + (m.ffn_hidden_size * FP8_CAST_BYTES if fp8 else 0.0)) * tokens / t / hbm
     ew_shared = (shared_act + (width * FP8_CAST_BYTES if fp8 else 0.0)) * tokens / t / hbm
-    L = m.layers
-    share_d, share_m = counts.dense / L, counts.moe / L  # average layer of the L main layers
-
+    share_d, share_m = counts.dense / m.layers, counts.moe / m.layers  # average layer of the L main layers
     ew = (ew_layer + share_d * ew_dense + share_m * ew_shared)
-    layer_f = qkv_f + out_f + att_f + ew + share_d * mlp_f + share_m * (shared_f + routed_f)
-    layer_b = (qkv_b + out_b + att_b + ELEMENTWISE_BACKWARD_OVER_FORWARD * ew + (ew if full else 0.0)
-               + share_d * mlp_b + share_m * (shared_b + routed_b))
-    # the last stage: the logits (once more per MTP layer) and the MTP layers (the last layer's kind)
-    log_f, log_b = _gemm_pass_times(logits_gemm(m, layout), params, fp8)
+    elementwise = Part(ew, ELEMENTWISE_BACKWARD_OVER_FORWARD * ew + (ew if full else 0.0), "elementwise")
+    layer = (qkv, out, att, elementwise, Part(family="ffn", parts=mlp, share=share_d),
+             Part(parts=(shared, routed), share=share_m))
+    experts = routed.parts[:2] if routed.parts else ()
+    gemm_parts = (qkv, out, Part(parts=mlp, share=share_d), Part(parts=(Part(parts=shared.parts), *experts),
+                                                                  share=share_m))
+    logits = gemm_part(logits_gemm(m, layout), params, fp8, grouped=True)
     mtp = moe.mtp_layers
-    last_moe = counts.moe_with_mtp > counts.moe
-    mtp_layer_f = qkv_f + out_f + att_f + ew_layer + (shared_f + routed_f + ew_shared if last_moe else mlp_f + ew_dense)
-    mtp_layer_b = (qkv_b + out_b + att_b + ELEMENTWISE_BACKWARD_OVER_FORWARD * ew_layer
-                   + (shared_b + routed_b if last_moe else mlp_b))
-    proj_f, proj_b = (_gemm_pass_times(Gemm("mtp_proj", tokens, h / t, 2 * h, True), params, fp8) if mtp else (0.0, 0.0))
-    tail_f = (1 + mtp) * log_f + mtp * (mtp_layer_f + proj_f)
-    tail_b = (1 + mtp) * log_b + mtp * (mtp_layer_b + proj_b)
-    layers, on_last = pacing_stage(workload, layout, layer_f + layer_b, tail_f + tail_b)
-    share = 1.0 if on_last else 0.0
-    gemms_f = qkv_f + out_f + share_d * mlp_f + share_m * (shared_f + eu_f + ed_f)
-    gemms_b = qkv_b + out_b + share_d * mlp_b + share_m * (shared_b + eu_b + ed_b)
-    fams = {"qkv": layers * (qkv_f + qkv_b), "attn_out": layers * (out_f + out_b),
-            "ffn": layers * share_d * (mlp_f + mlp_b), "shared_experts": layers * share_m * (shared_f + shared_b),
-            "routed_experts": layers * share_m * (routed_f + routed_b), "attention": layers * (att_f + att_b),
-            "elementwise": layers * (ew * (1 + ELEMENTWISE_BACKWARD_OVER_FORWARD) + (ew if full else 0.0)),
-            "logits": share * (tail_f + tail_b)}
-    mb = MicrobatchCompute(layers * layer_f + share * tail_f, layers * layer_b + share * tail_b, fams,
-                           layers * (gemms_f + gemms_b) + share * (tail_f + tail_b), layers * (att_f + att_b))
-    return MoeMicrobatch(mb, layers * share_m * (shared_f + shared_b))
+    if not mtp:
+        return ComputePlan(layer, (logits,), MOE_FAMILIES, gemm_parts=gemm_parts)
+    kind = ((shared, routed, Part(ew_shared, 0.0)) if counts.moe_with_mtp > counts.moe
+            else (Part(parts=mlp), Part(ew_dense, 0.0)))
+    mtp_layer = Part(parts=(qkv, out, att, Part(ew_layer, ELEMENTWISE_BACKWARD_OVER_FORWARD * ew_layer),
+                            Part(parts=kind)))
+    proj = gemm_part(Gemm("mtp_proj", tokens, h / t, 2 * h, True), params, fp8, grouped=True)
+    tail = (Part(parts=(logits,), share=1 + mtp), Part(parts=(mtp_layer, proj), share=mtp))
+    return ComputePlan(layer, tail, MOE_FAMILIES, gemm_parts=gemm_parts)
