@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from .serving_coverage import coverage_flags
 from .serving_model import (
     dtype_bytes,
     expected_experts_touched,
@@ -24,7 +25,6 @@ from .serving_model import (
     kv_shards,
     serving_weights,
 )
-from .serving_coverage import coverage_flags
 from .serving_queue import ttft_p90_s
 from .serving_step import (
     ALPHA_SCALEOUT_S,
