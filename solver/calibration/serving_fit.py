@@ -7,8 +7,8 @@ saturated (max-throughput) run: the replica runs `max_throughput_concurrency`. A
 KV room holds runs at that room (the rest wait). ep > tp·pp means attention data parallelism over ep/(tp·pp) ranks.
 
 The fit minimises the squared log errors of every `fit` row (throughput per GPU, and tokens/s per user where measured)
-over, per profile entry (GPU family × precision) with fit rows, η_pf, η_dc, η_hbm and the per-sequence and per-layer
-overheads, and per profile the expert-parallel slowdown u_ep and the TP all-reduce efficiency η_ar (12 parameters). Out-of-sample residuals come from leaving one group (source × model) out at a time; their
+over, per profile entry (GPU family × precision) with fit rows, η_pf, η_dc, η_hbm and the per-sequence overhead, and
+per profile the expert-parallel slowdown u_ep and the TP all-reduce efficiency η_ar (10 parameters). Out-of-sample residuals come from leaving one group (source × model) out at a time; their
 p10/p90 give the throughput interval.
 
     python -m solver.calibration.serving_report [runs.csv ...]  # prints the fitted values and every row's residual
@@ -34,10 +34,13 @@ from .serving_models import SERVING_MODELS, serving_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_FILES = (ROOT / "tests" / "data" / "serving-runs.csv", ROOT / "tests" / "data" / "serving-runs-amd-pcie.csv")
-FIELDS = ("prefill_efficiency", "decode_efficiency", "hbm_efficiency", "seq_overhead_us", "layer_overhead_us")
+FIELDS = ("prefill_efficiency", "decode_efficiency", "hbm_efficiency", "seq_overhead_us")
 """Fitted per profile entry (GPU family × precision). The per-step constant stays at the profile's value (it fitted to
-0 when free), and sharing the two overheads across families was tried and rejected: held-out median 9 % → 12 %,
-worst 36 % → 51 % (docs/model.md "Serving calibration")."""
+0 when free), and so does the per-layer constant, 0 since the decode step times the GEMMs and the attention kernel
+at their own rooflines (issue 40 follow-up: the stacks replay decode as CUDA graphs, and NIM's one-user row leaves no
+room for a per-layer launch cost; fitted, it carried the KV reads the single roofline hid). Sharing the overheads
+across families was tried and rejected: held-out median 9 % → 12 %, worst 36 % → 51 % (docs/model.md "Serving
+calibration")."""
 SHARED: tuple[str, ...] = ()
 """Fitted once per profile, the entries' own values cleared (none at present)."""
 # η_hbm ≥ 0.6 is a prior, not a fit: streaming weights through a GEMV reaches at least 60 % of the HBM datasheet
@@ -168,7 +171,7 @@ class FreeParameter:
 
 
 def free_parameters(stack: Any, runs: list[ServingRun]) -> list[FreeParameter]:
-    """η_pf, η_dc, η_hbm and the per-sequence and per-layer overheads of every profile entry some run is tuned by;
+    """η_pf, η_dc, η_hbm and the per-sequence overhead of every profile entry some run is tuned by;
     u_ep if a run is expert-parallel MoE; η_ar if a run has TP."""
     profile = stack.serving
     entries = sorted({profile.gpus.index(profile.tuning(r.gpu, r.precision)) for r in runs})

@@ -104,7 +104,7 @@ def sweep_rows(plan, cat) -> list[dict]:
                      "peak_requests_per_s": s.get("peak_requests_per_s"),
                      "tokens_per_s_per_user": s.get("tokens_per_s_per_user"),
                      "usd_per_million_output_tokens": s.get("usd_per_million_output_tokens"),
-                     "explanation": r.explanation})
+                     "flags": s.get("flags", []), "explanation": r.explanation})
     return rows
 
 

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from .serving_coverage import coverage_flags
 from .serving_model import (
     dtype_bytes,
     expected_experts_touched,
@@ -206,6 +207,7 @@ def replica_performance(ctx: ServingModelContext, layout: ReplicaLayout, traffic
         fits=fits, memory_gb_per_gpu=mem.total_gb, kv_cache_gb_per_gpu=mem.kv_gb, max_concurrency=mem.max_concurrency,
         prefill_s=prefill_s, tpot_s=tpot, tokens_per_s_per_user=1.0 / tpot, output_tokens_per_s_per_gpu=out_per_gpu,
         requests_per_s=rate, kv_transfer_gbyte_per_request=kv_gb if layout.role != "aggregated" else 0.0,
-        scaleout_gbyte_s_per_gpu=so_gb_s, interval=interval_of(ctx, layout), flags=regime_flags(ctx, layout),
+        scaleout_gbyte_s_per_gpu=so_gb_s, interval=interval_of(ctx, layout),
+        flags=regime_flags(ctx, layout) + coverage_flags(ctx, layout, t.input_tokens + t.output_tokens),
         gpus=g, decode_step_s=dec.step_s, input_tokens_per_s_per_gpu=rate * t.input_tokens / g, bound=dec.bound,
         kv_transfer_s=kv_transfer_time_s(kv_gb, ctx.scaleout_gbyte_s_per_gpu * g) if layout.role != "aggregated" else 0.0)

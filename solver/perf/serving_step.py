@@ -266,11 +266,13 @@ class DecodeStep:
 
 
 def decode_step(ctx: Any, hw: ServingHardware, layout: Any, batch: float, context: float) -> DecodeStep:
-    """T_dec = pp·(max(B_mb/bw_hbm, F_mb/(peak·η_dc)) + (1 − o)·T_comm,mb + t_layer·L/pp) + t_ovh + t_seq·b/dp, per
-    microbatch of b/pp:
-    B_mb = wb·((P_nr − V·h)/(tp·pp) + P_routed/(G·pp)·touched(b/pp)/E) + (b/pp/dp)·KV_gpu,seq(c) (the input embedding
-    is gathered by row, not streamed);
-    F_mb = (b/pp)·(2·P_act,mm + attention(c))/(pp·dp·tp)."""
+    """T_dec = pp·(max(W_mb/bw_hbm, F_mm/(peak·η_dc)) + max(K_mb/bw_hbm, F_att/(peak·η_dc)) + (1 − o)·T_comm,mb
+    + t_layer·L/pp) + t_ovh + t_seq·b/dp, per microbatch of b/pp: the weight GEMMs and the attention kernel run one
+    after the other, each at its own roofline (issue 40 follow-up: one max over their summed bytes and FLOPs let
+    a compute-bound GEMM hide the KV reads):
+    W_mb = wb·((P_nr − V·h)/(tp·pp) + P_routed/(G·pp)·touched(b/pp)/E) (the input embedding is gathered by row, not
+    streamed);  K_mb = (b/pp/dp)·KV_gpu,seq(c);
+    F_mm = (b/pp)·2·P_act,mm/(pp·dp·tp) (routed part × u/μ_moe);  F_att = (b/pp)·attention(c)/(pp·dp·tp)."""
     m, w, pp, dp = ctx.model, serving_weights(ctx.model), layout.pp, layout.dp_attention
     mb = batch / pp
     nonrouted = hw.weight_bytes * (w.stored - w.routed - w.gathered) / (layout.tp * pp)
@@ -278,16 +280,19 @@ def decode_step(ctx: Any, hw: ServingHardware, layout: Any, batch: float, contex
     if routed:
         routed *= expected_experts_touched(w.experts, w.top_k, mb) / w.experts
     kv = mb / dp * kv_bytes_per_gpu_sequence(ctx, layout, context)
-    memory_s = (nonrouted + routed + kv) / hw.hbm_byte_s
-    dense = mb * (2.0 * (w.active_matmul - w.routed_active) + decode_attention_flops_per_token(m, context))
-    compute_s = _split_flops_s(dense, mb * 2.0 * w.routed_active, hw, hw.decode_efficiency, layout.ep) / (
-        pp * dp * layout.tp)
+    weights_s, kv_s = (nonrouted + routed) / hw.hbm_byte_s, kv / hw.hbm_byte_s
+    ranks = pp * dp * layout.tp
+    gemm_s = _split_flops_s(mb * 2.0 * (w.active_matmul - w.routed_active), mb * 2.0 * w.routed_active, hw,
+                            hw.decode_efficiency, layout.ep) / ranks
+    attention_s = mb * decode_attention_flops_per_token(m, context) / (hw.peak_flops * hw.decode_efficiency) / ranks
+    memory_s, compute_s = weights_s + kv_s, gemm_s + attention_s
     tp = tp_allreduce(hw, layout.tp, mb / dp, m.hidden_size, 2.0 * m.layers / pp)
     ep = ep_alltoall(hw, layout.ep, mb / (dp * layout.tp), m.hidden_size, w.top_k, w.moe_layers / pp)
     pps = pp_send(hw, layout, batch, m.hidden_size)
     comm = (tp.seconds + ep.seconds) * (1.0 - hw.comm_overlap)
     kernels = hw.layer_overhead_s * m.layers / pp
-    step = pp * (max(memory_s, compute_s) + comm + kernels) + hw.step_overhead_s + hw.seq_overhead_s * batch / dp
+    core = max(weights_s, gemm_s) + max(kv_s, attention_s)
+    step = pp * (core + comm + kernels) + hw.step_overhead_s + hw.seq_overhead_s * batch / dp
     return DecodeStep(step_s=step, memory_s=memory_s, compute_s=compute_s, comm_s=comm,
                       scaleout_gbyte=pp * (tp.scaleout_gbyte + ep.scaleout_gbyte) + pps.scaleout_gbyte,
                       bound="memory" if memory_s >= compute_s else "compute")

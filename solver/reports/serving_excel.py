@@ -131,7 +131,8 @@ def assumptions_sheet(wb: Workbook, sc: Any) -> None:
 
 SWEEP_COLUMNS = (("fleet", "mode"), ("platforms", "platform"), ("GPUs", "gpus"), ("capex (USD)", "capex_usd"),
                  ("peak requests/s", "peak_requests_per_s"), ("tokens/s per user", "tokens_per_s_per_user"),
-                 ("USD per million output tokens", "usd_per_million_output_tokens"), ("status", "status"))
+                 ("USD per million output tokens", "usd_per_million_output_tokens"), ("status", "status"),
+                 ("flags (no measurement, approximations)", "flags"))
 
 
 def write_sweep_workbook(report: dict, path: str | Path) -> Path:
@@ -149,6 +150,7 @@ def write_sweep_workbook(report: dict, path: str | Path) -> Path:
             put(ws, 4 + i, 1 + c, row["values"][n])
         for c, (_, key) in enumerate(SWEEP_COLUMNS):
             v = row.get(key)
+            v = "; ".join(v) if isinstance(v, list) else v
             put(ws, 4 + i, 1 + len(names) + c, "" if v is None else v)
     set_widths(ws, {chr(65 + c): 22 for c in range(len(names) + len(SWEEP_COLUMNS))})
     ws.freeze_panes = "A4"

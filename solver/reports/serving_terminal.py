@@ -125,6 +125,9 @@ def compare_rows(results: list[Any], names: list[str], out: Any, wide: bool = Fa
             Column("$/M out tok", [f"{d.serving_dict()['usd_per_million_output_tokens']:.3f}" if d else "—"
                                    for d in best])]
     out.print(make_table("serving fleets compared", cols, out.width, wide))
+    for r, d in zip(results, best):  # each best fleet's flags: where the model has no measurement
+        for flag in d.serving_dict()["flags"] if d else []:
+            out.print(f"[yellow]flag[/] ({safe(r.scenario)}): {safe(flag)}")
 
 
 def print_sweep(report: dict, out: Any, wide: bool = False) -> None:
@@ -140,5 +143,11 @@ def print_sweep(report: dict, out: Any, wide: bool = False) -> None:
              Column("$/M out tok", [f"{r['usd_per_million_output_tokens']:.3f}" if r["capex_usd"] else "—"
                                     for r in rows])]
     out.print(make_table(safe(f"{report['scenario']}: sweep"), cols, out.width, wide))
+    points: dict[str, list[int]] = {}
+    for r in rows:  # where the model has no measurement: each flag once, with the points it holds at
+        for flag in r.get("flags", []):
+            points.setdefault(flag, []).append(r["index"])
+    for flag, at in points.items():
+        out.print(f"[yellow]flag[/] (points {', '.join(map(str, at))}): {safe(flag)}")
     if report["architecture_changes_at"]:
         out.print(safe(f"the best fleet changes at points {report['architecture_changes_at']}"))

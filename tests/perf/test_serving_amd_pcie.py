@@ -57,6 +57,7 @@ def test_held_out_errors_within_the_stated_bounds(fits, sid, median_max, worst_m
 
 
 def test_the_entry_u_ep_over_pcie_and_the_profile_u_ep_on_nvlink():
-    # ServingGpu.ep_imbalance: TensorRT-LLM's RTX PRO 6000 entry has its own (1.50, over PCIe); H100 the profile's 3.70
-    assert hardware_of(context("qwen3-30b-a3b", "pcie-rtx-pro-6000-8", precision="fp4")).ep_imbalance == 1.5
-    assert hardware_of(context("qwen3-30b-a3b", "hgx-h100")).ep_imbalance == 3.70
+    # ServingGpu.ep_imbalance: TensorRT-LLM's RTX PRO 6000 entry has its own (1.49, over PCIe); H100 the profile's 3.43
+    # (both the fitted values docs/model.md "Serving calibration" lists, issue 40 follow-up refit)
+    assert hardware_of(context("qwen3-30b-a3b", "pcie-rtx-pro-6000-8", precision="fp4")).ep_imbalance == 1.49
+    assert hardware_of(context("qwen3-30b-a3b", "hgx-h100")).ep_imbalance == 3.43

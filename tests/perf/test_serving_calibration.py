@@ -61,19 +61,21 @@ def test_sources_are_cited_held_out_by_source_and_none_is_reserved():
 
 
 def test_fit_rows_within_the_stated_tolerance(results):
-    # docs/model.md: fit rows median |error| ≤ 15 %, worst ≤ 100 % (the saturated Qwen3-30B 2048/128 rows);
+    # docs/model.md: fit rows median |error| ≤ 15 %, worst ≤ 105 % (gpt-oss-120b W4A16 on H200 at 1024/1024, +100 %
+    # since the issue 40 follow-up refit, and the saturated Qwen3-30B 2048/128 rows, +95 %; before it, ≤ 100 %);
     # tokens/s per user median ≤ 20 %, worst ≤ 35 %
     errs = [abs(t) for r, t, _, _ in results if r.split == "fit"]
     user = [abs(u) for r, _, u, _ in results if r.split == "fit" and u is not None]
-    assert statistics.median(errs) <= 0.15 and max(errs) <= 1.0
+    assert statistics.median(errs) <= 0.15 and max(errs) <= 1.05
     assert statistics.median(user) <= 0.20 and max(user) <= 0.35
 
 
 def test_held_out_rows_within_the_stated_tolerance_and_the_interval_covers_them(results, catalog):
-    # docs/model.md: TensorRT-LLM held-out rows median |error| ≤ 15 %, worst ≤ 50 %; the shipped p10–p90 interval
-    # holds ≥ 80 % of all held-out rows (each stack's own interval)
+    # docs/model.md: TensorRT-LLM held-out rows median |error| ≤ 15 %, worst ≤ 35 % (issue 40's bar, met since the
+    # follow-up's two-roofline decode step; before it, ≤ 50 %); the shipped p10–p90 interval holds ≥ 80 % of all
+    # held-out rows (each stack's own interval)
     errs = [abs(t) for r, t, _, _ in results if r.split == "heldout" and r.stack == "trtllm"]
-    assert statistics.median(errs) <= 0.15 and max(errs) <= 0.50
+    assert statistics.median(errs) <= 0.15 and max(errs) <= 0.35
     stacks = catalog.by_id("stacks")
     held = [(stacks[r.stack].serving, ratio) for r, _, _, ratio in results if r.split == "heldout"]
     inside = sum(p.interval_p10 <= x <= p.interval_p90 for p, x in held) / len(held)

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = [ROOT / "solver" / "perf" / f"{m}.py" for m in ("serving", "serving_model", "serving_step", "serving_queue")]
+MODULES = [ROOT / "solver" / "perf" / f"{m}.py" for m in ("serving", "serving_model", "serving_step", "serving_queue",
+                                                                     "serving_coverage")]
 CALIBRATION = [ROOT / "solver" / "calibration" / f"{m}.py" for m in ("serving_fit", "serving_report")]
 
 

@@ -79,10 +79,13 @@ def test_pcie_server_wins_the_small_model_example(catalog, tmp_path):
     assert d_tpot < 0 < d_capex  # faster decode bought at more capex
 
 
-def test_amd_platform_in_the_top_three_of_the_405b_example(catalog):
+def test_amd_platform_among_the_ranked_fleets_of_the_405b_example(catalog):
+    # Issue 40 follow-up: with the per-layer constant gone from TensorRT-LLM's Hopper entry (126 layers × 82 µs = 10.3
+    # ms a step), HGX H200 at tp 8 · batch 64 meets 15 tokens/s per user (TPOT ≤ 66.7 ms) and ranks #3–#4; MI355X,
+    # timed with vLLM-on-MI300X's fitted 56 µs per layer, keeps its fleet (6 × tp 8 at batch 32) and is #5.
     result = solve_fleet(_load("serve-llama3-405b-amd.yaml"), catalog)
-    top3 = [d.back.option.machine.platform for d in result.designs[:3]]
-    assert any(p.startswith("amd-") for p in top3), top3
+    ranked = [d.back.option.machine.platform for d in result.designs[:5]]
+    assert any(p.startswith("amd-") for p in ranked), ranked
     # every AMD fleet is flagged: vLLM on MI355X has no published serving row with a configuration
     amd = next(d for d in result.designs if d.back.option.machine.platform.startswith("amd-"))
     assert any("mi355x" in f for f in amd.back.option.perf.flags)

@@ -160,6 +160,10 @@ def test_compare_and_sweep_over_traffic_growth(tmp_path):
     assert run.returncode == 0, run.stderr
     compared = json.loads((tmp_path / "c.json").read_text())["scenarios"]
     assert len(compared) == 2
+    # every #1's flags (where the model has no measurement) are printed with its scenario's name
+    printed = " ".join(run.stdout.split())
+    flagged = [(c["scenario"], f) for c in compared for f in c["designs"][0]["serving"]["flags"]]
+    assert flagged and all(f"flag ({name}): {' '.join(f.split())[:40]}" in printed for name, f in flagged)
     book = load_workbook(tmp_path / "c.xlsx", data_only=True)
     assert book.sheetnames[0] == "Serving" and "BOM 1" in book.sheetnames
     run = _run("sweep", path, "--vary", "serving.traffic.tokens_per_day=1e9,4e9,1.6e10", "--json", str(tmp_path / "s.json"),
@@ -171,6 +175,11 @@ def test_compare_and_sweep_over_traffic_growth(tmp_path):
     assert gpus == sorted(gpus) and gpus[-1] > gpus[0]  # 16× the traffic needs more GPUs
     sheet = load_workbook(tmp_path / "s.xlsx")["Sweep"]
     assert [sheet.cell(4 + i, 4).value for i in range(3)] == gpus
+    # each point says where the model has no measurement: the JSON row, the sheet's last column and the terminal
+    assert any(r["flags"] for r in rows)  # the split fleet's KV ports at least
+    assert [sheet.cell(4 + i, 10).value or "" for i in range(3)] == ["; ".join(r["flags"]) for r in rows]
+    printed = " ".join(run.stdout.split())
+    assert all(" ".join(f.split())[:40] in printed for r in rows for f in r["flags"])
 
 
 def test_frontier_is_cost_against_tokens_per_s_per_user(tmp_path):
