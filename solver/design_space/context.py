@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..fabrics import FabricSpec, family
-from ..failures import inputs_for, spare_rule
+from ..failures import goodput_in_target, inputs_for, spare_rule
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware
 from ..perf.layout import LayoutShape, layout_shapes
@@ -119,7 +119,10 @@ class ScanCaches:
         if memo.layout_shapes is None:
             memo.layout_shapes = layout_shapes(scenario)
         memo.at_target(target, goodput)
-        return cls(memo, memo.placeable, memo.layout_shapes, memo.costed)
+        # the lookups no target changes, or kept per what they read of it, are the memo's (`ScanMemo.domains`, …)
+        return cls(memo, memo.placeable, memo.layout_shapes, memo.costed, domains=memo.domains, nodes=memo.nodes,
+                   open_from=memo.open_from_at(target),
+                   dominated=memo.dominated.setdefault(goodput_in_target(scenario), {}))
 
 
 def wanted_conditions(scenario: Scenario) -> list[tuple[str, float, float]]:

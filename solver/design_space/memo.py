@@ -3,11 +3,14 @@ dominance scans found each segment's first feasible d, the costed designs) and e
 memory and T_comp + bubble by d (`LayoutMemo`)."""
 from __future__ import annotations
 
+from typing import Any
+
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware
 from ..perf.layout import Layout, LayoutShape
 from ..perf.step import Performance
 
+OPEN_FROM_TARGETS = 4  # targets whose first open indices a memo keeps (a solve's builds use at most 2: T and ∞)
 MAX_KEPT_POINTS = 4_000  # kept evaluations a memo holds (≈ 4.5 kB each; the shipped examples keep ≤ 1,646, the 10M case far more)
 
 
@@ -42,6 +45,24 @@ class ScanMemo:
         self.hardware_ids: dict[Hardware, int] = {}  # `ScanContext.hardware_id`
         self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
         self.layout_shapes: list[LayoutShape] | None = None  # `perf.layout.layout_shapes` (no target changes it)
+        # lookups every build of the scenario asks again (`ScanContext`'s; issue 47t): none reads the target, or each
+        # is kept per what it reads of it, so a later build reads the earlier builds' answers (`shared_lookups`)
+        self.domains: dict[tuple, list[int]] = {}  # (layout, G_u) → domains per placeable d (`domains_of`)
+        self.nodes: dict[tuple, int] = {}  # (platform, domains, G_u) → job nodes (`nodes_of`)
+        self.open_from: dict[float, dict[tuple, int]] = {}  # target → (layout, G_u, compute id, HBM) → `open_from`
+        self.dominated: dict[bool, dict[tuple, bool]] = {}  # goodput in the target → (arch, domains, G_u) → bool
+        self.budget_bounds: dict[float | None, Any] = {}  # budget_usd → the budget cut's `bound.CostBound` (build.py)
+
+    def open_from_at(self, target_s: float) -> dict[tuple, int]:
+        """The first open indices found at `target_s` (`ScanContext.open_from`: memory and T_comp + bubble against
+        the target, nothing else of it); those of at most OPEN_FROM_TARGETS targets are kept, the latest used last."""
+        found = self.open_from.pop(target_s, None)
+        if found is None:
+            found = {}
+            while len(self.open_from) >= OPEN_FROM_TARGETS:
+                del self.open_from[next(iter(self.open_from))]
+        self.open_from[target_s] = found
+        return found
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
         """The same catalog object and the same scenario but for its target and objective."""

@@ -11,6 +11,7 @@ first open point (`ScanContext.open_from`), the dominance scan (`_kept_points`) 
 At prune="points" the shapes are `plain.plain_design_space`'s (tests/design_space/test_plain_builder.py)."""
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 
 from ..costing import job_nodes
@@ -91,6 +92,8 @@ class ScanContext:
         time on any NIC: exposure and capacity are ≥ 0) meets the target."""
         if not fits_memory(self.memory_gb(shared, d), hw):
             return False
+        if self.inputs.target == math.inf:  # no target (`fastest` without one): every finite T_comp + bubble meets it
+            return True
         return self.compute_and_bubble_s(shared, d, hw) <= self.inputs.target * (1 + 1e-9)
 
     def compute_and_bubble_s(self, shared: LayoutMemo, d: int, hw: Hardware) -> float:
