@@ -111,6 +111,7 @@ class ScanCaches:
     dominated: dict[tuple, bool] = field(default_factory=dict)  # (architecture, domains, G_u) → `dominated`
     hardware_ids: dict[int, tuple[Hardware, int, int]] = field(default_factory=dict)  # id → (hw, ids)
     arch_goodputs: dict[tuple, float | None] = field(default_factory=dict)
+    goodput_bounds: dict[tuple, float] = field(default_factory=dict)  # `scan.goodput_bound` by (GPUs, per node, nodes, rails)
 
     @classmethod
     def of(cls, scenario: Scenario, catalog: Catalog, target: float, goodput: bool,
@@ -122,7 +123,8 @@ class ScanCaches:
         # the lookups no target changes, or kept per what they read of it, are the memo's (`ScanMemo.domains`, …)
         return cls(memo, memo.placeable, memo.layout_shapes, memo.costed, domains=memo.domains, nodes=memo.nodes,
                    open_from=memo.open_from_at(target),
-                   dominated=memo.dominated.setdefault(goodput_in_target(scenario), {}))
+                   dominated=memo.dominated.setdefault(goodput_in_target(scenario), {}),
+                   goodput_bounds=memo.goodput_bounds)
 
 
 def wanted_conditions(scenario: Scenario) -> list[tuple[str, float, float]]:

@@ -51,6 +51,9 @@ class ScanMemo:
         self.nodes: dict[tuple, int] = {}  # (platform, domains, G_u) → job nodes (`nodes_of`)
         self.open_from: dict[float, dict[tuple, int]] = {}  # target → (layout, G_u, compute id, HBM) → `open_from`
         self.dominated: dict[bool, dict[tuple, bool]] = {}  # goodput in the target → (arch, domains, G_u) → bool
+        # (GPUs, GPUs per node, nodes, rails) → the goodput bound (`scan.goodput_bound`: read only by builds with the
+        # goodput in the target, whose failure inputs are all the same: `failures.inputs_for` of the memo's scenario)
+        self.goodput_bounds: dict[tuple, float] = {}
         self.budget_bounds: dict[float | None, Any] = {}  # budget_usd → the budget cut's `bound.CostBound` (build.py)
 
     def open_from_at(self, target_s: float) -> dict[tuple, int]:

@@ -267,7 +267,12 @@ def goodput_bound(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> fl
     so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
     if ctx.inputs.goodput is None:  # (`plain.goodput_at` says so too: this skips making the layout)
         return 1.0
-    return goodput_at(ctx.inputs, points.layout(j).gpus, points.gpus_per_node, points.nodes[j], hw.rails_per_node)
+    # once per (GPUs, GPUs per node, nodes, rails) of the scan memo's builds (`ScanMemo.goodput_bounds`)
+    key = (points.layout(j).gpus, points.gpus_per_node, points.nodes[j], hw.rails_per_node)
+    known = ctx.caches.goodput_bounds.get(key)
+    if known is None:
+        known = ctx.caches.goodput_bounds[key] = goodput_at(ctx.inputs, *key)
+    return known
 
 
 def _record_fastest(ctx: ScanContext, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
