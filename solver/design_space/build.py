@@ -117,11 +117,11 @@ class _Build:
         if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
             ctx.caches.goodput_archs = _goodput_archs(ctx, catalog, archs)
         if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
-            ctx.bounds.budget = _budget_bound(ctx, scenario, archs)  # its lower bounds only: `budget_cut`
+            ctx.bounds.budget = ctx.caches.memo.budget_bound(scenario, archs)  # its lower bounds only: `budget_cut`
         elif budget_cut_usd is not None and prune in ("points", "dominated"):  # the budget cut at another limit
             limited = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(
                 update={"budget_usd": budget_cut_usd})})
-            ctx.bounds.budget = _budget_bound(ctx, limited, archs)
+            ctx.bounds.budget = ctx.caches.memo.budget_bound(limited, archs)
         self.platforms = catalog.by_id("platforms")
         self.made: dict[str, dict[int, list[Shape]]] = {}
 
@@ -132,19 +132,6 @@ class _Build:
                                    deadline, order)
         self.made.update((plat_id, scan.made) for plat_id, scan in scans.items())
         return complete
-
-
-def _budget_bound(ctx: ScanContext, scenario: Scenario, archs: list[Architecture]) -> CostBound:
-    """The budget cut's bound at `scenario`'s budget_usd (`CostBound.budget_cut`), one per budget in the scan memo
-    (`ScanMemo.budget_bounds`): it is never offered a design (its UB_K stays unknown), so it only holds capex lower
-    bounds, which read the memo's scenario (but for its target and objective), catalog and architectures, and the
-    budget; a later build at the same budget (the explanation's `fastest_within_caps` after the solve) reads them."""
-    bounds = ctx.caches.memo.budget_bounds
-    budget = scenario.constraints.budget_usd
-    made = bounds.get(budget)
-    if made is None or made.archs != archs:
-        made = bounds[budget] = CostBound(scenario, ctx.inputs.catalog, archs, 1, objective="capex")
-    return made
 
 
 def _scan_with_helper(build: _Build, helper: parallel.Helper, order: list[str], deadline: Deadline) -> bool:

@@ -120,6 +120,8 @@ class ScanCaches:
         if memo.layout_shapes is None:
             memo.layout_shapes = layout_shapes(scenario)
         memo.at_target(target, goodput)
+        if not memo.share_lookups:
+            return cls(memo, memo.placeable, memo.layout_shapes, memo.costed)
         # the lookups no target changes, or kept per what they read of it, are the memo's (`ScanMemo.domains`, …)
         return cls(memo, memo.placeable, memo.layout_shapes, memo.costed, domains=memo.domains, nodes=memo.nodes,
                    open_from=memo.open_from_at(target),
