@@ -60,6 +60,7 @@ class ScanMemo:
         # goodput in the target, whose failure inputs are all the same: `failures.inputs_for` of the memo's scenario)
         self.goodput_bounds: dict[tuple, float] = {}
         self.budget_bounds: dict[float | None, CostBound] = {}  # budget_usd → the budget cut's bound (`budget_bound`)
+        self.capex_lower_bounds: dict[tuple, float] = {}  # (architecture, domains, G_u) → capex LB: every budget's
 
     def open_from_at(self, target_s: float) -> dict[tuple, int]:
         """The first open indices found at `target_s` (`ScanContext.open_from`: memory and T_comp + bubble against
@@ -76,11 +77,13 @@ class ScanMemo:
         """The budget cut's bound at `scenario`'s budget_usd (`CostBound.budget_cut`), one per budget for the builds
         of this memo: it is never offered a design (its UB_K stays unknown), so it only holds capex lower bounds, which
         read the scenario but for its target and objective (this memo's), the catalog, the architectures and the
-        budget; a later build at the same budget (the explanation's `fastest_within_caps` after the solve) reads them."""
+        budget; a later build at the same budget (the explanation's `fastest_within_caps` after the solve) reads them,
+        and the bounds of every budget share the architectures' capex lower bounds (no budget changes them)."""
         made = self.budget_bounds.get(scenario.constraints.budget_usd) if self.share_lookups else None
         if made is None or made.archs != archs:
-            made = self.budget_bounds[scenario.constraints.budget_usd] = CostBound(scenario, self.catalog, archs, 1,
-                                                                                   objective="capex")
+            made = self.budget_bounds[scenario.constraints.budget_usd] = CostBound(
+                scenario, self.catalog, archs, 1, objective="capex",
+                lower_bounds=self.capex_lower_bounds if self.share_lookups else None)
         return made
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:

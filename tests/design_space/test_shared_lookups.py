@@ -4,8 +4,8 @@ layers that cannot change the answer.
 A solve whose answer is infeasible builds its scenario's space three times (the solve's own build at T with the
 budget cut, `optimize.solve._explain`'s rebuild with the budget cut at 2 × budget_usd, and `fastest_within_caps`
 with the target removed). With one memo those builds read each other's NVLink domains per d, job nodes, first open
-indices (per target), fat-tree dominance verdicts (per goodput rule), goodput bounds and the budget cut's capex lower
-bounds (per budget). Checked here:
+indices (per target), fat-tree dominance verdicts (per goodput rule), goodput bounds and the budget cut's bound (per
+budget; the architectures' capex lower bounds shared by every budget). Checked here:
 - each build of that sequence on a shared memo equals the same build from scratch (shapes with every row, pruned
   counts, combinations, architectures, budget cut, fastest and leanest points), on small dense, goodput and MoE
   scenarios and on the shipped train-400b-90-days and budget-60m-fastest, and the memo did hold the shared lookups;
@@ -112,6 +112,7 @@ def test_each_build_of_the_sequence_on_one_memo_equals_the_build_from_scratch(de
     assert all(memo.open_from.values())
     assert set(memo.budget_bounds) == {CASES[name]["constraints"]["budget_usd"],
                                        2 * CASES[name]["constraints"]["budget_usd"]}
+    assert memo.capex_lower_bounds  # both budgets' bounds keep their lower bounds there
     assert bool(memo.goodput_bounds) == name.startswith("goodput")
 
 
