@@ -37,13 +37,16 @@ class CostBound:
 
     def __init__(self, scenario: Scenario, catalog: Catalog, archs: list[Architecture], k: int,
                  distinct_by: str = "architecture", seed: tuple = (), objective: str | None = None,
-                 costed: dict | None = None, costs: dict | None = None, spare_rule=None):
+                 costed: dict | None = None, costs: dict | None = None, spare_rule=None,
+                 lower_bounds: dict | None = None):
         """`seed`: (architecture, layout) of designs the caller knows meet this scenario's memory, target and margins
         (the next faster design: the solve's ranked designs that meet the lowered target); they are costed and
         judged as every offered point is (`offer_design`, with `spare_rule`) here, before the scan. `objective`
         (default the scenario's): "capex" for the budget cut (`budget_cut`). `costed`, `costs`: the build's costed
         designs and this objective's cost cache, both the scan memo's, so the next faster design's build reads the
-        solve's (`build_design_space`); new dicts by default."""
+        solve's (`build_design_space`); new dicts by default. `lower_bounds`: where `arch_lower_bound_usd` keeps its
+        values (they read the scenario but for its target, the catalog and the objective; `memo.ScanMemo.budget_bound`
+        shares one among the budget cuts of a memo's builds, objective capex); a new dict by default."""
         self.scenario, self.catalog, self.archs = scenario, catalog, archs
         self.k, self.by_platform = k, distinct_by == "platform"
         self.platforms = catalog.by_id("platforms")
@@ -63,7 +66,8 @@ class CostBound:
         # (architecture, domains, G_u) → the design's cost for the objective, and the build's costed designs
         self.costs: dict[tuple, float] = costs if costs is not None else {}
         self.costed: dict = costed if costed is not None else {}
-        self._arch_lb: dict[tuple, float] = {}  # (architecture, domains, G_u) → LB
+        # (architecture, domains, G_u) → LB; `lower_bounds`: the scan memo's, shared by its budget cuts' bounds
+        self._arch_lb: dict[tuple, float] = lower_bounds if lower_bounds is not None else {}
         self._platform_lb: dict[tuple, tuple[float, float]] = {}  # (platform, domains, G_u) → (UB_K, least LB)
         self._cuts: dict[tuple, tuple[float, int]] = {}  # (platform, NIC, rails, G_u, domain counts) → (limit, cut)
         self._platform_over: dict[tuple, tuple[float, bool]] = {}  # (platform, domain counts, G_u) → (UB_K, over)

@@ -117,11 +117,11 @@ class _Build:
         if prune == "dominated":  # the goodput in the target differs per architecture (none without it)
             ctx.caches.goodput_archs = _goodput_archs(ctx, catalog, archs)
         if top_k and prune in ("points", "dominated") and scenario.constraints.budget_usd is not None:
-            ctx.bounds.budget = CostBound(scenario, catalog, archs, 1, objective="capex")  # its lower bounds only: `budget_cut`
+            ctx.bounds.budget = ctx.caches.memo.budget_bound(scenario, archs)  # its lower bounds only: `budget_cut`
         elif budget_cut_usd is not None and prune in ("points", "dominated"):  # the budget cut at another limit
             limited = scenario.model_copy(update={"constraints": scenario.constraints.model_copy(
                 update={"budget_usd": budget_cut_usd})})
-            ctx.bounds.budget = CostBound(limited, catalog, archs, 1, objective="capex")
+            ctx.bounds.budget = ctx.caches.memo.budget_bound(limited, archs)
         self.platforms = catalog.by_id("platforms")
         self.made: dict[str, dict[int, list[Shape]]] = {}
 

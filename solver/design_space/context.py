@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..fabrics import FabricSpec, family
-from ..failures import inputs_for, spare_rule
+from ..failures import goodput_in_target, inputs_for, spare_rule
 from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware
 from ..perf.layout import LayoutShape, layout_shapes
@@ -111,6 +111,7 @@ class ScanCaches:
     dominated: dict[tuple, bool] = field(default_factory=dict)  # (architecture, domains, G_u) → `dominated`
     hardware_ids: dict[int, tuple[Hardware, int, int]] = field(default_factory=dict)  # id → (hw, ids)
     arch_goodputs: dict[tuple, float | None] = field(default_factory=dict)
+    goodput_bounds: dict[tuple, float] = field(default_factory=dict)  # `scan.goodput_bound` by (GPUs, per node, nodes, rails)
 
     @classmethod
     def of(cls, scenario: Scenario, catalog: Catalog, target: float, goodput: bool,
@@ -119,7 +120,13 @@ class ScanCaches:
         if memo.layout_shapes is None:
             memo.layout_shapes = layout_shapes(scenario)
         memo.at_target(target, goodput)
-        return cls(memo, memo.placeable, memo.layout_shapes, memo.costed)
+        if not memo.share_lookups:
+            return cls(memo, memo.placeable, memo.layout_shapes, memo.costed)
+        # the lookups no target changes, or kept per what they read of it, are the memo's (`ScanMemo.domains`, …)
+        return cls(memo, memo.placeable, memo.layout_shapes, memo.costed, domains=memo.domains, nodes=memo.nodes,
+                   open_from=memo.open_from_at(target),
+                   dominated=memo.dominated.setdefault(goodput_in_target(scenario), {}),
+                   goodput_bounds=memo.goodput_bounds)
 
 
 def wanted_conditions(scenario: Scenario) -> list[tuple[str, float, float]]:

@@ -7,7 +7,10 @@ from ..inputs.schema import Catalog, Scenario
 from ..perf.hardware import Hardware
 from ..perf.layout import Layout, LayoutShape
 from ..perf.step import Performance
+from .bound import CostBound
+from .identity import Architecture
 
+OPEN_FROM_TARGETS = 4  # targets whose first open indices a memo keeps (a solve's builds use at most 2: T and ∞)
 MAX_KEPT_POINTS = 4_000  # kept evaluations a memo holds (≈ 4.5 kB each; the shipped examples keep ≤ 1,646, the 10M case far more)
 
 
@@ -22,7 +25,12 @@ class ScanMemo:
     (`_kept_points` starts its scans there). A build at a higher target, or with the goodput in the target where the
     earlier build had none or the reverse (`at_target`: the factor changes), forgets those indices. Of the evaluated
     points only the kept ones are held (at most MAX_KEPT_POINTS); the per-layout terms, placements and costs it keeps
-    grow with the layouts a build reaches (≈ 180 MB peak for the 10M-combination bench case, docs/performance.md)."""
+    grow with the layouts a build reaches (≈ 180 MB peak for the 10M-combination bench case, docs/performance.md).
+    Every build of the memo, at any target, also shares the lookups it would work out the same (issue 47t;
+    docs/architecture.md, layer 7): each reads only what the builds have in common, or is kept per what else it
+    reads (the target, the goodput rule, the budget)."""
+
+    share_lookups = True  # the builds share the lookups below (issue 47t); off only to test that they change nothing
 
     def __init__(self, scenario: Scenario, catalog: Catalog):
         self.catalog = catalog
@@ -42,6 +50,41 @@ class ScanMemo:
         self.hardware_ids: dict[Hardware, int] = {}  # `ScanContext.hardware_id`
         self.placeable: dict[tuple, tuple] = {}  # (layout shape, G_u) → (d values, candidates, placement, caps)
         self.layout_shapes: list[LayoutShape] | None = None  # `perf.layout.layout_shapes` (no target changes it)
+        # lookups every build of the scenario asks again (`ScanContext`'s; issue 47t): none reads the target, or each
+        # is kept per what it reads of it, so a later build reads the earlier builds' answers (`share_lookups`)
+        self.domains: dict[tuple, list[int]] = {}  # (layout, G_u) → domains per placeable d (`domains_of`)
+        self.nodes: dict[tuple, int] = {}  # (platform, domains, G_u) → job nodes (`nodes_of`)
+        self.open_from: dict[float, dict[tuple, int]] = {}  # target → (layout, G_u, compute id, HBM) → `open_from`
+        self.dominated: dict[bool, dict[tuple, bool]] = {}  # goodput in the target → (arch, domains, G_u) → bool
+        # (GPUs, GPUs per node, nodes, rails) → the goodput bound (`scan.goodput_bound`: read only by builds with the
+        # goodput in the target, whose failure inputs are all the same: `failures.inputs_for` of the memo's scenario)
+        self.goodput_bounds: dict[tuple, float] = {}
+        self.budget_bounds: dict[float | None, CostBound] = {}  # budget_usd → the budget cut's bound (`budget_bound`)
+        self.capex_lower_bounds: dict[tuple, float] = {}  # (architecture, domains, G_u) → capex LB: every budget's
+
+    def open_from_at(self, target_s: float) -> dict[tuple, int]:
+        """The first open indices found at `target_s` (`ScanContext.open_from`: memory and T_comp + bubble against
+        the target, nothing else of it); those of at most OPEN_FROM_TARGETS targets are kept, the latest used last."""
+        found = self.open_from.pop(target_s, None)
+        if found is None:
+            found = {}
+            while len(self.open_from) >= OPEN_FROM_TARGETS:
+                del self.open_from[next(iter(self.open_from))]
+        self.open_from[target_s] = found
+        return found
+
+    def budget_bound(self, scenario: Scenario, archs: list[Architecture]) -> CostBound:
+        """The budget cut's bound at `scenario`'s budget_usd (`CostBound.budget_cut`), one per budget for the builds
+        of this memo: it is never offered a design (its UB_K stays unknown), so it only holds capex lower bounds, which
+        read the scenario but for its target and objective (this memo's), the catalog, the architectures and the
+        budget; a later build at the same budget (the explanation's `fastest_within_caps` after the solve) reads them,
+        and the bounds of every budget share the architectures' capex lower bounds (no budget changes them)."""
+        made = self.budget_bounds.get(scenario.constraints.budget_usd) if self.share_lookups else None
+        if made is None or made.archs != archs:
+            made = self.budget_bounds[scenario.constraints.budget_usd] = CostBound(
+                scenario, self.catalog, archs, 1, objective="capex",
+                lower_bounds=self.capex_lower_bounds if self.share_lookups else None)
+        return made
 
     def serves(self, scenario: Scenario, catalog: Catalog) -> bool:
         """The same catalog object and the same scenario but for its target and objective."""

@@ -11,6 +11,7 @@ first open point (`ScanContext.open_from`), the dominance scan (`_kept_points`) 
 At prune="points" the shapes are `plain.plain_design_space`'s (tests/design_space/test_plain_builder.py)."""
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 
 from ..costing import job_nodes
@@ -91,6 +92,8 @@ class ScanContext:
         time on any NIC: exposure and capacity are ≥ 0) meets the target."""
         if not fits_memory(self.memory_gb(shared, d), hw):
             return False
+        if self.inputs.target == math.inf:  # no target (`fastest` without one): every finite T_comp + bubble meets it
+            return True
         return self.compute_and_bubble_s(shared, d, hw) <= self.inputs.target * (1 + 1e-9)
 
     def compute_and_bubble_s(self, shared: LayoutMemo, d: int, hw: Hardware) -> float:
@@ -264,7 +267,12 @@ def goodput_bound(ctx: ScanContext, points: _Points, j: int, hw: Hardware) -> fl
     so pruning on it is exact; the MILP's rows use each architecture's own (`optimize.data.points`)."""
     if ctx.inputs.goodput is None:  # (`plain.goodput_at` says so too: this skips making the layout)
         return 1.0
-    return goodput_at(ctx.inputs, points.layout(j).gpus, points.gpus_per_node, points.nodes[j], hw.rails_per_node)
+    # once per (GPUs, GPUs per node, nodes, rails) of the scan memo's builds (`ScanMemo.goodput_bounds`)
+    key = (points.layout(j).gpus, points.gpus_per_node, points.nodes[j], hw.rails_per_node)
+    known = ctx.caches.goodput_bounds.get(key)
+    if known is None:
+        known = ctx.caches.goodput_bounds[key] = goodput_at(ctx.inputs, *key)
+    return known
 
 
 def _record_fastest(ctx: ScanContext, perf: PerfClass, lay: LayoutShape, points: _Points, hw: Hardware) -> None:
