@@ -43,6 +43,10 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
                              distinct_by=getattr(args, "distinct_by", None) or "architecture")
     with output_set() as outputs:
         print_fleets(result, out, wide=getattr(args, "wide", False))
+        if result.site is not None:  # a power-first site: the lines training site solves print (issue 43s)
+            from ..reports.site_terminal import print_site_data
+
+            print_site_data(result.site, out)
         if result.frontier is not None:
             print_fleet_frontier(result, out, wide=getattr(args, "wide", False))
         write_json_output(result.to_dict(), json_path)

@@ -425,14 +425,12 @@ class Scenario(Strict):
     def _serving_mission(self) -> Scenario:
         if self.target.given:
             raise ValueError("a serving fleet's targets are serving.slo and serving.traffic: leave `target:` out")
-        if self.site is not None:  # solver/optimize/site.py splits training solves only: the block would do nothing
-            raise ValueError("site: a serving fleet does not read the power-first site yet: leave `site:` out and cap "
-                             "the fleet's power with constraints.facility_power_kw")
         if (self.pin.prefill is not None or self.pin.decode is not None) and any(
                 getattr(self.pin, k) is not None for k in ("platform", "tp", "pp", "ep", "concurrency", "replicas")):
             raise ValueError("pin either the aggregated pool ({platform, tp, pp, ep, concurrency, replicas}) or "
                              "`prefill:` and `decode:`, not both")
-        if self.objective == "fastest" and not any(getattr(self.constraints, cap) is not None for cap in CAPS):
+        if self.objective == "fastest" and self.site is None and \
+                not any(getattr(self.constraints, cap) is not None for cap in CAPS):  # a site caps the power
             raise ValueError("objective: fastest needs a cap to stay within: set constraints.budget_usd, "
                              "facility_power_kw, max_gpus or max_racks")
         split = self.pin.prefill is not None or self.pin.decode is not None

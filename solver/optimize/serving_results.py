@@ -211,6 +211,7 @@ class FleetResult:
     warnings: list[str] = field(default_factory=list)
     kind: str = "inference"
     notes: list[str] = field(default_factory=list)  # e.g. what the scale-up domain bought (serving_scaleup_value.py)
+    site: dict | None = None  # the power-first site's variants and choice (optimize/serving_site.py)
 
     def to_dict(self) -> dict:
         out = {"schema": "fabricplan.result/1", "scenario": self.scenario, "workload_kind": self.kind,
@@ -219,4 +220,6 @@ class FleetResult:
                "stats": self.stats, "timings": self.timings, "warnings": self.warnings, "notes": self.notes}
         if self.frontier is not None:
             out["frontier"] = self.frontier
+        if self.site is not None:
+            out["site"] = self.site
         return out

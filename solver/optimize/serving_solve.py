@@ -142,6 +142,10 @@ def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = No
         raise UsageError(f"a serving fleet is distinct by {' or '.join(DISTINCT)}, not {distinct_by!r}")
     t0 = time.perf_counter()
     ls, cat = loaded(scenario, catalog)
+    if ls.scenario.site is not None:  # a power-first site: one fleet MILP per cooling × power profile (issue 43s)
+        from .serving_site import solve_fleet_on_site
+
+        return solve_fleet_on_site(ls, cat, top_k, frontier_points, distinct_by, solve_fn=solve_fleet)
     sc = ls.scenario
     space = build_fleet_space(sc, cat, keep_speed=bool(frontier_points))
     t1 = time.perf_counter()

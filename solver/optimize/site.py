@@ -38,6 +38,28 @@ from ..inputs.site_schema import CoolingOption, PowerProfile, Site
 
 
 @dataclass(frozen=True)
+class SiteKind:
+    """What the site reads of a workload's best answer (training: a design; serving: a fleet,
+    optimize/serving_site.py): its speed (lower is faster; JSON field `speed_field`), its cost for the objective,
+    GPUs, nameplate facility kW, the platform the rule of thumb uses, and tokens/s."""
+
+    speed_field: str
+    speed: Callable[[Any], float]
+    cost: Callable[[Any, str], float]
+    gpus: Callable[[Any], int]
+    nameplate_kw: Callable[[Any], float]
+    platform: Callable[[Any], str]
+    tokens_per_s: Callable[[Any], float | None]
+
+
+TRAINING = SiteKind(
+    "step_time_s", lambda d: d.perf.step_time_s,
+    lambda d, objective: d.cost.tco_usd if objective in ("tco", "rent_or_buy") else d.cost.capex_usd,
+    lambda d: d.cost.gpus, lambda d: d.cost.facility_power_kw, lambda d: d.cost.platform,
+    lambda d: d.tokens_per_step / d.perf.step_time_s if d.tokens_per_step else None)
+
+
+@dataclass(frozen=True)
 class Variant:
     """One cooling type and one GPU power profile (None: rated power), with its scenario and catalog."""
 
@@ -164,6 +186,7 @@ class SiteAnswer:
     variant: Variant | None
     result: Any  # the SolveResult of the winning variant (None: no variant has a design)
     tried: list[dict] = field(default_factory=list)
+    kind: SiteKind = TRAINING
 
     @property
     def design(self):
@@ -174,7 +197,7 @@ class SiteAnswer:
         d, v = self.design, self.variant
         if d is None or v is None:
             return None
-        plat = v.catalog.by_id("platforms")[d.cost.platform]
+        plat = v.catalog.by_id("platforms")[self.kind.platform(d)]
         per_gpu = unit_kw(plat, v.catalog.by_id("gpus")[plat.gpu], None) / (plat.gpus_per_node * nodes_per_unit(plat))
         return math.floor(self.power_mw * 1000.0 / (per_gpu * v.sustained * v.cooling.pue * self.site.peak_to_average))
 
@@ -183,22 +206,25 @@ class SiteAnswer:
         out: dict = {"power_mw": self.power_mw, "peak_to_average": self.site.peak_to_average, "variants": self.tried}
         if d is None or self.variant is None:
             return {**out, "status": "infeasible"}
-        tokens_s = d.tokens_per_step / d.perf.step_time_s if d.tokens_per_step else None
+        tokens_s = self.kind.tokens_per_s(d)
+        kw, profile = self.kind.nameplate_kw(d), self.variant.profile
         return {**out, "status": "optimal", "cooling": self.variant.cooling.type, "gpu": self.variant.gpu,
-                "power_profile": self.variant.profile.id if self.variant.profile else None,
+                "power_profile": profile.id if profile else None,
+                **({"power_profile_gpu_w": profile.gpu_w} if profile else {}),
                 "sustained_power_fraction": self.variant.sustained,
-                "nameplate_facility_mw": d.cost.facility_power_kw / 1000.0,
-                "facility_mw": d.cost.facility_power_kw * self.variant.sustained / 1000.0,
-                "provisioned_mw": d.cost.facility_power_kw * self.variant.sustained * self.site.peak_to_average / 1000.0,
-                "gpus": d.cost.gpus, "tokens_per_s": tokens_s,
+                "nameplate_facility_mw": kw / 1000.0,
+                "facility_mw": kw * self.variant.sustained / 1000.0,
+                "provisioned_mw": kw * self.variant.sustained * self.site.peak_to_average / 1000.0,
+                "gpus": self.kind.gpus(d), "tokens_per_s": tokens_s,
                 "tokens_per_s_per_provisioned_mw": tokens_s / self.power_mw if tokens_s else None,
                 "rule_of_thumb_gpus": self.rule_of_thumb_gpus()}
 
 
-def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None, *, solve_fn: Callable[..., Any]) -> SiteAnswer:
+def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None, *, solve_fn: Callable[..., Any],
+               kind: SiteKind = TRAINING) -> SiteAnswer:
     """Solve every variant with the MILP and keep the best (exact: the variants partition the designs).
-    `loaded`: the LoadedScenario (its document locates errors); `solve_fn`: optimize.solve.solve (passed in, so
-    this module does not import the module that calls it)."""
+    `loaded`: the LoadedScenario (its document locates errors); `solve_fn`: optimize.solve.solve, or the serving
+    fleet's solve with `kind` its SiteKind (passed in, so this module does not import the module that calls it)."""
     import dataclasses
 
     solve = solve_fn
@@ -215,23 +241,24 @@ def solve_site(loaded, catalog: Catalog, top_k: int = 1, say=None, *, solve_fn: 
             tried.append({"variant": v.label, "status": result.status})
             continue
         d = result.designs[0]
-        cost = d.cost.tco_usd if scenario.objective in ("tco", "rent_or_buy") else d.cost.capex_usd
-        key = (d.perf.step_time_s, cost)
-        tried.append({"variant": v.label, "status": result.status, "step_time_s": d.perf.step_time_s, "cost_usd": cost,
-                      "gpus": d.cost.gpus, "facility_kw": d.cost.facility_power_kw * v.sustained,
-                      "nameplate_facility_kw": d.cost.facility_power_kw, "sustained_power_fraction": v.sustained})
+        key = (kind.speed(d), kind.cost(d, scenario.objective))
+        kw = kind.nameplate_kw(d)
+        tried.append({"variant": v.label, "status": result.status, kind.speed_field: key[0], "cost_usd": key[1],
+                      "gpus": kind.gpus(d), "facility_kw": kw * v.sustained,
+                      "nameplate_facility_kw": kw, "sustained_power_fraction": v.sustained})
         if better(key, best_key, scenario.objective):
             best, best_key = (v, result), key
-    return SiteAnswer(site, site.power_mw_at(), best[0] if best else None, best[1] if best else None, tried)
+    return SiteAnswer(site, site.power_mw_at(), best[0] if best else None, best[1] if best else None, tried, kind)
 
 
-def site_result(loaded, catalog: Catalog, top_k: int | None, say=None, *, solve_fn: Callable[..., Any]):
+def site_result(loaded, catalog: Catalog, top_k: int | None, say=None, *, solve_fn: Callable[..., Any],
+                kind: SiteKind = TRAINING):
     """(SiteAnswer, the winning variant's SolveResult, its catalog) for the command line; with no feasible
     variant, the first variant's infeasible result and its explanation (the site's power named)."""
     import dataclasses
 
     solve = solve_fn
-    answer = solve_site(loaded, catalog, 1, say, solve_fn=solve_fn)  # the best of each variant decides; then the winner's K best
+    answer = solve_site(loaded, catalog, 1, say, solve_fn=solve_fn, kind=kind)  # the best of each variant decides; then the winner's K best
     if answer.result is not None and answer.variant is not None:
         k = top_k or loaded.scenario.top_k
         result = answer.result if k == 1 else solve(dataclasses.replace(loaded, scenario=answer.variant.scenario),

@@ -169,6 +169,10 @@ def write_fleet_workbook(result: Any, sc: Any, path: str | Path) -> Path:
         cells.append(pool_bom_sheets(wb, d, index, sc.constraints.contingency_fraction if sc is not None else 0.0))
         index += len(d.pools)
     fleet_totals(wb, cells)
+    if getattr(result, "site", None) is not None:  # a power-first site (optimize/serving_site.py)
+        from .site_sheet import site_sheet
+
+        site_sheet(wb, result.site)
     if sc is not None:
         assumptions_sheet(wb, sc)
     if default is not None:

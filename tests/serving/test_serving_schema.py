@@ -60,9 +60,11 @@ def test_slo_tpot_from_tokens_per_s_per_user():
     ({"serving.disaggregation": "on", "pin": {"tp": 2}}, "pin prefill: and decode: instead"),
     ({"serving.disaggregation": "off", "pin": {"decode": {"tp": 2}}}, "disaggregation is off"),
     ({"workload.kind": None}, "`serving:` needs workload.kind: inference (add `kind: inference` under workload:)"),
-    ({"site": {"power": [{"energised": "2026", "power_mw": 1}],
+    ({"site": {"power": [{"energised": "2027", "power_mw": 1}, {"energised": "2026", "power_mw": 2}],
                "cooling": [{"type": "air", "pue": 1.3, "rack_kw_max": 40, "source": "test"}]}},
-     "site: a serving fleet does not read the power-first site yet"),
+     "power phases must be in date order"),  # a serving fleet reads the site since issue 43s: its errors are located
+    ({"site": {"power": [{"energised": "2026", "power_mw": 1}],
+               "cooling": [{"type": "air", "pue": 0.9, "rack_kw_max": 40, "source": "test"}]}}, "pue"),
 ])
 def test_bad_serving_input_is_located(changes, words):
     assert words in _problems(scenario(**changes))
