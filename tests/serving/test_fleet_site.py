@@ -25,8 +25,8 @@ import pytest
 import yaml
 
 import solver
-from solver.errors import UsageError
 from solver.design_space.serving import build_fleet_space
+from solver.errors import UsageError
 from solver.optimize.serving_oracle import fleets
 from solver.optimize.serving_solve import solve_fleet
 from solver.optimize.site import better, unit_kw, variants
