@@ -146,3 +146,27 @@ def test_bad_site_on_a_serving_scenario_is_located(tmp_path, site, words):
     assert run.returncode == 2, run.stderr
     assert f"{path}:" in run.stderr and words in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_shipped_example_prints_writes_and_books_the_site(tmp_path):
+    """scenarios/serve-site-h100-or-l40s.yaml (18.5 kW): the H100 at 600 W, the answer its comment works out."""
+    import json
+    from pathlib import Path
+
+    import openpyxl
+
+    repo = Path(__file__).resolve().parents[2]
+    js, book = tmp_path / "x.json", tmp_path / "x.xlsx"
+    run = subprocess.run([sys.executable, "-m", "solver", "solve", "scenarios/serve-site-h100-or-l40s.yaml", "--json",
+                          str(js), "--xlsx", str(book)], capture_output=True, text=True, cwd=repo)
+    assert run.returncode == 0, run.stderr
+    out = " ".join(run.stdout.split())
+    assert "site: chosen air cooling, h100-sxm at 600 W (h100-sxm-600w): 8 GPUs" in out
+    assert "0.0182 MW provisioned of 0.0185" in out  # 19.4 kW · 0.75 · 1.25 = 18.19 kW
+    assert "TPOT p90 ms" in out and "training measurement" in out
+    site = json.loads(js.read_text())["site"]
+    assert site["provisioned_mw"] == pytest.approx(0.0181875) and site["variants"][0]["status"] == "infeasible"
+    ws = openpyxl.load_workbook(book)["Site"]
+    cells = {r[0]: r[1] for r in ws.iter_rows(values_only=True) if r and r[0]}
+    assert cells["provisioned MW (≤ site power)"] == pytest.approx(0.0181875)
+    assert cells["power profile (null: rated power)"] == "h100-sxm-600w"
