@@ -96,7 +96,9 @@ def run_enumerate(args) -> dict:
 
     ls, cat, load_s = _load(args)
     t0 = time.perf_counter()
-    if ls.scenario.workload.kind == "inference":  # a serving fleet: its own enumeration (optimize/serving_oracle.py)
+    if ls.scenario.workload.kind == "inference" and ls.scenario.site is not None:  # a serving fleet on a site
+        best, designs = _enumerate_site_fleets(ls, cat, args.top)
+    elif ls.scenario.workload.kind == "inference":  # a serving fleet: its own enumeration (optimize/serving_oracle.py)
         best, designs = _enumerate_fleets(ls, cat, args.top)
     elif ls.scenario.site is not None:  # a power-first site: every variant enumerated, the winner's K best
         best, designs = _enumerate_site(ls, cat, args.top)
@@ -132,13 +134,34 @@ def _enumerate_site(ls, cat, top: int) -> tuple[list, list]:
     return winner, every
 
 
-def _enumerate_fleets(ls, cat, top: int) -> tuple[list, list]:
+def _enumerate_site_fleets(ls, cat, top: int) -> tuple[list, list]:
+    """A serving fleet on a site by enumeration: every site variant (cooling, GPU, power profile, sustained fraction;
+    `optimize.site.variants`, each a plain serving scenario carrying the site's caps) has its fleets enumerated; the
+    variant whose best fleet is best (`site.better` on (TPOT, cost)) wins and its K best are the answer."""
+    from solver.optimize.site import better, variants
+
+    sc = ls.scenario
+    winner: list = []
+    key = None
+    every: list = []
+    for v in variants(sc, cat):
+        ranked, designs = _enumerate_fleets(ls, v.catalog, top, scenario=v.scenario)
+        every += designs
+        if not ranked:
+            continue
+        d = ranked[0]
+        if better((d.tpot_s, d.objective_usd), key, sc.objective):
+            winner, key = ranked, (d.tpot_s, d.objective_usd)
+    return winner, every
+
+
+def _enumerate_fleets(ls, cat, top: int, scenario=None) -> tuple[list, list]:
     """The serving fleet's K best by exhaustive enumeration of the unpruned fleet space, as FleetDesigns."""
     from solver.design_space.serving import build_fleet_space
     from solver.optimize.serving_oracle import enumerate_best, fleets
     from solver.optimize.serving_solve import caps_of, fleet_of
 
-    sc = ls.scenario
+    sc = scenario if scenario is not None else ls.scenario
     space = build_fleet_space(sc, cat, prune=False)
     rows = enumerate_best(space, caps_of(sc), sc.objective, top)
     by_index = {id(o): i for i, o in enumerate(space.options)}
