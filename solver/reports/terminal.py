@@ -169,11 +169,12 @@ def network_load_text(d: Design) -> str:
 
 def print_caveats(designs: list[Design], console: Console) -> None:
     """What a buyer must know before ordering (SPEC §5.2): the caveats (each distinct one once, with its ranks),
-    #1's network load and the reference designs (one line: "reference design: #1, #5 …; #2 …")."""
+    #1's network load (unless beyond the measured range: its caveat then says it, with the same numbers) and the
+    reference designs (one line: "reference design: #1, #5 …; #2 …")."""
     for ranks, text in grouped_each(designs, lambda d: d.caveats):
         console.print(f"  [yellow]⚠ {ranks} caveat[/]: {safe(text)}")
     for d in designs:
-        if d.rank <= 1 and d.network_load:
+        if d.rank <= 1 and d.network_load and not d.network_load["beyond_measured"]:
             console.print(f"  #{d.rank} {safe(network_load_text(d))}")
     references = grouped(designs, lambda d: d.reference_design)
     if len(references) == 1:
