@@ -155,11 +155,17 @@ def _build(title: str, columns: list[Column], shown: list[Column]) -> Table:
     for i in range(rows):
         t.add_row(*(c.cells[i] for c in shown))
     kept = {c.header for c in shown}
-    hidden = [" ".join(c.header.split()) for c in columns if c.header not in kept]
+    hidden = [unstacked_header(c.header) for c in columns if c.header not in kept]
     if hidden:
         t.caption = f"narrow terminal: {', '.join(hidden)} not shown (--wide shows them)"
         t.caption_justify = "left"
     return t
+
+
+def unstacked_header(header: str) -> str:
+    """A header on one line again: a line `stacked_header` broke after a dot, slash, underscore or middle dot joins
+    the next without a space ("out tok/\\ns/GPU" → "out tok/s/GPU"); other line breaks become spaces."""
+    return " ".join(re.sub(r"([./_·])\n", r"\1", header).split())
 
 
 def _renders_within(table: Table, width: int) -> bool:
