@@ -2,7 +2,7 @@
 
     constraints:
       user:
-        - expr: "nodes[h200-hgx] <= 64"                  # at most 64 nodes of that platform
+        - expr: "nodes[hgx-h200] <= 64"                  # at most 64 nodes of that platform
         - expr: "gpus[nic=cx7-ndr] + 2 * switches <= 900"
         - expr: "chosen[fabric=rail-only] == 0"          # no rail-only fabric
 
@@ -130,7 +130,7 @@ class UserRow(Strict):
     expr: str
     """`side (<= | >= | ==) side`, each side a sum of `[number *] quantity[selector]` and numbers; quantities: nodes,
     gpus, domains, switches, racks, chosen, capex_usd, facility_kw; selector: a platform id or field=value (platform,
-    nic, switch, fabric, rails_per_node). Example: "nodes[h200-hgx] <= 64"."""
+    nic, switch, fabric, rails_per_node). Example: "nodes[hgx-h200] <= 64"."""
 
     @field_validator("expr")
     @classmethod
