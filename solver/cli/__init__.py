@@ -266,6 +266,9 @@ def cmd_validate(args, out, err) -> int:
                 ls = api.load_scenario(path)
                 cat = catalog_of_args(args, ls)
                 check_against_catalog(ls, cat)
+                from ..optimize.user_rows import check_user_rows
+
+                check_user_rows(ls, cat)  # constraints.user selectors name catalog parts, as `solve` checks
                 kind = "scenario"
                 if ls.scenario.sweep.parameters or ls.scenario.sweep.models:
                     from ..sweep.plan import plan_sweep

@@ -192,6 +192,16 @@ def test_a_selector_naming_no_catalog_part_is_a_located_input_error(tmp_path):
     assert not (tmp_path / "o.json").exists()
 
 
+def test_validate_checks_a_row_selector_against_the_catalog_as_solve_does(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.replace("{expr}", "nodes[hgx-h1000] <= 3"), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "solver", "validate", str(path)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path, timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert "s.yaml:10:" in out.stderr and "no platform 'hgx-h1000'" in out.stderr  # the typo, located
+    assert "did you mean 'hgx-h100'" in out.stderr and "Traceback" not in out.stderr
+
+
 def test_the_plan_refuses_rows_it_would_not_apply(default_catalog):
     doc = solver.load_scenario(REPO / "scenarios" / "plan-5-years.yaml")
     with pytest.raises(InputError, match="training MILP only"), user_constraints(lambda m: None):
