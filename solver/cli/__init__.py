@@ -266,8 +266,10 @@ def cmd_validate(args, out, err) -> int:
                 ls = api.load_scenario(path)
                 cat = catalog_of_args(args, ls)
                 check_against_catalog(ls, cat)
-                from ..optimize.user_rows import check_user_rows
+                from ..optimize.user_rows import check_user_rows, refuse_user_rows
 
+                if ls.scenario.workload.kind == "inference":  # as `solve` refuses them
+                    refuse_user_rows(ls, (), "a serving scenario's fleet MILP")
                 check_user_rows(ls, cat)  # constraints.user selectors name catalog parts, as `solve` checks
                 kind = "scenario"
                 if ls.scenario.sweep.parameters or ls.scenario.sweep.models:

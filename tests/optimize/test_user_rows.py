@@ -202,6 +202,25 @@ def test_validate_checks_a_row_selector_against_the_catalog_as_solve_does(tmp_pa
     assert "did you mean 'hgx-h100'" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("with_site", [False, True])
+@pytest.mark.parametrize("command", ["solve", "validate"])
+def test_the_serving_cli_refuses_rows_it_would_not_apply(tmp_path, command, with_site):
+    """Before: `fabricplan solve` of a serving scenario (the CLI does not pass through api.solve) ignored the rows
+    and exited 0; `validate` called the file valid."""
+    name = "serve-site-h100-or-l40s.yaml" if with_site else "serve-llama3-8b-pcie.yaml"
+    text = (REPO / "scenarios" / name).read_text(encoding="utf-8")
+    assert "\nconstraints:\n" in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("\nconstraints:\n", '\nconstraints:\n  user: [{expr: "nodes <= 4"}]\n', 1),
+                    encoding="utf-8")
+    extra = ["--json", str(tmp_path / "o.json"), "--no-xlsx"] if command == "solve" else []
+    out = subprocess.run([sys.executable, "-m", "solver", command, str(path), *extra], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path, timeout=300)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "constraints.user" in out.stderr and "training MILP only" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
 def test_the_plan_refuses_rows_it_would_not_apply(default_catalog):
     doc = solver.load_scenario(REPO / "scenarios" / "plan-5-years.yaml")
     with pytest.raises(InputError, match="training MILP only"), user_constraints(lambda m: None):
