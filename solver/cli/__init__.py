@@ -281,6 +281,7 @@ def cmd_validate(args, out, err) -> int:
                     from ..plan.periods import plan_periods
 
                     kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
+                print_catalog_warnings(cat, err)  # its --catalog / catalog: files' renamed keys, as `solve` prints
                 print_warnings(ls, err)
                 for text in ls.scenario.workload.assumptions:  # a model named by preset or size (docs/asking.md)
                     out.print(safe(f"assumption: {text}"))

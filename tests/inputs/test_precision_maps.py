@@ -7,7 +7,7 @@ Line and column numbers are counted by hand from the edited lines of tests/data/
 from __future__ import annotations
 
 import pytest
-from test_loading import MINI_CATALOG, assert_rejected, run, variant
+from test_loading import MINI_CATALOG, SHIPPED_SCENARIO, assert_rejected, run, variant
 
 from solver.inputs import load_catalog, provenance
 from solver.inputs.catalog_schema import Gpu
@@ -93,6 +93,18 @@ def test_old_peak_keys_load_with_a_located_warning(tmp_path, monkeypatch, capsys
         "(precision is a map keyed by name; bf16_dense_tflops, fp8_dense_tflops will be removed)"]
     code, out, err = run(["validate", old], tmp_path, monkeypatch, capsys)
     assert code == 0 and f"{old}:8:5: gpus[0].bf16_dense_tflops: deprecated key: write `dense_tflops:" in err
+
+
+def test_validating_a_scenario_shows_its_catalog_overlays_deprecated_keys(tmp_path, monkeypatch, capsys):
+    """`validate SCENARIO --catalog OLD.yaml` says what `solve` would say about the overlay's old keys (before: only
+    `validate OLD.yaml` did)."""
+    overlay = tmp_path / "old-overlay.yaml"
+    overlay.write_text("gpus:\n  - id: h100-sxm\n    bf16_dense_tflops: 989.4\n    fp8_dense_tflops: 1978.9\n",
+                       encoding="utf-8")
+    code, out, err = run(["validate", SHIPPED_SCENARIO, "--catalog", overlay], tmp_path, monkeypatch, capsys)
+    assert code == 0 and "valid scenario" in out
+    # line 3 "    bf16_dense_tflops: 989.4", the first old key at column 5
+    assert f"{overlay}:3:5: gpus[0].bf16_dense_tflops: deprecated key: write `dense_tflops:" in err
 
 
 def test_old_and_new_peaks_together_are_refused(tmp_path, monkeypatch, capsys):
