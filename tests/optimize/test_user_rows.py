@@ -51,6 +51,9 @@ def test_rows_parse_to_their_linear_form():
     ("nodes[gpu=h100] <= 4", "unknown selector field 'gpu'"),
     ("nodes[rails_per_node=x] <= 4", "whole number"),
     ("2 nodes <= 1", "unexpected 'nodes'"),
+    ("nodes <= 1e400", "too large"),                     # float('1e400') is inf: no row
+    ("1e308 + 1e308 >= nodes", "too large"),             # a finite sum of numbers that is not
+    ("nodes[nic=cx7-ndr, switch=qm9700] <= 3", "names one field"),
 ])
 def test_rows_outside_the_grammar_are_refused(text, says):
     with pytest.raises(ValueError, match=says):
