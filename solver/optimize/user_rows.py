@@ -42,7 +42,6 @@ from contextvars import ContextVar
 from typing import Any
 
 from ..errors import InputError
-from .data import MUSD
 
 UserConstraint = Callable[[Any], Any]  # model -> a row, a list of rows, or None
 
@@ -128,6 +127,8 @@ def quantity(m: Any, name: str, a: int) -> Any:
     if name == "chosen":
         return m.x[a]
     if name == "capex_usd":
+        from .data import MUSD  # here, not at the top: `validate` imports this module and must not load numpy
+
         return m.capex[a] / MUSD
     if name == "facility_kw":
         return m.data.pue * m.it_power_kw[a]
