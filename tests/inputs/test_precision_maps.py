@@ -118,6 +118,18 @@ def test_old_and_new_peaks_together_are_refused(tmp_path, monkeypatch, capsys):
                     tmp_path, monkeypatch, capsys)
 
 
+def test_an_old_key_beside_its_new_one_is_one_problem_not_two(tmp_path, monkeypatch, capsys):
+    """The conflict is said once; before, the old key was also reported as an unknown key (4 problems here)."""
+    bad = tmp_path / "both.yaml"
+    bad.write_text("gpus:\n  - id: h100-sxm\n    bf16_dense_tflops: 989.4\n    dense_tflops: {bf16: 989.4, fp8: 1978.9}\n"
+                   "platforms:\n  - id: hgx-h100\n    scaleout_nics_per_node: [1, 2, 4, 8]\n"
+                   "    rails_per_node_options: [1, 2, 4, 8]\n", encoding="utf-8")
+    code, _, err = run(["validate", bad], tmp_path, monkeypatch, capsys)
+    assert code == 2 and "2 problem(s) found" in err and "unknown key" not in err
+    assert f"{bad}:3:5: gpus[0].bf16_dense_tflops: give `dense_tflops` once" in err  # line 3, column 5
+    assert f"{bad}:7:5: platforms[0].scaleout_nics_per_node: give `rails_per_node_options` once" in err
+
+
 def test_an_old_overlay_lays_one_peak_and_the_old_efficiency_names_over(tmp_path):
     overlay = tmp_path / "old-overlay.yaml"
     overlay.write_text(
