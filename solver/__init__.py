@@ -14,8 +14,9 @@ __all__ = [*_API, "__version__"]
 
 def __getattr__(name):
     # Lazy: `fabricplan --help` must not pay for importing Pyomo and pandas.
-    if name in _API:
-        from . import api
+    if name in _API or name == "api":  # `solver.api.frontier(…)`, `solver.api.user_constraints(…)` right after import
+        import importlib
 
-        return getattr(api, name)
+        api = importlib.import_module(".api", __name__)  # not `from . import api`: that asks this hook for `api`
+        return api if name == "api" else getattr(api, name)
     raise AttributeError(f"module 'solver' has no attribute {name!r}")

@@ -67,3 +67,13 @@ def test_solve_with_workbook_leaves_openpyxl_to_its_workbook_process(tmp_path):
                              cwd=tmp_path)
     assert code == 0
     assert "openpyxl" in loaded and "matplotlib" not in loaded
+
+
+def test_solver_api_is_reachable_right_after_import_solver(tmp_path):
+    """docs/architecture.md and the README write `solver.api.solve(…, constraints=[fn])` and `solver.api.frontier(…)`:
+    before, a fresh `import solver` had no `api` until some other name had imported it (AttributeError)."""
+    probe = "import solver, sys; print(callable(solver.api.frontier), callable(solver.api.user_constraints))"
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]

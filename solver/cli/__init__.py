@@ -266,6 +266,11 @@ def cmd_validate(args, out, err) -> int:
                 ls = api.load_scenario(path)
                 cat = catalog_of_args(args, ls)
                 check_against_catalog(ls, cat)
+                from ..optimize.user_rows import check_user_rows, refuse_user_rows
+
+                if ls.scenario.workload.kind == "inference":  # as `solve` refuses them
+                    refuse_user_rows(ls, (), "a serving scenario's fleet MILP")
+                check_user_rows(ls, cat)  # constraints.user selectors name catalog parts, as `solve` checks
                 kind = "scenario"
                 if ls.scenario.sweep.parameters or ls.scenario.sweep.models:
                     from ..sweep.plan import plan_sweep
@@ -276,6 +281,7 @@ def cmd_validate(args, out, err) -> int:
                     from ..plan.periods import plan_periods
 
                     kind += f" and a {len(plan_periods(ls, cat).periods)}-period plan"  # every period checked
+                print_catalog_warnings(cat, err)  # its --catalog / catalog: files' renamed keys, as `solve` prints
                 print_warnings(ls, err)
                 for text in ls.scenario.workload.assumptions:  # a model named by preset or size (docs/asking.md)
                     out.print(safe(f"assumption: {text}"))

@@ -56,7 +56,7 @@ class _Upgrader:
             first = next(iter(old))
             self.doc.problems.append(self.doc.problem(loc + (first,), f"give `{base}` once: this file also writes "
                                                       f"`{base}:` (remove {', '.join(old)})"))
-            return item
+            return {k: v for k, v in item.items() if k not in old}  # said once: not again as an unknown key
         values = dict(start or {})
         for key, precision in old.items():
             if item[key] is not None:
@@ -76,6 +76,7 @@ class _Upgrader:
             if new in out:
                 self.doc.problems.append(self.doc.problem(loc + (old,), f"give `{new}` once: this file also writes it "
                                                           f"(remove `{old}`)"))
+                out = {k: v for k, v in out.items() if k != old}  # said once: not again as an unknown key
                 continue
             self._warn(loc + (old,), f"write `{new}: {out[old]}` (one name for the scale-out NICs per node; `{old}` "
                        "will be removed)")

@@ -91,7 +91,7 @@ class Constraints(Strict):
     contingency_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Contingency added to capex, as a fraction."""
     user: list[UserRow] | None = None
-    """Your own linear rows on the training MILP, e.g. `- expr: "nodes[h200-hgx] <= 64"` (inputs/user_row_schema.py;
+    """Your own linear rows on the training MILP, e.g. `- expr: "nodes[hgx-h200] <= 64"` (inputs/user_row_schema.py;
     docs/architecture.md "A user's own constraint")."""
 
     @model_serializer(mode="wrap")

@@ -2,7 +2,7 @@
 
     constraints:
       user:
-        - expr: "nodes[h200-hgx] <= 64"                  # at most 64 nodes of that platform
+        - expr: "nodes[hgx-h200] <= 64"                  # at most 64 nodes of that platform
         - expr: "gpus[nic=cx7-ndr] + 2 * switches <= 900"
         - expr: "chosen[fabric=rail-only] == 0"          # no rail-only fabric
 
@@ -15,6 +15,7 @@ the training MILP (optimize/user_rows.py, block m.user, row `scenario_rows[i]`).
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -54,6 +55,9 @@ class LinearRow:
 def _selector(text: str | None) -> tuple[str | None, str | None]:
     if text is None:
         return None, None
+    if "," in text:
+        raise ValueError(f"a selector names one field (got '[{text}]'): a row's term sums over one filter; to combine "
+                         "filters, write the row in Python (solve(constraints=[fn]), docs/architecture.md)")
     field, _, value = text.strip().rpartition("=")
     field, value = field.strip() or "platform", value.strip()
     if field not in SELECTOR_FIELDS:
@@ -121,6 +125,8 @@ def parse_row(text: str) -> LinearRow:
     terms = tuple(left + right)
     if not terms:
         raise ValueError("a row needs at least one quantity (nodes, gpus, …)")
+    if not all(math.isfinite(t.coefficient) for t in terms) or not math.isfinite(left_constant + right_constant):
+        raise ValueError("a number is too large to be a float (write it below 1e308)")
     return LinearRow(terms, tokens[at][1], -(left_constant + right_constant) + 0.0)
 
 
@@ -130,7 +136,7 @@ class UserRow(Strict):
     expr: str
     """`side (<= | >= | ==) side`, each side a sum of `[number *] quantity[selector]` and numbers; quantities: nodes,
     gpus, domains, switches, racks, chosen, capex_usd, facility_kw; selector: a platform id or field=value (platform,
-    nic, switch, fabric, rails_per_node). Example: "nodes[h200-hgx] <= 64"."""
+    nic, switch, fabric, rails_per_node). Example: "nodes[hgx-h200] <= 64"."""
 
     @field_validator("expr")
     @classmethod

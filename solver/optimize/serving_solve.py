@@ -17,6 +17,7 @@ from ..inputs import LoadedScenario, as_loaded, catalog_for, check_against_catal
 from ..inputs.schema import Catalog, Scenario
 from .serving_model import Caps, build_fleet_model, chosen, exclude, solve_model
 from .serving_results import FleetDesign, FleetResult, Pool
+from .user_rows import refuse_user_rows
 
 TPOT_STEP = 1e-6  # the frontier's next point decodes at least this much faster (s per token)
 
@@ -142,6 +143,7 @@ def solve_fleet(scenario, catalog: Catalog | None = None, top_k: int | None = No
         raise UsageError(f"a serving fleet is distinct by {' or '.join(DISTINCT)}, not {distinct_by!r}")
     t0 = time.perf_counter()
     ls, cat = loaded(scenario, catalog)
+    refuse_user_rows(ls, (), "a serving scenario's fleet MILP")  # every route here (CLI solve, evaluate, compare, sweep)
     if ls.scenario.site is not None:  # a power-first site: one fleet MILP per cooling × power profile (issue 43s)
         from .serving_site import solve_fleet_on_site
 

@@ -9,11 +9,11 @@ list of rows, or None when it added its rows itself. It reads the decisions and 
     m.total_gpus, m.total_racks, m.total_facility_kw, m.total_capex_musd (capex in M$), m.total_tco_musd
     m.w[s,j,a]                1 when shape s runs with its j-th d on a (m.data.space.shapes[s].layout(d))
 
-`architectures(m, platform="h200-hgx")` gives the indices a whose architecture matches. Example — at most 64 H200
+`architectures(m, platform="hgx-h200")` gives the indices a whose architecture matches. Example — at most 64 H200
 nodes, whatever else is cheapest:
 
     def at_most_64_h200_nodes(m):
-        return sum(m.nodes[a] for a in architectures(m, platform="h200-hgx")) <= 64
+        return sum(m.nodes[a] for a in architectures(m, platform="hgx-h200")) <= 64
 
     result = solver.api.solve(scenario, catalog, constraints=[at_most_64_h200_nodes])
 
@@ -36,12 +36,12 @@ are a Python function of this process.
 from __future__ import annotations
 
 import contextlib
+import difflib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
 from ..errors import InputError
-from .data import MUSD
 
 UserConstraint = Callable[[Any], Any]  # model -> a row, a list of rows, or None
 
@@ -127,6 +127,8 @@ def quantity(m: Any, name: str, a: int) -> Any:
     if name == "chosen":
         return m.x[a]
     if name == "capex_usd":
+        from .data import MUSD  # here, not at the top: `validate` imports this module and must not load numpy
+
         return m.capex[a] / MUSD
     if name == "facility_kw":
         return m.data.pue * m.it_power_kw[a]
@@ -173,9 +175,10 @@ def check_user_rows(loaded: Any, catalog: Any) -> None:
         for term in r.row.terms:
             ids = known.get(term.field or "")
             if ids is not None and term.value not in ids:
-                problems.append(loaded.doc.problem(("constraints", "user", i, "expr"), (
-                    f"no {term.field} '{term.value}' in the catalog (known: {', '.join(sorted(ids)[:12])})"),
-                    r.expr))
+                close = difflib.get_close_matches(str(term.value), list(ids), n=1, cutoff=0.5)
+                hint = f": did you mean '{close[0]}'?" if close else f" (known: {', '.join(sorted(ids))})"
+                problems.append(loaded.doc.problem(("constraints", "user", i, "expr"),
+                                                   f"no {term.field} '{term.value}' in the catalog{hint}", r.expr))
     if problems:
         raise InputError(problems)
 

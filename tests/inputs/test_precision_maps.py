@@ -7,7 +7,7 @@ Line and column numbers are counted by hand from the edited lines of tests/data/
 from __future__ import annotations
 
 import pytest
-from test_loading import MINI_CATALOG, assert_rejected, run, variant
+from test_loading import MINI_CATALOG, SHIPPED_SCENARIO, assert_rejected, run, variant
 
 from solver.inputs import load_catalog, provenance
 from solver.inputs.catalog_schema import Gpu
@@ -95,6 +95,18 @@ def test_old_peak_keys_load_with_a_located_warning(tmp_path, monkeypatch, capsys
     assert code == 0 and f"{old}:8:5: gpus[0].bf16_dense_tflops: deprecated key: write `dense_tflops:" in err
 
 
+def test_validating_a_scenario_shows_its_catalog_overlays_deprecated_keys(tmp_path, monkeypatch, capsys):
+    """`validate SCENARIO --catalog OLD.yaml` says what `solve` would say about the overlay's old keys (before: only
+    `validate OLD.yaml` did)."""
+    overlay = tmp_path / "old-overlay.yaml"
+    overlay.write_text("gpus:\n  - id: h100-sxm\n    bf16_dense_tflops: 989.4\n    fp8_dense_tflops: 1978.9\n",
+                       encoding="utf-8")
+    code, out, err = run(["validate", SHIPPED_SCENARIO, "--catalog", overlay], tmp_path, monkeypatch, capsys)
+    assert code == 0 and "valid scenario" in out
+    # line 3 "    bf16_dense_tflops: 989.4", the first old key at column 5
+    assert f"{overlay}:3:5: gpus[0].bf16_dense_tflops: deprecated key: write `dense_tflops:" in err
+
+
 def test_old_and_new_peaks_together_are_refused(tmp_path, monkeypatch, capsys):
     # line 9 "                   fp8: 2000}" gets a second line "    fp8_dense_tflops: 2000" (line 10, column 5)
     text = MINI_CATALOG.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -104,6 +116,18 @@ def test_old_and_new_peaks_together_are_refused(tmp_path, monkeypatch, capsys):
     assert_rejected(bad, "catalog", f"{bad}:10:5: gpus[0].fp8_dense_tflops",
                     "give `dense_tflops` once: this file also writes `dense_tflops:` (remove fp8_dense_tflops)",
                     tmp_path, monkeypatch, capsys)
+
+
+def test_an_old_key_beside_its_new_one_is_one_problem_not_two(tmp_path, monkeypatch, capsys):
+    """The conflict is said once; before, the old key was also reported as an unknown key (4 problems here)."""
+    bad = tmp_path / "both.yaml"
+    bad.write_text("gpus:\n  - id: h100-sxm\n    bf16_dense_tflops: 989.4\n    dense_tflops: {bf16: 989.4, fp8: 1978.9}\n"
+                   "platforms:\n  - id: hgx-h100\n    scaleout_nics_per_node: [1, 2, 4, 8]\n"
+                   "    rails_per_node_options: [1, 2, 4, 8]\n", encoding="utf-8")
+    code, _, err = run(["validate", bad], tmp_path, monkeypatch, capsys)
+    assert code == 2 and "2 problem(s) found" in err and "unknown key" not in err
+    assert f"{bad}:3:5: gpus[0].bf16_dense_tflops: give `dense_tflops` once" in err  # line 3, column 5
+    assert f"{bad}:7:5: platforms[0].scaleout_nics_per_node: give `rails_per_node_options` once" in err
 
 
 def test_an_old_overlay_lays_one_peak_and_the_old_efficiency_names_over(tmp_path):

@@ -51,6 +51,9 @@ def test_rows_parse_to_their_linear_form():
     ("nodes[gpu=h100] <= 4", "unknown selector field 'gpu'"),
     ("nodes[rails_per_node=x] <= 4", "whole number"),
     ("2 nodes <= 1", "unexpected 'nodes'"),
+    ("nodes <= 1e400", "too large"),                     # float('1e400') is inf: no row
+    ("1e308 + 1e308 >= nodes", "too large"),             # a finite sum of numbers that is not
+    ("nodes[nic=cx7-ndr, switch=qm9700] <= 3", "names one field"),
 ])
 def test_rows_outside_the_grammar_are_refused(text, says):
     with pytest.raises(ValueError, match=says):
@@ -189,6 +192,35 @@ def test_a_selector_naming_no_catalog_part_is_a_located_input_error(tmp_path):
     out = _cli(tmp_path, SCENARIO.replace("{expr}", "nodes[hgx-h1000] <= 3"))
     assert out.returncode == 2, out.stderr
     assert "s.yaml:10:" in out.stderr and "no platform 'hgx-h1000'" in out.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_validate_checks_a_row_selector_against_the_catalog_as_solve_does(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.replace("{expr}", "nodes[hgx-h1000] <= 3"), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "solver", "validate", str(path)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path, timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert "s.yaml:10:" in out.stderr and "no platform 'hgx-h1000'" in out.stderr  # the typo, located
+    assert "did you mean 'hgx-h100'" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("with_site", [False, True])
+@pytest.mark.parametrize("command", ["solve", "validate"])
+def test_the_serving_cli_refuses_rows_it_would_not_apply(tmp_path, command, with_site):
+    """Before: `fabricplan solve` of a serving scenario (the CLI does not pass through api.solve) ignored the rows
+    and exited 0; `validate` called the file valid."""
+    name = "serve-site-h100-or-l40s.yaml" if with_site else "serve-llama3-8b-pcie.yaml"
+    text = (REPO / "scenarios" / name).read_text(encoding="utf-8")
+    assert "\nconstraints:\n" in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("\nconstraints:\n", '\nconstraints:\n  user: [{expr: "nodes <= 4"}]\n', 1),
+                    encoding="utf-8")
+    extra = ["--json", str(tmp_path / "o.json"), "--no-xlsx"] if command == "solve" else []
+    out = subprocess.run([sys.executable, "-m", "solver", command, str(path), *extra], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path, timeout=300)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "constraints.user" in out.stderr and "training MILP only" in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "o.json").exists()
 
 
