@@ -149,12 +149,27 @@ def _layered(doc: Document, raw: dict[str, dict[str, dict]]) -> tuple[dict, dict
                     given["price_is_estimate"] = False  # a quoted price is a firm price
                 if _missing(kind, item):
                     partial[(kind, index)] = [k for k in item if k != "id"]
-                item = {**raw[kind][ident], **given}
+                item = {**raw[kind][ident], **_merged_precision_maps(given, raw[kind][ident])}
             elif isinstance(ident, str) and earlier and _looks_partial(kind, item):
                 doc.problems.append(doc.problem((kind, index, "id"), _no_entry_to_override(kind, ident, raw), ident))
             layered.append(item)
         data[kind] = layered
     return data, partial
+
+
+PRECISION_MAPS = ("dense_tflops", "expert_efficiency")
+"""An entry's top-level maps keyed by precision name (solver/inputs/precisions.py): an override lays its keys over
+the earlier entry's map, so `dense_tflops: {bf16: 900}` changes the BF16 peak and keeps the others, as the old
+`bf16_dense_tflops: 900` did."""
+
+
+def _merged_precision_maps(given: dict, earlier: dict) -> dict:
+    """`given` with each precision map (`PRECISION_MAPS`) laid over the earlier entry's map of the same name."""
+    out = dict(given)
+    for key in PRECISION_MAPS:
+        if isinstance(given.get(key), dict) and isinstance(earlier.get(key), dict):
+            out[key] = {**earlier[key], **given[key]}
+    return out
 
 
 def _check_quote_provenance(doc: Document, kind: str, index: int, given: dict, earlier: dict) -> None:

@@ -186,3 +186,13 @@ def test_the_precisions_a_workload_runs_at_are_registered_names():
 
     training = set(get_args(Workload.model_fields["precision"].annotation))
     assert training <= set(PRECISIONS) and set(get_args(ServingPrecision)) <= set(PRECISIONS)
+
+
+def test_a_new_form_overlay_lays_one_peak_over_as_the_old_field_did(tmp_path):
+    # the mini catalog's gpu-a: dense_tflops {bf16: 1000, fp8: 2000}. An overlay that gives only the FP8 peak in the
+    # new form changes that peak and keeps BF16 (before: refused, "give bf16"), with no deprecation warning.
+    overlay = tmp_path / "new-overlay.yaml"
+    overlay.write_text("name: new-overlay\ngpus:\n  - id: gpu-a\n    dense_tflops: {fp8: 2500}\n", encoding="utf-8")
+    cat = load_catalog([MINI_CATALOG, overlay])
+    assert cat.by_id("gpus")["gpu-a"].dense_tflops == {"bf16": 1000, "fp8": 2500}
+    assert provenance(cat).deprecations == []
