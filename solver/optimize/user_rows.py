@@ -75,9 +75,28 @@ def exact_prune(prune: str, scenario: Any) -> str:
     return "none" if in_force(scenario) else prune
 
 
+CATALOG_FIELDS = {"platform": "platforms", "nic": "nics", "switch": "switches"}
+"""`architectures` fields whose values are catalog ids: a value the catalog does not have is a typo, not a
+selection that matches nothing."""
+
+
 def architectures(m: Any, **fields: Any) -> list[int]:
     """Indices a of the model's architectures whose `Architecture` fields equal the given values
-    (platform, nic, rails_per_node, switch, oversubscription, fabric, …)."""
+    (platform, nic, rails_per_node, switch, oversubscription, fabric, …). A platform, NIC or switch id the catalog
+    does not have raises ValueError naming the nearest ids (a row over a typo would otherwise hold trivially)."""
+    catalog = m.data.space.catalog
+    for name, value in fields.items():
+        if name in CATALOG_FIELDS and value not in catalog.by_id(CATALOG_FIELDS[name]):
+            known = sorted(catalog.by_id(CATALOG_FIELDS[name]))
+            near = difflib.get_close_matches(str(value), known, n=3)
+            raise ValueError(f"architectures({name}={value!r}): no {name} with that id in the catalog"
+                             + (f" (nearest: {', '.join(near)})" if near else ""))
+    return matching(m, fields)
+
+
+def matching(m: Any, fields: dict[str, Any]) -> list[int]:
+    """Indices a of the model's architectures whose `Architecture` fields equal `fields` (no id check: a scenario
+    row's ids are checked against the catalog when it is loaded, `check_user_rows`)."""
     return [a for a in m.A if all(getattr(m.data.archs[a].arch, name) == value for name, value in fields.items())]
 
 
@@ -142,7 +161,7 @@ def scenario_row(m: Any, row: Any) -> Any:
     for term in row.terms:
         match = {} if term.field is None else {
             term.field: int(term.value) if term.field == "rails_per_node" else term.value}
-        for a in architectures(m, **match):
+        for a in matching(m, match):
             lhs = lhs + term.coefficient * quantity(m, term.quantity, a)
     if row.sense == "<=":
         return lhs <= row.rhs

@@ -113,6 +113,15 @@ def test_a_python_row_equals_the_same_scenario_row():
     assert [c.local_name for c in model.user.component_objects(pyo.Constraint)] == ["user_0"]
 
 
+def test_a_python_row_over_a_mistyped_id_is_an_error_not_a_row_that_holds():
+    # before: architectures(m, platform="hgx-tt") matched nothing, so Σ x ≤ 0 held trivially and the row did nothing
+    def typo(m):
+        return sum(m.x[a] for a in architectures(m, platform="hgx-tt")) <= 0
+
+    with pytest.raises(ValueError, match=r"no platform with that id in the catalog \(nearest: hgx-t"):
+        _solve([], [ONE_RAIL, TWO_RAILS], BOTH, functions=[typo])
+
+
 # ------------------------------------------------------------------------------------------------ against the oracle
 
 GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
