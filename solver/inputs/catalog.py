@@ -82,7 +82,7 @@ def load_catalog(paths: Iterable[str | Path] | None = None) -> Catalog:
     names = []
     deprecations: list[str] = []
     for doc in docs:
-        doc.data, warned = upgrade(doc, raw)
+        doc.data, warned = upgrade(doc)
         deprecations += warned
         before = len(doc.problems)
         data, partial = _layered(doc, raw)

@@ -10,7 +10,8 @@
 
 `upgrade` rewrites one file's raw mapping before validation and returns a warning per old key (file:line: path: what
 to write). A file that gives an old key beside its new one is a located input error. An override entry's old peak keys
-are laid over the earlier entry's `dense_tflops` (one precision overrides one peak, as the old field did).
+become a partial map, which the loader lays over the earlier entry's `dense_tflops` like any override (one
+precision overrides one peak, as the old field did; `catalog.PRECISION_MAPS`).
 """
 from __future__ import annotations
 
@@ -40,15 +41,16 @@ def _precision_keys(item: dict, base: str) -> dict[str, str]:
 
 
 class _Upgrader:
-    def __init__(self, doc: Document, earlier: dict[str, dict[str, dict]]):
-        self.doc, self.earlier, self.warnings = doc, earlier, []  # type: ignore[var-annotated]
+    def __init__(self, doc: Document):
+        self.doc, self.warnings = doc, []  # type: ignore[var-annotated]
 
     def _warn(self, loc: tuple, text: str) -> None:
         line, col = self.doc.mark(loc)
         self.warnings.append(f"{self.doc.path}:{line}:{col}: {dotted(loc)}: deprecated key: {text}")
 
-    def to_map(self, item: dict, loc: tuple, base: str, start: dict | None = None) -> dict:
-        """`item` with its precision-suffixed `base` keys folded into the map `base` (a new dict)."""
+    def to_map(self, item: dict, loc: tuple, base: str) -> dict:
+        """`item` with its precision-suffixed `base` keys folded into the map `base` (a new dict; an override's map is
+        laid over the earlier entry's by the loader, `catalog.PRECISION_MAPS`)."""
         old = _precision_keys(item, base)
         if not old:
             return item
@@ -57,7 +59,7 @@ class _Upgrader:
             self.doc.problems.append(self.doc.problem(loc + (first,), f"give `{base}` once: this file also writes "
                                                       f"`{base}:` (remove {', '.join(old)})"))
             return {k: v for k, v in item.items() if k not in old}  # said once: not again as an unknown key
-        values = dict(start or {})
+        values = {}
         for key, precision in old.items():
             if item[key] is not None:
                 values[precision] = item[key]
@@ -84,9 +86,7 @@ class _Upgrader:
         return out
 
     def gpu(self, item: dict, loc: tuple) -> dict:
-        ident = item.get("id")
-        base = self.earlier.get("gpus", {}).get(ident) if isinstance(ident, str) else None
-        item = self.to_map(item, loc, "dense_tflops", (base or {}).get("dense_tflops"))
+        item = self.to_map(item, loc, "dense_tflops")
         cm = item.get("compute_model")
         if isinstance(cm, dict):
             new = self.to_map(cm, loc + ("compute_model",), "gemm_efficiency")
@@ -103,13 +103,12 @@ class _Upgrader:
         return {**item, "gpus": new} if any(a is not b for a, b in zip(new, entries, strict=True)) else item
 
 
-def upgrade(doc: Document, earlier: dict[str, dict[str, dict]]) -> tuple[Any, list[str]]:
-    """(the file's data with the renamed keys written the new way, a located warning per old key); `earlier` is the
-    merged raw entries of the files before this one ({kind: {id: mapping}})."""
+def upgrade(doc: Document) -> tuple[Any, list[str]]:
+    """(the file's data with the renamed keys written the new way, a located warning per old key)."""
     data = doc.data
     if not isinstance(data, dict):
         return data, []
-    up = _Upgrader(doc, earlier)
+    up = _Upgrader(doc)
     out = dict(data)
     for kind, items in data.items():
         if not isinstance(items, list):
