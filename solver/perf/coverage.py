@@ -23,6 +23,11 @@ from .uncertainty import design_regime
 
 LOWEST_CALIBRATED_GBYTE_S = 6.25  # fms-fsdp A100 rows: 400 Gb/s per 8-GPU node
 LARGEST_CALIBRATED_GPUS = 16_384  # Llama 3 405B (held out)
+# The largest published run per non-NVLink scale-up fabric, where it is smaller: every AMD Instinct row is a ratio
+# row of at most 4 nodes (tests/perf/amd_rows.py; docs/model.md "AMD compute models": MI355X/B200 Llama 3 70B FP8,
+# 32 GPUs, Primus-Megatron, docs/sources.md [P12]), so a larger AMD job's scale-out collectives have no measurement.
+LARGEST_BY_SCALEUP = {"infinity_fabric": (32, "MI355X Llama 3 70B FP8 on 4 nodes, Primus-Megatron, docs/sources.md "
+                                              "[P12]")}
 EXPOSED_DP_SHARE = 0.10  # exposed dp_rs + dp_ag above this share of the step rests on the DP windows
 # Scale-up traffic off NVLink: timed with the path's measured collective bandwidth (docs/sources.md [P1][P2]), but no
 # published training step on such a platform checks the per-class model there (docs/model.md "Beyond NVLink").
@@ -43,9 +48,20 @@ def uncalibrated(hw: Hardware, layout: Layout, perf: Performance, precision: str
         out.append(SCALEUP_FLAG[hw.scaleup_fabric])
     if perf.scaleout_bytes > 0:
         out += _scaleout_flags(hw, perf)
+    return out + _scale_flags(hw, layout)
+
+
+def _scale_flags(hw: Hardware, layout: Layout) -> list[str]:
+    """The job against the largest published run: any platform (Llama 3 405B, 16,384 GPUs), and the largest run on
+    the platform's own scale-up fabric where that is smaller (`LARGEST_BY_SCALEUP`)."""
     if layout.gpus > LARGEST_CALIBRATED_GPUS:
-        out.append(f"scale: {layout.gpus:,} GPUs is beyond the largest published run ({LARGEST_CALIBRATED_GPUS:,})")
-    return out
+        return [f"scale: {layout.gpus:,} GPUs is beyond the largest published run ({LARGEST_CALIBRATED_GPUS:,})"]
+    largest = LARGEST_BY_SCALEUP.get(hw.scaleup_fabric)
+    if largest is not None and layout.gpus > largest[0]:
+        fabric = hw.scaleup_fabric.replace("_", " ").title()
+        return [f"scale: {layout.gpus:,} GPUs is beyond the largest published run on {fabric} platforms "
+                f"({largest[0]:,}: {largest[1]}); the scale-out collectives at this size are unmeasured there"]
+    return []
 
 
 def _scaleout_flags(hw: Hardware, perf: Performance) -> list[str]:
