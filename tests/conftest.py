@@ -4,6 +4,7 @@ Tests are laid out like the package (tests/inputs, tests/perf, tests/fabrics, te
 tests/reports, tests/sweep) plus end-to-end tests at the top level; `REPO` and `DATA` are the
 repository root and tests/data wherever a test file sits.
 """
+import copy
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,20 @@ def enumerated_designs(scenario, catalog, target_step_time_s: float | None = Non
     if hit is None or hit[0] is not catalog:
         hit = _ENUMERATED[key] = (catalog, oracle.enumerate_designs(scenario, catalog, target_step_time_s))
     return list(hit[1])
+
+
+def enumerated_spaces(spaces: dict, catalog) -> dict:
+    """Each named scenario document of `spaces` enumerated (`enumerated_designs`): {name: designs}."""
+    return {name: enumerated_designs(load_doc(doc).scenario, catalog) for name, doc in spaces.items()}
+
+
+def load_doc(doc: dict):
+    """solver.load_scenario of a scenario document written in a test (a copy: the document is not changed)."""
+    return solver.load_scenario(copy.deepcopy(doc))
+
+
+# GPT-3 1.3B and 6.7B (Brown et al. 2020, Table 2.1): L, h, heads; f = 4h; V = 51200 padded.
+GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
+                 vocab_size=51200, seq_len=2048)
+GPT3_6_7B = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
+                 vocab_size=51200, seq_len=2048)

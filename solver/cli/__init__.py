@@ -102,8 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("sweep", parents=[flags], help="solve a list of scenario variants (growth sweeps)")
     _common(w, "outputs/<scenario name>-sweep.json")
     _xlsx_flags(w, "outputs/<scenario name>-sweep.xlsx")
-    w.add_argument("--plot", metavar="FILE.png", help="plot path (default <scenario name>-sweep.png beside --json or --xlsx, else in outputs/)")
-    w.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    _plot_flags(w, "sweep")
     w.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel worker processes (default 1)")
     w.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT|tcp://HOST:PORT",
                    help="where the points run (default local)")
@@ -117,8 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plan", parents=[flags], help="a multi-period purchase plan (the scenario's plan: block)")
     _common(pl, "outputs/<scenario name>-plan.json")
     _xlsx_flags(pl, "outputs/<scenario name>-plan.xlsx")
-    pl.add_argument("--plot", metavar="FILE.png", help="plot path (default <scenario name>-plan.png beside --json or --xlsx, else in outputs/)")
-    pl.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    _plot_flags(pl, "plan")
     pl.add_argument("--no-compare", action="store_true",
                     help="skip the comparisons (each period from scratch, everything up front)")
     pl.add_argument("--time-limit", type=float, metavar="S", help="solver time limit per MILP")
@@ -150,6 +148,12 @@ def _common(sp, json_default: str) -> None:
 def _xlsx_flags(sp, default: str) -> None:
     sp.add_argument("--xlsx", metavar="FILE", help=f"workbook path (default {default}, or beside --json)")
     sp.add_argument("--no-xlsx", action="store_true", help="do not write the workbook")
+
+
+def _plot_flags(sp, kind: str) -> None:
+    sp.add_argument("--plot", metavar="FILE.png",
+                    help=f"plot path (default <scenario name>-{kind}.png beside --json or --xlsx, else in outputs/)")
+    sp.add_argument("--no-plot", action="store_true", help="do not write the plot")
 
 
 def run(interrupted: Callable[[], int] | None = None) -> None:

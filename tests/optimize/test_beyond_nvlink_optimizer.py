@@ -6,22 +6,14 @@ No mocks; expected designs come from the enumeration, never from solve output.
 """
 from __future__ import annotations
 
-import copy
-
 import pytest
-from conftest import enumerated_designs
+from conftest import GPT3_1_3B, GPT3_6_7B, enumerated_spaces, load_doc
 
-import solver
 from solver.api import solve
 from solver.optimize import oracle
 
 K = 5
 PRUNE_LEVELS = ("none", "dominated")
-# GPT-3 1.3B and 6.7B (Brown et al. 2020, Table 2.1), as tests/optimize/test_optimizer.py
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
-GPT3_6_7B = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
-                 vocab_size=51200, seq_len=2048)
 
 SPACES = {
     # PCIe servers, NVLink bridges (2- and 4-GPU domains) and an NVSwitch HGX: tp ∈ {1, 2, 4} crosses PCIe, a
@@ -41,20 +33,16 @@ SPACES = {
 }
 
 
-def _load(doc: dict):
-    return solver.load_scenario(copy.deepcopy(doc))
-
-
 @pytest.fixture(scope="module")
 def enumerated(default_catalog):
-    return {name: enumerated_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
+    return enumerated_spaces(SPACES, default_catalog)
 
 
 @pytest.mark.parametrize("prune", PRUNE_LEVELS)
 @pytest.mark.parametrize("space", list(SPACES))
 def test_k_best_equal_exhaustive_enumeration(space, prune, enumerated, default_catalog):
     expected = oracle.best_distinct(enumerated[space], K)
-    result = solve(_load(SPACES[space]), default_catalog, top_k=K, prune=prune)
+    result = solve(load_doc(SPACES[space]), default_catalog, top_k=K, prune=prune)
     assert result.status == "optimal"
     assert len(expected) >= 3, "the space must offer several architectures to rank"
     # Same costs to the cent and step times in the same order; where two architectures tie on both (h200-nvl-bridge4

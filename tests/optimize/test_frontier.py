@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import enumerated_designs
+from conftest import GPT3_1_3B, GPT3_6_7B, enumerated_designs, enumerated_spaces, load_doc
 
 import solver
 from solver.api import solve
@@ -17,10 +17,6 @@ from solver.optimize.frontier import FRONTIER_REL, NO_CHEAPER, NO_FASTER, faster
 from solver.optimize.ranking import same_speed
 from solver.results import cost_per_million_tokens_usd, within_caps
 
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
-GPT3_6_7B = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
-                 vocab_size=51200, seq_len=2048)
 # tp ∈ {1, 2}, as in tests/optimize/test_optimizer.py (whose enumerations of the same spaces this file shares,
 # conftest.enumerated_designs): the uncapped front still has 12 points, its fast end changing tp, pp and the
 # microbatch size (tp = 4, 8 doubled the enumeration and the frontier's solves and added one point).
@@ -55,10 +51,6 @@ SPACES = {
                          facility_power_kw=53.5),
         parallelism=dict(tp=[4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2])),
 }
-
-
-def _load(doc: dict):
-    return solver.load_scenario(copy.deepcopy(doc))
 
 
 def pareto(designs) -> list:
@@ -97,7 +89,7 @@ def assert_same_points(found, expected) -> None:
 
 @pytest.fixture(scope="module")
 def enumerated(default_catalog):
-    return {name: enumerated_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
+    return enumerated_spaces(SPACES, default_catalog)
 
 
 # `objective: fastest` without a target, within a budget: the front is found from the fast end
@@ -106,14 +98,14 @@ FASTEST = dict(copy.deepcopy(H100), name="front-fastest", objective="fastest", t
 
 
 def test_fastest_front_from_the_fast_end_equals_the_enumeration(default_catalog):
-    designs = enumerated_designs(_load(FASTEST).scenario, default_catalog)
+    designs = enumerated_designs(load_doc(FASTEST).scenario, default_catalog)
     expected = pareto_from_fast_end(designs)
     assert len(expected) >= 3
-    front = frontier(_load(FASTEST), default_catalog, n=100)
+    front = frontier(load_doc(FASTEST), default_catalog, n=100)
     assert front.start == "fastest" and front.status == "optimal" and front.ended == NO_CHEAPER
     assert_same_points(front.points, expected)
     assert_same_points(pareto(designs), expected)  # the same set as from the cheap end (here: no near-ties)
-    cut = frontier(_load(FASTEST), default_catalog, n=2)  # the two fastest points, still reported cheapest first
+    cut = frontier(load_doc(FASTEST), default_catalog, n=2)  # the two fastest points, still reported cheapest first
     assert_same_points(cut.points, expected[-2:])
     assert "2 point(s) asked; cheaper designs may exist" == cut.ended
 
@@ -122,13 +114,13 @@ def test_fastest_front_from_the_fast_end_equals_the_enumeration(default_catalog)
 def test_frontier_equals_the_pareto_set_of_the_enumeration(name, default_catalog, enumerated):
     expected = pareto(enumerated[name])
     assert len(expected) >= 2  # a front worth checking
-    front = frontier(_load(SPACES[name]), default_catalog, n=100)
+    front = frontier(load_doc(SPACES[name]), default_catalog, n=100)
     assert front.status == "optimal" and front.ended == NO_FASTER and front.complete
     assert_same_points(front.points, expected)
     steps = [d.perf.step_time_s for d in front.points]
     costs = [d.objective_usd for d in front.points]
     assert steps == sorted(steps, reverse=True) and costs == sorted(costs)  # faster costs more
-    sc = _load(SPACES[name]).scenario
+    sc = load_doc(SPACES[name]).scenario
     assert all(within_caps(d, sc.constraints, sc.pin) for d in front.points)
 
 
@@ -142,7 +134,7 @@ def test_the_budget_cuts_the_front(enumerated):
 @pytest.mark.parametrize("name", sorted(SPACES))
 def test_next_faster_agrees_with_the_enumeration(name, default_catalog, enumerated):
     """The cheapest design strictly faster than #1 (at equal cost the fastest), or none."""
-    ls = _load(SPACES[name])
+    ls = load_doc(SPACES[name])
     result = solve(ls, default_catalog, top_k=1)
     first = result.designs[0]
     faster = [d for d in enumerated[name] if faster_than(d.perf.step_time_s, first.perf.step_time_s)]
@@ -159,7 +151,7 @@ def test_next_faster_agrees_with_the_enumeration(name, default_catalog, enumerat
 
 
 def test_frontier_stops_at_n_points_and_says_so(default_catalog, enumerated):
-    front = frontier(_load(SPACES["h100-uncapped"]), default_catalog, n=2)
+    front = frontier(load_doc(SPACES["h100-uncapped"]), default_catalog, n=2)
     assert_same_points(front.points, pareto(enumerated["h100-uncapped"])[:2])
     assert not front.complete and "2 point(s) asked" in front.ended
 
@@ -170,7 +162,7 @@ def test_frontier_cut_short_by_the_time_limit_says_so(default_catalog):
     from solver.errors import SolverFailure
 
     with pytest.raises(SolverFailure, match="time limit"):
-        frontier(_load(SPACES["h100-uncapped"]), default_catalog, n=10, time_limit_s=1e-4)
+        frontier(load_doc(SPACES["h100-uncapped"]), default_catalog, n=10, time_limit_s=1e-4)
 
 
 def test_frontier_stopped_by_the_time_limit_after_two_points_says_so(default_catalog, enumerated, monkeypatch):
@@ -188,7 +180,7 @@ def test_frontier_stopped_by_the_time_limit_after_two_points_says_so(default_cat
         return real(self, model, time_limit_s)
 
     monkeypatch.setattr(highs.HighsAdapter, "solve", stopped)
-    front = frontier(_load(SPACES["h100-uncapped"]), default_catalog, n=10, time_limit_s=600)
+    front = frontier(load_doc(SPACES["h100-uncapped"]), default_catalog, n=10, time_limit_s=600)
     assert_same_points(front.points, pareto(enumerated["h100-uncapped"])[:2])
     assert front.status == "time_limit" and not front.complete
     assert front.ended == "the time limit cut the search short; faster designs may exist"
@@ -240,7 +232,7 @@ def _points(front) -> list[tuple]:
 
 
 def test_toy_capex_front_by_hand(toy_catalog):
-    front = frontier(_load(toy()), toy_catalog, n=10)
+    front = frontier(load_doc(toy()), toy_catalog, n=10)
     assert _points(front) == [("cheap-box", 32, 161_000.0), ("cheap-box", 64, 321_000.0),
                               ("fast-box", 32, 961_000.0), ("fast-box", 64, 1_921_000.0)]
     assert [d.perf.step_time_s for d in front.points] == pytest.approx(
@@ -259,7 +251,7 @@ def test_toy_fastest_front_from_the_fast_end_by_hand(toy_catalog):
     cheaper than that, the fastest is 3.2212 ms: cheap-box 32 $161,000 (fast-box 8 $241,000; slow-box 32
     costs $321,000, not cheaper). Then 6.4425 ms: cheap-box 16, 16·5,000 + 1,000 = $81,000 (fast-box 4
     $121,000); then 12.885 ms: cheap-box 8 $41,000 (fast-box 2 $61,000). Four points asked; cheapest first."""
-    front = frontier(_load(toy(objective="fastest", target={}, constraints=dict(budget_usd=500_000))), toy_catalog,
+    front = frontier(load_doc(toy(objective="fastest", target={}, constraints=dict(budget_usd=500_000))), toy_catalog,
                      n=4)
     assert _points(front) == [("cheap-box", 8, 41_000.0), ("cheap-box", 16, 81_000.0), ("cheap-box", 32, 161_000.0),
                               ("cheap-box", 64, 321_000.0)]
@@ -269,13 +261,13 @@ def test_toy_fastest_front_from_the_fast_end_by_hand(toy_catalog):
 
 
 def test_toy_tco_front_by_hand(toy_catalog):
-    front = frontier(_load(toy(objective="tco")), toy_catalog, n=10)
+    front = frontier(load_doc(toy(objective="tco")), toy_catalog, n=10)
     assert _points(front) == [("fast-box", 8, 416_200.0), ("fast-box", 16, 831_400.0),
                               ("fast-box", 32, 1_661_800.0), ("fast-box", 64, 3_322_600.0)]
 
 
 def test_toy_front_within_max_gpus_by_hand(toy_catalog):
-    front = frontier(_load(toy(constraints=dict(max_gpus=32))), toy_catalog, n=10)
+    front = frontier(load_doc(toy(constraints=dict(max_gpus=32))), toy_catalog, n=10)
     assert _points(front) == [("cheap-box", 32, 161_000.0), ("fast-box", 16, 481_000.0), ("fast-box", 32, 961_000.0)]
     assert front.ended == NO_FASTER
 
@@ -283,7 +275,7 @@ def test_toy_front_within_max_gpus_by_hand(toy_catalog):
 def test_toy_next_faster_by_hand(toy_catalog):
     """#1 cheap-box 32 ($161,000, 3.2212 ms); next faster cheap-box 64 ($321,000, 1.6106 ms):
     321,000 / 161,000 − 1 = +99.4 % capex, −50.0 % step time."""
-    ls = _load(toy())
+    ls = load_doc(toy())
     result = solve(ls, toy_catalog, top_k=1)
     nf = next_faster(result, ls, toy_catalog)
     assert nf["found"] and nf["cost_usd"] == pytest.approx(321_000.0)
@@ -294,7 +286,7 @@ def test_toy_next_faster_by_hand(toy_catalog):
 
 def test_toy_next_faster_none_within_the_caps(toy_catalog):
     """max_gpus = 8 with fast-box only: d = 8 is the only design (3.2212 ms); nothing faster fits."""
-    ls = _load(toy(constraints=dict(max_gpus=8, platforms=["fast-box"])))
+    ls = load_doc(toy(constraints=dict(max_gpus=8, platforms=["fast-box"])))
     result = solve(ls, toy_catalog, top_k=1)
     nf = next_faster(result, ls, toy_catalog)
     assert not nf["found"] and nf["text"] == f"the next faster design: none ({NO_FASTER})"
@@ -304,7 +296,7 @@ def test_cost_per_million_tokens_by_hand(toy_catalog):
     """cheap-box 32: $161,000 over 5 years (tco.years default) of B·s = 64·256 = 16,384 tokens per
     F_HW/32e12 = 3.2212e-3 s: 16,384 / 3.22122547e-3 = 5.0863e6 tokens/s; · 5 · 31,536,000 s = 8.0200e14
     tokens; $161,000 / 8.0200e14 · 1e6 = $0.00020075 per million tokens (a toy cluster)."""
-    design = solve(_load(toy()), toy_catalog, top_k=1).designs[0]
+    design = solve(load_doc(toy()), toy_catalog, top_k=1).designs[0]
     step = F_HW / 32e12
     tokens = 16_384 / step * 5 * 8760 * 3600
     assert tokens == pytest.approx(8.0200e14, rel=1e-4)

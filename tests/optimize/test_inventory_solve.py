@@ -9,7 +9,7 @@ import copy
 import pyomo.environ as pyo
 import pytest
 from builders import make_catalog, make_scenario
-from conftest import DATA, enumerated_designs
+from conftest import DATA, GPT3_1_3B, enumerated_designs
 
 import solver
 from solver import costing
@@ -22,9 +22,6 @@ from solver.optimize.model import build_model, decode
 from solver.optimize.ranking import _lower_bound_usd, prune_by_bounds
 from solver.perf.layout import LayoutShape
 
-# GPT-3 1.3B (Brown et al. 2020, Table 2.1), as in tests/optimize/test_optimizer.py
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
 # tp ∈ {1, 2} (not 1–8): the netting of owned nodes, NICs, switches and racks depends on the architecture and
 # the node count, which two tp, two pp and two microbatch sizes still vary (d = 8 … 512); tp = 4, 8 only
 # doubled the enumeration and the solves (the K best use tp = 1 either way).

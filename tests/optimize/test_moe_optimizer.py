@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import enumerated_designs
+from conftest import enumerated_spaces, load_doc
 
 import solver
 from solver.api import solve
@@ -41,17 +41,13 @@ SPACES = {
 }
 
 
-def _load(doc: dict):
-    return solver.load_scenario(copy.deepcopy(doc))
-
-
 def _cents(designs) -> list[float]:
     return [round(d.objective_usd, 2) for d in designs]
 
 
 @pytest.fixture(scope="module")
 def enumerated(default_catalog):
-    return {name: enumerated_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
+    return enumerated_spaces(SPACES, default_catalog)
 
 
 @pytest.mark.parametrize("prune", PRUNE_LEVELS)
@@ -59,7 +55,7 @@ def enumerated(default_catalog):
 def test_moe_k_best_equal_exhaustive_enumeration(space, prune, enumerated, default_catalog):
     """Same identities, same order, same objective to the cent; the enumeration's designs use ep > 1."""
     expected = oracle.best_distinct(enumerated[space], K)
-    result = solve(_load(SPACES[space]), default_catalog, top_k=K, prune=prune)
+    result = solve(load_doc(SPACES[space]), default_catalog, top_k=K, prune=prune)
     assert result.status == "optimal"
     assert len(expected) >= 3, "the space must offer several architectures to rank"
     assert any(d.layout.ep > 1 for d in enumerated[space])
@@ -71,7 +67,7 @@ def test_moe_layouts_equal_enumeration(default_catalog, enumerated):
     """--distinct-by layout: ep and etp are part of a layout's identity; the K cheapest layouts match."""
     k = 8
     expected = oracle.best_distinct(enumerated["h100-b200-overlap"], k, distinct_by="layout")
-    result = solve(_load(SPACES["h100-b200-overlap"]), default_catalog, top_k=k, distinct_by="layout")
+    result = solve(load_doc(SPACES["h100-b200-overlap"]), default_catalog, top_k=k, distinct_by="layout")
     assert _cents(result.designs) == _cents(expected)
     assert len({d.layout_identity for d in result.designs}) == k
 
@@ -81,7 +77,7 @@ def test_pinned_ep_is_respected_and_reevaluates(default_catalog, enumerated):
     re-evaluated with every decision pinned (`solver.evaluate`) gives the same step time and capex."""
     doc = copy.deepcopy(SPACES["b200-nvl72-flat"])
     doc["pin"] = dict(ep=16)
-    result = solve(_load(doc), default_catalog, top_k=3)
+    result = solve(load_doc(doc), default_catalog, top_k=3)
     expected = oracle.best_distinct([d for d in enumerated["b200-nvl72-flat"] if d.layout.ep == 16], 3)
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
     for d in result.designs:
@@ -91,7 +87,7 @@ def test_pinned_ep_is_respected_and_reevaluates(default_catalog, enumerated):
                              tiers=d.tiers, tp=lay.tp, cp=lay.cp, pp=lay.pp, vp=lay.vp, dp=lay.dp,
                              microbatch_size=lay.microbatch_size, gpus_per_domain_used=lay.gpus_per_domain_used,
                              ep=lay.ep, etp=lay.etp)
-        again = solver.evaluate(_load(pinned), default_catalog)
+        again = solver.evaluate(load_doc(pinned), default_catalog)
         assert again.layout.ep == 16
         assert again.perf.step_time_s == pytest.approx(d.perf.step_time_s, rel=1e-12)
         assert round(again.cost.capex_usd, 2) == round(d.cost.capex_usd, 2)
@@ -102,4 +98,4 @@ def test_evaluate_needs_ep_for_a_moe_model(default_catalog):
     doc["pin"] = dict(platform="hgx-b200", nic="cx7-ndr", rails_per_node=4, tp=1, cp=1, pp=1, vp=1, dp=16,
                       microbatch_size=1)
     with pytest.raises(solver.InputError, match="missing: ep"):
-        solver.evaluate(_load(doc), default_catalog)
+        solver.evaluate(load_doc(doc), default_catalog)

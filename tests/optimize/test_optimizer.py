@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import DATA, REPO, enumerated_designs
+from conftest import DATA, GPT3_1_3B, GPT3_6_7B, REPO, enumerated_designs, enumerated_spaces, load_doc
 
 import solver
 from solver.api import solve
@@ -23,11 +23,6 @@ from solver.optimize import oracle
 PRUNE_LEVELS = ("none", "shapes", "points", "dominated")
 K = 5
 
-# GPT-3 1.3B and 6.7B (Brown et al. 2020, Table 2.1): L, h, heads; f = 4h; V = 51200 padded.
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
-GPT3_6_7B = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
-                 vocab_size=51200, seq_len=2048)
 
 # Three small design spaces on the shipped catalog: different platforms, NICs, rails and caps.
 SPACES = {
@@ -74,10 +69,6 @@ SPACES = {
 }
 
 
-def _load(doc: dict):
-    return solver.load_scenario(copy.deepcopy(doc))
-
-
 def _cents(designs) -> list[float]:
     return [round(d.objective_usd, 2) for d in designs]
 
@@ -85,13 +76,13 @@ def _cents(designs) -> list[float]:
 @pytest.fixture(scope="module")
 def enumerated(default_catalog):
     """Every feasible design of each space, evaluated one by one (the reference)."""
-    return {name: enumerated_designs(_load(doc).scenario, default_catalog) for name, doc in SPACES.items()}
+    return enumerated_spaces(SPACES, default_catalog)
 
 
 @pytest.fixture(scope="module")
 def solved(default_catalog):
     """solve(top_k=K) of each space at each prune level."""
-    return {(name, prune): solve(_load(doc), default_catalog, top_k=K, prune=prune)
+    return {(name, prune): solve(load_doc(doc), default_catalog, top_k=K, prune=prune)
             for name, doc in SPACES.items() for prune in PRUNE_LEVELS}
 
 
@@ -129,7 +120,7 @@ def test_distinct_by_layout_equals_enumeration(default_catalog, enumerated):
     the objective values, and check each returned layout identity is unique."""
     k = 8
     expected = oracle.best_distinct(enumerated["h100-ib-eth"], k, distinct_by="layout")
-    result = solve(_load(SPACES["h100-ib-eth"]), default_catalog, top_k=k, distinct_by="layout")
+    result = solve(load_doc(SPACES["h100-ib-eth"]), default_catalog, top_k=k, distinct_by="layout")
     assert result.status == "optimal"
     assert _cents(result.designs) == _cents(expected)
     assert len({d.layout_identity for d in result.designs}) == k
@@ -187,7 +178,7 @@ def test_every_returned_design_passes_evaluate(space, default_catalog, solved):
             # GPUs bought hold the job: N = t·c·p·d ≤ nodes · gpus_per_node
             assert d.layout.gpus <= d.cost.gpus
     for d in solved[(space, "dominated")].designs:
-        again = solver.evaluate(_load(_pinned(doc, d)), default_catalog)
+        again = solver.evaluate(load_doc(_pinned(doc, d)), default_catalog)
         assert again.meets_target and again.perf.fits_memory
         assert again.perf.step_time_s == pytest.approx(d.perf.step_time_s, rel=1e-12)
         assert round(again.cost.capex_usd, 2) == round(d.cost.capex_usd, 2)
@@ -302,7 +293,7 @@ def test_pin_forces_the_layout(default_catalog, enumerated, solved):
     the pin changes the answer, and the pinned optimum cannot be cheaper."""
     doc = copy.deepcopy(SPACES["h100-ib-eth"])
     doc["pin"] = dict(tp=2, pp=2)
-    result = solve(_load(doc), default_catalog, top_k=3)
+    result = solve(load_doc(doc), default_catalog, top_k=3)
     assert result.designs and all((d.layout.tp, d.layout.pp) == (2, 2) for d in result.designs)
     expected = oracle.best_distinct([d for d in enumerated["h100-ib-eth"] if (d.layout.tp, d.layout.pp) == (2, 2)], 3)
     assert [d.identity for d in result.designs] == [d.identity for d in expected]
@@ -347,8 +338,8 @@ def _fingerprint(result) -> list:
 
 def test_same_input_same_ranked_list(default_catalog):
     doc = SPACES["b200-nvl72-capped"]
-    first = solve(_load(doc), default_catalog, top_k=K)
-    second = solve(_load(doc), solver.load_catalog(), top_k=K)
+    first = solve(load_doc(doc), default_catalog, top_k=K)
+    second = solve(load_doc(doc), solver.load_catalog(), top_k=K)
     assert _fingerprint(first) == _fingerprint(second)
     assert len(first.designs) == K
 
@@ -385,7 +376,7 @@ def test_pins_spares_and_contingency_agree_with_enumeration(extra, default_catal
     doc = copy.deepcopy(SPACES["h100-ib-eth"])
     for key, value in extra.items():
         doc[key] = {**doc.get(key, {}), **value}
-    ls = _load(doc)
+    ls = load_doc(doc)
     expected = oracle.best_distinct(enumerated_designs(ls.scenario, default_catalog), 3)
     got = solve(ls, default_catalog, top_k=3)
     assert expected, "the enumeration finds designs for every variant"

@@ -15,7 +15,7 @@ import sys
 import pyomo.environ as pyo
 import pytest
 from builders import make_scenario
-from conftest import REPO, enumerated_designs
+from conftest import GPT3_1_3B, REPO, enumerated_designs
 from test_constraint_families import CATALOG, ONE_RAIL, TWO_RAILS, shape
 
 import solver
@@ -124,8 +124,6 @@ def test_a_python_row_over_a_mistyped_id_is_an_error_not_a_row_that_holds():
 
 # ------------------------------------------------------------------------------------------------ against the oracle
 
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
 H100 = dict(name="exact-h100", workload=dict(model=GPT3_1_3B, global_batch_size=512), target=dict(step_time_s=2.0),
             constraints=dict(platforms=["hgx-h100", "dgx-h100"], nic_configurations="any", rails_per_node=[1, 8]),
             parallelism=dict(tp=[1, 2], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2]))
