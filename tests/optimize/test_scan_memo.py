@@ -95,6 +95,7 @@ def test_placement_checked_once_per_layout_still_counts_every_platform(toy_catal
     b = 1 give d ∈ {1, 2, 4, 8, 16, 32, 64}, 7 combinations per platform, 21 in all; max_gpus = 8 leaves out
     d = 16, 32, 64 on each: 9 pruned by the caps; nothing is unplaceable at t = c = p = 1."""
     from conftest import load_doc as _load
+
     from tests.optimize.test_frontier import toy
 
     sc = _load(toy(constraints=dict(max_gpus=8))).scenario
