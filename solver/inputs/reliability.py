@@ -8,16 +8,12 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .schema_base import INPUT_CONFIG, Described
+from .schema_base import Strict
 
 Rate = Annotated[float, Field(ge=0, le=100)]
 
 
-class _Strict(Described):
-    model_config = INPUT_CONFIG
-
-
-class FailureRate(_Strict):
+class FailureRate(Strict):
     """One part kind's interruptions per part per year, with where the number comes from."""
 
     annual_failure_rate: Rate
@@ -28,7 +24,7 @@ class FailureRate(_Strict):
     """True when the rate is an estimate (a split the source does not give, or own arithmetic)."""
 
 
-class CatalogReliability(_Strict):
+class CatalogReliability(Strict):
     """Failure data per part kind and the checkpoint-storage default (catalog `reliability:`)."""
 
     gpu: FailureRate
@@ -53,7 +49,7 @@ class CatalogReliability(_Strict):
     """Where the idle fraction comes from."""
 
 
-class ScenarioReliability(_Strict):
+class ScenarioReliability(Strict):
     """Checkpoints, restarts and spares of the job (scenario `reliability:`; SPEC §6.2)."""
 
     spares: bool = True

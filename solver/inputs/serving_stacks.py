@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from .schema_base import INPUT_CONFIG, Described
+from .schema_base import Strict
 
 ServingIdentifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
 ServingPrecision = Literal["bf16", "fp8", "fp4"]
@@ -25,11 +25,7 @@ ANY = "any"
 Regime = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*:(bf16|fp8|fp4):(dense|moe)$")]
 
 
-class _Strict(Described):
-    model_config = INPUT_CONFIG
-
-
-class ServingGpu(_Strict):
+class ServingGpu(Strict):
     """A serving stack's efficiencies on some GPUs (one family) at some precisions."""
 
     gpus: list[ServingIdentifier] = Field(min_length=1)
@@ -55,7 +51,7 @@ class ServingGpu(_Strict):
     """Where the values come from (docs/model.md "Serving")."""
 
 
-class ServingProfile(_Strict):
+class ServingProfile(Strict):
     """The inference part of a `kind: inference` stack."""
 
     step_overhead_ms: Annotated[float, Field(ge=0, le=1000)] = 2.0

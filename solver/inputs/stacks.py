@@ -14,8 +14,8 @@ Scenario fields override the profile: `resolve_stack` fills only the fields a sc
 `expert_dispatch:` always wins. The physics that reads a profile (factors, ψ) is in
 `solver/perf/stacks.py`.
 
-This module imports nothing from `schema.py` (schema.py imports it), so its base model repeats
-`Strict`'s configuration.
+This module imports nothing from `schema.py` (schema.py imports it); its models derive from `schema_base.Strict`,
+as every input model does.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from .precisions import PrecisionName
-from .schema_base import INPUT_CONFIG, Described
+from .schema_base import Strict
 from .serving_stacks import ServingProfile
 
 StackIdentifier = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
@@ -36,13 +36,7 @@ ANY_GPU = "any"
 """A `StackGpu.gpus` entry that matches every GPU (the stack's fallback tuning)."""
 
 
-class _Strict(Described):
-    """schema.Strict's configuration: unknown keys are errors, no NaN/inf, frozen, docstrings as descriptions."""
-
-    model_config = INPUT_CONFIG
-
-
-class StackGpu(_Strict):
+class StackGpu(Strict):
     """A stack's tuning on some GPUs: factors on each GPU's `compute_model` and the TP-overlap share ψ."""
 
     gpus: list[StackIdentifier] = Field(min_length=1)
@@ -61,7 +55,7 @@ class StackGpu(_Strict):
     """Where the values come from (docs/model.md "Stacks", a calibration overlay's provenance)."""
 
 
-class StackDispatch(_Strict):
+class StackDispatch(Strict):
     """A stack's Mixture-of-Experts defaults (the scenario's `workload.expert_dispatch` fields win)."""
 
     dispatcher: Literal["flat", "hierarchical"] | None = None
@@ -70,7 +64,7 @@ class StackDispatch(_Strict):
     """null = the schema default (`none`)."""
 
 
-class Stack(_Strict):
+class Stack(Strict):
     """One software-stack profile of the catalog's `stacks:` list (SPEC §4.8)."""
 
     id: StackIdentifier
