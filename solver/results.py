@@ -27,7 +27,7 @@ from .perf.step import Performance, margins, meets_target
 from .perf.traffic import overlap_for
 from .perf.uncertainty import Regime, design_regime, point_factor, step_time_interval_s
 from .rentals import RentOrBuy, ranked_options, rent_or_buy
-from .units import SECONDS_PER_YEAR
+from .units import SECONDS_PER_DAY, SECONDS_PER_YEAR
 
 SCHEMA = "fabricplan.result/1"
 TIGHT = 0.05  # a requirement with less than 5 % slack is reported as binding
@@ -133,7 +133,7 @@ class Design:
             return None
         if self.goodput <= 0:
             return float("inf")
-        return self.train_steps * self.perf.step_time_s / (self.goodput * 86_400.0)
+        return self.train_steps * self.perf.step_time_s / (self.goodput * SECONDS_PER_DAY)
 
     @property
     def cost_per_million_tokens_usd(self) -> float:

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from solver.units import DAYS_PER_MONTH, DAYS_PER_YEAR, HOURS_PER_MONTH, HOURS_PER_YEAR, SECONDS_PER_YEAR
+from solver.units import (
+    DAYS_PER_MONTH,
+    DAYS_PER_YEAR,
+    HOURS_PER_MONTH,
+    HOURS_PER_YEAR,
+    SECONDS_PER_DAY,
+    SECONDS_PER_YEAR,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 # numbers that spell a year (or its month) in days, hours or seconds: 365, 365.25, 366 days; 8,760 / 8,766 h;
@@ -27,7 +34,8 @@ def test_the_year_is_365_days_as_the_docs_hand_calculations():
     assert DAYS_PER_MONTH == pytest.approx(30.41667, abs=1e-5)
 
 
-def test_no_module_but_units_spells_the_year_itself():
+def spelled_outside_units(spellings: tuple[float, ...], exempt: set[tuple[str, float]]) -> list[str]:
+    """'module:line: value' of every number literal in solver/ (but units.py) equal to one of `spellings`."""
     found = []
     for path in sorted((ROOT / "solver").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
@@ -35,10 +43,24 @@ def test_no_module_but_units_spells_the_year_itself():
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Constant) and type(node.value) in (int, float)
-                    and any(node.value == pytest.approx(v, abs=1e-3) for v in YEAR_SPELLINGS)
-                    and (rel, node.value) not in NOT_A_YEAR):
+                    and any(node.value == pytest.approx(v, abs=1e-3) for v in spellings)
+                    and (rel, node.value) not in exempt):
                 found.append(f"{rel}:{node.lineno}: {node.value}")
+    return found
+
+
+def test_no_module_but_units_spells_the_year_itself():
+    found = spelled_outside_units(YEAR_SPELLINGS, NOT_A_YEAR)
     assert not found, "import the year from solver/units.py: " + ", ".join(found)
+
+
+def test_the_day_is_86400_seconds_and_only_units_spells_it():
+    """24 h · 3,600 s = 86,400 s, defined once (issue clean): a training day (results.py, scenario_schema.py,
+    diagnose.py), a serving day's tokens (serving_schema.py) and a year of served tokens (serving_results.py)."""
+    assert SECONDS_PER_DAY == 24 * 3600
+    assert SECONDS_PER_YEAR == DAYS_PER_YEAR * SECONDS_PER_DAY
+    found = spelled_outside_units((86_400,), set())
+    assert not found, "import SECONDS_PER_DAY from solver/units.py: " + ", ".join(found)
 
 
 def test_the_sweeps_cost_per_million_tokens_counts_the_same_year_as_the_designs():

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
+from ..units import SECONDS_PER_DAY
 from .catalog_schema import FabricFamilyName, Fraction, Positive
 from .nic_configs import CapexScope, NicConfigChoice
 from .ownership_schema import Ownership
@@ -463,7 +464,7 @@ class Scenario(Strict):
         steps = self.train_steps()
         if t.train_days is None or steps is None:
             return math.inf  # objective: fastest without a target (_target_or_fastest)
-        return t.train_days * 86_400.0 * (t.goodput if t.goodput is not None else 1.0) / steps
+        return t.train_days * SECONDS_PER_DAY * (t.goodput if t.goodput is not None else 1.0) / steps
 
 
 def as_list(choice) -> list | None:

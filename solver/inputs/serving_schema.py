@@ -10,9 +10,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from ..units import SECONDS_PER_DAY
 from .schema_base import Identifier, PosInt, Strict
 
-SECONDS_PER_DAY = 86_400.0
 HOURS = 24
 
 

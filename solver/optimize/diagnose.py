@@ -19,6 +19,7 @@ from ..failures import goodput_in_target
 from ..inputs.schema import Target
 from ..perf.layout import expert_text
 from ..results import Design, make_design
+from ..units import SECONDS_PER_DAY
 from . import model as milp
 from .data import ModelData, model_data
 from .highs import HighsAdapter
@@ -158,7 +159,7 @@ def _days_lead(space: DesignSpace, fastest: Design | None, meeting: Design | Non
     steps = sc.train_steps()
     if fastest is not None and steps is not None and fastest.goodput > 0:
         where = f"within {' and '.join(caps)}" if caps else "within the allowed designs"
-        finish = steps * fastest.perf.step_time_s / (fastest.goodput * 86_400.0)  # Design.train_days
+        finish = steps * fastest.perf.step_time_s / (fastest.goodput * SECONDS_PER_DAY)  # Design.train_days
         parts.append(f"{where} the best finishes in ≈ {finish:,.0f} days "
                      f"({fastest.perf.step_time_s:.3g} s per step, {fastest.cost.gpus:,} GPUs, "
                      f"capex {_short_cap('budget_usd', fastest.cost.capex_usd)})")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..units import DAYS_PER_YEAR
+from ..units import DAYS_PER_YEAR, SECONDS_PER_DAY
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class FleetDesign:
 
     def usd_per_million(self, tokens_per_request: int) -> float:
         """TCO / (λ_mean · tokens per request · 86,400 · 365 · years) · 10⁶."""
-        served = self.mean_rps * tokens_per_request * 86_400.0 * DAYS_PER_YEAR * self.tco_years
+        served = self.mean_rps * tokens_per_request * SECONDS_PER_DAY * DAYS_PER_YEAR * self.tco_years
         return self.tco_usd / served * 1e6 if served > 0 else float("inf")
 
     @property
