@@ -352,9 +352,14 @@ def _one_per_place(found: list[tuple[Problem, str]]) -> list[Problem]:
     return out
 
 
+_UNION_TAG = re.compile(r"^(int|float|str|bool|bytes|constrained-.+|function-.+|tagged-union.*)$")
+"""pydantic's name of a union branch in an error location (`list[…]` and `dict[…]` have a bracket)."""
+
+
 def _problem_from(doc: Document, model_cls: type[BaseModel], err: Any) -> Problem:
-    # drop pydantic's union-branch tags (e.g. 'list[...]', 'int') from the location
-    loc = tuple(k for k in err["loc"] if isinstance(k, int) or not re.match(r"^(list|int|float|str|constrained|function|tagged)", str(k)) and "[" not in str(k))
+    # drop pydantic's union-branch tags (e.g. 'list[...]', 'int', 'constrained-float') from the location, not keys
+    # that merely start like one (`interval_p10`)
+    loc = tuple(k for k in err["loc"] if isinstance(k, int) or not _UNION_TAG.match(str(k)) and "[" not in str(k))
     message = err["msg"]
     if err["type"] == "extra_forbidden":
         owner = _nearest_key(model_cls, loc)
