@@ -87,13 +87,18 @@ class ServingProfile(Strict):
     def tuning(self, gpu_id: str, precision: str) -> ServingGpu:
         """The first entry naming this GPU at this precision, else the first `any` entry at it, else the first
         entry naming the GPU, else the first entry."""
-        for pred in (lambda e: gpu_id in e.gpus and precision in e.precisions,
-                     lambda e: ANY in e.gpus and precision in e.precisions,
-                     lambda e: gpu_id in e.gpus):
+        return self.tuning_match(gpu_id, precision)[0]
+
+    def tuning_match(self, gpu_id: str, precision: str) -> tuple[ServingGpu, bool]:
+        """`tuning`'s entry, and True when it is made for this GPU (by id or `any`) at this precision; False when it
+        is borrowed from another precision or GPU (the serving outputs flag it: perf/serving.py `regime_flags`)."""
+        for own, pred in ((True, lambda e: gpu_id in e.gpus and precision in e.precisions),
+                          (True, lambda e: ANY in e.gpus and precision in e.precisions),
+                          (False, lambda e: gpu_id in e.gpus)):
             hit = next((e for e in self.gpus if pred(e)), None)
             if hit is not None:
-                return hit
-        return self.gpus[0]
+                return hit, own
+        return self.gpus[0], False
 
     def is_measured(self, gpu_id: str, precision: str, moe: bool) -> bool:
         """True when the fit holds a measurement of this regime."""

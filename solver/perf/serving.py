@@ -129,6 +129,10 @@ def regime_flags(ctx: ServingModelContext, layout: ReplicaLayout) -> tuple[str, 
     if not profile.is_measured(ctx.gpu.id, ctx.precision, moe):
         flags.append(f"no published serving measurement for {ctx.gpu.id} {ctx.stack.id} {ctx.precision} "
                      f"{'MoE' if moe else 'dense'}: the fit's nearest values, interval widened")
+    tune, own = profile.tuning_match(ctx.gpu.id, ctx.precision)
+    if not own:
+        flags.append(f"{ctx.stack.id} has no {ctx.precision} tuning for {ctx.gpu.id}: η_pf, η_dc, η_hbm and the "
+                     f"overheads are borrowed from its entry for {', '.join(tune.gpus)} at {'/'.join(tune.precisions)}")
     if ctx.precision == "fp4" and "fp4" not in getattr(ctx.gpu, "dense_tflops", {}):
         flags.append(f"{ctx.gpu.id} has no FP4 tensor cores: 4-bit weights run weight-only (W4A16) at its BF16 peak")
     if layout.gpus > ctx.platform.gpus_per_domain:
