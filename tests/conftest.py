@@ -59,3 +59,7 @@ GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="ge
                  vocab_size=51200, seq_len=2048)
 GPT3_6_7B = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
                  vocab_size=51200, seq_len=2048)
+# GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, h = 12,288, 96 heads; f = 4h; GPT-2's 50,257-token
+# vocabulary, tied embeddings.
+GPT3_175B = dict(layers=96, hidden_size=12288, ffn_hidden_size=4 * 12288, ffn_type="gelu", attention_heads=96,
+                 vocab_size=50257, seq_len=2048, tied_embeddings=True)

@@ -7,13 +7,12 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import GPT3_1_3B
 
 import solver
 from solver.costing import design_cost
 from solver.fabrics.references import DEEPSEEK, FabricFacts, fabric_caveats, reference_design
 
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
 BASE = dict(name="architect", workload=dict(model=GPT3_1_3B, global_batch_size=512), target=dict(step_time_s=2.0))
 
 

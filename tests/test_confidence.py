@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+from conftest import GPT3_1_3B
 from openpyxl import Workbook
 from rich.console import Console
 
@@ -13,8 +14,6 @@ from solver.api import solve
 from solver.confidence import confidence, overlay_note
 from solver.inputs.catalog import default_catalog_path, load_catalog
 
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
 SPACE = dict(name="confidence", workload=dict(model=GPT3_1_3B, global_batch_size=512),
              target=dict(step_time_s=2.0),
              constraints=dict(platforms=["hgx-h100", "hgx-b200"], rails_per_node=[1, 8]),

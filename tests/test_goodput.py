@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import REPO, enumerated_designs
+from conftest import GPT3_1_3B, REPO, enumerated_designs
 
 import solver
 from solver.design_space import Architecture
@@ -24,14 +24,12 @@ from solver.perf import goodput as g
 from solver.perf.layout import Layout
 from solver.results import make_design
 
-SMALL_MODEL = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                   vocab_size=51200, seq_len=2048)  # GPT-3 1.3B (Brown et al. 2020, Table 2.1)
 LLAMA3_405B = dict(layers=126, hidden_size=16384, ffn_hidden_size=53248, ffn_type="swiglu", attention_heads=128,
                    kv_heads=8, vocab_size=128256, seq_len=8192, tied_embeddings=False)
 
 
 def _scenario(**over):
-    doc = {"name": "goodput", "workload": {"model": SMALL_MODEL, "global_batch_size": 512},
+    doc = {"name": "goodput", "workload": {"model": GPT3_1_3B, "global_batch_size": 512},
            "target": {"step_time_s": 100.0}}
     for key, value in over.items():
         doc[key] = value
@@ -139,7 +137,7 @@ def test_kokolis_mttf_of_1024_gpu_jobs():
     catalog = solver.load_catalog()
 
     def design(dp: int, scale: float):
-        sc = solver.load_scenario({"name": "rsc", "workload": {"model": SMALL_MODEL, "global_batch_size": 1024},
+        sc = solver.load_scenario({"name": "rsc", "workload": {"model": GPT3_1_3B, "global_batch_size": 1024},
                                    "target": {"step_time_s": 100.0},
                                    "reliability": {"spares": False, "failure_rate_scale": scale}}).scenario
         arch = Architecture("dgx-a100", "cx6-hdr", 8, "qm8700", 1.0)
@@ -169,7 +167,7 @@ def test_goodput_falls_with_scale_and_rail_only_is_lower():
 
 
 GOODPUT_SPACE = dict(
-    name="goodput-exact", workload=dict(model=SMALL_MODEL, global_batch_size=512),
+    name="goodput-exact", workload=dict(model=GPT3_1_3B, global_batch_size=512),
     # 3e10 tokens in 0.0596 days: ⌈3e10 / (512·2048)⌉ = 28,611 steps → a raw target of 0.0596·86,400/28,611
     # = 0.1800 s (about 16 H100 nodes); failure_rate_scale 300 (a fleet 300× worse than Llama 3's) makes such
     # a job fail about every 1.5 h, goodput ≈ 0.75, so the goodput moves the answer.

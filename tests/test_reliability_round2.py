@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import GPT3_6_7B
 from reliability_helpers import DEFAULT, catalog_entry, tiny_scenario, write_yaml  # noqa: F401
 
 from solver import api, inputs
@@ -273,16 +274,14 @@ def test_fastest_design_within_caps_equals_enumeration(space, default_catalog):
     from solver.design_space import build_design_space
     from solver.optimize import diagnose, oracle
 
-    gpt3_6_7b = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
-                     vocab_size=51200, seq_len=2048)
     docs = {
         "b200-nvl72-capped": dict(
-            name="exact-b200", workload=dict(model=gpt3_6_7b, global_batch_size=1024), target=dict(step_time_s=3.0),
+            name="exact-b200", workload=dict(model=GPT3_6_7B, global_batch_size=1024), target=dict(step_time_s=3.0),
             constraints=dict(platforms=["hgx-b200", "gb200-nvl72"], max_gpus=512, nic_configurations="any", rails_per_node=[1, 4]),
             parallelism=dict(tp=[2, 4, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1)),
         "a100-h200-power": dict(
             name="exact-a100", capex_scope="compute_fabric_only",  # the 53.5 kW cap was worked out without site lines
-            workload=dict(model=gpt3_6_7b, global_batch_size=512), target=dict(step_time_s=6.0),
+            workload=dict(model=GPT3_6_7B, global_batch_size=512), target=dict(step_time_s=6.0),
             constraints=dict(platforms=["dgx-a100", "hgx-h200"], nic_configurations="any", rails_per_node=[2, 4], oversubscription=[1, 2],
                              facility_power_kw=53.5),
             parallelism=dict(tp=[4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2])),

@@ -8,19 +8,16 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import enumerated_designs
+from conftest import GPT3_1_3B, enumerated_designs
 
 import solver
 from solver.design_space import build_design_space
 from solver.optimize import oracle
 
-SMALL_MODEL = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                   vocab_size=51200, seq_len=2048)  # GPT-3 1.3B (Brown et al. 2020, Table 2.1)
-
 
 def _space(days: float, objective: str = "capex", parallelism: dict | None = None, **constraints) -> dict:
     return dict(
-        name="goodput-dominance", workload=dict(model=SMALL_MODEL, global_batch_size=512), objective=objective,
+        name="goodput-dominance", workload=dict(model=GPT3_1_3B, global_batch_size=512), objective=objective,
         target=dict(train_tokens=3.0e10, train_days=days),
         reliability=dict(failure_rate_scale=30.0, restart_min=20.0),
         constraints=dict(platforms=["hgx-h100", "gb200-nvl72"], rails_per_node=[1, 4, 8],

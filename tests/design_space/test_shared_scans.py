@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, enumerated_designs
+from conftest import GPT3_1_3B, REPO, enumerated_designs
 
 import solver
 from solver.design_space import build_design_space
 from solver.optimize import oracle
-
-SMALL_MODEL = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                   vocab_size=51200, seq_len=2048)  # GPT-3 1.3B (Brown et al. 2020, Table 2.1)
 
 
 def _copy_catalog(tmp: Path, price_factor: float):
@@ -36,7 +33,7 @@ def _copy_catalog(tmp: Path, price_factor: float):
 
 def _scenario(step_time_s: float, platforms: tuple[str, ...] = ("hgx-h100", "hgx-h100-oem")):
     return solver.load_scenario(dict(
-        name="platform-copies", workload=dict(model=SMALL_MODEL, global_batch_size=512),
+        name="platform-copies", workload=dict(model=GPT3_1_3B, global_batch_size=512),
         target=dict(step_time_s=step_time_s),
         constraints=dict(platforms=list(platforms), rails_per_node=[4, 8],
                          fabrics=["fat-tree", "multi-plane"], nic_configurations="any"),

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from conftest import GPT3_1_3B
 
 import solver
 from solver.costing import design_cost
@@ -104,8 +105,7 @@ def torus():
 def _scenario():
     # hot spares off and the compute fabric only: the counts below are the fabric's alone
     doc = dict(name="torus", capex_scope="compute_fabric_only", reliability={"spares": False},
-               workload=dict(model=dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu",
-                                        attention_heads=16, vocab_size=51200, seq_len=2048), global_batch_size=512),
+               workload=dict(model=GPT3_1_3B, global_batch_size=512),
                target=dict(step_time_s=2.0))
     return solver.load_scenario(doc).scenario
 

@@ -16,7 +16,7 @@ import copy
 
 import pytest
 from builders import SRC, make_catalog
-from conftest import enumerated_designs
+from conftest import GPT3_1_3B, enumerated_designs
 
 import solver
 from solver.api import solve
@@ -24,8 +24,6 @@ from solver.inputs.schema import Catalog
 from solver.optimize import oracle
 
 K = 6
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
 
 
 def small_radix_catalog() -> Catalog:

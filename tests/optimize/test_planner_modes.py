@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import enumerated_designs
+from conftest import GPT3_6_7B, enumerated_designs
 
 import solver
 from solver.api import solve
@@ -18,8 +18,6 @@ from solver.optimize import oracle
 from solver.optimize.ranking import same_speed
 
 # GPT-3 6.7B (Brown et al. 2020, Table 2.1): L, h, heads; f = 4h; V = 51200 padded.
-GPT3_6_7B = dict(layers=32, hidden_size=4096, ffn_hidden_size=16384, ffn_type="gelu", attention_heads=32,
-                 vocab_size=51200, seq_len=2048)
 LAYOUTS = dict(tp=[2, 4, 8], cp=1, pp=[1, 2, 4], vp=1, microbatch_size=1)
 
 # "What does $20M buy?": Blackwell 8-GPU nodes against NVL72 racks, 1 or 4 rails, no target.

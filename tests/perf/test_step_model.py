@@ -1,5 +1,6 @@
 """Performance model (solver/perf, SPEC §4): every expected number is worked by hand here."""
 import pytest
+from conftest import GPT3_175B
 
 from solver.inputs.schema import Scenario, TransformerShape, Workload
 from solver.perf.hardware import Hardware
@@ -10,8 +11,6 @@ from solver.perf.traffic import DEFAULT_OVERLAP, overlap_for
 
 LLAMA3_70B = dict(layers=80, hidden_size=8192, ffn_hidden_size=28672, ffn_type="swiglu", attention_heads=64,
                   kv_heads=8, vocab_size=128256, seq_len=8192)
-GPT3_175B = dict(layers=96, hidden_size=12288, ffn_hidden_size=4 * 12288, ffn_type="gelu", attention_heads=96,
-                 vocab_size=50257, seq_len=2048, tied_embeddings=True)
 NO_OVERLAP = {"tp": 0.0, "cp": 0.0, "pp": 0.0, "dp_rs": 0.0, "dp_ag": 0.0}
 LAUNCH_S, NVLINK_STEP_S = 8.4e-6, 3.4e-6  # NCCL ring/simple latencies (docs/sources.md [N1])
 

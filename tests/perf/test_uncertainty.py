@@ -8,7 +8,7 @@ import re
 
 import pytest
 from calibration_rows import ROWS, calibration_catalog, throughput_error
-from conftest import enumerated_designs
+from conftest import GPT3_1_3B, enumerated_designs
 
 import solver
 from solver.api import solve
@@ -120,8 +120,6 @@ def test_the_intervals_hold_80_percent_of_runs_left_out_by_source():
 
 
 # GPT-3 1.3B (Brown et al. 2020, Table 2.1) on Hopper, the first space of tests/optimize/test_optimizer.py
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)
 SPACE = dict(name="exact-quantile", workload=dict(model=GPT3_1_3B, global_batch_size=512),
              target=dict(step_time_s=2.0), robustness=dict(quantile=0.9),
              constraints=dict(platforms=["hgx-h100", "dgx-h100"], rails_per_node=[1, 8]),

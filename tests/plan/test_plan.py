@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import DATA
+from conftest import DATA, GPT3_1_3B
 
 import solver
 from solver.api import solve
@@ -155,8 +155,6 @@ def test_comparisons_from_scratch_and_up_front(toy_catalog):
 
 # ------------------------------------------------------------------------------ exactness
 
-GPT3_1_3B = dict(layers=24, hidden_size=2048, ffn_hidden_size=8192, ffn_type="gelu", attention_heads=16,
-                 vocab_size=51200, seq_len=2048)  # Brown et al. 2020, Table 2.1
 # target 1.3 s (0.5 s under the v1 step model): physics v2 times GPT-3 1.3B slower on few NICs, and
 # the enumeration must still offer several plans to choose from in every case below
 REAL = dict(name="plan-exact", workload=dict(model=GPT3_1_3B, global_batch_size=256), target=dict(step_time_s=1.3),
