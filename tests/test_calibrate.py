@@ -170,12 +170,14 @@ def test_yaml_runs_equal_csv_runs(synthetic, tmp_path):
     assert [r.line for r in b.runs] == [1, 24, 47, 70]
 
 
-def _published(tmp_path: Path, source: str) -> Path:
-    """The example file's rows of one source (same header), as a runs file of their own."""
+def _published(tmp_path: Path, *sources: str, platform: str | None = None) -> Path:
+    """The example file's rows of the given sources (same header; only `platform`'s when given), as a runs file of
+    their own."""
     with EXAMPLE.open(encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        rows = [r for r in reader if r["source"] == f"docs/sources.md {source}"]
-    return _csv(tmp_path / f"{source.strip('[]')}.csv", rows)
+        rows = [r for r in reader if r["source"] in {f"docs/sources.md {s}" for s in sources}
+                and platform in (None, r["pin.platform"])]
+    return _csv(tmp_path / f"{'-'.join(s.strip('[]') for s in sources)}.csv", rows)
 
 
 def test_published_runs_of_one_stack_loo_under_8_percent(tmp_path):
@@ -196,14 +198,31 @@ def test_published_runs_of_one_stack_loo_under_8_percent(tmp_path):
     assert shipped.median("loo") < 0.08
 
 
-def test_published_nemo_runs_gemm_and_psi(tmp_path):
-    """The twelve NeMo 24.07 DGX-H100 FP8 runs ([C2]; TP 1-8): κ_gemm,fp8 and ψ of the megatron profile on H100,
-    fitted together, bring the leave-one-out median under 8 % and below the neutral profile's."""
-    runs = _published(tmp_path, "[C2]")
+def test_published_megatron_bridge_h100_runs_gemm_and_psi(tmp_path):
+    """Megatron-Bridge's seven published DGX-H100 FP8 pre-training runs (docs/sources.md [C3]: 25.11 Llama 3 8B
+    FSDP and 70B TP4 PP8; [R1]: 25.09 8B, 70B and 405B TP8 PP8 CP2, 26.02 70B and 405B), one stack (megatron) on
+    one GPU: κ_gemm,fp8 and ψ of the megatron profile on H100, fitted together, bring the leave-one-out median
+    under issue 41's 8 % and below the neutral profile's (ψ = 0 leaves the TP4/TP8 runs' TP traffic exposed).
+    (The NeMo Framework performance summaries of 24.x-25.04, which this test used before, are reserved for judging.)"""
+    runs = _published(tmp_path, "[C3]", "[R1]", platform="dgx-h100")
     neutral = _write(tmp_path / "neutral.yaml", NEUTRAL.format(stack="megatron"))
     cal = calibrate(runs, load_catalog([default_catalog_path(), neutral]), "megatron")
-    assert len(cal.runs) == 12
+    assert len(cal.runs) == 7
     assert {p.label for p in cal.params} == {"megatron h100-sxm gemm_factor.fp8", "megatron h100-sxm tp_overlap (ψ)"}
+    assert cal.median("loo") < 0.08
+    assert cal.median("loo") < cal.median("default")
+
+
+def test_published_mosaicml_runs_of_one_stack_loo_under_8_percent(tmp_path):
+    """MosaicML's llm-foundry benchmark table (docs/sources.md [C4]: 10 H100 and 5 A100 BF16 runs, FSDP, one
+    stack): the fsdp profile's κ_gemm per GPU brings the leave-one-out median under 8 % and below the neutral
+    profile's (TP = 1 everywhere: ψ moves no run)."""
+    runs = _published(tmp_path, "[C4]")
+    neutral = _write(tmp_path / "neutral.yaml", NEUTRAL.format(stack="fsdp"))
+    cal = calibrate(runs, load_catalog([default_catalog_path(), neutral]), "fsdp")
+    assert len(cal.runs) == 15
+    fitted = {cal.params[k].label for pidx, _ in cal.outcome.groups for k in pidx}
+    assert fitted == {"fsdp h100-sxm gemm_factor.bf16", "fsdp a100-80gb gemm_factor.bf16"}
     assert cal.median("loo") < 0.08
     assert cal.median("loo") < cal.median("default")
 
@@ -372,8 +391,9 @@ def test_example_runs_load_cite_their_sources_and_are_up_to_date():
 
     cat = load_catalog()
     runs = read_runs(EXAMPLE, cat)
-    assert len(runs.runs) == 106
-    assert len(prepare(runs, cat)) == 106
+    # 106 runs before issue 41n, less the 12 NeMo performance-summary DGX-H100 rows reserved for judging by issue 41
+    assert len(runs.runs) == 106 - 12
+    assert len(prepare(runs, cat)) == 106 - 12
     sources = (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
     for r in runs.runs:
         ids = re.findall(r"\[[A-Z]\d+\]", r.source)

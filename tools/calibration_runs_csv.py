@@ -50,7 +50,7 @@ COLUMNS = (["workload.stack"] + [f"workload.model.{k}" for k in MODEL_KEYS]
               "pin.vp", "pin.dp", "pin.microbatch_size", "overlap.tp", MEASURED, "source", "note"])
 
 # source -> software stack (SPEC §4.8 ids)
-STACKS = {"[C1]": "megatron", "[C2]": "megatron", "[C3]": "megatron", "[C4]": "fsdp", "[D1]": "megatron",
+STACKS = {"[C1]": "megatron", "[C3]": "megatron", "[C4]": "fsdp", "[D1]": "megatron",
           "[D2]": "megatron", "[D3]": "megatron", "[D5]": "torchtitan", "[D6]": "fsdp", "[D8]": "megatron",
           "[D9]": "fsdp", "[R1]": "megatron", "[R2]": "deepspeed"}
 LEFT_OUT_SOURCES = {"[D4]", "[D7]"}  # llm-foundry rows outside the fit (reserved); Meta's own stack

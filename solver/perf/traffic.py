@@ -491,7 +491,7 @@ def dp_ag_window(ctx: StepContext) -> Pieces:
 TRAFFIC_CLASSES: tuple[TrafficClass, ...] = (
     TrafficClass("tp", "tensor parallel", tp_bytes, tp_window, 0.0,
                  "sequence-parallel all-gather/reduce-scatter sit on the critical path of each GEMM (v1 fit: Korthikanti "
-                 "Table 5, NeMo 24.07 TP rows); set overlap.tp for TP comm overlap", tp_latency),
+                 "Table 5); set overlap.tp for TP comm overlap", tp_latency),
     TrafficClass("cp", "context parallel", cp_bytes, cp_window, 1.0,
                  "the K/V ring overlaps the attention core of its layer (TransformerEngine CP)", cp_latency),
     TrafficClass("pp", "pipeline parallel", pp_bytes, pp_window, 1.0,

@@ -1,17 +1,17 @@
 """Published training runs the performance model is calibrated and validated against.
 
-Each row names its source (docs/sources.md: [C1]–[C4] the calibration notes' tables, [D1]–[D9] the
+Each row names its source (docs/sources.md: [C1], [C3], [C4] the calibration notes' tables, [D1]–[D9] the
 further public runs) and copies the published layout and throughput. What the source does not
 publish is an assumption, stated in the row's `note`, chosen before the row's error was looked at
 and by one rule for all rows of a source:
 
 - unknown microbatch size: 1; unknown interleaving of an NVIDIA/Meta pipeline: one layer per
-  virtual stage (v = ⌊L/p⌋ capped so p·v ≤ L; NVIDIA's recipes: NeMo LLAMA2-70B p4 v20,
-  Nemotron-340B p8 v12); unknown recompute of a Megatron run: none (Megatron's default);
+  virtual stage (v = ⌊L/p⌋ capped so p·v ≤ L); unknown recompute of a Megatron run: none (Megatron's
+  default);
 - gradient reduce: fp32 for Megatron-LM and NeMo training runs (Megatron's default), bf16 for the
-  NeMo 24.07 / Megatron-Bridge performance recipes, fp32 for torch FSDP stacks;
+  Megatron-Bridge performance recipes, fp32 for torch FSDP stacks;
 - the software stack (`workload.stack`, SPEC §4.8) by source: megatron for Megatron-LM, NeMo and
-  Megatron-Bridge ([C1]–[C3], [D1]–[D3], [D8]), fsdp for Composer/llm-foundry, fms-fsdp and NeMo
+  Megatron-Bridge ([C1], [C3], [D1]–[D3], [D8]), fsdp for Composer/llm-foundry, fms-fsdp and NeMo
   Automodel's FSDP2 ([C4], [D4], [D6], [D9]), torchtitan for [D5]; Meta's Llama 3 runs ([D7]) on
   megatron's profile;
 - TP communication overlap as each run states it: `tp_overlap` rows (NVIDIA recipes on Hopper and later
@@ -108,14 +108,10 @@ LLAMA2 = {"7b": llama(32, 4096, 11008, 32, 32, 32000, 4096), "13b": llama(40, 51
 BF16_GRADS = {"grad_reduce_dtype": "bf16"}
 NO_FA = {"flash_attention": False}  # Megatron before FlashAttention (Korthikanti 2022, Narayanan 2021)
 NO_RESHARD = {"fsdp_reshard_after_forward": False}
-K5, NEMO, MB, MOS = "[C1]", "[C2]", "[C3]", "[C4]"
-NEMO_NOTE = "NeMo 24.07 perf config: selective recompute, distributed optimizer, bf16 grad reduce"
+# NVIDIA's NeMo Framework performance summaries of releases 24.x-25.04 are reserved for judging (issue 41):
+# none of their rows is here (docs/sources.md keeps the entry that says so).
+K5, MB, MOS = "[C1]", "[C3]", "[C4]"
 MB_NOTE = "Megatron-Bridge perf recipe: bf16 grad reduce; TP comm overlap on with TP > 1"
-
-
-def _nemo(name, shape, batch, lay, published, group="fit", note=NEMO_NOTE):
-    return Row(f"NeMo 24.07 DGX-H100 FP8 {name}", NEMO, group, "h100", "fp8", shape, batch, "selective", "distributed",
-               lay, 8, "tok", published, BF16_GRADS, tp_overlap=lay[0] > 1, note=note)
 
 
 MOS_C_NOTE = "Composer FSDP (torch FSDP1) FULL_SHARD, fp32 grad reduce assumed; H100 network not stated: DGX H100 8 × NDR assumed"
@@ -145,19 +141,6 @@ C_ROWS = [
         "distributed", (8, 1, 35, 3, 1, 1), 8, "iter_s", 49.05, NO_FA),
     Row("Korthikanti Table 5 1T full recompute", K5, "held_out", "a100", "bf16", gpt(128, 25600, 160), 512, "full",
         "distributed", (8, 1, 64, 1, 1, 1), 8, "iter_s", 94.42, NO_FA),
-    _nemo("GPT3-5B", gpt(24, 4096, 32, vocab=50257), 2048, (1, 1, 1, 1, 64, 4), 22521),
-    _nemo("GPT3-20B", gpt(44, 6144, 48, vocab=50257), 256, (2, 1, 1, 1, 32, 2), 5851),
-    _nemo("GPT3-175B 128 GPUs", GPT3_175B, 256, (4, 1, 8, 6, 4, 1), 726),
-    _nemo("GPT3-175B 512 GPUs", GPT3_175B, 2048, (4, 1, 8, 6, 16, 2), 782, group="held_out"),
-    _nemo("LLAMA2-7B", llama(32, 4096, 11008, 32, 32, 32000, 4096), 128, (1, 1, 1, 1, 8, 1), 16847),
-    _nemo("LLAMA2-13B", llama(40, 5120, 13824, 40, 40, 32000, 4096), 128, (1, 1, 4, 10, 4, 1), 8646),
-    _nemo("LLAMA2-70B", llama(80, 8192, 28672, 64, 8, 32000, 4096), 128, (4, 1, 4, 20, 4, 1), 1707),
-    _nemo("Nemotron-8B", nemotron(32, 4096, 32, 32), 256, (2, 1, 1, 1, 32, 4), 12701),
-    _nemo("Nemotron-22B", nemotron(40, 6144, 48, 48), 256, (2, 1, 4, 10, 8, 2), 4256, group="held_out",
-          note=NEMO_NOTE + "; NeMo's own figure is ~27 % below its siblings' model TFLOP/s (suspect)"),
-    _nemo("Nemotron-340B", nemotron(96, 18432, 96, 8), 32, (8, 1, 8, 12, 2, 1), 322),
-    _nemo("LLAMA3-8B", LLAMA3_8B, 128, (1, 2, 1, 1, 4, 1), 12036),
-    _nemo("LLAMA3-70B", LLAMA3_70B, 128, (4, 2, 4, 5, 2, 1), 1533),
     Row("Megatron-Bridge 25.11 DGX-GB300 LLAMA3_8B", MB, "fit", "gb300", "fp8", LLAMA3_8B, 128, "selective",
         "distributed", (1, 1, 1, 1, 8, 2), 8, "tok", 37556, BF16_GRADS, note=MB_NOTE),
     Row("Megatron-Bridge 25.11 DGX-GB200 LLAMA3_8B", MB, "fit", "gb200", "fp8", LLAMA3_8B, 128, "selective",

@@ -47,7 +47,7 @@ def test_usable_hbm_is_what_pytorch_sees_minus_what_lives_outside_its_allocator(
     catalog: Catalog = calibration_catalog()
     plat = catalog.by_id("platforms")["dgx-h100"]
     assert catalog.by_id("gpus")[plat.gpu].hbm_gb == 80
-    perf, _ = evaluate(BY_ID["NeMo 24.07 DGX-H100 FP8 LLAMA2-7B"], catalog)
+    perf, _ = evaluate(BY_ID["Megatron-Bridge 25.11 DGX-H100 LLAMA3_8B"], catalog)
     assert perf.hbm_usable_gb == pytest.approx(80 * 2**30 / 1e9 - 4.0)
 
 
@@ -107,4 +107,4 @@ def test_torchtitans_selective_is_per_op_checkpointing():
     catalog = calibration_catalog()
     row = BY_ID["torchtitan H200 8B 32 GPUs FSDP FP8 (Trainy)"]
     assert scenario_of(row, catalog=catalog).workload.selective_policy == "op"
-    assert scenario_of(BY_ID["NeMo 24.07 DGX-H100 FP8 LLAMA2-7B"], catalog=catalog).workload.selective_policy == "attention"
+    assert scenario_of(BY_ID["Megatron-Bridge 25.11 DGX-H100 LLAMA3_70B"], catalog=catalog).workload.selective_policy == "attention"
