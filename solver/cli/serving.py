@@ -27,8 +27,8 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
     """The K best fleets (or `--frontier N`: cost against tokens/s per user); terminal, JSON, workbook."""
     from ..files import check_writable, output_set
     from ..optimize.serving_solve import solve_fleet
-    from ..reports.serving_excel import write_fleet_workbook
     from ..reports.serving_terminal import print_fleet_frontier, print_fleets
+    from ..reports.side_process import side_process, write_alongside
 
     top = getattr(args, "top", None)
     if top is not None and not 1 <= top <= 100:
@@ -38,24 +38,27 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
     json_path = json_output_path(args, ls.scenario.name, f"{suffix}.json")
     xlsx_path = xlsx_output_path(args, ls.scenario.name, f"{suffix}.xlsx")
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
-    with err.status("solving the serving fleet…"):
-        result = solve_fleet(ls, cat, top_k=1 if evaluate else top, frontier_points=frontier,
-                             distinct_by=getattr(args, "distinct_by", None) or "architecture")
-    with output_set() as outputs:
-        print_fleets(result, out, wide=getattr(args, "wide", False))
-        if result.site is not None:  # a power-first site: the lines training site solves print (issue 43s)
-            from ..reports.site_terminal import print_site_data
+    # the workbook's process (forked now, before the status spinner's thread starts) imports openpyxl while this one
+    # solves, and writes the workbook while this one prints and writes the JSON (reports/side_process.py)
+    with side_process("fleet", xlsx_path is not None, inherit=(cat,)) as book_writer:
+        with err.status("solving the serving fleet…"):
+            result = solve_fleet(ls, cat, top_k=1 if evaluate else top, frontier_points=frontier,
+                                 distinct_by=getattr(args, "distinct_by", None) or "architecture")
+        book = xlsx_path if result.designs else None
+        with output_set() as outputs:
+            with write_alongside(book_writer, "fleet", (result, ls.scenario), book):
+                print_fleets(result, out, wide=getattr(args, "wide", False))
+                if result.site is not None:  # a power-first site: the lines training site solves print (issue 43s)
+                    from ..reports.site_terminal import print_site_data
 
-            print_site_data(result.site, out)
-        if result.frontier is not None:
-            print_fleet_frontier(result, out, wide=getattr(args, "wide", False))
-        write_json_output(result.to_dict(), json_path)
-        if xlsx_path is not None and result.designs:
-            write_fleet_workbook(result, ls.scenario, xlsx_path)
-        elif xlsx_path is not None:
-            outputs.remove_on_commit(xlsx_path)
-        if bom_path is not None and result.designs:
-            _bom_csv(result, bom_path)
+                    print_site_data(result.site, out)
+                if result.frontier is not None:
+                    print_fleet_frontier(result, out, wide=getattr(args, "wide", False))
+                write_json_output(result.to_dict(), json_path)
+            if xlsx_path is not None and book is None:
+                outputs.remove_on_commit(xlsx_path)
+            if bom_path is not None and result.designs:
+                _bom_csv(result, bom_path)
     say_written(outputs, out)
     return EXIT_OK if result.designs else EXIT_INFEASIBLE
 

@@ -22,6 +22,7 @@ from .xlsx import (
     save_workbook,
     set_widths,
     sheet_ref,
+    write_file,
     write_title,
 )
 
@@ -160,6 +161,19 @@ def write_sweep_workbook(report: dict, path: str | Path) -> Path:
 def write_fleet_workbook(result: Any, sc: Any, path: str | Path) -> Path:
     """Serving, BOM per fleet, Assumptions (none for a comparison, `sc` None); saved atomically with the formulas'
     cached values."""
+    return save_workbook(build_fleet_workbook(result, sc), path)
+
+
+def write_fleet_workbook_file(inputs: tuple, file: Path, run_id: str | None) -> None:
+    """The workbook of `write_fleet_workbook` for `inputs` = (result, scenario), written to `file` as it is, with
+    `run_id` (what the process of `reports/side_process.py` writes into the caller's temporary file; the caller
+    renames it into place)."""
+    result, sc = inputs
+    write_file(build_fleet_workbook(result, sc), file, run_id)
+
+
+def build_fleet_workbook(result: Any, sc: Any) -> Workbook:
+    """The fleet workbook of `write_fleet_workbook`, not yet saved."""
     wb = Workbook()
     default = wb.active
     serving_sheet(wb, result)
@@ -177,4 +191,4 @@ def write_fleet_workbook(result: Any, sc: Any, path: str | Path) -> Path:
         assumptions_sheet(wb, sc)
     if default is not None:
         wb.remove(default)
-    return save_workbook(wb, path)
+    return wb

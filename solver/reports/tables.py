@@ -114,15 +114,22 @@ def make_table(title: str, columns: list[Column], width: int | None, wide: bool 
     if not wide and width is not None:
         shown = narrowed(shown, width)
     t = _build(title, columns, shown)
-    if not wide and width is not None and not _renders_within(t, width):
+    # each table is drawn once to learn whether it fits (not once more to learn it again: a solve's table took
+    # 0.01-0.02 s a drawing)
+    done = wide or width is None or _renders_within(t, width)
+    if not done:
+        assert width is not None
         shown, t = _squeezed(title, columns, shown, width)
-    while not wide and width is not None and len(shown) > 2 and not _renders_within(t, width):
+        done = len(shown) <= 2 or _renders_within(t, width)
+    while not done:
+        assert width is not None
         # last resort (rich keeps unbreakable words such as part ids whole): leave out the least important
         # column still shown (highest `drop`), else the last one (the caption names it), never crop
         ranked = [c for c in shown if c.drop > 0]
         victim = max(reversed(ranked), key=lambda c: c.drop) if ranked else shown[-1]
         shown = [c for c in shown if c is not victim]
         t = _build(title, columns, shown)
+        done = len(shown) <= 2 or _renders_within(t, width)
     return t
 
 

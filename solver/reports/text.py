@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape
-
 # C0 controls except tab and newline, DEL, C1 controls, and the Unicode bidirectional overrides
 # and isolates (they reorder what the terminal shows).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -27,7 +25,10 @@ def plain(text: object) -> str:
 
 
 def safe(text: object) -> str:
-    """User text for rich: control characters made visible, then markup escaped (printed as is)."""
+    """User text for rich: control characters made visible, then markup escaped (printed as is). rich is imported
+    here, on first use: `fabricplan --help` prints through argparse and loads none of it (0.01 s of its 0.15 s)."""
+    from rich.markup import escape
+
     return escape(plain(text))
 
 
