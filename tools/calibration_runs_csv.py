@@ -52,7 +52,7 @@ COLUMNS = (["workload.stack"] + [f"workload.model.{k}" for k in MODEL_KEYS]
 # source -> software stack (SPEC §4.8 ids)
 STACKS = {"[C1]": "megatron", "[C3]": "megatron", "[C4]": "fsdp", "[D1]": "megatron",
           "[D2]": "megatron", "[D3]": "megatron", "[D5]": "torchtitan", "[D6]": "fsdp", "[D8]": "megatron",
-          "[D9]": "fsdp", "[R1]": "megatron", "[R2]": "deepspeed"}
+          "[D9]": "fsdp", "[R1]": "megatron", "[R2]": "deepspeed", "[R3]": "megatron"}
 LEFT_OUT_SOURCES = {"[D4]", "[D7]"}  # llm-foundry rows outside the fit (reserved); Meta's own stack
 LEFT_OUT_SYSTEMS = {"grand-teton", "a100-40gb-roce"}  # not in the shipped catalog
 

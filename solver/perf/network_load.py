@@ -29,10 +29,10 @@ class MeasuredRun:
 # tests/perf/test_network_load.py recomputes both. Fire-Flyer 2 (one 200G NIC per 8 A100, [F2]/[O5]), the
 # run the issue names, is far below them: its load is low because its A100s are slow, not its network fast.
 MEASURED: dict[str, MeasuredRun] = {
-    "dense": MeasuredRun(0.67, "fms-fsdp, Llama-2 13B on 96 H100, FSDP, 800 Gb/s per 8 GPUs",
-                         "docs/sources.md [D6]; load 0.676 rounded down (physics v3; 0.670 after issue 41n's refit)"),
-    "moe": MeasuredRun(1.16, "GPT-OSS-120B on 64 H100 (NeMo AutoModel, FSDP2 + EP), one 400G NIC per GPU",
-                       "docs/sources.md [M22]; load 1.165 rounded down (issue 41n refit; 41p 1.160)"),
+    "dense": MeasuredRun(0.68, "fms-fsdp, Llama-2 13B on 96 H100, FSDP, 800 Gb/s per 8 GPUs",
+                         "docs/sources.md [D6]; load 0.681 rounded down (issue 41d refit; physics v3 0.676, issue 41n 0.670)"),
+    "moe": MeasuredRun(1.17, "GPT-OSS-120B on 64 H100 (NeMo AutoModel, FSDP2 + EP), one 400G NIC per GPU",
+                       "docs/sources.md [M22]; load 1.174 rounded down (issue 41d refit; 41n 1.165, 41p 1.160)"),
 }
 FEW_NIC_RUNS = ("Fire-Flyer 2: one 200G NIC per 8 PCIe A100 (arXiv:2408.14158, docs/sources.md [F2][O5]); BLOOM-176B: "
                 "4 × 100G per 8 A100; fms-fsdp: 400 Gb/s per 8 A100 [D6]")

@@ -429,6 +429,21 @@ R_ROWS += [
     for n, step, group in ((2240, 60.1, "fit"), (2800, 50.2, "v3_held_out"), (3360, 44.4, "v3_held_out"))
 ]
 
+# --------------------------------------------------------------------------- issue 41d: more open H100 rows [R3]
+# The three DGX-H100 dense rows of Megatron-Bridge's archive not taken before (26.02.01, 26.04, 26.04.01). Split
+# rule fixed before any residual was computed (docs/model.md "More open H100 runs"): a patch release's rows
+# (x.y.01) are `fit`, a main release's rows are `held_out`. Same assumptions as the [R1] rows of the same recipes.
+R3_NOTE = MB_NOTE + " (Megatron-Bridge 26.02.01 / 26.04 / 26.04.01 tables, docs/sources.md [R3]); recompute none"
+R_ROWS += [
+    replace(_r1(f"{release} DGX-H100 {name}", "h100", shape, batch, "none", lay, tok, group, note=R3_NOTE),
+            source="[R3]")
+    for release, name, shape, batch, lay, tok, group in (
+        ("26.02.01", "LLAMA3_70B FP8", LLAMA3_70B, 256, (4, 1, 8, 5, 2, 1), 1639, "fit"),
+        ("26.04", "LLAMA3_70B FP8", LLAMA3_70B, 256, (4, 1, 8, 5, 2, 1), 1633, "held_out"),
+        ("26.04.01", "LLAMA3.1_405B FP8", LLAMA31_405B, 1536, (8, 2, 8, 8, 8, 1), 328, "fit"),
+    )
+]
+
 # Rows physics v3 moved into the fit (they were held out or external): Megatron-LM / Nemotron H100 BF16 runs (the
 # megatron stack's Hopper BF16 GEMMs and TP overlap), two long-context MosaicML rows (the fsdp stack's attention
 # kernel on Hopper) and one torchtitan H200 row (the torchtitan stack's Hopper GEMMs). Their siblings stay held out.

@@ -28,9 +28,9 @@ def _scenario(stack: str, catalog, **overlap):
 LAYOUT = Layout(tp=8, cp=1, pp=1, vp=1, dp=8, microbatch_size=1, gpus_per_domain_used=8)
 
 
-@pytest.mark.parametrize(("platform", "psi"), [("dgx-h100", 0.26), ("dgx-b200", 0.14)])
+@pytest.mark.parametrize(("platform", "psi"), [("dgx-h100", 0.22), ("dgx-b200", 0.14)])
 def test_exposed_tp_is_tp_time_minus_psi_times_the_gemm_time(platform, psi, default_catalog):
-    """megatron's ψ (catalog stacks: Hopper 0.26, Blackwell 0.14): exposed_tp = max(0, T_tp − ψ·T_gemm), T_gemm the
+    """megatron's ψ (catalog stacks: Hopper 0.22, Blackwell 0.14): exposed_tp = max(0, T_tp − ψ·T_gemm), T_gemm the
     step's linear-GEMM time; overlap.tp = 0 in the scenario exposes all of T_tp."""
     sc = _scenario("megatron", default_catalog)
     hw = hardware_for(sc, default_catalog, platform, "cx7-ndr", 8, 1.0)

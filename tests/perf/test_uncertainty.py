@@ -119,9 +119,11 @@ def test_the_intervals_hold_80_percent_of_runs_left_out_by_source():
         assert runs >= 100 and inside / runs >= 0.80, (family, inside, runs)
 
 
-# GPT-3 1.3B (Brown et al. 2020, Table 2.1) on Hopper, the first space of tests/optimize/test_optimizer.py
+# GPT-3 1.3B (Brown et al. 2020, Table 2.1) on Hopper, the first space of tests/optimize/test_optimizer.py with a
+# 1.9 s target (issue 41d: at 2.0 s the refitted H100 values leave every nominal design within the quantile target
+# too, so the quantile would not bind; at 1.9 s it drops 6 of 340)
 SPACE = dict(name="exact-quantile", workload=dict(model=GPT3_1_3B, global_batch_size=512),
-             target=dict(step_time_s=2.0), robustness=dict(quantile=0.9),
+             target=dict(step_time_s=1.9), robustness=dict(quantile=0.9),
              constraints=dict(platforms=["hgx-h100", "dgx-h100"], rails_per_node=[1, 8]),
              parallelism=dict(tp=[1, 2, 4, 8], cp=1, pp=[1, 2], vp=1, microbatch_size=[1, 2]))
 
@@ -143,7 +145,7 @@ def test_robustness_quantile_k_best_equal_the_enumeration(prune, default_catalog
     assert [d.identity for d in result.designs] == [d.identity for d in best]
     assert [round(d.objective_usd, 2) for d in result.designs] == [round(d.objective_usd, 2) for d in best]
     for d in result.designs:
-        assert d.perf.step_time_s * d.quantile_factor <= 2.0 * (1 + 1e-9)
+        assert d.perf.step_time_s * d.quantile_factor <= SPACE["target"]["step_time_s"] * (1 + 1e-9)
         assert d.quantile_factor >= 1 + u.FLOOR
         assert d.to_dict()["uncertainty"]["quantile_step_time_s"] == pytest.approx(d.perf.step_time_s * d.quantile_factor)
 
