@@ -54,19 +54,19 @@ def cmd_sweep(args, out, err) -> int:
         err.print(safe(f"note: {note}"))
     args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
                            "to continue")
-    with side_process("sweep", plot_path is not None) as plotter:  # imports matplotlib while the points solve
+    # the workbook's process (forked now, before any thread starts: it has the scenario and catalog from the fork)
+    # imports openpyxl while the points solve
+    with side_process("sweep_workbook", xlsx_path is not None, inherit=(ls, cat)) as book_writer, \
+            side_process("sweep", plot_path is not None) as plotter:  # imports matplotlib while the points solve
         rows = _run_with_progress(plan, args, results_path, err)
         args.interrupt_hint = ""
         report = sweep_report(plan, rows)
         report["warnings"] = input_warnings(ls)
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-            with write_alongside(plotter, "sweep", report, plot_path):  # drawn while the rest is written
-                print_report(report, out, wide=getattr(args, "wide", False))
+            with write_alongside(plotter, "sweep", report, plot_path), \
+                    write_alongside(book_writer, "sweep_workbook", (report, ls, cat), xlsx_path):
+                print_report(report, out, wide=getattr(args, "wide", False))  # drawn and written meanwhile
                 write_json_output(report, json_path)
-                if xlsx_path is not None:
-                    from ..reports.sweep_excel import write_sweep_workbook
-
-                    write_sweep_workbook(report, xlsx_path, ls, cat)
     say_written(outputs, out)
     out.print(safe(f"finished points in {results_path}"), highlight=False)
     counts = report["status_counts"]
