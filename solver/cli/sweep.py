@@ -89,7 +89,7 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
         TimeRemainingColumn,
     )
 
-    from ..sweep.run import read_results_checked, results_lock, run_points
+    from ..sweep.run import local_pool, read_results_checked, results_lock, run_points
 
     columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
@@ -102,8 +102,10 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
             err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve"
                       + (f" ({rejected} line(s) of the results file damaged, edited or not rows: solved again)"
                          if rejected else ""))
-        with Progress(*columns, console=err, transient=False) as progress:
+        # the workers start before the progress bar's thread (forked: they have what this process loaded)
+        with local_pool(plan, args.jobs or 1, args.executor) as pool, \
+                Progress(*columns, console=err, transient=False) as progress:
             bar = progress.add_task("sweep", total=len(plan.tasks))
             rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
-                              on_result=lambda row: progress.advance(bar))
+                              on_result=lambda row: progress.advance(bar), pool=pool)
     return rows
