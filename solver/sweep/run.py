@@ -292,7 +292,8 @@ def local_pool(plan: SweepPlan, jobs: int, executor: str = "local") -> Iterator[
         return
     fork = (sys.platform.startswith("linux") and threading.active_count() == 1
             and "fork" in multiprocessing.get_all_start_methods())
-    if fork and plan.tasks:
+    if fork:  # what every worker needs, loaded once here rather than once in each worker
+        from ..optimize.solve import solve  # noqa: F401 - imported for the workers to inherit
         with contextlib.suppress(Exception):  # a damaged payload: the worker says so for its point, as before
             _catalog(plan.tasks[0]["catalog"])
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork" if fork else "spawn"),
