@@ -235,10 +235,8 @@ def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_
     elif jobs <= 1 or len(todo) <= 1:
         for task in todo:
             finished(solve_point(task))
-    elif pool is not None:
-        _run_on(pool, todo, finished)
     else:
-        _run_pool(todo, jobs, finished)
+        _run_pool(todo, jobs, finished, pool)
     return [done[t["index"]] for t in plan.tasks]
 
 
@@ -252,10 +250,14 @@ def _rewrite(path: Path, plan: SweepPlan, done: dict[int, dict]) -> None:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None]) -> None:
+def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None], pool: Executor | None = None) -> None:
+    """On `pool` (`local_pool`'s) if given, else on a spawn pool of `jobs` workers made here."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    if pool is not None:
+        _run_on(pool, tasks, finished)
+        return
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         _run_on(pool, tasks, finished)
