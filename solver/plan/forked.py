@@ -9,9 +9,10 @@ imported module) from the fork, computes `fn()`, sends back the pickled value th
 the from-scratch comparisons, then reads the value with `result()`.
 
 The answer cannot change: the copy runs the same function on the same inputs (HiGHS is deterministic: one thread,
-seed 0), and whenever the copy cannot be started, dies, or fails (its error is not sent back), `result()` computes
-`fn()` here, as before — raising here whatever it raises. Only on Linux (fork is unsafe after some system frameworks
-on macOS and absent on Windows); `cancel()` (or leaving the `with` block) ends a copy whose value is no longer wanted.
+seed 0), and whenever the copy cannot be started (`can_fork`), dies, or fails (its error is not sent back), `result()`
+computes `fn()` here, as before — raising here whatever it raises. Only on Linux (fork is unsafe after some system
+frameworks on macOS and absent on Windows); `cancel()` (or leaving the `with` block) ends a copy whose value is no
+longer wanted. On a loaded machine (no idle core) the copy saves nothing: the same work is done, on both cores.
 The copy ignores Ctrl-C: this process handles it and ends the copy.
 """
 from __future__ import annotations
@@ -32,8 +33,16 @@ ENABLED = True  # False computes every value here (tests compare the two)
 
 
 def can_fork() -> bool:
-    """Forking is used on Linux only, and only when ENABLED."""
-    return ENABLED and sys.platform.startswith("linux") and hasattr(os, "fork")
+    """A copy is forked as the design space's helper is (`design_space.parallel.helper_for`): when ENABLED, on Linux,
+    with two cores or more, from the main thread of the main process, and not with FABRICPLAN_SERIAL=1."""
+    import multiprocessing
+    import threading
+
+    from ..design_space.parallel import cores
+
+    return (ENABLED and sys.platform.startswith("linux") and hasattr(os, "fork") and not os.environ.get("FABRICPLAN_SERIAL")
+            and cores() >= 2 and multiprocessing.parent_process() is None
+            and threading.current_thread() is threading.main_thread())
 
 
 class Forked(Generic[T]):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import sys
 
 import pytest
 from conftest import DATA
@@ -16,7 +15,8 @@ from solver.plan import forked as forked_module
 from solver.plan.forked import Forked, forked
 from solver.plan.run import run_plan
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copy is forked on Linux only")
+pytestmark = pytest.mark.skipif(not forked_module.can_fork(), reason="no copy is forked here (Linux, ≥ 2 cores, "
+                                                                     "main thread, no FABRICPLAN_SERIAL)")
 
 TIMING = ("timings_s", "solve_time_s", "run_id")
 
@@ -58,6 +58,13 @@ def test_cancel_ends_the_copy():
     assert not job.forked
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, 0)  # already reaped: ended, not left behind
+
+
+def test_fabricplan_serial_computes_here(monkeypatch):
+    monkeypatch.setenv("FABRICPLAN_SERIAL", "1")
+    job = Forked(os.getpid)
+    assert not job.forked
+    assert job.result() == os.getpid()
 
 
 def test_not_wanted_is_none():
