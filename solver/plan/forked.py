@@ -68,6 +68,7 @@ class Forked(Generic[T]):
         except OSError:
             return
         try:
+            parent = os.getpid()
             with warnings.catch_warnings():  # Python ≥ 3.12 warns when a process with threads forks: the copy
                 warnings.simplefilter("ignore", DeprecationWarning)  # only computes and writes to its pipe
                 pid = os.fork()
@@ -77,7 +78,7 @@ class Forked(Generic[T]):
             return
         if pid == 0:  # the copy
             os.close(r)
-            _serve(self._fn, w)
+            _serve(self._fn, w, parent)
         os.close(w)
         self._pid, self._fd = pid, r
 
@@ -112,11 +113,18 @@ class Forked(Generic[T]):
             self._pid = None
 
 
-def _serve(fn: Callable[[], object], fd: int) -> None:
-    """In the copy: compute, send the pickled value, end at once (exit code 1 on any failure)."""
+def _serve(fn: Callable[[], object], fd: int, parent: int) -> None:
+    """In the copy: compute, send the pickled value, end at once (exit code 1 on any failure). The copy ends with
+    its parent (killed: the kernel sends it SIGKILL, prctl PR_SET_PDEATHSIG, as a sweep's workers)."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before the line above took effect
+            return
         gc.freeze()  # the collector never walks what the copy has from the fork (nor touches its pages)
         data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
