@@ -34,23 +34,21 @@ def cmd_plan(args, out, err) -> int:
     xlsx_path = xlsx_output_path(args, name, "-plan.xlsx")
     plot_path = None if args.no_plot else check_writable(args.plot or default_output(name, "-plan.png", args))
     check_outputs_of([(ls, cat)], json=json_path, xlsx=xlsx_path, plot=plot_path)
-    with side_process("plan", plot_path is not None) as plotter:  # imports matplotlib on the other core
+    # the workbook's process (forked now, before any thread starts) imports openpyxl while this one plans
+    with side_process("plan_workbook", xlsx_path is not None) as book_writer, \
+            side_process("plan", plot_path is not None) as plotter:  # imports matplotlib on the other core
         with err.status("planning…") as status:
             result = api.plan(ls, cat, time_limit_s=args.time_limit, compare=not args.no_compare,
                               progress=status.update)
         report = result.to_dict()
         planned = report["status"] != "infeasible"
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-            with write_alongside(plotter, "plan", report, plot_path if planned else None):  # drawn meanwhile
-                print_plan(report, out)
+            with write_alongside(plotter, "plan", report, plot_path if planned else None), \
+                    write_alongside(book_writer, "plan_workbook", report, xlsx_path if planned else None):
+                print_plan(report, out)  # the plot and the workbook are written meanwhile (or here, after)
                 write_json_output(report, json_path)
-                if planned and xlsx_path is not None:
-                    from ..reports.plan_excel import write_plan_workbook
-
-                    write_plan_workbook(report, xlsx_path)
-                else:
-                    outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
             if not planned:
+                outputs.remove_on_commit(xlsx_path)  # an earlier run's workbook would contradict this JSON
                 outputs.remove_on_commit(plot_path)
     say_written(outputs, out)
     if report["status"] == "infeasible":

@@ -54,19 +54,19 @@ def cmd_sweep(args, out, err) -> int:
         err.print(safe(f"note: {note}"))
     args.interrupt_hint = (f"; the finished points are kept in {results_path}: run the same command with --resume "
                            "to continue")
-    with side_process("sweep", plot_path is not None) as plotter:  # imports matplotlib while the points solve
+    # the workbook's process (forked now, before any thread starts: it has the scenario and catalog from the fork)
+    # imports openpyxl while the points solve
+    with side_process("sweep_workbook", xlsx_path is not None, inherit=(ls, cat)) as book_writer, \
+            side_process("sweep", plot_path is not None) as plotter:  # imports matplotlib while the points solve
         rows = _run_with_progress(plan, args, results_path, err)
         args.interrupt_hint = ""
         report = sweep_report(plan, rows)
         report["warnings"] = input_warnings(ls)
         with output_set() as outputs:  # JSON, workbook and plot replace the earlier set together, or not at all
-            with write_alongside(plotter, "sweep", report, plot_path):  # drawn while the rest is written
-                print_report(report, out, wide=getattr(args, "wide", False))
+            with write_alongside(plotter, "sweep", report, plot_path), \
+                    write_alongside(book_writer, "sweep_workbook", (report, ls, cat), xlsx_path):
+                print_report(report, out, wide=getattr(args, "wide", False))  # drawn and written meanwhile
                 write_json_output(report, json_path)
-                if xlsx_path is not None:
-                    from ..reports.sweep_excel import write_sweep_workbook
-
-                    write_sweep_workbook(report, xlsx_path, ls, cat)
     say_written(outputs, out)
     out.print(safe(f"finished points in {results_path}"), highlight=False)
     counts = report["status_counts"]
@@ -89,7 +89,7 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
         TimeRemainingColumn,
     )
 
-    from ..sweep.run import read_results_checked, results_lock, run_points
+    from ..sweep.run import local_pool, read_results_checked, results_lock, run_points
 
     columns = (SpinnerColumn(), TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
@@ -102,8 +102,10 @@ def _run_with_progress(plan, args, results_path: Path, err) -> list[dict]:
             err.print(f"resuming: {kept} of {len(plan.tasks)} point(s) already done, {len(plan.tasks) - kept} to solve"
                       + (f" ({rejected} line(s) of the results file damaged, edited or not rows: solved again)"
                          if rejected else ""))
-        with Progress(*columns, console=err, transient=False) as progress:
+        # the workers start before the progress bar's thread (forked: they have what this process loaded)
+        with local_pool(plan, args.jobs or 1, args.executor) as pool, \
+                Progress(*columns, console=err, transient=False) as progress:
             bar = progress.add_task("sweep", total=len(plan.tasks))
             rows = run_points(plan, args.jobs or 1, args.executor, results_path, args.resume,
-                              on_result=lambda row: progress.advance(bar))
+                              on_result=lambda row: progress.advance(bar), pool=pool)
     return rows

@@ -17,6 +17,7 @@ from ..optimize.highs import HighsAdapter
 from ..optimize.ranking import requirement_problems
 from ..optimize.solve import check_time_limit
 from ..results import Design, make_design
+from .forked import forked
 from .ledger import Ledger, ledger
 from .manual import pinned_spec
 from .model import PeriodChoice, PeriodModel, build_plan_model, decode
@@ -224,20 +225,30 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
     _say(progress, f"solving the {len(spec.periods)}-period plan…")
     models = period_models(spec, catalog, deadline)
     share = PLAN_SHARE if compare else 1.0
-    plan = solve_plan(spec, catalog, time_limit_s=_left(deadline, share, 1), models=models)
-    t2 = time.perf_counter()
-    scratch: list[PlanOutcome] = []
-    upfront = None
-    manual = None
-    if compare and plan.status != "infeasible":
+
+    def up_front() -> PlanOutcome:
         assert not isinstance(models, str)  # an infeasible plan has no comparisons
-        solves = len(spec.periods) + 1
-        for p, period in enumerate(spec.periods):
-            _say(progress, f"comparison: {named(period.label)} bought from scratch…")
-            scratch.append(_compare(spec.only([period], "keep_one"), catalog, [models[p]], deadline, solves - p))
-        _say(progress, "comparison: everything bought in the first period…")
-        upfront = _compare(spec.only(spec.periods, "keep_one"), catalog, models, deadline, 1, first_period_only=True)
-        manual = _manual(spec, catalog, scratch, progress, deadline)
+        return _compare(spec.only(spec.periods, "keep_one"), catalog, models, deadline, 1, first_period_only=True)
+
+    # without a time limit the up-front comparison needs only the period models: a forked copy solves it while this
+    # process solves the plan and the from-scratch comparisons (plan/forked.py; with a limit, the solves share the
+    # time left one after another, as before)
+    early = compare and time_limit_s is None and not isinstance(models, str)
+    with forked(up_front, early) as upfront_job:
+        plan = solve_plan(spec, catalog, time_limit_s=_left(deadline, share, 1), models=models)
+        t2 = time.perf_counter()
+        scratch: list[PlanOutcome] = []
+        upfront = None
+        manual = None
+        if compare and plan.status != "infeasible":
+            assert not isinstance(models, str)  # an infeasible plan has no comparisons
+            solves = len(spec.periods) + 1
+            for p, period in enumerate(spec.periods):
+                _say(progress, f"comparison: {named(period.label)} bought from scratch…")
+                scratch.append(_compare(spec.only([period], "keep_one"), catalog, [models[p]], deadline, solves - p))
+            _say(progress, "comparison: everything bought in the first period…")
+            upfront = upfront_job.result() if upfront_job is not None else up_front()
+            manual = _manual(spec, catalog, scratch, progress, deadline)
     t3 = time.perf_counter()
     timings = {"periods_s": t1 - t0, "plan_s": t2 - t1, "comparisons_s": t3 - t2, "total_s": t3 - t0}
     solver = {"name": "HiGHS", "version": Adapter.version(), "mip_rel_gap": 0.0, "time_limit_s": time_limit_s}

@@ -25,7 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from ..inputs.schema import PRICE_CATEGORIES
 from ..units import HOURS_PER_YEAR
-from .xlsx import fit_widths, formula, header_row, put, save_workbook, wrap, write_title
+from .xlsx import fit_widths, formula, header_row, put, save_workbook, wrap, write_file, write_title
 
 USD = '"$"#,##0'
 NUMBER = "#,##0"
@@ -265,6 +265,12 @@ def build_plan_workbook(report: dict) -> Workbook:
 def write_plan_workbook(report: dict, path: str | Path) -> Path:
     """Write the plan workbook atomically (temp file + os.replace)."""
     return save_workbook(build_plan_workbook(report), path)  # atomic, with the run id and cached values
+
+
+def write_plan_workbook_file(report: dict, file: Path, run_id: str | None) -> None:
+    """The workbook of `write_plan_workbook`, written to `file` as it is, with `run_id` (what the process of
+    `reports/side_process.py` writes into the caller's temporary file; the caller renames it into place)."""
+    write_file(build_plan_workbook(report), file, run_id)
 
 
 def plan_cells() -> dict[str, Any]:

@@ -42,11 +42,14 @@ from ..files import atomic_path, current_run_id
 DRAWERS = {"sweep": ("solver.reports.plot", "draw_plot", "matplotlib"),
            "plan": ("solver.reports.plan_plot", "draw_plan_plot", "matplotlib"),
            "workbook": ("solver.reports.excel", "write_workbook_file", "openpyxl"),
-           "fleet": ("solver.reports.serving_excel", "write_fleet_workbook_file", "openpyxl")}
+           "fleet": ("solver.reports.serving_excel", "write_fleet_workbook_file", "openpyxl"),
+           "plan_workbook": ("solver.reports.plan_excel", "write_plan_workbook_file", "openpyxl"),
+           "sweep_workbook": ("solver.reports.sweep_excel", "write_sweep_workbook_file", "openpyxl")}
 # how the process starts: the workbook's is forked (it inherits every module this process has imported, so it is
 # ready in the time openpyxl takes to import; it is sent its inputs as the solve left them); the plots' are fresh interpreters (a sweep's
 # workers and Dask may be running threads by the time they are needed)
-START_METHOD = {"sweep": "spawn", "plan": "spawn", "workbook": "fork", "fleet": "fork"}
+START_METHOD = {"sweep": "spawn", "plan": "spawn", "workbook": "fork", "fleet": "fork", "plan_workbook": "fork",
+                "sweep_workbook": "fork"}
 STOP_WAIT_S = 5.0
 # what a forked process has from its parent as it was at the fork (`side_process(..., inherit=...)`), by position
 _INHERITED: list[Any] = []

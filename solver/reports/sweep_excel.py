@@ -60,6 +60,7 @@ from .xlsx import (
     top,
     wrap,
     write_cell,
+    write_file,
     write_title,
 )
 
@@ -477,6 +478,13 @@ def write_sweep_workbook(report: dict, path: str | Path, scenario: LoadedScenari
                          catalog: Catalog | None = None) -> Path:
     """Sweep, Charts, BOM by point, Increments and Assumptions, written atomically."""
     return save_workbook(build_sweep_workbook(report, scenario, catalog), path)
+
+
+def write_sweep_workbook_file(inputs: tuple, file: Path, run_id: str | None) -> None:
+    """The workbook of `write_sweep_workbook` for `inputs` = (report, loaded scenario, catalog), written to `file` as
+    it is, with `run_id` (what the process of `reports/side_process.py` writes into the caller's temporary file)."""
+    report, scenario, catalog = inputs
+    write_file(build_sweep_workbook(report, scenario, catalog), file, run_id)
 
 
 def add_sweep_sheet(ws, report: dict) -> None:

@@ -12,15 +12,20 @@ import hashlib
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import SolverFailure, UsageError
 from ..files import atomic_path, clean
 from ..inputs.schema import Catalog
 from .plan import SweepPlan
 from .summary import SCHEMA, point_summary
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 DASK_SCHEMES = ("dask", "tcp")  # `--executor tcp://HOST:PORT` is what `dask scheduler` prints
 
@@ -194,10 +199,12 @@ def results_lock(path: Path) -> Iterator[None]:
 
 
 def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_path: Path | None = None,
-               resume: bool = False, on_result: Callable[[dict], None] | None = None) -> list[dict]:
+               resume: bool = False, on_result: Callable[[dict], None] | None = None,
+               pool: Executor | None = None) -> list[dict]:
     """Solve every point of `plan`; return one row per point in point order.
 
-    `executor`: "local" (serial when jobs = 1, else a spawn ProcessPoolExecutor of `jobs` workers) or
+    `executor`: "local" (serial when jobs = 1, else `pool` if given — `local_pool`'s, started before the caller's
+    threads — or a spawn ProcessPoolExecutor of `jobs` workers) or
     "dask://HOST:PORT" / "tcp://HOST:PORT" (an existing distributed scheduler; tcp:// is the address
     Dask's scheduler prints). Finished rows are appended to
     `results_path` as they arrive; with `resume`, rows already there are reused.
@@ -229,7 +236,7 @@ def run_points(plan: SweepPlan, jobs: int = 1, executor: str = "local", results_
         for task in todo:
             finished(solve_point(task))
     else:
-        _run_pool(todo, jobs, finished)
+        _run_pool(todo, jobs, finished, pool)
     return [done[t["index"]] for t in plan.tasks]
 
 
@@ -243,20 +250,59 @@ def _rewrite(path: Path, plan: SweepPlan, done: dict[int, dict]) -> None:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None]) -> None:
+def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None], pool: Executor | None = None) -> None:
+    """On `pool` (`local_pool`'s) if given, else on a spawn pool of `jobs` workers made here."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import ProcessPoolExecutor
 
+    if pool is not None:
+        _run_on(pool, tasks, finished)
+        return
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(solve_point, t) for t in tasks]
-        try:
-            for fut in as_completed(futures):
-                finished(fut.result())
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
+        _run_on(pool, tasks, finished)
+
+
+def _run_on(pool: Executor, tasks: list[dict], finished: Callable[[dict], None]) -> None:
+    from concurrent.futures import as_completed
+
+    futures = [pool.submit(solve_point, t) for t in tasks]
+    try:
+        for fut in as_completed(futures):
+            finished(fut.result())
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
+
+
+@contextlib.contextmanager
+def local_pool(plan: SweepPlan, jobs: int, executor: str = "local") -> Iterator[Executor | None]:
+    """The local process pool of `run_points` (None when it would solve serially or on Dask), its `jobs` workers
+    started now — call it before any thread starts (the CLI's progress bar). Forked when this process runs no other
+    thread (issue plan): each worker then has every module and the catalog this process loaded (the catalog the tasks
+    carry, validated here once, `_catalog`), where a spawned worker imported the solver and validated the catalog
+    again (about 0.7 s of CPU each, on the 2 cores the workers share); otherwise spawned, as `run_points` does. The
+    answers do not change: a worker runs the same `solve_point` on the same task either way."""
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    scheme = executor.partition("://")[0]
+    if executor != "local" or scheme in DASK_SCHEMES or jobs <= 1 or len(plan.tasks) <= 1:
+        yield None
+        return
+    fork = (sys.platform.startswith("linux") and threading.active_count() == 1
+            and "fork" in multiprocessing.get_all_start_methods())
+    if fork:  # what every worker needs, loaded once here rather than once in each worker
+        from ..optimize.solve import solve  # noqa: F401 - imported for the workers to inherit
+        with contextlib.suppress(Exception):  # a damaged payload: the worker says so for its point, as before
+            _catalog(plan.tasks[0]["catalog"])
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork" if fork else "spawn"),
+                             initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
+        if fork:  # every worker forked now, while this is the only thread (the first submit starts them all)
+            pool.submit(int).result()
+        yield pool
 
 
 def exit_with_parent(parent_pid: int, poll_s: float = 0.5) -> None:
