@@ -34,6 +34,9 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
     if top is not None and not 1 <= top <= 100:
         raise UsageError("--top must be between 1 and 100")
     frontier = getattr(args, "frontier", None)
+    if getattr(args, "plot", None):
+        raise UsageError(f"--plot: {ls.scenario.name} is a serving scenario, and a serving frontier has no plot (its points "
+                         "are in the terminal table and the JSON's frontier): leave --plot out")
     suffix = "-evaluate" if evaluate else ""
     json_path = json_output_path(args, ls.scenario.name, f"{suffix}.json")
     xlsx_path = xlsx_output_path(args, ls.scenario.name, f"{suffix}.xlsx")

@@ -202,3 +202,15 @@ def test_example_comment_works_out_its_peak(path):
     comments = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#"))
     peak = solver.load_scenario(path).scenario.serving.traffic.peak_requests_per_s()
     assert f"{peak:.1f} requests/s" in comments or f"{peak:g} requests/s" in comments, peak
+
+
+def test_plot_on_a_serving_frontier_is_refused_before_any_output(tmp_path):
+    """A serving frontier draws no PNG: `--plot` was silently ignored (README review); now it is a usage error,
+    exit 2, no traceback, and nothing is written."""
+    out = tmp_path / "f.json"
+    proc = _run("solve", "scenarios/serve-llama3-70b-chat.yaml", "--frontier", "3", "--plot", str(tmp_path / "f.png"),
+                "--json", str(out), "--no-xlsx")
+    assert proc.returncode == 2, proc.stderr
+    assert "serving frontier has no plot" in proc.stderr and "leave --plot out" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []
