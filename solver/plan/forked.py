@@ -67,20 +67,27 @@ class Forked(Generic[T]):
             r, w = os.pipe()
         except OSError:
             return
+        # Ctrl-C is held back across the fork: a copy interrupted before it ignores SIGINT would run this process's
+        # own clean-up (and print "interrupted" twice); the copy ignores it, then unblocks it
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             parent = os.getpid()
             with warnings.catch_warnings():  # Python ≥ 3.12 warns when a process with threads forks: the copy
                 warnings.simplefilter("ignore", DeprecationWarning)  # only computes and writes to its pipe
                 pid = os.fork()
         except OSError:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             os.close(r)
             os.close(w)
             return
         if pid == 0:  # the copy
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             os.close(r)
             _serve(self._fn, w, parent)
         os.close(w)
         self._pid, self._fd = pid, r
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def result(self) -> T:
         """The value: read from the copy, or computed here if there is none or it failed."""
@@ -119,6 +126,10 @@ def _serve(fn: Callable[[], object], fd: int, parent: int) -> None:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # the fork may have caught another thread (the CLI's spinner) inside a write to sys.stderr: that stream's lock
+        # would stay held for ever here, and Pyomo flushes both streams before every solve. Fresh objects, same fds.
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         with contextlib.suppress(Exception):
             import ctypes
 

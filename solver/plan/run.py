@@ -233,7 +233,9 @@ def run_plan(ls: LoadedScenario, catalog: Catalog, time_limit_s: float | None = 
     # without a time limit the up-front comparison needs only the period models: a forked copy solves it while this
     # process solves the plan and the from-scratch comparisons (plan/forked.py; with a limit, the solves share the
     # time left one after another, as before)
-    early = compare and time_limit_s is None and not isinstance(models, str)
+    # (not near the memory cap: the copy builds the up-front model while this process builds the plan's)
+    early = (compare and time_limit_s is None and not isinstance(models, str)
+             and sum(m.space.points for m in models) <= MAX_PLAN_POINTS // 2)
     with forked(up_front, early) as upfront_job:
         plan = solve_plan(spec, catalog, time_limit_s=_left(deadline, share, 1), models=models)
         t2 = time.perf_counter()

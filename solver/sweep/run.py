@@ -258,7 +258,7 @@ def _run_pool(tasks: list[dict], jobs: int, finished: Callable[[dict], None], po
     if pool is not None:
         _run_on(pool, tasks, finished)
         return
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))), mp_context=multiprocessing.get_context("spawn"),
                              initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         _run_on(pool, tasks, finished)
 
@@ -298,7 +298,8 @@ def local_pool(plan: SweepPlan, jobs: int, executor: str = "local") -> Iterator[
         from ..optimize.solve import solve  # noqa: F401 - imported for the workers to inherit
         with contextlib.suppress(Exception):  # a damaged payload: the worker says so for its point, as before
             _catalog(plan.tasks[0]["catalog"])
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork" if fork else "spawn"),
+    with ProcessPoolExecutor(max_workers=min(jobs, len(plan.tasks)),  # a forked pool starts them all at once
+                             mp_context=multiprocessing.get_context("fork" if fork else "spawn"),
                              initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         if fork:  # every worker forked now, while this is the only thread (the first submit starts them all)
             pool.submit(int).result()

@@ -6,6 +6,9 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import DATA
@@ -100,3 +103,47 @@ def test_plan_report_is_the_same_with_and_without_the_copy(monkeypatch):
     here = _strip(_report(doc, catalog))
     assert with_copy == here
     assert round(with_copy["comparison"]["up_front"]["discounted_usd"]) == 321_000
+
+
+_SPINNER_SCRIPT = r'''
+import os, sys, threading, time
+r, w = os.pipe()
+os.dup2(w, 2)                                          # stderr: a terminal slow to take output
+sys.stderr = open(2, "w", buffering=1, closefd=False)
+stop = threading.Event()
+def spinner():                                         # as rich's refresh thread: it writes to sys.stderr
+    while not stop.is_set():
+        sys.stderr.write("x" * 65535 + "\n")
+def drain():
+    while True:
+        os.read(r, 4096); time.sleep(0.0005)
+threading.Thread(target=drain, daemon=True).start()
+threading.Thread(target=spinner, daemon=True).start()
+time.sleep(0.3)
+import pyomo.environ as pyo
+from solver.optimize.highs import HighsAdapter
+from solver.plan.forked import Forked
+def up_front():
+    m = pyo.ConcreteModel(); m.x = pyo.Var(domain=pyo.NonNegativeIntegers); m.c = pyo.Constraint(expr=m.x >= 2.5)
+    m.o = pyo.Objective(expr=m.x)
+    HighsAdapter().solve(m)
+    return pyo.value(m.x)
+job = Forked(up_front)
+forked = job.forked
+stop.set()
+print("forked", forked, "value", job.result(), file=sys.__stdout__, flush=True)
+'''
+
+
+def test_a_copy_forked_while_a_thread_writes_to_stderr_does_not_hang(tmp_path):
+    """The CLI forks the up-front copy while rich's spinner thread writes to stderr. A fork that catches the thread
+    inside that write leaves the copy with sys.stderr's lock held for ever, and Pyomo flushes the streams before
+    every solve (fork review): the copy gets fresh stream objects on the same descriptors. x ≥ 2.5, x integer,
+    minimised: 3. Without the fresh streams this hung in 3 of 3 runs."""
+    script = tmp_path / "spin.py"
+    script.write_text(_SPINNER_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("FABRICPLAN_SERIAL", None)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "value 3.0" in proc.stdout

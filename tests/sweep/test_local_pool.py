@@ -55,3 +55,12 @@ def test_no_pool_when_serial_or_one_point():
     one = plan_sweep(ls, cat, ["workload.global_batch_size=256"])
     with local_pool(one, 2) as pool:
         assert pool is None
+
+
+def test_no_more_workers_than_points():
+    """`--jobs 16` on a 2-point sweep: a forked pool starts every worker at once, so it is sized to the points (fork
+    review: 16 workers were forked for 6 points)."""
+    ls, cat = loaded()
+    plan = plan_sweep(ls, cat, ["workload.global_batch_size=256,384"])
+    with local_pool(plan, 16) as pool:
+        assert pool is not None and pool._max_workers == 2
