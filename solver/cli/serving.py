@@ -43,7 +43,7 @@ def cmd_solve(args, ls, cat, out, err, evaluate: bool = False) -> int:
     bom_path = check_writable(args.bom_csv) if getattr(args, "bom_csv", None) else None
     # the workbook's process (forked now, before the status spinner's thread starts) imports openpyxl while this one
     # solves, and writes the workbook while this one prints and writes the JSON (reports/side_process.py)
-    with side_process("fleet", xlsx_path is not None, inherit=(cat,)) as book_writer:
+    with side_process("fleet", xlsx_path is not None, inherit=(ls.scenario,)) as book_writer:  # sent by reference
         with err.status("solving the serving fleet…"):
             result = solve_fleet(ls, cat, top_k=1 if evaluate else top, frontier_points=frontier,
                                  distinct_by=getattr(args, "distinct_by", None) or "architecture")

@@ -52,7 +52,7 @@ def test_the_fleet_workbook_process_writes_the_workbook_this_process_would(tmp_p
     here, there, saved = tmp_path / "here.xlsx", tmp_path / "there.xlsx", tmp_path / "saved.xlsx"
     with output_set() as outputs:
         write_fleet_workbook_file((result, sc), here, outputs.run_id)
-        with side_process("fleet", True, inherit=(cat,)) as proc:
+        with side_process("fleet", True, inherit=(sc,)) as proc:
             assert proc is not None and proc._process.pid is not None
             with write_alongside(proc, "fleet", (result, sc), there):
                 assert not there.exists()  # staged until the output set commits
